@@ -1,0 +1,84 @@
+/**
+ * Every error the lab raises on purpose carries a literal `code`, so callers branch on the code
+ * and only the server maps codes to HTTP statuses.
+ */
+export abstract class AgentLabError extends Error {
+  abstract readonly code: string;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidInputError extends AgentLabError {
+  readonly code = "invalid_input" as const;
+}
+
+export class SessionNotFoundError extends AgentLabError {
+  readonly code = "session_not_found" as const;
+  constructor(readonly sessionId: string) {
+    super(`session not found: ${sessionId}`);
+  }
+}
+
+export class SessionExistsError extends AgentLabError {
+  readonly code = "session_exists" as const;
+  constructor(readonly sessionId: string) {
+    super(`session already exists: ${sessionId}`);
+  }
+}
+
+/** The seed's `ValueError`: a session's tool invocation mode is fixed when it is created. */
+export class SessionModeMismatchError extends AgentLabError {
+  readonly code = "session_mode_mismatch" as const;
+  constructor(
+    readonly persisted: string,
+    readonly requested: string,
+  ) {
+    super(`session tool invocation mode mismatch: persisted=${persisted} requested=${requested}`);
+  }
+}
+
+export class TurnNotFoundError extends AgentLabError {
+  readonly code = "turn_not_found" as const;
+  constructor(
+    readonly sessionId: string,
+    readonly turnIndex: number,
+  ) {
+    super(`turn ${turnIndex} of session ${sessionId} has not been started`);
+  }
+}
+
+export class TurnExistsError extends AgentLabError {
+  readonly code = "turn_exists" as const;
+  constructor(
+    readonly sessionId: string,
+    readonly turnIndex: number,
+  ) {
+    super(`turn ${turnIndex} of session ${sessionId} was already started`);
+  }
+}
+
+/** The file could not be opened as a lab database (not SQLite, unreadable, or too new). */
+export class DatabaseOpenError extends AgentLabError {
+  readonly code = "database_open_failed" as const;
+}
+
+export class SchemaTooNewError extends AgentLabError {
+  readonly code = "schema_too_new" as const;
+  constructor(
+    readonly path: string,
+    readonly fileVersion: number,
+    readonly supportedVersion: number,
+  ) {
+    super(
+      `${path} was written by a newer agent-lab (schema version ${fileVersion}; this one reads up to ${supportedVersion}); upgrade agent-lab to open it. The file was left untouched.`,
+    );
+  }
+}
+
+/** A value read back from the database does not have the shape we wrote. */
+export class StoredDataError extends AgentLabError {
+  readonly code = "stored_data_invalid" as const;
+}

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { ToolCallEvent } from "./events.js";
+
+export const MessageRole = z.enum(["system", "user", "assistant", "tool"]);
+export type MessageRole = z.infer<typeof MessageRole>;
+
+/**
+ * The canonical stored message. The refinements are the rules a strict Chat Completions endpoint
+ * enforces, checked here so a bad message is refused before it can poison a history.
+ */
+export const ChatMessage = z
+  .strictObject({
+    role: MessageRole,
+    content: z.string(),
+    name: z.string().min(1).optional(),
+    tool_call_id: z.string().min(1).optional(),
+    tool_calls: z.array(ToolCallEvent).default([]),
+  })
+  .superRefine((message, context) => {
+    if (message.role === "tool" && message.tool_call_id === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["tool_call_id"],
+        message: "a tool message needs the tool_call_id it answers",
+      });
+    }
+    if (message.role !== "assistant" && message.tool_calls.length > 0) {
+      context.addIssue({
+        code: "custom",
+        path: ["tool_calls"],
+        message: `only assistant messages carry tool_calls, not ${message.role} messages`,
+      });
+    }
+  });
+export type ChatMessage = z.output<typeof ChatMessage>;
+export type ChatMessageInput = z.input<typeof ChatMessage>;

@@ -1,0 +1,44 @@
+import type { ToolCallEvent } from "./events.js";
+import type { MessageRole } from "./messages.js";
+import type { ToolInvocationMode } from "./session-config.js";
+
+/** A row of `listSessions`: exactly the seed's keys. */
+export interface SessionListItem {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  turn_count: number;
+  total_tokens: number;
+}
+
+export interface SessionRecord {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  tool_invocation_mode: ToolInvocationMode;
+  config: Record<string, unknown>;
+}
+
+export interface MessageRecord {
+  id: number;
+  session_id: string;
+  turn_index: number;
+  role: MessageRole;
+  content: string;
+  name: string | null;
+  tool_call_id: string | null;
+  tool_calls: ToolCallEvent[];
+  created_at: string;
+}
+
+export interface AuditRecord {
+  id: number;
+  session_id: string;
+  turn_index: number | null;
+  round_index: number | null;
+  event: string;
+  details: Record<string, unknown>;
+  created_at: string;
+}

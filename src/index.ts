@@ -1,0 +1,12 @@
+export * from "./domain/errors.js";
+export * from "./domain/events.js";
+export * from "./domain/messages.js";
+export * from "./domain/records.js";
+export * from "./domain/secrets.js";
+export * from "./domain/session-config.js";
+export * from "./domain/usage.js";
+export { describeIssues, parseInput } from "./domain/validation.js";
+export type { Awaitable, SessionStore } from "./store/session-store.js";
+export { SCHEMA_VERSION } from "./store/sqlite/schema.js";
+export { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";
+export * from "./store/store-inputs.js";

@@ -1,0 +1,49 @@
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionListItem,
+  SessionRecord,
+} from "../domain/records.js";
+import type { UsageSummary } from "../domain/usage.js";
+import type {
+  AppendAuditOptions,
+  AppendMessageOptions,
+  AppendMessagesOptions,
+  AppendUsageOptions,
+  CompleteTurnOptions,
+  CreateSessionOptions,
+  EnsureSessionOptions,
+  StartTurnOptions,
+} from "./store-inputs.js";
+
+/** SQLite answers synchronously, a PostgreSQL backend will not; callers simply `await` either. */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * The lab's memory, as the seed's test suite defines it. Every implementation runs the same
+ * contract suite (`src/store/session-store.contract.ts`).
+ */
+export interface SessionStore {
+  /** Creates a session and returns its id (a fresh UUID unless `session_id` is given). */
+  createSession(options: CreateSessionOptions): Awaitable<string>;
+  /** Creates the session when missing; refuses, changing nothing, when its mode differs. */
+  ensureSession(sessionId: string, options: EnsureSessionOptions): Awaitable<string>;
+  getSession(sessionId: string): Awaitable<SessionRecord | null>;
+  /** Most recently updated first. */
+  listSessions(): Awaitable<SessionListItem[]>;
+  startTurn(sessionId: string, options: StartTurnOptions): Awaitable<void>;
+  completeTurn(sessionId: string, options: CompleteTurnOptions): Awaitable<void>;
+  appendMessage(sessionId: string, options: AppendMessageOptions): Awaitable<void>;
+  /** Writes a protocol group (assistant tool calls and their replies) all or nothing. */
+  appendMessages(sessionId: string, options: AppendMessagesOptions): Awaitable<void>;
+  appendAudit(sessionId: string, options: AppendAuditOptions): Awaitable<void>;
+  /**
+   * Records one measured call. Returns false when its `metric_key` was already recorded for the
+   * session: retries are idempotent.
+   */
+  appendUsage(sessionId: string, options: AppendUsageOptions): Awaitable<boolean>;
+  listMessages(sessionId: string): Awaitable<MessageRecord[]>;
+  listAuditLogs(sessionId: string): Awaitable<AuditRecord[]>;
+  usageSummary(sessionId: string): Awaitable<UsageSummary>;
+  close(): Awaitable<void>;
+}

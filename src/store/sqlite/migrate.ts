@@ -1,0 +1,48 @@
+import type Database from "better-sqlite3";
+import { INDEXES, SCHEMA_VERSION, TABLES } from "./schema.js";
+
+interface ColumnInfo {
+  name: string;
+}
+
+/**
+ * Brings any layout the lab ever wrote up to SCHEMA_VERSION, additively: nothing is dropped or
+ * rewritten except duplicate metric keys, which must go before the unique index can exist.
+ *
+ * Several processes may open one legacy file at once. Everything happens inside one
+ * BEGIN IMMEDIATE transaction, which takes the write lock *before* the layout is read, so the
+ * second opener waits, then reads the finished layout and finds nothing to do. Reading the layout
+ * first and locking later is exactly the race the concurrency test catches.
+ */
+export function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version >= SCHEMA_VERSION) return;
+
+    for (const table of TABLES) {
+      db.exec(table.create);
+      const present = new Set(
+        (db.pragma(`table_info(${table.name})`) as ColumnInfo[]).map((column) => column.name),
+      );
+      for (const [name, definition] of table.columns) {
+        if (!present.has(name))
+          db.exec(`ALTER TABLE ${table.name} ADD COLUMN ${name} ${definition}`);
+      }
+    }
+
+    // Lowest id wins, as in the seed: it was recorded first, later copies were retries.
+    db.exec(`
+      DELETE FROM usage_stats
+      WHERE metric_key IS NOT NULL
+        AND id NOT IN (
+          SELECT MIN(id) FROM usage_stats WHERE metric_key IS NOT NULL GROUP BY session_id, metric_key
+        )
+    `);
+    for (const statement of INDEXES) db.exec(statement);
+
+    // Rows may have been removed above, so the token-total cache is rebuilt from scratch.
+    db.exec("DELETE FROM session_token_totals");
+    db.exec("INSERT OR REPLACE INTO rollup_watermark (singleton, usage_id) VALUES (1, 0)");
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

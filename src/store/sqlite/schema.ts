@@ -1,0 +1,129 @@
+/**
+ * The current layout, as data, so one routine can both create a fresh file and upgrade any legacy
+ * layout additively. Column definitions are what `ALTER TABLE ... ADD COLUMN` accepts, which is why
+ * added columns that must be NOT NULL carry a default.
+ */
+
+/** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
+export const SCHEMA_VERSION = 1;
+
+export interface TableLayout {
+  name: string;
+  /** Columns a legacy file may lack, added in order when missing. */
+  columns: ReadonlyArray<readonly [name: string, definition: string]>;
+  /** The complete statement for a file that lacks the table. */
+  create: string;
+}
+
+export const TABLES: readonly TableLayout[] = [
+  {
+    name: "sessions",
+    create: `CREATE TABLE IF NOT EXISTS sessions (
+      id TEXT PRIMARY KEY,
+      title TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      config_json TEXT NOT NULL
+    )`,
+    columns: [],
+  },
+  {
+    name: "turns",
+    create: `CREATE TABLE IF NOT EXISTS turns (
+      session_id TEXT NOT NULL,
+      turn_index INTEGER NOT NULL,
+      user_message TEXT NOT NULL,
+      started_at TEXT NOT NULL,
+      completed_at TEXT,
+      wall_time_ms INTEGER,
+      PRIMARY KEY (session_id, turn_index)
+    )`,
+    columns: [["wall_time_ms", "INTEGER"]],
+  },
+  {
+    name: "messages",
+    create: `CREATE TABLE IF NOT EXISTS messages (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL,
+      turn_index INTEGER NOT NULL,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      name TEXT,
+      tool_call_id TEXT,
+      created_at TEXT NOT NULL,
+      tool_calls_json TEXT NOT NULL DEFAULT '[]'
+    )`,
+    columns: [["tool_calls_json", "TEXT NOT NULL DEFAULT '[]'"]],
+  },
+  {
+    name: "audit_logs",
+    create: `CREATE TABLE IF NOT EXISTS audit_logs (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL,
+      turn_index INTEGER,
+      round_index INTEGER,
+      event TEXT NOT NULL,
+      details_json TEXT NOT NULL,
+      created_at TEXT NOT NULL
+    )`,
+    columns: [],
+  },
+  {
+    name: "usage_stats",
+    create: `CREATE TABLE IF NOT EXISTS usage_stats (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL,
+      turn_index INTEGER NOT NULL,
+      round_index INTEGER NOT NULL,
+      prompt_tokens INTEGER NOT NULL,
+      completion_tokens INTEGER NOT NULL,
+      total_tokens INTEGER NOT NULL,
+      cached_tokens INTEGER NOT NULL,
+      ttft_ms INTEGER,
+      elapsed_ms INTEGER NOT NULL,
+      created_at TEXT NOT NULL,
+      agent TEXT NOT NULL DEFAULT 'chat_agent',
+      call_kind TEXT NOT NULL DEFAULT 'chat_completion',
+      event_id TEXT,
+      event_name TEXT,
+      used_fallback INTEGER NOT NULL DEFAULT 0,
+      tool_latency_ms INTEGER,
+      metric_key TEXT
+    )`,
+    columns: [
+      ["agent", "TEXT NOT NULL DEFAULT 'chat_agent'"],
+      ["call_kind", "TEXT NOT NULL DEFAULT 'chat_completion'"],
+      ["event_id", "TEXT"],
+      ["event_name", "TEXT"],
+      ["used_fallback", "INTEGER NOT NULL DEFAULT 0"],
+      ["tool_latency_ms", "INTEGER"],
+      ["metric_key", "TEXT"],
+    ],
+  },
+  {
+    // A cache of per-session token totals up to a watermark (the highest usage id folded in), so
+    // listing sessions never aggregates every call, and appending a call stays one INSERT.
+    name: "session_token_totals",
+    create: `CREATE TABLE IF NOT EXISTS session_token_totals (
+      session_id TEXT PRIMARY KEY,
+      total_tokens INTEGER NOT NULL
+    )`,
+    columns: [],
+  },
+  {
+    name: "rollup_watermark",
+    create: `CREATE TABLE IF NOT EXISTS rollup_watermark (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+      usage_id INTEGER NOT NULL
+    )`,
+    columns: [],
+  },
+];
+
+export const INDEXES: readonly string[] = [
+  "CREATE UNIQUE INDEX IF NOT EXISTS usage_stats_metric_key_uq ON usage_stats (session_id, metric_key)",
+  "CREATE INDEX IF NOT EXISTS usage_stats_session_turn ON usage_stats (session_id, turn_index)",
+  "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
+  "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
+  "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id)",
+];

@@ -1,0 +1,266 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  INSERT_LEGACY_USAGE,
+  LEGACY_MESSAGES,
+  LEGACY_TURNS,
+  LEGACY_USAGE_WITH_METRIC_KEY,
+} from "../../../test/legacy-layouts.js";
+import { temporaryDirectory } from "../../../test/paths.js";
+import { DatabaseOpenError, SchemaTooNewError } from "../../domain/errors.js";
+import { describeSessionStoreContract } from "../session-store.contract.js";
+import { SCHEMA_VERSION } from "./schema.js";
+import { FOLD_THRESHOLD } from "./session-token-totals.js";
+import { SqliteSessionStore } from "./sqlite-session-store.js";
+
+describeSessionStoreContract("SqliteSessionStore", () => {
+  const directory = temporaryDirectory();
+  const path = join(directory.path, "agent_lab.sqlite3");
+  return {
+    store: new SqliteSessionStore(path),
+    rejectToolMessages: () => {
+      // The seed's fault injection: a second connection adds a trigger behind the store's back.
+      const connection = new Database(path);
+      connection.exec(`
+        CREATE TRIGGER reject_tool_message BEFORE INSERT ON messages WHEN NEW.role = 'tool'
+        BEGIN SELECT RAISE(ABORT, 'tool blocked'); END`);
+      connection.close();
+    },
+    cleanup: directory.remove,
+  };
+});
+
+function columnNames(connection: Database.Database, table: string): string[] {
+  return (connection.pragma(`table_info(${table})`) as { name: string }[]).map((row) => row.name);
+}
+
+function indexNames(connection: Database.Database, table: string): string[] {
+  return (connection.pragma(`index_list(${table})`) as { name: string }[]).map((row) => row.name);
+}
+
+describe("SqliteSessionStore: legacy files and the file itself", () => {
+  let directory: ReturnType<typeof temporaryDirectory>;
+  beforeEach(() => {
+    directory = temporaryDirectory();
+  });
+  afterEach(() => directory.remove());
+
+  it("migrates legacy usage and turn metrics additively (seed: test_sqlite_store_migrates_legacy_usage_and_turn_metrics_additively)", () => {
+    const databasePath = join(directory.path, "legacy-usage.sqlite3");
+    const connection = new Database(databasePath);
+    connection.exec(`
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL, config_json TEXT NOT NULL
+      );
+      ${LEGACY_TURNS};
+      CREATE TABLE usage_stats (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, turn_index INTEGER NOT NULL,
+        round_index INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL, total_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER NOT NULL, ttft_ms INTEGER, elapsed_ms INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      INSERT INTO sessions VALUES (
+        'legacy', 'Legacy', 'now', 'now', '{"tool_invocation_mode":"chat_agent_tools"}'
+      );
+      INSERT INTO turns VALUES ('legacy', 1, 'old', 'now', 'now');
+      INSERT INTO usage_stats (
+        session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
+        cached_tokens, ttft_ms, elapsed_ms, created_at
+      ) VALUES ('legacy', 1, 1, 1, 2, 3, 0, 4, 5, 'now');
+    `);
+    connection.close();
+
+    const store = new SqliteSessionStore(databasePath);
+    const usage = store.usageSummary("legacy");
+    store.close();
+    expect(usage.calls[0]?.agent).toBe("chat_agent");
+    expect(usage.calls[0]?.call_kind).toBe("chat_completion");
+    expect(usage.calls[0]?.mode).toBe("chat_agent_tools");
+    expect(usage.calls[0]?.used_fallback).toBe(false);
+    expect(usage.turns[0]?.turn_wall_time_ms).toBeNull();
+
+    const migrated = new Database(databasePath);
+    const usageColumns = new Set(columnNames(migrated, "usage_stats"));
+    const turnColumns = new Set(columnNames(migrated, "turns"));
+    const indexes = new Set(indexNames(migrated, "usage_stats"));
+    const metricIndexSql = (
+      migrated
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'usage_stats_metric_key_uq'")
+        .get() as { sql: string }
+    ).sql;
+    migrated.close();
+    for (const column of [
+      "agent",
+      "call_kind",
+      "event_id",
+      "event_name",
+      "used_fallback",
+      "tool_latency_ms",
+      "metric_key",
+    ]) {
+      expect(usageColumns.has(column), column).toBe(true);
+    }
+    expect(turnColumns.has("wall_time_ms")).toBe(true);
+    expect(indexes.has("usage_stats_metric_key_uq")).toBe(true);
+    expect(metricIndexSql).toContain("session_id, metric_key");
+  });
+
+  it("deduplicates metric keys before creating the unique index (seed: test_sqlite_store_deduplicates_metric_keys_before_creating_unique_index)", () => {
+    const databasePath = join(directory.path, "duplicate-metric-keys.sqlite3");
+    const connection = new Database(databasePath);
+    connection.exec(LEGACY_USAGE_WITH_METRIC_KEY);
+    const insert = connection.prepare(INSERT_LEGACY_USAGE);
+    for (const [id, key] of [
+      [7, "chat:1:1"],
+      [11, "chat:1:1"],
+      [13, null],
+      [17, null],
+      [19, null],
+    ] as const) {
+      insert.run(id, key);
+    }
+    connection.close();
+
+    const store = new SqliteSessionStore(databasePath);
+    store.listSessions();
+    store.close();
+
+    const migrated = new Database(databasePath);
+    const rows = migrated
+      .prepare("SELECT id, session_id, metric_key FROM usage_stats ORDER BY id")
+      .raw()
+      .all();
+    const indexes = indexNames(migrated, "usage_stats");
+    migrated.close();
+    expect(rows).toStrictEqual([
+      [7, "legacy", "chat:1:1"],
+      [13, "legacy", null],
+      [17, "legacy", null],
+      [19, "legacy", null],
+    ]);
+    expect(indexes.filter((name) => name === "usage_stats_metric_key_uq")).toHaveLength(1);
+  });
+
+  it("migrates legacy messages with empty tool calls (seed: test_sqlite_store_migrates_legacy_messages_with_empty_tool_calls)", () => {
+    const databasePath = join(directory.path, "legacy.sqlite3");
+    const connection = new Database(databasePath);
+    connection.exec(LEGACY_MESSAGES);
+    connection.exec(`
+      INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, created_at)
+      VALUES ('legacy', 1, 'assistant', 'old answer', NULL, NULL, 'now')`);
+    connection.close();
+
+    const store = new SqliteSessionStore(databasePath);
+    expect(store.listMessages("legacy")[0]?.tool_calls).toStrictEqual([]);
+    store.close();
+
+    const migrated = new Database(databasePath);
+    const columns = migrated.pragma("table_info(messages)") as {
+      name: string;
+      notnull: number;
+      dflt_value: string | null;
+    }[];
+    migrated.close();
+    const toolCallsColumn = columns.find((column) => column.name === "tool_calls_json");
+    expect(toolCallsColumn?.notnull).toBe(1);
+    expect(toolCallsColumn?.dflt_value).toBe("'[]'");
+  });
+
+  it("opens an up-to-date file again without changing it, and records the schema version", () => {
+    const databasePath = join(directory.path, "current.sqlite3");
+    const first = new SqliteSessionStore(databasePath);
+    first.createSession({ title: "kept", config: {}, session_id: "kept" });
+    first.close();
+    const second = new SqliteSessionStore(databasePath);
+    expect(second.getSession("kept")?.title).toBe("kept");
+    second.close();
+    const connection = new Database(databasePath);
+    expect(connection.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    expect(connection.pragma("journal_mode", { simple: true })).toBe("wal");
+    connection.close();
+  });
+
+  it("refuses a file written by a newer schema version and leaves it untouched", () => {
+    const databasePath = join(directory.path, "future.sqlite3");
+    const connection = new Database(databasePath);
+    connection.exec("CREATE TABLE sessions (id TEXT PRIMARY KEY, shape_from_the_future BLOB)");
+    connection.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    connection.close();
+    const before = readFileSync(databasePath);
+
+    expect(() => new SqliteSessionStore(databasePath)).toThrow(SchemaTooNewError);
+    expect(() => new SqliteSessionStore(databasePath)).toThrow(
+      `written by a newer agent-lab (schema version ${SCHEMA_VERSION + 1}`,
+    );
+    expect(readFileSync(databasePath).equals(before)).toBe(true);
+    expect(existsSync(`${databasePath}-wal`)).toBe(false);
+  });
+
+  it("gives a clear error for a file that is not SQLite, and leaves it untouched", () => {
+    const databasePath = join(directory.path, "notes.txt");
+    const text = "these are my notes, not a database\n".repeat(200);
+    writeFileSync(databasePath, text);
+
+    expect(() => new SqliteSessionStore(databasePath)).toThrow(DatabaseOpenError);
+    expect(() => new SqliteSessionStore(databasePath)).toThrow(
+      `${databasePath} is not an agent-lab database: it is not a SQLite file`,
+    );
+    expect(readFileSync(databasePath, "utf8")).toBe(text);
+  });
+
+  it("gives a clear error for a path it cannot create", () => {
+    const databasePath = join(directory.path, "no", "such", "folder", "lab.sqlite3");
+    expect(() => new SqliteSessionStore(databasePath)).toThrow(
+      `cannot open database ${databasePath}`,
+    );
+  });
+
+  it("keeps session totals exact across the token-total cache, whatever the order of writes", () => {
+    const databasePath = join(directory.path, "totals.sqlite3");
+    const store = new SqliteSessionStore(databasePath);
+    const sessions = ["a", "b", "c"];
+    for (const id of sessions) {
+      store.createSession({ title: id, config: {}, session_id: id });
+      store.startTurn(id, { turn_index: 1, user_message: "go" });
+    }
+    const expected = new Map(sessions.map((id) => [id, 0]));
+    const check = () => {
+      const listed = new Map(store.listSessions().map((row) => [row.id, row.total_tokens]));
+      expect(listed).toStrictEqual(expected);
+    };
+    // Enough rows to cross the fold threshold twice, checking before, at and after each fold.
+    for (let index = 0; index < FOLD_THRESHOLD * 2 + 17; index++) {
+      const id = sessions[index % 3] as string;
+      const tokens = (index * 7) % 13;
+      store.appendUsage(id, {
+        turn_index: 1,
+        round_index: 1,
+        usage: { total_tokens: tokens },
+        elapsed_ms: 1,
+        metadata: { metric_key: `chat:${index}` },
+      });
+      // A retried key must not count twice, before or after a fold.
+      store.appendUsage(id, {
+        turn_index: 1,
+        round_index: 1,
+        usage: { total_tokens: 1000 },
+        elapsed_ms: 1,
+        metadata: { metric_key: `chat:${index}` },
+      });
+      expected.set(id, (expected.get(id) ?? 0) + tokens);
+      if (index % 1999 === 0) check();
+    }
+    check();
+    store.close();
+    // A second opener reads the same totals from the cache the first one folded.
+    const reopened = new SqliteSessionStore(databasePath);
+    expect(new Map(reopened.listSessions().map((row) => [row.id, row.total_tokens]))).toStrictEqual(
+      expected,
+    );
+    reopened.close();
+  });
+});

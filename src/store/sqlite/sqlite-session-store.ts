@@ -1,0 +1,265 @@
+import { randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
+import {
+  SessionExistsError,
+  SessionModeMismatchError,
+  SessionNotFoundError,
+  TurnExistsError,
+  TurnNotFoundError,
+} from "../../domain/errors.js";
+import type { ChatMessage } from "../../domain/messages.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionListItem,
+  SessionRecord,
+} from "../../domain/records.js";
+import { redactSecrets } from "../../domain/secrets.js";
+import { modeOf } from "../../domain/session-config.js";
+import type { UsageSummary } from "../../domain/usage.js";
+import { parseInput } from "../../domain/validation.js";
+import type { SessionStore } from "../session-store.js";
+import {
+  AppendAuditOptions,
+  AppendMessageOptions,
+  AppendMessagesOptions,
+  AppendUsageOptions,
+  CompleteTurnOptions,
+  CreateSessionOptions,
+  EnsureSessionOptions,
+  SessionId,
+  StartTurnOptions,
+} from "../store-inputs.js";
+import { openDatabase } from "./open-database.js";
+import {
+  type AuditRow,
+  type MessageRow,
+  type SessionRow,
+  toAuditRecord,
+  toMessageRecord,
+  toSessionRecord,
+  toUsageCallRecord,
+  type UsageRow,
+} from "./rows.js";
+import { SessionTokenTotals } from "./session-token-totals.js";
+import { prepareStatements, type Statements } from "./statements.js";
+import { sumRollups, UsageRollups } from "./usage-rollups.js";
+
+const now = () => new Date().toISOString();
+
+function isConstraint(error: unknown, code: string): boolean {
+  return (error as { code?: unknown }).code === code;
+}
+
+/** The seed's session store over better-sqlite3: synchronous, one connection per instance. */
+export class SqliteSessionStore implements SessionStore {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly sql: Statements;
+  private readonly tokenTotals: SessionTokenTotals;
+  private readonly rollups: UsageRollups;
+
+  constructor(path: string) {
+    this.path = path;
+    this.db = openDatabase(path);
+    this.sql = prepareStatements(this.db);
+    this.tokenTotals = new SessionTokenTotals(this.db);
+    this.rollups = new UsageRollups(this.db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  createSession(options: CreateSessionOptions): string {
+    const input = parseInput(CreateSessionOptions, options, "createSession");
+    const id = input.session_id ?? randomUUID();
+    const timestamp = now();
+    try {
+      this.sql.insertSession.run(
+        id,
+        input.title,
+        timestamp,
+        timestamp,
+        JSON.stringify(input.config),
+      );
+    } catch (error) {
+      if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) throw new SessionExistsError(id);
+      throw error;
+    }
+    return id;
+  }
+
+  ensureSession(sessionId: string, options: EnsureSessionOptions): string {
+    const id = parseInput(SessionId, sessionId, "ensureSession: session_id");
+    const input = parseInput(EnsureSessionOptions, options, "ensureSession");
+    return this.db
+      .transaction(() => {
+        const existing = this.getSession(id);
+        if (existing === null) return this.createSession({ ...input, session_id: id });
+        const requested = input.config.tool_invocation_mode;
+        if (existing.tool_invocation_mode !== requested) {
+          throw new SessionModeMismatchError(existing.tool_invocation_mode, requested);
+        }
+        return id;
+      })
+      .immediate();
+  }
+
+  getSession(sessionId: string): SessionRecord | null {
+    const row = this.sql.selectSession.get(sessionId) as SessionRow | undefined;
+    return row === undefined ? null : toSessionRecord(row);
+  }
+
+  listSessions(): SessionListItem[] {
+    this.tokenTotals.foldIfLarge();
+    return this.db.transaction(() => {
+      const totals = this.tokenTotals.read();
+      return (this.sql.listSessions.all() as Omit<SessionListItem, "total_tokens">[]).map(
+        (row) => ({
+          ...row,
+          total_tokens: totals.get(row.id) ?? 0,
+        }),
+      );
+    })();
+  }
+
+  startTurn(sessionId: string, options: StartTurnOptions): void {
+    const input = parseInput(StartTurnOptions, options, "startTurn");
+    this.db
+      .transaction(() => {
+        this.requireSession(sessionId);
+        const timestamp = now();
+        try {
+          this.sql.insertTurn.run(sessionId, input.turn_index, input.user_message, timestamp);
+        } catch (error) {
+          if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) {
+            throw new TurnExistsError(sessionId, input.turn_index);
+          }
+          throw error;
+        }
+        this.sql.touchSession.run(timestamp, sessionId);
+      })
+      .immediate();
+  }
+
+  completeTurn(sessionId: string, options: CompleteTurnOptions): void {
+    const input = parseInput(CompleteTurnOptions, options, "completeTurn");
+    this.db
+      .transaction(() => {
+        const timestamp = now();
+        const { changes } = this.sql.completeTurn.run(
+          timestamp,
+          input.wall_time_ms,
+          sessionId,
+          input.turn_index,
+        );
+        if (changes === 0) throw new TurnNotFoundError(sessionId, input.turn_index);
+        this.sql.touchSession.run(timestamp, sessionId);
+      })
+      .immediate();
+  }
+
+  appendMessage(sessionId: string, options: AppendMessageOptions): void {
+    const input = parseInput(AppendMessageOptions, options, "appendMessage");
+    this.writeMessages(sessionId, input.turn_index, [input.message]);
+  }
+
+  appendMessages(sessionId: string, options: AppendMessagesOptions): void {
+    const input = parseInput(AppendMessagesOptions, options, "appendMessages");
+    this.writeMessages(sessionId, input.turn_index, input.messages);
+  }
+
+  appendAudit(sessionId: string, options: AppendAuditOptions): void {
+    const input = parseInput(AppendAuditOptions, options, "appendAudit");
+    const { changes } = this.sql.insertAudit.run({
+      session_id: sessionId,
+      turn_index: input.turn_index,
+      round_index: input.round_index,
+      event: input.event,
+      details_json: JSON.stringify(redactSecrets(input.details)),
+      created_at: now(),
+    });
+    if (changes === 0) throw new SessionNotFoundError(sessionId);
+  }
+
+  appendUsage(sessionId: string, options: AppendUsageOptions): boolean {
+    const input = parseInput(AppendUsageOptions, options, "appendUsage");
+    const { usage, metadata } = input;
+    // A tool execution spends no model tokens, whatever a caller passes.
+    const tokens =
+      metadata.call_kind === "tool_execution"
+        ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 }
+        : usage;
+    const { changes } = this.sql.insertUsage.run({
+      session_id: sessionId,
+      turn_index: input.turn_index,
+      round_index: input.round_index,
+      ...tokens,
+      ttft_ms: input.ttft_ms,
+      elapsed_ms: input.elapsed_ms,
+      created_at: now(),
+      ...metadata,
+      used_fallback: metadata.used_fallback ? 1 : 0,
+    });
+    if (changes === 1) return true;
+    // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
+    if (this.sql.selectTurn.get(sessionId, input.turn_index) === undefined) {
+      this.requireSession(sessionId);
+      throw new TurnNotFoundError(sessionId, input.turn_index);
+    }
+    return false;
+  }
+
+  listMessages(sessionId: string): MessageRecord[] {
+    return (this.sql.listMessages.all(sessionId) as MessageRow[]).map(toMessageRecord);
+  }
+
+  listAuditLogs(sessionId: string): AuditRecord[] {
+    return (this.sql.listAudit.all(sessionId) as AuditRow[]).map(toAuditRecord);
+  }
+
+  usageSummary(sessionId: string): UsageSummary {
+    return this.db.transaction(() => {
+      const session = this.getSession(sessionId);
+      // A legacy file may hold calls of a session it has no row for: those use the default mode.
+      const mode = session?.tool_invocation_mode ?? modeOf({});
+      const calls = (this.sql.listUsage.all(sessionId) as UsageRow[]).map((row) =>
+        toUsageCallRecord(row, mode),
+      );
+      const turns = this.rollups.turns(sessionId);
+      return { calls, turns, session: sumRollups(turns) };
+    })();
+  }
+
+  private writeMessages(sessionId: string, turnIndex: number, messages: ChatMessage[]): void {
+    this.db
+      .transaction(() => {
+        if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
+          this.requireSession(sessionId);
+          throw new TurnNotFoundError(sessionId, turnIndex);
+        }
+        const timestamp = now();
+        for (const message of messages) {
+          this.sql.insertMessage.run({
+            session_id: sessionId,
+            turn_index: turnIndex,
+            role: message.role,
+            content: message.content,
+            name: message.name ?? null,
+            tool_call_id: message.tool_call_id ?? null,
+            tool_calls_json: JSON.stringify(message.tool_calls),
+            created_at: timestamp,
+          });
+        }
+        this.sql.touchSession.run(timestamp, sessionId);
+      })
+      .immediate();
+  }
+
+  private requireSession(sessionId: string): void {
+    if (this.sql.selectSessionId.get(sessionId) === undefined) {
+      throw new SessionNotFoundError(sessionId);
+    }
+  }
+}

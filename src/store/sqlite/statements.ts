@@ -1,0 +1,57 @@
+import type Database from "better-sqlite3";
+
+/** Every statement the store runs, prepared once per connection by `prepareStatements`. */
+const SQL = {
+  insertSession:
+    "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, ?)",
+  selectSession: "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = ?",
+  selectSessionId: "SELECT 1 FROM sessions WHERE id = ?",
+  touchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+  listSessions: `
+      SELECT s.id, s.title, s.created_at, s.updated_at,
+             (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turn_count
+      FROM sessions s
+      ORDER BY s.updated_at DESC, s.rowid DESC`,
+  insertTurn:
+    "INSERT INTO turns (session_id, turn_index, user_message, started_at) VALUES (?, ?, ?, ?)",
+  selectTurn: "SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?",
+  completeTurn:
+    "UPDATE turns SET completed_at = ?, wall_time_ms = ? WHERE session_id = ? AND turn_index = ?",
+  insertMessage: `
+      INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at)
+      VALUES (@session_id, @turn_index, @role, @content, @name, @tool_call_id, @tool_calls_json, @created_at)`,
+  listMessages: `
+      SELECT id, session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at
+      FROM messages WHERE session_id = ? ORDER BY id`,
+  // The EXISTS guard makes "unknown session" cost nothing extra on the common path.
+  insertAudit: `
+      INSERT INTO audit_logs (session_id, turn_index, round_index, event, details_json, created_at)
+      SELECT @session_id, @turn_index, @round_index, @event, @details_json, @created_at
+      WHERE EXISTS (SELECT 1 FROM sessions WHERE id = @session_id)`,
+  listAudit: `
+      SELECT id, session_id, turn_index, round_index, event, details_json, created_at
+      FROM audit_logs WHERE session_id = ? ORDER BY id`,
+  insertUsage: `
+      INSERT INTO usage_stats (
+        session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
+        cached_tokens, ttft_ms, elapsed_ms, created_at, agent, call_kind, event_id, event_name,
+        used_fallback, tool_latency_ms, metric_key)
+      SELECT @session_id, @turn_index, @round_index, @prompt_tokens, @completion_tokens, @total_tokens,
+        @cached_tokens, @ttft_ms, @elapsed_ms, @created_at, @agent, @call_kind, @event_id, @event_name,
+        @used_fallback, @tool_latency_ms, @metric_key
+      WHERE EXISTS (SELECT 1 FROM turns WHERE session_id = @session_id AND turn_index = @turn_index)
+      ON CONFLICT (session_id, metric_key) DO NOTHING`,
+  listUsage: `
+      SELECT id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
+             cached_tokens, ttft_ms, elapsed_ms, agent, call_kind, event_id, event_name,
+             used_fallback, tool_latency_ms, metric_key, created_at
+      FROM usage_stats WHERE session_id = ? ORDER BY id`,
+} as const;
+
+export type Statements = { readonly [Name in keyof typeof SQL]: Database.Statement };
+
+export function prepareStatements(db: Database.Database): Statements {
+  return Object.fromEntries(
+    Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)]),
+  ) as unknown as Statements;
+}

@@ -1,0 +1,93 @@
+import type Database from "better-sqlite3";
+import type { TurnUsageRollup, UsageRollup } from "../../domain/usage.js";
+
+interface TurnAggregateRow {
+  turn_index: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens: number;
+  elapsed_ms: number;
+  call_count: number;
+  fallback_count: number;
+  tool_count: number;
+}
+
+/**
+ * Turn roll-ups come from one GROUP BY over the session's calls; the session roll-up is the sum of
+ * the turns, computed here rather than by a second scan. Grouping the calls by themselves, and
+ * joining turns only for the wall time, is what keeps totals from being multiplied by a join.
+ */
+export const TURN_AGGREGATE_SQL = `
+  SELECT turn_index,
+         SUM(prompt_tokens) AS prompt_tokens,
+         SUM(completion_tokens) AS completion_tokens,
+         SUM(total_tokens) AS total_tokens,
+         SUM(cached_tokens) AS cached_tokens,
+         SUM(elapsed_ms) AS elapsed_ms,
+         COUNT(*) AS call_count,
+         SUM(call_kind = 'argument_fallback') AS fallback_count,
+         SUM(call_kind = 'tool_execution') AS tool_count
+  FROM usage_stats WHERE session_id = ? GROUP BY turn_index ORDER BY turn_index`;
+
+export class UsageRollups {
+  private readonly aggregates: Database.Statement<[string], TurnAggregateRow>;
+  private readonly wallTimes: Database.Statement<
+    [string],
+    { turn_index: number; wall_time_ms: number | null }
+  >;
+
+  constructor(db: Database.Database) {
+    this.aggregates = db.prepare(TURN_AGGREGATE_SQL);
+    this.wallTimes = db.prepare(
+      "SELECT turn_index, wall_time_ms FROM turns WHERE session_id = ? ORDER BY turn_index",
+    );
+  }
+
+  /** Every started turn appears, with zeros until it records a call. */
+  turns(sessionId: string): TurnUsageRollup[] {
+    const byTurn = new Map<number, TurnUsageRollup>();
+    for (const row of this.aggregates.iterate(sessionId)) {
+      byTurn.set(row.turn_index, { ...row, turn_wall_time_ms: null });
+    }
+    for (const { turn_index, wall_time_ms } of this.wallTimes.iterate(sessionId)) {
+      const turn = byTurn.get(turn_index) ?? { turn_index, ...emptyRollup() };
+      turn.turn_wall_time_ms = wall_time_ms;
+      byTurn.set(turn_index, turn);
+    }
+    return [...byTurn.values()].sort((a, b) => a.turn_index - b.turn_index);
+  }
+}
+
+export function emptyRollup(): UsageRollup {
+  return {
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    cached_tokens: 0,
+    elapsed_ms: 0,
+    call_count: 0,
+    fallback_count: 0,
+    tool_count: 0,
+    turn_wall_time_ms: null,
+  };
+}
+
+/** `turn_wall_time_ms` stays null until some turn has measured one. */
+export function sumRollups(turns: readonly UsageRollup[]): UsageRollup {
+  const session = emptyRollup();
+  for (const turn of turns) {
+    session.prompt_tokens += turn.prompt_tokens;
+    session.completion_tokens += turn.completion_tokens;
+    session.total_tokens += turn.total_tokens;
+    session.cached_tokens += turn.cached_tokens;
+    session.elapsed_ms += turn.elapsed_ms;
+    session.call_count += turn.call_count;
+    session.fallback_count += turn.fallback_count;
+    session.tool_count += turn.tool_count;
+    if (turn.turn_wall_time_ms !== null) {
+      session.turn_wall_time_ms = (session.turn_wall_time_ms ?? 0) + turn.turn_wall_time_ms;
+    }
+  }
+  return session;
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { ChatMessage } from "../domain/messages.js";
+import { SessionConfig } from "../domain/session-config.js";
+import { TokenUsage, UsageMetadata } from "../domain/usage.js";
+
+/** Every store method validates its arguments with these, so each backend refuses the same input. */
+
+export const SessionId = z
+  .string()
+  .min(1, "a session id cannot be empty")
+  .max(200, "a session id is at most 200 characters");
+
+const index = z.number().int().positive();
+const milliseconds = z.number().finite().nonnegative();
+
+export const CreateSessionOptions = z.strictObject({
+  title: z.string(),
+  config: SessionConfig.prefault({}),
+  session_id: SessionId.optional(),
+});
+export type CreateSessionOptions = z.input<typeof CreateSessionOptions>;
+
+export const EnsureSessionOptions = CreateSessionOptions.omit({ session_id: true });
+export type EnsureSessionOptions = z.input<typeof EnsureSessionOptions>;
+
+export const StartTurnOptions = z.strictObject({ turn_index: index, user_message: z.string() });
+export type StartTurnOptions = z.input<typeof StartTurnOptions>;
+
+export const CompleteTurnOptions = z.strictObject({
+  turn_index: index,
+  wall_time_ms: milliseconds.nullable(),
+});
+export type CompleteTurnOptions = z.input<typeof CompleteTurnOptions>;
+
+export const AppendMessageOptions = z.strictObject({ turn_index: index, message: ChatMessage });
+export type AppendMessageOptions = z.input<typeof AppendMessageOptions>;
+
+export const AppendMessagesOptions = z.strictObject({
+  turn_index: index,
+  messages: z.array(ChatMessage).min(1, "a message group holds at least one message"),
+});
+export type AppendMessagesOptions = z.input<typeof AppendMessagesOptions>;
+
+export const AppendAuditOptions = z.strictObject({
+  event: z.string().min(1),
+  details: z.record(z.string(), z.unknown()).default({}),
+  turn_index: index.nullable().default(null),
+  round_index: index.nullable().default(null),
+});
+export type AppendAuditOptions = z.input<typeof AppendAuditOptions>;
+
+export const AppendUsageOptions = z.strictObject({
+  turn_index: index,
+  round_index: index,
+  usage: TokenUsage,
+  ttft_ms: milliseconds.nullable().default(null),
+  elapsed_ms: milliseconds,
+  metadata: UsageMetadata.prefault({}),
+});
+export type AppendUsageOptions = z.input<typeof AppendUsageOptions>;

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // Child processes and worker threads run the built package, as users do.
+    globalSetup: ["test/global-setup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
