@@ -77,7 +77,7 @@ export function describeSessionStoreContract(
         },
       ]);
       const session = await store.getSession(sessionId);
-      expect((session?.config.chat_agent as { model: string }).model).toBe("chat-model");
+      expect(session?.config.chat_agent).toMatchObject({ model: "chat-model" });
       expect((await store.listMessages(sessionId)).map((message) => message.content)).toEqual([
         "debug this",
         "answer",
@@ -213,6 +213,10 @@ export function describeSessionStoreContract(
       };
       expect(usage.turns).toStrictEqual([{ turn_index: 1, ...expected }]);
       expect(usage.session).toStrictEqual(expected);
+      expect(await store.usageRollups(sessionId)).toStrictEqual({
+        turns: usage.turns,
+        session: usage.session,
+      });
       expect((await store.listSessions())[0]?.total_tokens).toBe(15);
     });
 

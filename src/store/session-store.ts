@@ -45,5 +45,7 @@ export interface SessionStore {
   listMessages(sessionId: string): Awaitable<MessageRecord[]>;
   listAuditLogs(sessionId: string): Awaitable<AuditRecord[]>;
   usageSummary(sessionId: string): Awaitable<UsageSummary>;
+  /** The `turns` and `session` parts of `usageSummary`, without reading every call. */
+  usageRollups(sessionId: string): Awaitable<Omit<UsageSummary, "calls">>;
   close(): Awaitable<void>;
 }

@@ -40,8 +40,9 @@ export function migrate(db: Database.Database): void {
     `);
     for (const statement of INDEXES) db.exec(statement);
 
-    // Rows may have been removed above, so the token-total cache is rebuilt from scratch.
-    db.exec("DELETE FROM session_token_totals");
+    // The listing caches are rebuilt from the rows themselves; usage rows may have gone above.
+    db.exec(`UPDATE sessions SET folded_tokens = 0,
+      turn_count = (SELECT COUNT(*) FROM turns WHERE turns.session_id = sessions.id)`);
     db.exec("INSERT OR REPLACE INTO rollup_watermark (singleton, usage_id) VALUES (1, 0)");
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();

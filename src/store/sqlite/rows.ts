@@ -20,6 +20,15 @@ export interface SessionRow {
   config_json: string;
 }
 
+export interface ListedSessionRow {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  turn_count: number;
+  folded_tokens: number;
+}
+
 export function toSessionRecord(row: SessionRow): SessionRecord {
   const config = parseJsonText(JsonObject, row.config_json, `session ${row.id} config`);
   return {

@@ -23,9 +23,15 @@ export const TABLES: readonly TableLayout[] = [
       title TEXT NOT NULL,
       created_at TEXT NOT NULL,
       updated_at TEXT NOT NULL,
-      config_json TEXT NOT NULL
+      config_json TEXT NOT NULL,
+      turn_count INTEGER NOT NULL DEFAULT 0,
+      folded_tokens INTEGER NOT NULL DEFAULT 0
     )`,
-    columns: [],
+    // Caches for listSessions: turn_count moves with startTurn, folded_tokens with token-fold.ts.
+    columns: [
+      ["turn_count", "INTEGER NOT NULL DEFAULT 0"],
+      ["folded_tokens", "INTEGER NOT NULL DEFAULT 0"],
+    ],
   },
   {
     name: "turns",
@@ -101,16 +107,7 @@ export const TABLES: readonly TableLayout[] = [
     ],
   },
   {
-    // A cache of per-session token totals up to a watermark (the highest usage id folded in), so
-    // listing sessions never aggregates every call, and appending a call stays one INSERT.
-    name: "session_token_totals",
-    create: `CREATE TABLE IF NOT EXISTS session_token_totals (
-      session_id TEXT PRIMARY KEY,
-      total_tokens INTEGER NOT NULL
-    )`,
-    columns: [],
-  },
-  {
+    // The highest usage id folded into sessions.folded_tokens (see token-fold.ts).
     name: "rollup_watermark",
     create: `CREATE TABLE IF NOT EXISTS rollup_watermark (
       singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
@@ -125,5 +122,5 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS usage_stats_session_turn ON usage_stats (session_id, turn_index)",
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
-  "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id)",
+  "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
 ];

@@ -12,8 +12,8 @@ import { temporaryDirectory } from "../../../test/paths.js";
 import { DatabaseOpenError, SchemaTooNewError } from "../../domain/errors.js";
 import { describeSessionStoreContract } from "../session-store.contract.js";
 import { SCHEMA_VERSION } from "./schema.js";
-import { FOLD_THRESHOLD } from "./session-token-totals.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
+import { FOLD_THRESHOLD } from "./token-fold.js";
 
 describeSessionStoreContract("SqliteSessionStore", () => {
   const directory = temporaryDirectory();

@@ -33,6 +33,7 @@ import {
 import { openDatabase } from "./open-database.js";
 import {
   type AuditRow,
+  type ListedSessionRow,
   type MessageRow,
   type SessionRow,
   toAuditRecord,
@@ -41,8 +42,8 @@ import {
   toUsageCallRecord,
   type UsageRow,
 } from "./rows.js";
-import { SessionTokenTotals } from "./session-token-totals.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { TokenFold } from "./token-fold.js";
 import { sumRollups, UsageRollups } from "./usage-rollups.js";
 
 const now = () => new Date().toISOString();
@@ -56,14 +57,14 @@ export class SqliteSessionStore implements SessionStore {
   readonly path: string;
   private readonly db: Database.Database;
   private readonly sql: Statements;
-  private readonly tokenTotals: SessionTokenTotals;
+  private readonly tokenFold: TokenFold;
   private readonly rollups: UsageRollups;
 
   constructor(path: string) {
     this.path = path;
     this.db = openDatabase(path);
     this.sql = prepareStatements(this.db);
-    this.tokenTotals = new SessionTokenTotals(this.db);
+    this.tokenFold = new TokenFold(this.db);
     this.rollups = new UsageRollups(this.db);
   }
 
@@ -112,15 +113,17 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   listSessions(): SessionListItem[] {
-    this.tokenTotals.foldIfLarge();
+    this.tokenFold.foldIfLarge();
     return this.db.transaction(() => {
-      const totals = this.tokenTotals.read();
-      return (this.sql.listSessions.all() as Omit<SessionListItem, "total_tokens">[]).map(
-        (row) => ({
-          ...row,
-          total_tokens: totals.get(row.id) ?? 0,
-        }),
-      );
+      const tail = this.tokenFold.tail();
+      return (this.sql.listSessions.all() as ListedSessionRow[]).map((row) => ({
+        id: row.id,
+        title: row.title,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        turn_count: row.turn_count,
+        total_tokens: row.folded_tokens + (tail.get(row.id) ?? 0),
+      }));
     })();
   }
 
@@ -138,7 +141,7 @@ export class SqliteSessionStore implements SessionStore {
           }
           throw error;
         }
-        this.sql.touchSession.run(timestamp, sessionId);
+        this.sql.countTurn.run(timestamp, sessionId);
       })
       .immediate();
   }
@@ -227,9 +230,13 @@ export class SqliteSessionStore implements SessionStore {
       const calls = (this.sql.listUsage.all(sessionId) as UsageRow[]).map((row) =>
         toUsageCallRecord(row, mode),
       );
-      const turns = this.rollups.turns(sessionId);
-      return { calls, turns, session: sumRollups(turns) };
+      return { calls, ...this.usageRollups(sessionId) };
     })();
+  }
+
+  usageRollups(sessionId: string): Omit<UsageSummary, "calls"> {
+    const turns = this.rollups.turns(sessionId);
+    return { turns, session: sumRollups(turns) };
   }
 
   private writeMessages(sessionId: string, turnIndex: number, messages: ChatMessage[]): void {

@@ -7,11 +7,10 @@ const SQL = {
   selectSession: "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = ?",
   selectSessionId: "SELECT 1 FROM sessions WHERE id = ?",
   touchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+  countTurn: "UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1 WHERE id = ?",
   listSessions: `
-      SELECT s.id, s.title, s.created_at, s.updated_at,
-             (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turn_count
-      FROM sessions s
-      ORDER BY s.updated_at DESC, s.rowid DESC`,
+      SELECT id, title, created_at, updated_at, turn_count, folded_tokens
+      FROM sessions ORDER BY updated_at DESC, id DESC`,
   insertTurn:
     "INSERT INTO turns (session_id, turn_index, user_message, started_at) VALUES (?, ?, ?, ?)",
   selectTurn: "SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?",

@@ -1,0 +1,41 @@
+/** Small timing helpers shared by the benchmarks: medians over repeated runs on a noisy machine. */
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** Milliseconds per call of `run`, as the median of `samples` timed calls after one warm-up. */
+export function timeMedian(run: () => unknown, samples: number): number {
+  run();
+  const times: number[] = [];
+  for (let sample = 0; sample < samples; sample++) {
+    const start = performance.now();
+    run();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+export interface Figure {
+  name: string;
+  value: string;
+  baseline: string;
+  ratio: number;
+  target: string;
+  met: boolean;
+}
+
+export function printFigures(title: string, figures: readonly Figure[]): void {
+  console.log(`\n${title}`);
+  for (const figure of figures) {
+    console.log(
+      `  ${figure.met ? "ok  " : "MISS"} ${figure.name}\n` +
+        `       ${figure.value}  vs baseline ${figure.baseline}  ratio ${figure.ratio.toFixed(2)}x  (target ${figure.target})`,
+    );
+  }
+}

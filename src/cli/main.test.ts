@@ -1,0 +1,33 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { repoRoot } from "../../test/paths.js";
+
+function agentLab(...args: string[]) {
+  return spawnSync(process.execPath, [join(repoRoot, "bin/agent-lab.js"), ...args], {
+    encoding: "utf8",
+  });
+}
+
+describe("agent-lab CLI", () => {
+  it("prints the package version", () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
+    const result = agentLab("--version");
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim()).toBe(version);
+  });
+
+  it("prints help that says what the lab is", () => {
+    const result = agentLab("--help");
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("Usage: agent-lab");
+    expect(result.stdout).toMatch(/tool\s+invocation\s+modes/);
+  });
+
+  it("refuses an unknown option with one clear line and a non-zero exit", () => {
+    const result = agentLab("--bogus");
+    expect(result.status).not.toBe(0);
+    expect(result.stderr.trim()).toBe("error: unknown option '--bogus'");
+  });
+});
