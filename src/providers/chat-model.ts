@@ -1,0 +1,96 @@
+import type { ChatMessage } from "../domain/messages.js";
+import type { TokenUsage } from "../domain/usage.js";
+
+/**
+ * The one port between the runtime and any model. Adapters (`openai`, `sim`) implement it; the
+ * runtime never sees an adapter. Modelled on the AI SDK's LanguageModel stream parts, reduced to
+ * what the lab measures.
+ */
+
+/** A tool offered to the model natively; `parameters` is a JSON Schema object. */
+export interface ChatToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+export type ResponseFormat =
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+export interface ChatModelRequest {
+  messages: readonly ChatMessage[];
+  tools?: readonly ChatToolDefinition[];
+  tool_choice?: ToolChoice;
+  response_format?: ResponseFormat;
+  temperature?: number;
+  max_tokens?: number;
+  /** Groups requests of one conversation (the session id), e.g. for a simulated prefix cache. */
+  conversation_id?: string;
+}
+
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | (string & {});
+
+/**
+ * What a stream yields, in order: zero or more `retry` parts (failed attempts before any byte of a
+ * response), one `response-start`, deltas (the first of which is preceded by `first-token`),
+ * assembled `tool-call`s, one `usage`, and a closing `finish`. A stream that cannot finish throws
+ * a typed provider error instead of yielding `finish`.
+ */
+export type ChatModelPart =
+  | {
+      type: "retry";
+      /** The attempt that failed, from 1. */
+      attempt: number;
+      status: number | null;
+      reason: string;
+      delay_ms: number;
+    }
+  | {
+      type: "response-start";
+      attempt: number;
+      status: number;
+      request_id: string | null;
+      /** Milliseconds from the stream's start until the response headers arrived. */
+      at_ms: number;
+    }
+  | { type: "first-token"; ttft_ms: number }
+  | { type: "text-delta"; text: string }
+  | {
+      type: "tool-call-delta";
+      index: number;
+      id: string | null;
+      name: string | null;
+      arguments_delta: string;
+    }
+  | { type: "tool-call"; index: number; id: string; name: string; raw_arguments: string }
+  | {
+      type: "usage";
+      usage: TokenUsage;
+      /** True when the endpoint reported no usage and the lab counted with its tokenizer. */
+      estimated: boolean;
+    }
+  | {
+      type: "finish";
+      finish_reason: FinishReason;
+      /** From sending the request to the first content or tool-call delta; null if none came. */
+      ttft_ms: number | null;
+      elapsed_ms: number;
+      attempts: number;
+    };
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+}
+
+export interface ChatModel {
+  /** "openai" or "sim". */
+  readonly provider: string;
+  /** The model name sent to the endpoint (or the simulated model's name). */
+  readonly model: string;
+  /** True for the embedded simulated model: its numbers describe no real endpoint. */
+  readonly simulated: boolean;
+  stream(request: ChatModelRequest, options?: StreamOptions): AsyncIterable<ChatModelPart>;
+}
