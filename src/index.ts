@@ -1,4 +1,5 @@
 export * from "./domain/errors.js";
+export * from "./domain/event-protocol.js";
 export * from "./domain/events.js";
 export * from "./domain/messages.js";
 export * from "./domain/records.js";
@@ -6,6 +7,27 @@ export * from "./domain/secrets.js";
 export * from "./domain/session-config.js";
 export * from "./domain/usage.js";
 export { describeIssues, parseInput } from "./domain/validation.js";
+export type * from "./providers/chat-model.js";
+export * from "./providers/create-chat-model.js";
+export * from "./providers/errors.js";
+export {
+  CompletionStreamDecoder,
+  decodeCompletionStream,
+} from "./providers/openai/completion-stream-decoder.js";
+export {
+  OpenAIChatModel,
+  type OpenAIChatModelDependencies,
+} from "./providers/openai/openai-chat-model.js";
+export { OpenAIConfig, type OpenAIConfigInput } from "./providers/openai/openai-config.js";
+export { SimChatModel } from "./providers/sim/sim-chat-model.js";
+export {
+  SIM_REALISTIC_TIMING,
+  SimModelSettings,
+  type SimModelSettingsInput,
+  SimOptions,
+  type SimOptionsInput,
+} from "./providers/sim/sim-options.js";
+export { countTokens, promptTokens, tokenize } from "./providers/tokenizer.js";
 export type { Awaitable, SessionStore } from "./store/session-store.js";
 export { SCHEMA_VERSION } from "./store/sqlite/schema.js";
 export { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";

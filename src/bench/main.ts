@@ -1,7 +1,27 @@
+import type { Figure } from "./measure.js";
+import { runProviderBench } from "./provider-bench.js";
 import { runStoreBench } from "./store-bench.js";
 
-/** `npm run bench`: every benchmark, each figure a ratio against a baseline measured in the same run. */
-const figures = [...runStoreBench()];
+/**
+ * `npm run bench [store|providers]...`: every benchmark by default, each figure a ratio against a
+ * baseline measured in the same run.
+ */
+const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
+  store: runStoreBench,
+  providers: runProviderBench,
+};
+const chosen = process.argv.slice(2);
+const unknown = chosen.filter((name) => !(name in suites));
+if (unknown.length > 0) {
+  console.error(
+    `unknown benchmark(s): ${unknown.join(", ")}; choose from ${Object.keys(suites).join(", ")}`,
+  );
+  process.exit(2);
+}
+const figures: Figure[] = [];
+for (const name of chosen.length > 0 ? chosen : Object.keys(suites)) {
+  figures.push(...(await (suites[name] as () => Figure[] | Promise<Figure[]>)()));
+}
 const missed = figures.filter((figure) => !figure.met);
 console.log(
   missed.length === 0

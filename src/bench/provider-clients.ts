@@ -1,0 +1,168 @@
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { jsonSchema, streamText, tool } from "ai";
+import { createParser } from "eventsource-parser";
+import OpenAI from "openai";
+import { OpenAIChatModel } from "../providers/openai/openai-chat-model.js";
+
+/**
+ * The four ways the provider benchmark reads one stream: the raw baseline, our adapter, and two
+ * peers. Each returns when the stream is fully consumed, with the time to the first content or
+ * tool-call delta as it saw it and how many deltas it saw (a check that it parsed everything).
+ */
+export type StreamKind = "text" | "tool";
+
+export interface ClientRun {
+  ttft_ms: number;
+  deltas: number;
+}
+
+export type BenchClient = (baseUrl: string, kind: StreamKind) => Promise<ClientRun>;
+
+const SEARCH_PARAMETERS = {
+  type: "object",
+  properties: { query: { type: "string" } },
+  required: ["query"],
+};
+
+function requestBody(kind: StreamKind): string {
+  return JSON.stringify({
+    model: "bench-model",
+    messages: [{ role: "user", content: "hi" }],
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(kind === "tool"
+      ? {
+          tools: [
+            {
+              type: "function",
+              function: {
+                name: "mock_search",
+                description: "search",
+                parameters: SEARCH_PARAMETERS,
+              },
+            },
+          ],
+        }
+      : {}),
+  });
+}
+
+interface RawChunk {
+  choices?: { delta?: { content?: string | null; tool_calls?: unknown[] } }[];
+}
+
+/** The floor: fetch, an SSE parser and JSON.parse, nothing else. */
+export const rawFetchClient: BenchClient = async (baseUrl, kind) => {
+  const start = performance.now();
+  let ttft = -1;
+  let deltas = 0;
+  const response = await fetch(`${baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer bench" },
+    body: requestBody(kind),
+  });
+  const parser = createParser({
+    onEvent(event) {
+      if (event.data === "[DONE]") return;
+      const delta = (JSON.parse(event.data) as RawChunk).choices?.[0]?.delta;
+      if (delta && (delta.content || delta.tool_calls)) {
+        if (ttft < 0) ttft = performance.now() - start;
+        deltas++;
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  if (!response.body) throw new Error("no body");
+  for await (const piece of response.body) parser.feed(decoder.decode(piece, { stream: true }));
+  return { ttft_ms: ttft, deltas };
+};
+
+export const agentLabClient: BenchClient = async (baseUrl, kind) => {
+  const model = new OpenAIChatModel({ model: "bench-model", base_url: baseUrl, max_retries: 0 });
+  const start = performance.now();
+  let ttft = -1;
+  let deltas = 0;
+  for await (const part of model.stream({
+    messages: [{ role: "user", content: "hi", tool_calls: [] }],
+    ...(kind === "tool"
+      ? { tools: [{ name: "mock_search", description: "search", parameters: SEARCH_PARAMETERS }] }
+      : {}),
+  })) {
+    if (part.type === "text-delta" || part.type === "tool-call-delta") {
+      if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    }
+  }
+  return { ttft_ms: ttft, deltas };
+};
+
+export const openaiNodeClient: BenchClient = async (baseUrl, kind) => {
+  const client = new OpenAI({ baseURL: baseUrl, apiKey: "bench", maxRetries: 0 });
+  const start = performance.now();
+  let ttft = -1;
+  let deltas = 0;
+  const stream = await client.chat.completions.create({
+    model: "bench-model",
+    messages: [{ role: "user", content: "hi" }],
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(kind === "tool"
+      ? {
+          tools: [
+            {
+              type: "function" as const,
+              function: {
+                name: "mock_search",
+                description: "search",
+                parameters: SEARCH_PARAMETERS,
+              },
+            },
+          ],
+        }
+      : {}),
+  });
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta;
+    if (delta && (delta.content || delta.tool_calls)) {
+      if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    }
+  }
+  return { ttft_ms: ttft, deltas };
+};
+
+export const aiSdkClient: BenchClient = async (baseUrl, kind) => {
+  const provider = createOpenAICompatible({
+    name: "bench",
+    baseURL: baseUrl,
+    apiKey: "bench",
+    includeUsage: true,
+  });
+  const start = performance.now();
+  let ttft = -1;
+  let deltas = 0;
+  const result = streamText({
+    model: provider("bench-model"),
+    prompt: "hi",
+    maxRetries: 0,
+    ...(kind === "tool"
+      ? {
+          tools: {
+            mock_search: tool({
+              description: "search",
+              inputSchema: jsonSchema<{ query: string }>(SEARCH_PARAMETERS as never),
+            }),
+          },
+        }
+      : {}),
+  });
+  for await (const part of result.fullStream) {
+    if (part.type === "text-delta" || part.type === "tool-input-delta") {
+      if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    } else if (part.type === "error") {
+      throw part.error;
+    }
+  }
+  return { ttft_ms: ttft, deltas };
+};

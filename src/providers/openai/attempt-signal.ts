@@ -1,0 +1,47 @@
+/**
+ * The abort signal of one HTTP attempt. The caller's signal, the request timeout and the idle
+ * timeout all abort the same fetch (stopping both the connection and the body read); the reason
+ * it was aborted for tells them apart afterwards.
+ */
+
+export const REQUEST_TIMEOUT = new DOMException("no response headers in time", "TimeoutError");
+export const IDLE_TIMEOUT = new DOMException("the stream went silent", "TimeoutError");
+const FINISHED = new DOMException("the attempt is over", "AbortError");
+
+export class AttemptSignal {
+  readonly #controller = new AbortController();
+  readonly #userSignal: AbortSignal | undefined;
+  readonly #onUserAbort = (): void => this.#controller.abort(this.#userSignal?.reason);
+
+  constructor(userSignal?: AbortSignal) {
+    this.#userSignal = userSignal;
+    if (userSignal?.aborted) this.#onUserAbort();
+    else userSignal?.addEventListener("abort", this.#onUserAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Why the attempt was aborted: one of the timeouts, the caller's reason, or undefined. */
+  get reason(): unknown {
+    return this.#controller.signal.aborted ? this.#controller.signal.reason : undefined;
+  }
+
+  /** Aborts with `reason` after `ms` unless the returned function is called first. */
+  startTimer(ms: number, reason: DOMException): () => void {
+    const timer = setTimeout(() => this.#controller.abort(reason), ms);
+    return () => clearTimeout(timer);
+  }
+
+  /** The caller's cancellation wins over every other explanation of a failure. */
+  throwIfUserAborted(): void {
+    this.#userSignal?.throwIfAborted();
+  }
+
+  /** Stops whatever is still running (connection, body) and unhooks the caller's signal. */
+  close(): void {
+    this.#controller.abort(FINISHED);
+    this.#userSignal?.removeEventListener("abort", this.#onUserAbort);
+  }
+}

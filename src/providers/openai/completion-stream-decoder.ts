@@ -1,0 +1,266 @@
+import { randomUUID } from "node:crypto";
+import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
+import type { TokenUsage } from "../../domain/usage.js";
+import { describeIssues } from "../../domain/validation.js";
+import type { ChatModelPart, FinishReason } from "../chat-model.js";
+import { ProviderStreamError } from "../errors.js";
+import {
+  type ChunkUsage,
+  CompletionChunk,
+  contentText,
+  isCommonChunk,
+  type ToolCallChunk,
+} from "./chunk-schema.js";
+import { endpointMessageFromValue } from "./endpoint-message.js";
+
+/**
+ * The pure heart of the adapter: Chat Completions SSE bytes in, port parts out. No timers, no I/O,
+ * no clock, so it can be fed any split of a byte stream (the property test does) and must give the
+ * same parts for each. The adapter adds what needs a clock or a connection (`response-start`,
+ * `first-token`, `finish` timings, the usage estimate).
+ */
+
+export type DeltaPart = Extract<ChatModelPart, { type: "text-delta" | "tool-call-delta" }>;
+export type ToolCallPart = Extract<ChatModelPart, { type: "tool-call" }>;
+
+export interface CompletionSummary {
+  finish_reason: FinishReason;
+  /** One per tool-call index, in index order. */
+  tool_calls: ToolCallPart[];
+  /** All text deltas joined, for a usage estimate. */
+  text: string;
+  /** As the endpoint reported it; null when it sent none. */
+  usage: TokenUsage | null;
+}
+
+interface ToolCallState {
+  id: string | null;
+  name: string | null;
+  arguments: string;
+}
+
+export interface DecoderOptions {
+  /** Blanked out of any endpoint message that ends up in an error. */
+  apiKey?: string | null;
+  /** For tool calls whose endpoint sent no id (some local servers); must be unique per call. */
+  createToolCallId?: (index: number) => string;
+}
+
+export class CompletionStreamDecoder {
+  readonly #textDecoder = new TextDecoder("utf-8");
+  readonly #parser: EventSourceParser;
+  readonly #apiKey: string | null;
+  readonly #createToolCallId: (index: number) => string;
+  readonly #toolCalls = new Map<number, ToolCallState>();
+  #lastToolCallIndex: number | null = null;
+  #pending: DeltaPart[] = [];
+  #failure: ProviderStreamError | null = null;
+  #finishReason: FinishReason | null = null;
+  #usage: TokenUsage | null = null;
+  #text = "";
+  #done = false;
+
+  constructor(options: DecoderOptions = {}) {
+    this.#apiKey = options.apiKey ?? null;
+    this.#createToolCallId =
+      options.createToolCallId ?? (() => `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`);
+    this.#parser = createParser({ onEvent: (event) => this.#onEvent(event) });
+  }
+
+  /**
+   * True once nothing more needs reading: `data: [DONE]` arrived, or the stream failed. The
+   * reader should stop and call `end()`, which reports the failure; waiting for more bytes
+   * could mean waiting for an idle timeout on a stream that is already lost.
+   */
+  get finished(): boolean {
+    return this.#done || this.#failure !== null;
+  }
+
+  /**
+   * Feeds raw bytes (any split, even inside a UTF-8 character); returns the deltas they
+   * completed. Deltas before a failure in the same bytes are still returned (they did stream);
+   * the failure itself is thrown by `end()` (or by a later `push`).
+   */
+  push(bytes: Uint8Array): DeltaPart[] {
+    if (this.#failure) throw this.#failure;
+    if (!this.#done) this.#parser.feed(this.#textDecoder.decode(bytes, { stream: true }));
+    return this.#drain();
+  }
+
+  /**
+   * Closes the stream. Throws the stream's failure, or `no_finish_reason` when the endpoint never
+   * said why it stopped: a cut stream must not pass for a complete answer.
+   */
+  end(): CompletionSummary {
+    if (!this.finished) this.#parser.feed(this.#textDecoder.decode());
+    this.#drain();
+    if (this.#failure) throw this.#failure;
+    if (this.#finishReason === null) {
+      throw new ProviderStreamError(
+        "no_finish_reason",
+        "the model stream ended without a finish reason; the answer may be cut short",
+      );
+    }
+    const tool_calls = [...this.#toolCalls.entries()]
+      .sort(([left], [right]) => left - right)
+      .map(
+        ([index, call]): ToolCallPart => ({
+          type: "tool-call",
+          index,
+          id: call.id ?? this.#createToolCallId(index),
+          name: call.name ?? "",
+          raw_arguments: call.arguments,
+        }),
+      );
+    return { finish_reason: this.#finishReason, tool_calls, text: this.#text, usage: this.#usage };
+  }
+
+  #drain(): DeltaPart[] {
+    const parts = this.#pending;
+    this.#pending = [];
+    return parts;
+  }
+
+  // Called by the SSE parser inside `feed`; failures are parked and thrown from `end`, so the
+  // parser never sees our exceptions.
+  #onEvent(event: EventSourceMessage): void {
+    if (this.#done || this.#failure) return;
+    if (event.event === "error") {
+      this.#fail("error_event", this.#errorEventMessage(parseJson(event.data)));
+      return;
+    }
+    // Named events other than `message` are not part of the Chat Completions protocol.
+    if (event.event !== undefined && event.event !== "message") return;
+    if (event.data.trim() === "[DONE]") {
+      this.#done = true;
+      return;
+    }
+    const value = parseJson(event.data);
+    if (value === NOT_JSON) {
+      this.#fail("malformed_json", "the model stream sent a chunk that is not valid JSON");
+      return;
+    }
+    let chunk: CompletionChunk;
+    if (isCommonChunk(value)) {
+      chunk = value;
+    } else {
+      const parsed = CompletionChunk.safeParse(value);
+      if (!parsed.success) {
+        this.#fail(
+          "malformed_json",
+          `the model stream sent a chunk that is not a chat completion chunk (${describeIssues(parsed.error)})`,
+        );
+        return;
+      }
+      chunk = parsed.data;
+    }
+    if (chunk.error !== null && chunk.error !== undefined) {
+      this.#fail("error_event", this.#errorEventMessage(chunk));
+      return;
+    }
+    if (chunk.usage) this.#usage = toTokenUsage(chunk.usage) ?? this.#usage;
+    for (const choice of chunk.choices ?? []) {
+      // We never ask for n > 1; other choices would be another answer, not more of this one.
+      if ((choice.index ?? 0) !== 0) continue;
+      const text =
+        contentText(choice.delta?.content) +
+        (typeof choice.delta?.refusal === "string" ? choice.delta.refusal : "");
+      if (text.length > 0) {
+        this.#text += text;
+        this.#pending.push({ type: "text-delta", text });
+      }
+      for (const call of choice.delta?.tool_calls ?? []) this.#onToolCallDelta(call);
+      if (choice.finish_reason) this.#finishReason = choice.finish_reason;
+    }
+  }
+
+  #onToolCallDelta(call: ToolCallChunk): void {
+    const index = this.#resolveIndex(call);
+    this.#lastToolCallIndex = index;
+    let state = this.#toolCalls.get(index);
+    if (!state) {
+      state = { id: null, name: null, arguments: "" };
+      this.#toolCalls.set(index, state);
+    }
+    // Some servers repeat id and name on every delta; the port wants them once, on the first.
+    const id = state.id === null && call.id ? call.id : null;
+    const name = state.name === null && call.function?.name ? call.function.name : null;
+    const argumentsDelta = call.function?.arguments ?? "";
+    if (id !== null) state.id = id;
+    if (name !== null) state.name = name;
+    state.arguments += argumentsDelta;
+    if (id === null && name === null && argumentsDelta === "") return;
+    this.#pending.push({
+      type: "tool-call-delta",
+      index,
+      id,
+      name,
+      arguments_delta: argumentsDelta,
+    });
+  }
+
+  /** The index as sent; without one, a new id opens a new call and anything else continues the last. */
+  #resolveIndex(call: ToolCallChunk): number {
+    if (call.index !== null && call.index !== undefined) return call.index;
+    if (call.id) {
+      for (const [index, state] of this.#toolCalls) if (state.id === call.id) return index;
+      return this.#toolCalls.size === 0 ? 0 : Math.max(...this.#toolCalls.keys()) + 1;
+    }
+    return this.#lastToolCallIndex ?? 0;
+  }
+
+  #errorEventMessage(value: unknown): string {
+    const message = value === NOT_JSON ? null : endpointMessageFromValue(value, this.#apiKey);
+    return `the model endpoint reported an error mid-stream${message ? `: ${message}` : ""}`;
+  }
+
+  #fail(failure: "error_event" | "malformed_json", message: string): void {
+    this.#failure = new ProviderStreamError(failure, message);
+  }
+}
+
+const NOT_JSON = Symbol("not JSON");
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** Endpoint usage in the port's shape; null when it carries no counts at all. */
+export function toTokenUsage(usage: ChunkUsage): TokenUsage | null {
+  const prompt = usage.prompt_tokens;
+  const completion = usage.completion_tokens;
+  if (
+    (prompt === null || prompt === undefined) &&
+    (completion === null || completion === undefined)
+  ) {
+    return null;
+  }
+  const prompt_tokens = Math.round(prompt ?? 0);
+  const completion_tokens = Math.round(completion ?? 0);
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: Math.round(usage.total_tokens ?? prompt_tokens + completion_tokens),
+    cached_tokens: Math.round(usage.prompt_tokens_details?.cached_tokens ?? 0),
+  };
+}
+
+/** Decodes a whole byte stream at once: the pure path, for tests and recorded fixtures. */
+export function decodeCompletionStream(
+  chunks: Iterable<Uint8Array>,
+  options: DecoderOptions = {},
+): { parts: (DeltaPart | ToolCallPart)[]; summary: CompletionSummary } {
+  const decoder = new CompletionStreamDecoder(options);
+  const parts: (DeltaPart | ToolCallPart)[] = [];
+  for (const bytes of chunks) {
+    parts.push(...decoder.push(bytes));
+    if (decoder.finished) break;
+  }
+  const summary = decoder.end();
+  parts.push(...summary.tool_calls);
+  return { parts, summary };
+}

@@ -1,0 +1,57 @@
+import { z } from "zod";
+
+/**
+ * What an endpoint says about a failure, made safe to put in an error message: only the
+ * human-readable message is taken (never the raw body), it is shortened, and the API key is
+ * blanked out in case the endpoint echoes it back.
+ */
+
+export const MAX_ENDPOINT_MESSAGE_LENGTH = 500;
+
+const REDACTED_KEY = "[redacted]";
+
+/** Error bodies seen in the wild: OpenAI `{error:{message}}`, Ollama `{error:"..."}`, vLLM `{message}`. */
+const ErrorBody = z.looseObject({
+  error: z.union([z.string(), z.looseObject({ message: z.unknown().optional() })]).nullish(),
+  message: z.unknown().optional(),
+  detail: z.unknown().optional(),
+});
+
+/** The message inside an error body, or null when the text is not JSON or carries none. */
+export function endpointMessageFromBody(text: string, apiKey: string | null): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // A proxy's HTML page or plain text: a raw payload, which we do not repeat.
+    return null;
+  }
+  return endpointMessageFromValue(value, apiKey);
+}
+
+export function endpointMessageFromValue(value: unknown, apiKey: string | null): string | null {
+  const parsed = ErrorBody.safeParse(value);
+  if (!parsed.success) return null;
+  const { error, message, detail } = parsed.data;
+  const candidate =
+    typeof error === "string"
+      ? error
+      : typeof error?.message === "string"
+        ? error.message
+        : typeof message === "string"
+          ? message
+          : typeof detail === "string"
+            ? detail
+            : null;
+  return candidate === null ? null : sanitizeMessage(candidate, apiKey);
+}
+
+/** Blanks the key and shortens; applied to every text that reaches one of our error messages. */
+export function sanitizeMessage(text: string, apiKey: string | null): string {
+  let clean = apiKey ? text.split(apiKey).join(REDACTED_KEY) : text;
+  clean = clean.replace(/\s+/g, " ").trim();
+  if (clean.length > MAX_ENDPOINT_MESSAGE_LENGTH) {
+    clean = `${clean.slice(0, MAX_ENDPOINT_MESSAGE_LENGTH - 1)}…`;
+  }
+  return clean;
+}

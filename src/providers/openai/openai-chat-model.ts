@@ -1,0 +1,209 @@
+import { abortableSleep } from "../../domain/abortable-sleep.js";
+import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
+import { ProviderApiError, ProviderConnectionError } from "../errors.js";
+import { AttemptSignal } from "./attempt-signal.js";
+import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
+import {
+  type Environment,
+  type OpenAIConfigInput,
+  type ResolvedOpenAIConfig,
+  resolveOpenAIConfig,
+} from "./openai-config.js";
+import { readBody } from "./read-body.js";
+import { renderRequestBody } from "./request-body.js";
+import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
+import { type AttemptOutcome, sendAttempt } from "./send-attempt.js";
+import { estimateUsage } from "./usage-estimate.js";
+
+export interface OpenAIChatModelDependencies {
+  /** Where the key and OPENAI_BASE_URL are read; default process.env. */
+  env?: Environment;
+  /** default globalThis.fetch (undici in Node 20). */
+  fetch?: typeof globalThis.fetch;
+  /** Jitter source for the backoff; default Math.random. */
+  random?: () => number;
+}
+
+/**
+ * A ChatModel for any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, Ollama,
+ * llama.cpp server, LM Studio, OpenRouter), on plain fetch and an SSE parser.
+ */
+export class OpenAIChatModel implements ChatModel {
+  readonly provider = "openai";
+  readonly simulated = false;
+  readonly model: string;
+  /** The endpoint's base URL, without a trailing slash. */
+  readonly baseUrl: string;
+  readonly #config: ResolvedOpenAIConfig;
+  // Private and never logged: the key only ever goes into the Authorization header.
+  readonly #apiKey: string | null;
+  readonly #fetch: typeof globalThis.fetch;
+  readonly #random: () => number;
+
+  constructor(config: OpenAIConfigInput, dependencies: OpenAIChatModelDependencies = {}) {
+    const resolved = resolveOpenAIConfig(config, dependencies.env ?? process.env);
+    this.#config = resolved.config;
+    this.#apiKey = resolved.apiKey;
+    this.model = resolved.config.model;
+    this.baseUrl = resolved.config.base_url;
+    this.#fetch = dependencies.fetch ?? globalThis.fetch;
+    this.#random = dependencies.random ?? Math.random;
+  }
+
+  async *stream(
+    request: ChatModelRequest,
+    options: StreamOptions = {},
+  ): AsyncGenerator<ChatModelPart, void, undefined> {
+    const userSignal = options.signal;
+    userSignal?.throwIfAborted();
+    const startedAt = performance.now();
+    const body = renderRequestBody(this.model, request);
+    const bodyText = JSON.stringify(body);
+    const { max_retries, timeout_ms, idle_timeout_ms, backoff } = this.#config;
+
+    for (let attempt = 1; ; attempt += 1) {
+      const signal = new AttemptSignal(userSignal);
+      // TTFT is measured from here, the start of the attempt whose response is streamed, not
+      // from the stream's start: time lost to failed attempts and backoff says how available
+      // the endpoint was, not how fast the model answers. It is visible anyway, as the `retry`
+      // parts and the gap between `elapsed_ms` and the successful attempt.
+      const attemptStartedAt = performance.now();
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await sendAttempt({
+          fetch: this.#fetch,
+          url: `${this.baseUrl}/chat/completions`,
+          headers: this.#headers(),
+          body: bodyText,
+          signal,
+          timeout_ms,
+          api_key: this.#apiKey,
+        });
+      } catch (error) {
+        signal.close();
+        throw error;
+      }
+
+      if (outcome.kind === "response") {
+        const { response, headers_at } = outcome;
+        try {
+          yield {
+            type: "response-start",
+            attempt,
+            status: response.status,
+            request_id: response.headers.get("x-request-id"),
+            at_ms: roundMs(headers_at - startedAt),
+          };
+          // From here on nothing is retried: the model may already have acted on the request.
+          const decoder = new CompletionStreamDecoder({ apiKey: this.#apiKey });
+          let ttftMs: number | null = null;
+          if (response.body) {
+            for await (const { bytes, received_at } of readBody(
+              response.body,
+              signal,
+              idle_timeout_ms,
+            )) {
+              for (const part of decoder.push(bytes)) {
+                if (ttftMs === null) {
+                  ttftMs = roundMs(received_at - attemptStartedAt);
+                  yield { type: "first-token", ttft_ms: ttftMs };
+                }
+                yield part;
+              }
+              if (decoder.finished) break;
+            }
+          }
+          // Taken before the closing parts are yielded, so a consumer that dwells on them does not
+          // lengthen the call. (Parts are pulled, so a consumer that stalls mid-stream still does.)
+          const endedAt = performance.now();
+          const summary = decoder.end();
+          yield* summary.tool_calls;
+          yield {
+            type: "usage",
+            usage:
+              summary.usage ??
+              estimateUsage(request.messages, body.tools ?? [], summary.text, summary.tool_calls),
+            estimated: summary.usage === null,
+          };
+          yield {
+            type: "finish",
+            finish_reason: summary.finish_reason,
+            ttft_ms: ttftMs,
+            elapsed_ms: roundMs(endedAt - startedAt),
+            attempts: attempt,
+          };
+          return;
+        } finally {
+          // Covers break, throw and abort alike: no body or socket outlives the stream.
+          signal.close();
+        }
+      }
+
+      signal.close();
+      const failure = describeFailure(outcome, attempt, this.baseUrl);
+      if (!failure.retryable || attempt > max_retries) throw failure.error;
+      const delay_ms = retryDelayMs(
+        attempt - 1,
+        outcome.kind === "http-error" ? outcome.headers : null,
+        backoff,
+        this.#random,
+      );
+      yield { type: "retry", attempt, status: failure.status, reason: failure.reason, delay_ms };
+      await abortableSleep(delay_ms, userSignal);
+    }
+  }
+
+  #headers(): Headers {
+    const headers = new Headers(this.#config.headers);
+    headers.set("content-type", "application/json");
+    headers.set("accept", "text/event-stream");
+    if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
+    return headers;
+  }
+}
+
+interface FailureDescription {
+  retryable: boolean;
+  status: number | null;
+  reason: string;
+  error: ProviderApiError | ProviderConnectionError;
+}
+
+function describeFailure(
+  outcome: Exclude<AttemptOutcome, { kind: "response" }>,
+  attempts: number,
+  baseUrl: string,
+): FailureDescription {
+  if (outcome.kind === "http-error") {
+    const retryable = isRetryableResponse(outcome.status, outcome.headers);
+    return {
+      retryable,
+      status: outcome.status,
+      reason: `status ${outcome.status}${outcome.endpoint_message ? `: ${outcome.endpoint_message}` : ""}`,
+      error: new ProviderApiError(
+        outcome.status,
+        outcome.endpoint_message,
+        outcome.request_id,
+        retryable,
+        attempts,
+      ),
+    };
+  }
+  return {
+    // Nothing reached the model, or nothing came back: trying again is safe.
+    retryable: true,
+    status: null,
+    reason: outcome.message,
+    error: new ProviderConnectionError(
+      `could not get a response from the model endpoint at ${baseUrl}: ${outcome.message}` +
+        `${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
+      attempts,
+      { cause: outcome.cause },
+    ),
+  };
+}
+
+/** Tenths of a millisecond: finer than any network jitter, coarser than float noise. */
+function roundMs(milliseconds: number): number {
+  return Math.round(milliseconds * 10) / 10;
+}

@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { InvalidInputError } from "../../domain/errors.js";
+import { findSecretKeys } from "../../domain/secrets.js";
+import { parseInput } from "../../domain/validation.js";
+import type { BackoffSettings } from "./retry-policy.js";
+
+/**
+ * Configuration of an OpenAI-compatible endpoint. It may be stored with a session, so it holds no
+ * secret: the key is read from the environment variable it names (`api_key_env`), and a config
+ * that carries a key itself is refused.
+ */
+
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+
+const milliseconds = z.number().int().positive();
+
+export const OpenAIConfig = z.strictObject({
+  /** The model name the endpoint knows, without the lab's `openai:` prefix. */
+  model: z.string().trim().min(1),
+  /** Defaults to $OPENAI_BASE_URL, else OpenAI's own endpoint. */
+  base_url: z.string().optional(),
+  /** The *name* of the environment variable holding the key; default OPENAI_API_KEY. */
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+    .optional(),
+  /** Extra request headers (never credentials: those come from the environment). */
+  headers: z
+    .record(
+      z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be an HTTP header name"),
+      z.string().regex(/^[^\r\n]*$/, "must be a single line"),
+    )
+    .default({}),
+  max_retries: z.number().int().min(0).max(10).default(2),
+  /** Until the response headers arrive, per attempt. */
+  timeout_ms: milliseconds.default(60_000),
+  /** Longest silence allowed while the body streams. */
+  idle_timeout_ms: milliseconds.default(30_000),
+  /** Backoff before the first retry, before jitter; doubled each retry (openai-node: 500). */
+  retry_base_delay_ms: z.number().int().nonnegative().default(500),
+  retry_max_delay_ms: z.number().int().nonnegative().default(8_000),
+});
+export type OpenAIConfig = z.output<typeof OpenAIConfig>;
+export type OpenAIConfigInput = z.input<typeof OpenAIConfig>;
+
+const HttpUrl = z.url({ protocol: /^https?$/, error: "must be an http or https URL" });
+
+export interface ResolvedOpenAIConfig {
+  model: string;
+  /** Without a trailing slash. */
+  base_url: string;
+  headers: Record<string, string>;
+  max_retries: number;
+  timeout_ms: number;
+  idle_timeout_ms: number;
+  backoff: BackoffSettings;
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Validates the config and reads what it points to in the environment. Errors name the field
+ * (`openai config: max_retries: ...`) and never repeat a secret value.
+ */
+export function resolveOpenAIConfig(
+  input: unknown,
+  env: Environment,
+): { config: ResolvedOpenAIConfig; apiKey: string | null } {
+  const secretPaths = findSecretKeys(input);
+  if (secretPaths.length > 0) {
+    const fields = secretPaths.map((path) => path.join(".")).join(", ");
+    throw new InvalidInputError(
+      `openai config: ${fields}: keys are read from the environment only; name the variable with api_key_env`,
+    );
+  }
+  const parsed = parseInput(OpenAIConfig, input, "openai config");
+
+  // An empty variable is an unset one (`OPENAI_BASE_URL= agent-lab ...`).
+  const environmentBaseUrl = env.OPENAI_BASE_URL?.trim() || undefined;
+  const fromEnvironment = parsed.base_url === undefined && environmentBaseUrl !== undefined;
+  const rawBaseUrl = parsed.base_url ?? environmentBaseUrl ?? DEFAULT_BASE_URL;
+  const where = `openai config: base_url${fromEnvironment ? " (from OPENAI_BASE_URL)" : ""}`;
+  const baseUrl = HttpUrl.safeParse(rawBaseUrl.trim());
+  if (!baseUrl.success) throw new InvalidInputError(`${where}: must be an http or https URL`);
+  const { username, password } = new URL(baseUrl.data);
+  if (username || password) {
+    // Credentials in a URL end up in logs and error messages; fetch refuses them anyway.
+    throw new InvalidInputError(`${where}: must not contain credentials; use api_key_env`);
+  }
+
+  const keyVariable = parsed.api_key_env ?? DEFAULT_API_KEY_ENV;
+  // No key is fine: local servers (Ollama, llama.cpp, vLLM) usually want none.
+  const apiKey = env[keyVariable]?.trim() || null;
+
+  return {
+    config: {
+      model: parsed.model,
+      base_url: baseUrl.data.replace(/\/+$/, ""),
+      headers: parsed.headers,
+      max_retries: parsed.max_retries,
+      timeout_ms: parsed.timeout_ms,
+      idle_timeout_ms: parsed.idle_timeout_ms,
+      backoff: {
+        base_delay_ms: parsed.retry_base_delay_ms,
+        max_delay_ms: parsed.retry_max_delay_ms,
+      },
+    },
+    apiKey,
+  };
+}

@@ -1,0 +1,114 @@
+import type { ChatMessage } from "../../domain/messages.js";
+import type { ChatModelRequest, ResponseFormat, ToolChoice } from "../chat-model.js";
+
+/**
+ * The Chat Completions request body, rendered from the port's request. Fields the port leaves
+ * unset are left out (not sent as null): strict servers refuse nulls they do not expect.
+ */
+
+export interface WireToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface WireMessage {
+  role: ChatMessage["role"];
+  content: string;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: WireToolCall[];
+}
+
+export interface WireTool {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export type WireToolChoice =
+  | "auto"
+  | "none"
+  | "required"
+  | { type: "function"; function: { name: string } };
+
+export type WireResponseFormat =
+  | { type: "json_object" }
+  | {
+      type: "json_schema";
+      json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean };
+    };
+
+export interface ChatCompletionsBody {
+  model: string;
+  messages: WireMessage[];
+  stream: true;
+  stream_options: { include_usage: true };
+  tools?: WireTool[];
+  tool_choice?: WireToolChoice;
+  response_format?: WireResponseFormat;
+  temperature?: number;
+  max_tokens?: number;
+}
+
+export function renderMessage(message: ChatMessage): WireMessage {
+  const wire: WireMessage = { role: message.role, content: message.content };
+  if (message.name !== undefined) wire.name = message.name;
+  if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
+  // An empty `tool_calls` list is refused by OpenAI ("empty array"), so it is left out.
+  if (message.tool_calls.length > 0) {
+    wire.tool_calls = message.tool_calls.map((call) => ({
+      id: call.id,
+      type: "function",
+      // The model's exact text, not a re-serialisation of the parsed arguments, so the history
+      // the model sees is the history it wrote (and prefix caches keep matching).
+      function: { name: call.name, arguments: call.raw_arguments },
+    }));
+  }
+  return wire;
+}
+
+export function renderTools(tools: ChatModelRequest["tools"]): WireTool[] {
+  return (tools ?? []).map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+}
+
+export function renderToolChoice(choice: ToolChoice): WireToolChoice {
+  return typeof choice === "string"
+    ? choice
+    : { type: "function", function: { name: choice.name } };
+}
+
+export function renderResponseFormat(format: ResponseFormat): WireResponseFormat {
+  if (format.type === "json_object") return { type: "json_object" };
+  const json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean } = {
+    name: format.name,
+    schema: format.schema,
+  };
+  if (format.strict !== undefined) json_schema.strict = format.strict;
+  return { type: "json_schema", json_schema };
+}
+
+export function renderRequestBody(model: string, request: ChatModelRequest): ChatCompletionsBody {
+  const body: ChatCompletionsBody = {
+    model,
+    messages: request.messages.map(renderMessage),
+    stream: true,
+    // Without this, OpenAI streams report no token counts at all.
+    stream_options: { include_usage: true },
+  };
+  const tools = renderTools(request.tools);
+  // An empty `tools` list is refused by OpenAI, and `tool_choice` without tools too.
+  if (tools.length > 0) {
+    body.tools = tools;
+    if (request.tool_choice !== undefined) body.tool_choice = renderToolChoice(request.tool_choice);
+  }
+  if (request.response_format !== undefined) {
+    body.response_format = renderResponseFormat(request.response_format);
+  }
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  // `max_tokens`, not `max_completion_tokens`: the one every compatible server understands.
+  if (request.max_tokens !== undefined) body.max_tokens = request.max_tokens;
+  return body;
+}

@@ -1,0 +1,81 @@
+/**
+ * When and how long to wait before trying a request again, after openai-node's client: retry
+ * connection failures, 408, 409, 429 and 5xx unless the server says otherwise with
+ * `x-should-retry`; wait what `retry-after-ms` or `retry-after` asks (up to a minute), else an
+ * exponential backoff with jitter. Pure functions; the adapter decides that a stream which has
+ * begun is never retried.
+ */
+
+export interface BackoffSettings {
+  /** Delay before the first retry, before jitter (openai-node: 0.5 s). */
+  base_delay_ms: number;
+  /** Largest computed delay (openai-node: 8 s). */
+  max_delay_ms: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffSettings = { base_delay_ms: 500, max_delay_ms: 8_000 };
+
+/** The longest server-requested wait we honour; longer requests are cut to this. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** Whether a failed HTTP response may be retried, before counting the retries left. */
+export function isRetryableResponse(status: number, headers: Headers): boolean {
+  // Not a standard header, but OpenAI sends it, and the server knows best.
+  const verdict = headers.get("x-should-retry");
+  if (verdict === "true") return true;
+  if (verdict === "false") return false;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * The wait the server asked for, in ms, or null if it asked for none (or something unreadable).
+ * `retry-after-ms` wins over `retry-after`, which is seconds or an HTTP date.
+ */
+export function requestedRetryDelayMs(headers: Headers, nowMs: number = Date.now()): number | null {
+  const milliseconds = parseNumber(headers.get("retry-after-ms"));
+  if (milliseconds !== null) return clampRequested(milliseconds);
+  const retryAfter = headers.get("retry-after");
+  if (retryAfter === null || retryAfter.trim() === "") return null;
+  const seconds = parseNumber(retryAfter);
+  if (seconds !== null) return clampRequested(seconds * 1000);
+  const date = Date.parse(retryAfter);
+  return Number.isNaN(date) ? null : clampRequested(date - nowMs);
+}
+
+/**
+ * Exponential backoff for the retry numbered `retryIndex` (0 for the first), with up to 25% of
+ * jitter taken off so clients that failed together do not come back together.
+ */
+export function backoffDelayMs(
+  retryIndex: number,
+  settings: BackoffSettings = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
+  const delay = Math.min(settings.base_delay_ms * 2 ** retryIndex, settings.max_delay_ms);
+  return Math.round(delay * (1 - random() * 0.25));
+}
+
+/** The delay before retry `retryIndex`: what the server asked for, else the backoff. */
+export function retryDelayMs(
+  retryIndex: number,
+  headers: Headers | null,
+  settings: BackoffSettings = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+  nowMs: number = Date.now(),
+): number {
+  const requested = headers ? requestedRetryDelayMs(headers, nowMs) : null;
+  return requested ?? backoffDelayMs(retryIndex, settings, random);
+}
+
+function parseNumber(text: string | null): number | null {
+  if (text === null) return null;
+  const trimmed = text.trim();
+  // Number("") is 0 and parseFloat("1abc") is 1; neither is a delay the server meant.
+  if (!/^\d+(\.\d+)?$/.test(trimmed)) return null;
+  return Number(trimmed);
+}
+
+/** A date in the past means "now"; more than a minute is cut to a minute rather than ignored. */
+function clampRequested(milliseconds: number): number {
+  return Math.round(Math.min(Math.max(milliseconds, 0), MAX_RETRY_AFTER_MS));
+}

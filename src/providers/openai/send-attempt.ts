@@ -1,0 +1,105 @@
+import { type AttemptSignal, REQUEST_TIMEOUT } from "./attempt-signal.js";
+import { endpointMessageFromBody, sanitizeMessage } from "./endpoint-message.js";
+
+/**
+ * One HTTP attempt up to a decision: a streaming response to read, an HTTP error (with the
+ * endpoint's message), or a connection failure. Retrying is the caller's business.
+ */
+
+export type AttemptOutcome =
+  | { kind: "response"; response: Response; headers_at: number }
+  | {
+      kind: "http-error";
+      status: number;
+      headers: Headers;
+      request_id: string | null;
+      endpoint_message: string | null;
+    }
+  | { kind: "connection-error"; message: string; cause: unknown };
+
+export interface AttemptRequest {
+  fetch: typeof globalThis.fetch;
+  url: string;
+  headers: Headers;
+  body: string;
+  signal: AttemptSignal;
+  timeout_ms: number;
+  api_key: string | null;
+}
+
+/** Error bodies are short; a larger one is a proxy page we would not quote anyway. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
+  const { signal } = request;
+  // The request timeout covers the wait for headers and, on an error status, for its short body.
+  const clearTimer = signal.startTimer(request.timeout_ms, REQUEST_TIMEOUT);
+  try {
+    let response: Response;
+    try {
+      response = await request.fetch(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body: request.body,
+        signal: signal.signal,
+      });
+    } catch (error) {
+      signal.throwIfUserAborted();
+      return {
+        kind: "connection-error",
+        message:
+          signal.reason === REQUEST_TIMEOUT
+            ? `no response headers within ${request.timeout_ms} ms`
+            : describeConnectionError(error, request.api_key),
+        cause: error,
+      };
+    }
+    const headers_at = performance.now();
+    if (response.ok) return { kind: "response", response, headers_at };
+
+    const text = await readErrorText(response);
+    signal.throwIfUserAborted();
+    return {
+      kind: "http-error",
+      status: response.status,
+      headers: response.headers,
+      request_id: response.headers.get("x-request-id"),
+      endpoint_message: text === null ? null : endpointMessageFromBody(text, request.api_key),
+    };
+  } finally {
+    clearTimer();
+  }
+}
+
+/** undici says "fetch failed" and hides the useful part (ECONNRESET, ECONNREFUSED…) in `cause`. */
+function describeConnectionError(error: unknown, apiKey: string | null): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code =
+    cause instanceof Error && "code" in cause && typeof cause.code === "string" ? cause.code : null;
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return sanitizeMessage(`connection failed (${code ? `${code}: ` : ""}${detail})`, apiKey);
+}
+
+/** The error body as text, or null if it could not be read; never longer than the cap. */
+async function readErrorText(response: Response): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_ERROR_BODY_BYTES) return null;
+      text += decoder.decode(value, { stream: true });
+    }
+    return text + decoder.decode();
+  } catch {
+    // A timeout or a dropped connection while reading an error body: the status still counts.
+    return text.length > 0 ? text : null;
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,29 @@
+import type { ChatMessage } from "../../domain/messages.js";
+import type { TokenUsage } from "../../domain/usage.js";
+import { countTokens, promptTokens } from "../tokenizer.js";
+import type { ToolCallPart } from "./completion-stream-decoder.js";
+import type { WireTool } from "./request-body.js";
+
+/**
+ * Token counts for an endpoint that reported none, from the lab's own tokenizer. They are
+ * estimates (the endpoint's model may tokenize differently), and the usage part says so.
+ */
+export function estimateUsage(
+  messages: readonly ChatMessage[],
+  tools: readonly WireTool[],
+  text: string,
+  toolCalls: readonly ToolCallPart[],
+): TokenUsage {
+  const prompt_tokens = promptTokens(
+    messages,
+    tools.length > 0 ? JSON.stringify(tools) : "",
+  ).length;
+  let completion_tokens = countTokens(text);
+  for (const call of toolCalls) completion_tokens += countTokens(call.raw_arguments);
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: prompt_tokens + completion_tokens,
+    cached_tokens: 0,
+  };
+}

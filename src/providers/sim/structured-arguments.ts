@@ -1,0 +1,81 @@
+import type { ChatModelRequest } from "../chat-model.js";
+import { withoutEventResults } from "./conversation.js";
+import { readIntents } from "./intents.js";
+import {
+  argumentsOf,
+  conformToSchema,
+  type JsonObject,
+  kindOfTool,
+  propertiesOf,
+  SEARCH_TOOL,
+  TICKET_TOOL,
+} from "./tool-arguments.js";
+
+/**
+ * The event agent's job: given a tool (forced with `tool_choice`, or described by a
+ * `response_format`), extract its arguments from the conversation. The user's intent is looked up
+ * from the newest message backwards, so a fallback prompt that quotes the conversation works as
+ * well as the conversation itself.
+ */
+
+export interface ArgumentTarget {
+  /** The tool whose arguments are wanted, when it can be told. */
+  name: string | null;
+  /** The JSON Schema the arguments must satisfy, when the request carries one. */
+  schema: JsonObject | null;
+}
+
+/** Which tool a `response_format` request is about: by schema name, by schema shape, or by mention. */
+export function responseFormatTarget(
+  request: ChatModelRequest,
+  known: readonly string[],
+): ArgumentTarget {
+  const format = request.response_format;
+  const candidates = [...new Set([...known, SEARCH_TOOL, TICKET_TOOL])];
+  if (format?.type === "json_schema") {
+    const byName = candidates.find((name) => format.name.includes(name));
+    if (byName !== undefined) return { name: byName, schema: format.schema };
+    const properties = propertiesOf(format.schema);
+    if ("query" in properties) return { name: SEARCH_TOOL, schema: format.schema };
+    if ("title" in properties) return { name: TICKET_TOOL, schema: format.schema };
+    return { name: mentionedTool(request, candidates), schema: format.schema };
+  }
+  return { name: mentionedTool(request, candidates), schema: null };
+}
+
+function mentionedTool(request: ChatModelRequest, candidates: readonly string[]): string | null {
+  for (const message of [...request.messages].reverse()) {
+    const mentions = candidates
+      .map((name) => ({ name, at: message.content.indexOf(name) }))
+      .filter((mention) => mention.at >= 0)
+      .sort((left, right) => left.at - right.at);
+    if (mentions[0] !== undefined) return mentions[0].name;
+  }
+  return null;
+}
+
+export function extractArguments(request: ChatModelRequest, target: ArgumentTarget): JsonObject {
+  const kind = target.name === null ? null : kindOfTool(target.name);
+  const texts = request.messages
+    .filter((message) => message.role === "user" || message.role === "system")
+    .map((message) => withoutEventResults(message.content))
+    .reverse();
+  let args: JsonObject = {};
+  let subject = texts.find((text) => text !== "") ?? "";
+  for (const text of texts) {
+    const intent = readIntents(text).intents.find(
+      (candidate) => kind === null || candidate.kind === kind,
+    );
+    if (intent === undefined) continue;
+    // An unknown tool with no schema-matching intent still gets the subject of what was asked.
+    if (target.name === null || kind !== null) args = argumentsOf(intent);
+    subject = intent.kind === "search" ? intent.query : intent.title;
+    break;
+  }
+  return target.schema === null ? args : conformToSchema(args, target.schema, shorten(subject));
+}
+
+function shorten(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 200 ? flat.slice(0, 200) : flat;
+}
