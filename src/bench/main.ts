@@ -1,5 +1,6 @@
 import type { Figure } from "./measure.js";
 import { runProviderBench } from "./provider-bench.js";
+import { runRuntimeBench } from "./runtime-bench.js";
 import { runStoreBench } from "./store-bench.js";
 
 /**
@@ -9,6 +10,7 @@ import { runStoreBench } from "./store-bench.js";
 const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   store: runStoreBench,
   providers: runProviderBench,
+  runtime: runRuntimeBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

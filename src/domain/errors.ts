@@ -82,3 +82,23 @@ export class SchemaTooNewError extends AgentLabError {
 export class StoredDataError extends AgentLabError {
   readonly code = "stored_data_invalid" as const;
 }
+
+/** A second turn was started on a session while one is still running. */
+export class TurnInProgressError extends AgentLabError {
+  readonly code = "turn_in_progress" as const;
+  constructor(
+    readonly sessionId: string,
+    readonly turnIndex: number | null,
+    readonly runner: string | null,
+  ) {
+    const which = [
+      turnIndex !== null ? `turn ${turnIndex}` : null,
+      runner ? `run by ${runner}` : null,
+    ]
+      .filter(Boolean)
+      .join(", ");
+    super(
+      `session ${sessionId} already has a turn running${which ? ` (${which})` : ""}; wait for it to end or cancel it`,
+    );
+  }
+}

@@ -42,3 +42,21 @@ export interface AuditRecord {
   details: Record<string, unknown>;
   created_at: string;
 }
+
+export type TurnRecordStatus =
+  | "running"
+  | "completed"
+  | "cancelled"
+  | "failed"
+  | "max_rounds"
+  | "interrupted";
+
+export interface TurnRecord {
+  turn_index: number;
+  user_message: string;
+  started_at: string;
+  completed_at: string | null;
+  wall_time_ms: number | null;
+  status: TurnRecordStatus;
+  runner: string | null;
+}

@@ -32,3 +32,47 @@ export function modeOf(config: Record<string, unknown>): ToolInvocationMode {
   const parsed = ToolInvocationMode.safeParse(config.tool_invocation_mode);
   return parsed.success ? parsed.data : DEFAULT_TOOL_INVOCATION_MODE;
 }
+
+/** One agent's model and prompt (DESIGN.md, "Session config"). Unknown keys are kept. */
+export const AgentConfig = z.looseObject({
+  /** `sim`, `sim:NAME` or `openai:MODEL`. */
+  model: z.string().min(1).default("sim"),
+  base_url: z.string().min(1).optional(),
+  /** The *name* of the environment variable holding the key. */
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+    .optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  system_prompt: z.string().optional(),
+  /** Adapter options (sim: first_token_ms, tokens_per_second, …; openai: max_retries, …). */
+  options: z.record(z.string(), z.unknown()).default({}),
+});
+export type AgentConfig = z.output<typeof AgentConfig>;
+
+export const DEFAULT_TOOLS = ["mock_search", "mock_ticket"] as const;
+
+/**
+ * The full config the runtime reads. Everything has a default, so `{}` is a working session on the
+ * simulated model with the built-in tools.
+ */
+export const LabSessionConfig = z
+  .looseObject({
+    tool_invocation_mode: ToolInvocationMode.default(DEFAULT_TOOL_INVOCATION_MODE),
+    chat_agent: AgentConfig.prefault({}),
+    event_agent: AgentConfig.prefault({}),
+    tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
+    max_rounds: z.number().int().min(1).max(50).default(6),
+  })
+  .superRefine((config, context) => {
+    for (const path of findSecretKeys(config)) {
+      context.addIssue({
+        code: "custom",
+        path,
+        message:
+          "secrets are never stored with a session; put the key in an environment variable and name it with api_key_env",
+      });
+    }
+  });
+export type LabSessionConfig = z.output<typeof LabSessionConfig>;
+export type LabSessionConfigInput = z.input<typeof LabSessionConfig>;

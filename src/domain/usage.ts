@@ -77,3 +77,17 @@ export interface UsageSummary {
   turns: TurnUsageRollup[];
   session: UsageRollup;
 }
+
+export function emptyUsageRollup(): UsageRollup {
+  return {
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    cached_tokens: 0,
+    elapsed_ms: 0,
+    call_count: 0,
+    fallback_count: 0,
+    tool_count: 0,
+    turn_wall_time_ms: null,
+  };
+}

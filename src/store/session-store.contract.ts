@@ -529,6 +529,47 @@ export function describeSessionStoreContract(
       expect(await snapshot()).toStrictEqual(before);
     });
 
+    it("lists turns with how each ended and who ran it", async () => {
+      await store.createSession({ title: "turns", config: {}, session_id: "turns" });
+      await store.startTurn("turns", { turn_index: 1, user_message: "one", runner: "101@host" });
+      await store.completeTurn("turns", { turn_index: 1, wall_time_ms: 12 });
+      await store.startTurn("turns", { turn_index: 2, user_message: "two" });
+      await store.completeTurn("turns", { turn_index: 2, wall_time_ms: 5, status: "cancelled" });
+      await store.startTurn("turns", { turn_index: 3, user_message: "three", runner: "202@host" });
+      await expect(async () =>
+        store.completeTurn("turns", { turn_index: 3, wall_time_ms: 1, status: "paused" as never }),
+      ).rejects.toThrow(/completeTurn: status/);
+
+      const turns = await store.listTurns("turns");
+      expect(
+        turns.map(({ turn_index, user_message, wall_time_ms, status, runner }) => ({
+          turn_index,
+          user_message,
+          wall_time_ms,
+          status,
+          runner,
+        })),
+      ).toStrictEqual([
+        {
+          turn_index: 1,
+          user_message: "one",
+          wall_time_ms: 12,
+          status: "completed",
+          runner: "101@host",
+        },
+        { turn_index: 2, user_message: "two", wall_time_ms: 5, status: "cancelled", runner: null },
+        {
+          turn_index: 3,
+          user_message: "three",
+          wall_time_ms: null,
+          status: "running",
+          runner: "202@host",
+        },
+      ]);
+      expect(turns[2]?.completed_at).toBeNull();
+      expect(await store.listTurns("nobody")).toStrictEqual([]);
+    });
+
     it("never stores a credential in the audit log", async () => {
       await store.createSession({ title: "audit", config: {}, session_id: "audit" });
       await store.appendAudit("audit", {

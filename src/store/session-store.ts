@@ -3,6 +3,7 @@ import type {
   MessageRecord,
   SessionListItem,
   SessionRecord,
+  TurnRecord,
 } from "../domain/records.js";
 import type { UsageSummary } from "../domain/usage.js";
 import type {
@@ -32,7 +33,10 @@ export interface SessionStore {
   /** Most recently updated first. */
   listSessions(): Awaitable<SessionListItem[]>;
   startTurn(sessionId: string, options: StartTurnOptions): Awaitable<void>;
+  /** Ends a turn with its measured wall time and how it ended (default "completed"). */
   completeTurn(sessionId: string, options: CompleteTurnOptions): Awaitable<void>;
+  /** The session's turns in order; legacy rows without a status read as completed or running. */
+  listTurns(sessionId: string): Awaitable<TurnRecord[]>;
   appendMessage(sessionId: string, options: AppendMessageOptions): Awaitable<void>;
   /** Writes a protocol group (assistant tool calls and their replies) all or nothing. */
   appendMessages(sessionId: string, options: AppendMessagesOptions): Awaitable<void>;

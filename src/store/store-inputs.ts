@@ -23,12 +23,27 @@ export type CreateSessionOptions = z.input<typeof CreateSessionOptions>;
 export const EnsureSessionOptions = CreateSessionOptions.omit({ session_id: true });
 export type EnsureSessionOptions = z.input<typeof EnsureSessionOptions>;
 
-export const StartTurnOptions = z.strictObject({ turn_index: index, user_message: z.string() });
+export const StartTurnOptions = z.strictObject({
+  turn_index: index,
+  user_message: z.string(),
+  /** Who runs the turn ("pid@host"), so a later process can tell a live turn from a crashed one. */
+  runner: z.string().min(1).nullable().default(null),
+});
 export type StartTurnOptions = z.input<typeof StartTurnOptions>;
+
+export const FinishedTurnStatus = z.enum([
+  "completed",
+  "cancelled",
+  "failed",
+  "max_rounds",
+  "interrupted",
+]);
+export type FinishedTurnStatus = z.infer<typeof FinishedTurnStatus>;
 
 export const CompleteTurnOptions = z.strictObject({
   turn_index: index,
   wall_time_ms: milliseconds.nullable(),
+  status: FinishedTurnStatus.default("completed"),
 });
 export type CompleteTurnOptions = z.input<typeof CompleteTurnOptions>;
 

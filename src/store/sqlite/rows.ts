@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { ToolCallEvent } from "../../domain/events.js";
 import type { MessageRole } from "../../domain/messages.js";
-import type { AuditRecord, MessageRecord, SessionRecord } from "../../domain/records.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionRecord,
+  TurnRecord,
+  TurnRecordStatus,
+} from "../../domain/records.js";
 import type { ToolInvocationMode } from "../../domain/session-config.js";
 import { modeOf } from "../../domain/session-config.js";
 import type { AgentRole, CallKind, UsageCallRecord } from "../../domain/usage.js";
@@ -131,4 +137,21 @@ export function toUsageCallRecord(row: UsageRow, mode: ToolInvocationMode): Usag
     metric_key: row.metric_key,
     created_at: row.created_at,
   };
+}
+
+export interface TurnRow {
+  turn_index: number;
+  user_message: string;
+  started_at: string;
+  completed_at: string | null;
+  wall_time_ms: number | null;
+  status: string | null;
+  runner: string | null;
+}
+
+export function toTurnRecord(row: TurnRow): TurnRecord {
+  // Legacy rows predate the status column: a completion time is all they can tell.
+  const status = (row.status ??
+    (row.completed_at === null ? "running" : "completed")) as TurnRecordStatus;
+  return { ...row, status };
 }

@@ -42,9 +42,17 @@ export const TABLES: readonly TableLayout[] = [
       started_at TEXT NOT NULL,
       completed_at TEXT,
       wall_time_ms INTEGER,
+      status TEXT,
+      runner TEXT,
       PRIMARY KEY (session_id, turn_index)
     )`,
-    columns: [["wall_time_ms", "INTEGER"]],
+    // status: running, completed, cancelled, failed, max_rounds, interrupted (NULL in legacy rows).
+    // runner: "pid@host" of the process running the turn, to tell a live turn from a crashed one.
+    columns: [
+      ["wall_time_ms", "INTEGER"],
+      ["status", "TEXT"],
+      ["runner", "TEXT"],
+    ],
   },
   {
     name: "messages",

@@ -13,6 +13,7 @@ import type {
   MessageRecord,
   SessionListItem,
   SessionRecord,
+  TurnRecord,
 } from "../../domain/records.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import { modeOf } from "../../domain/session-config.js";
@@ -36,9 +37,11 @@ import {
   type ListedSessionRow,
   type MessageRow,
   type SessionRow,
+  type TurnRow,
   toAuditRecord,
   toMessageRecord,
   toSessionRecord,
+  toTurnRecord,
   toUsageCallRecord,
   type UsageRow,
 } from "./rows.js";
@@ -134,7 +137,13 @@ export class SqliteSessionStore implements SessionStore {
         this.requireSession(sessionId);
         const timestamp = now();
         try {
-          this.sql.insertTurn.run(sessionId, input.turn_index, input.user_message, timestamp);
+          this.sql.insertTurn.run(
+            sessionId,
+            input.turn_index,
+            input.user_message,
+            timestamp,
+            input.runner,
+          );
         } catch (error) {
           if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) {
             throw new TurnExistsError(sessionId, input.turn_index);
@@ -154,6 +163,7 @@ export class SqliteSessionStore implements SessionStore {
         const { changes } = this.sql.completeTurn.run(
           timestamp,
           input.wall_time_ms,
+          input.status,
           sessionId,
           input.turn_index,
         );
@@ -161,6 +171,10 @@ export class SqliteSessionStore implements SessionStore {
         this.sql.touchSession.run(timestamp, sessionId);
       })
       .immediate();
+  }
+
+  listTurns(sessionId: string): TurnRecord[] {
+    return (this.sql.listTurns.all(sessionId) as TurnRow[]).map(toTurnRecord);
   }
 
   appendMessage(sessionId: string, options: AppendMessageOptions): void {

@@ -12,10 +12,13 @@ const SQL = {
       SELECT id, title, created_at, updated_at, turn_count, folded_tokens
       FROM sessions ORDER BY updated_at DESC, id DESC`,
   insertTurn:
-    "INSERT INTO turns (session_id, turn_index, user_message, started_at) VALUES (?, ?, ?, ?)",
+    "INSERT INTO turns (session_id, turn_index, user_message, started_at, status, runner) VALUES (?, ?, ?, ?, 'running', ?)",
+  listTurns: `
+      SELECT turn_index, user_message, started_at, completed_at, wall_time_ms, status, runner
+      FROM turns WHERE session_id = ? ORDER BY turn_index`,
   selectTurn: "SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?",
   completeTurn:
-    "UPDATE turns SET completed_at = ?, wall_time_ms = ? WHERE session_id = ? AND turn_index = ?",
+    "UPDATE turns SET completed_at = ?, wall_time_ms = ?, status = ? WHERE session_id = ? AND turn_index = ?",
   insertMessage: `
       INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at)
       VALUES (@session_id, @turn_index, @role, @content, @name, @tool_call_id, @tool_calls_json, @created_at)`,

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { TurnUsageRollup, UsageRollup } from "../../domain/usage.js";
+import { emptyUsageRollup, type TurnUsageRollup, type UsageRollup } from "../../domain/usage.js";
 
 interface TurnAggregateRow {
   turn_index: number;
@@ -51,7 +51,7 @@ export class UsageRollups {
       byTurn.set(row.turn_index, { ...row, turn_wall_time_ms: null });
     }
     for (const { turn_index, wall_time_ms } of this.wallTimes.iterate(sessionId)) {
-      const turn = byTurn.get(turn_index) ?? { turn_index, ...emptyRollup() };
+      const turn = byTurn.get(turn_index) ?? { turn_index, ...emptyUsageRollup() };
       turn.turn_wall_time_ms = wall_time_ms;
       byTurn.set(turn_index, turn);
     }
@@ -59,23 +59,9 @@ export class UsageRollups {
   }
 }
 
-export function emptyRollup(): UsageRollup {
-  return {
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
-    cached_tokens: 0,
-    elapsed_ms: 0,
-    call_count: 0,
-    fallback_count: 0,
-    tool_count: 0,
-    turn_wall_time_ms: null,
-  };
-}
-
 /** `turn_wall_time_ms` stays null until some turn has measured one. */
 export function sumRollups(turns: readonly UsageRollup[]): UsageRollup {
-  const session = emptyRollup();
+  const session = emptyUsageRollup();
   for (const turn of turns) {
     session.prompt_tokens += turn.prompt_tokens;
     session.completion_tokens += turn.completion_tokens;

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ToolInvocationMode } from "../domain/session-config.js";
+import { SimChatModel } from "../providers/sim/sim-chat-model.js";
+import { runTurn } from "../runtime/run-turn.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import { type Figure, median, printFigures } from "./measure.js";
+import { ScriptedToolModel, TimedModel } from "./scripted-model.js";
+
+const MODES: ToolInvocationMode[] = ["chat_agent_tools", "dual_agent"];
+
+/**
+ * The lab's own cost per round: turns of two rounds (a tool round and an answer) on the instant
+ * sim model and instant tools, everything persisted to a real file. The time spent inside the
+ * model's stream is measured and subtracted: what remains is orchestration, validation, tool
+ * dispatch and the store.
+ */
+async function costPerRound(store: SqliteSessionStore, mode: ToolInvocationMode): Promise<Figure> {
+  const chat = new TimedModel(new SimChatModel({}));
+  const event = new TimedModel(new SimChatModel({}));
+  const overheads: number[] = [];
+  const walls: number[] = [];
+  for (let turn = 0; turn < 120; turn++) {
+    const before = chat.spent_ms + event.spent_ms;
+    const start = performance.now();
+    let rounds = 0;
+    for await (const turnEvent of runTurn({
+      store,
+      message: `search for round cost ${turn}`,
+      config: { tool_invocation_mode: mode },
+      models: { chat, event },
+    })) {
+      if (turnEvent.type === "round_end") rounds++;
+    }
+    const wall = performance.now() - start;
+    const inModel = chat.spent_ms + event.spent_ms - before;
+    if (turn < 20) continue; // warm-up
+    walls.push(wall / rounds);
+    overheads.push((wall - inModel) / rounds);
+  }
+  const overhead = median(overheads);
+  const wall = median(walls);
+  return {
+    name: `lab cost per round, ${mode} (sim model and tools at zero latency, all persisted; median of 100 turns)`,
+    value: `${overhead.toFixed(3)} ms of the lab per round`,
+    baseline: `${wall.toFixed(3)} ms per round including the sim model's own work (tokenizer)`,
+    ratio: overhead / wall,
+    target: "<= 1 ms per round",
+    met: overhead <= 1,
+  };
+}
+
+async function earlyDispatch(store: SqliteSessionStore): Promise<Figure> {
+  const walls: Record<string, number[]> = { chat_agent_tools: [], dual_agent: [] };
+  for (let run = 0; run < 3; run++) {
+    for (const mode of MODES) {
+      const model = new ScriptedToolModel(300);
+      for await (const turnEvent of runTurn({
+        store,
+        message: "search for early dispatch",
+        config: { tool_invocation_mode: mode, tools: ["mock_search"] },
+        models: { chat: model, event: model },
+        tools: createBuiltinTools({ latency_ms: 300 }),
+      })) {
+        if (turnEvent.type === "turn_end") walls[mode]?.push(turnEvent.wall_time_ms);
+      }
+    }
+  }
+  const native = median(walls.chat_agent_tools ?? []);
+  const dual = median(walls.dual_agent ?? []);
+  console.log(
+    `\n  early dispatch: a 300 ms tool, and 300 ms more text streamed after the request\n` +
+      `    chat_agent_tools (tool starts when the stream ends): turn wall time ${native.toFixed(0)} ms\n` +
+      `    dual_agent (tool starts when its tag closes):        turn wall time ${dual.toFixed(0)} ms\n` +
+      `    ratio dual/native ${(dual / native).toFixed(2)}`,
+  );
+  return {
+    name: "early dispatch: dual_agent turn wall time against chat_agent_tools, same script (median of 3)",
+    value: `${dual.toFixed(0)} ms`,
+    baseline: `${native.toFixed(0)} ms (chat_agent_tools)`,
+    ratio: dual / native,
+    target: "dual_agent faster (ratio < 1)",
+    met: dual < native,
+  };
+}
+
+export async function runRuntimeBench(): Promise<Figure[]> {
+  const directory = mkdtempSync(join(tmpdir(), "agent-lab-bench-"));
+  const store = new SqliteSessionStore(join(directory, "runtime.sqlite3"));
+  try {
+    console.log("\nruntime benchmark");
+    const figures: Figure[] = [];
+    for (const mode of MODES) figures.push(await costPerRound(store, mode));
+    figures.push(await earlyDispatch(store));
+    printFigures("Runtime", figures);
+    return figures;
+  } finally {
+    store.close();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,106 @@
+import { abortableSleep } from "../domain/abortable-sleep.js";
+import { formatEventTag } from "../domain/event-protocol.js";
+import type {
+  ChatModel,
+  ChatModelPart,
+  ChatModelRequest,
+  StreamOptions,
+} from "../providers/chat-model.js";
+
+/**
+ * The early-dispatch benchmark's chat agent: round one asks for one search, then keeps streaming
+ * `trailing_ms` of text after the request; round two (tool results present) answers. It speaks
+ * either style from the same script: a native tool call when offered `tools`, an `<event>` tag
+ * otherwise. Like a real endpoint, a native call is only complete when the stream ends.
+ */
+export class ScriptedToolModel implements ChatModel {
+  readonly provider = "bench";
+  readonly model = "scripted";
+  readonly simulated = true;
+
+  constructor(private readonly trailing_ms: number) {}
+
+  async *stream(
+    request: ChatModelRequest,
+    options: StreamOptions = {},
+  ): AsyncGenerator<ChatModelPart> {
+    const started = performance.now();
+    yield { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: 0 };
+    yield { type: "first-token", ttft_ms: performance.now() - started };
+    const answered = request.messages.some(
+      (message) =>
+        message.role === "tool" ||
+        (message.role === "user" && message.content.includes("<event_result")),
+    );
+    if (answered) {
+      yield { type: "text-delta", text: "Here is what I found." };
+      yield* this.#close(started, "stop");
+      return;
+    }
+    const args = '{"query":"early dispatch"}';
+    const native = (request.tools ?? []).length > 0;
+    yield { type: "text-delta", text: "Let me look that up. " };
+    if (native) {
+      yield {
+        type: "tool-call-delta",
+        index: 0,
+        id: "call_1",
+        name: "mock_search",
+        arguments_delta: args,
+      };
+    } else {
+      yield { type: "text-delta", text: formatEventTag("mock_search", args) };
+    }
+    const steps = 10;
+    for (let step = 0; step < steps; step++) {
+      await abortableSleep(this.trailing_ms / steps, options.signal);
+      yield { type: "text-delta", text: "While that runs, some more thoughts. " };
+    }
+    if (native) {
+      yield { type: "tool-call", index: 0, id: "call_1", name: "mock_search", raw_arguments: args };
+    }
+    yield* this.#close(started, native ? "tool_calls" : "stop");
+  }
+
+  *#close(started: number, finish_reason: string): Generator<ChatModelPart> {
+    yield {
+      type: "usage",
+      usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cached_tokens: 0 },
+      estimated: false,
+    };
+    yield {
+      type: "finish",
+      finish_reason,
+      ttft_ms: 0,
+      elapsed_ms: performance.now() - started,
+      attempts: 1,
+    };
+  }
+}
+
+/** Wraps a model and adds up the time spent inside it, so the lab's own cost can be separated out. */
+export class TimedModel implements ChatModel {
+  spent_ms = 0;
+  get provider() {
+    return this.inner.provider;
+  }
+  get model() {
+    return this.inner.model;
+  }
+  get simulated() {
+    return this.inner.simulated;
+  }
+
+  constructor(private readonly inner: ChatModel) {}
+
+  async *stream(request: ChatModelRequest, options?: StreamOptions): AsyncGenerator<ChatModelPart> {
+    const iterator = this.inner.stream(request, options)[Symbol.asyncIterator]();
+    for (;;) {
+      const start = performance.now();
+      const next = await iterator.next();
+      this.spent_ms += performance.now() - start;
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import type { ToolCallEvent } from "./events.js";
+import type { ToolInvocationMode } from "./session-config.js";
+import type { AgentRole, CallKind, TokenUsage, TurnUsageRollup } from "./usage.js";
+
+/**
+ * What a running turn reports, in order, to whoever watches it (the CLI, the HTTP API's SSE, the
+ * web UI). Data only, snake_case, JSON-safe: the same objects travel over the wire.
+ */
+export type TurnStatus = "completed" | "cancelled" | "failed" | "max_rounds";
+
+export type TurnEvent =
+  | {
+      type: "turn_start";
+      session_id: string;
+      turn_index: number;
+      mode: ToolInvocationMode;
+      simulated: boolean;
+    }
+  | { type: "round_start"; round_index: number }
+  | { type: "text_delta"; round_index: number; text: string }
+  | {
+      type: "retry";
+      round_index: number;
+      agent: AgentRole;
+      attempt: number;
+      status: number | null;
+      reason: string;
+      delay_ms: number;
+    }
+  /** A tool call the chat agent asked for, as it asked (arguments may still be invalid). */
+  | { type: "tool_call"; round_index: number; event: ToolCallEvent }
+  | {
+      type: "fallback_start";
+      round_index: number;
+      event_id: string;
+      event_name: string;
+      reason: string;
+    }
+  | {
+      type: "fallback_end";
+      round_index: number;
+      event_id: string;
+      ok: boolean;
+      event: ToolCallEvent | null;
+      error: string | null;
+    }
+  | {
+      type: "tool_result";
+      round_index: number;
+      event_id: string;
+      event_name: string;
+      ok: boolean;
+      /** What goes back to the model (JSON text). */
+      content: string;
+      latency_ms: number;
+      used_fallback: boolean;
+    }
+  | {
+      type: "usage";
+      round_index: number;
+      agent: AgentRole;
+      call_kind: CallKind;
+      metric_key: string;
+      usage: TokenUsage;
+      estimated: boolean;
+      ttft_ms: number | null;
+      elapsed_ms: number;
+    }
+  | { type: "round_end"; round_index: number; finish_reason: string | null; tool_calls: number }
+  | { type: "error"; code: string; message: string }
+  | {
+      type: "turn_end";
+      session_id: string;
+      turn_index: number;
+      status: TurnStatus;
+      /** The user-visible text of the final round (tags removed). */
+      answer: string;
+      wall_time_ms: number;
+      usage: TurnUsageRollup;
+    };

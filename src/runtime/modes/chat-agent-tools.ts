@@ -1,0 +1,73 @@
+import type { ToolCallEvent } from "../../domain/events.js";
+import type { ChatMessage } from "../../domain/messages.js";
+import { callModel } from "../model-call.js";
+import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
+import { parseArguments } from "./parse-arguments.js";
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are a helpful assistant. Use the available tools when they help answer the user, then answer from their results.";
+
+/**
+ * Native function calling: the chat agent gets the tool schemas through `tools`; its tool calls run
+ * in parallel once the stream has finished; arguments that are not valid go back to the model as
+ * a tool error (no fallback in this mode).
+ */
+export const chatAgentTools: ModeStrategy = {
+  mode: "chat_agent_tools",
+
+  async runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState) {
+    const { round_index } = state;
+    const agent = context.config.chat_agent;
+    const result = await callModel(context, {
+      model: context.chat_model,
+      request: {
+        messages: [systemMessage(agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT), ...history],
+        tools: context.tools.definitions(),
+        ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+        conversation_id: context.session_id,
+      },
+      agent: "chat_agent",
+      call_kind: "chat_completion",
+      round_index,
+      metric_key: `chat:${context.turn_index}:${round_index}`,
+      onText: (text) => {
+        state.text += text;
+        context.emit({ type: "text_delta", round_index, text });
+      },
+    });
+    state.finish_reason = result.finish_reason;
+
+    const runs = result.tool_calls.map((call) => {
+      const parsed = parseArguments(call.raw_arguments);
+      const event: ToolCallEvent = {
+        id: call.id,
+        name: call.name,
+        arguments: parsed.ok ? parsed.value : {},
+        raw_arguments: call.raw_arguments,
+      };
+      state.calls.push(event);
+      context.emit({ type: "tool_call", round_index, event });
+      const run = (async () => {
+        await context.audit(
+          "event_detected",
+          { event_id: event.id, event_name: event.name, raw_arguments: event.raw_arguments },
+          round_index,
+        );
+        const reply = await context.kernel.execute(event, {
+          round_index,
+          used_fallback: false,
+          argument_error: parsed.ok ? null : parsed.error,
+        });
+        state.replies.set(event.id, reply);
+      })();
+      run.catch(() => {}); // observed by Promise.all below, or by the turn's failure path
+      state.pending.push(run);
+      return run;
+    });
+    await Promise.all(runs);
+  },
+};
+
+export function systemMessage(content: string): ChatMessage {
+  return { role: "system", content, tool_calls: [] };
+}

@@ -1,0 +1,150 @@
+import {
+  formatEventTag,
+  renderEventCatalog,
+  renderEventResult,
+} from "../../domain/event-protocol.js";
+import type { ToolCallEvent } from "../../domain/events.js";
+import type { ChatMessage } from "../../domain/messages.js";
+import { callModel } from "../model-call.js";
+import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
+import { repairArguments } from "./argument-fallback.js";
+import { DEFAULT_SYSTEM_PROMPT, systemMessage } from "./chat-agent-tools.js";
+import { EventTagParser, type ParsedPiece } from "./event-tag-parser.js";
+import { parseArguments } from "./parse-arguments.js";
+
+/**
+ * The chat agent gets no native tools: its system prompt carries an event catalog and it writes
+ * `<event name="…">{…}</event>` in its text. Each event is dispatched the moment its tag closes
+ * (early dispatch), repaired by the event agent when its arguments are missing, not JSON or
+ * refused by the schema, and its result goes back as text in the next round.
+ */
+export const dualAgent: ModeStrategy = {
+  mode: "dual_agent",
+
+  async runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState) {
+    const { round_index } = state;
+    const agent = context.config.chat_agent;
+    const parser = new EventTagParser();
+    const take = (pieces: ParsedPiece[]) => {
+      for (const piece of pieces) {
+        if (piece.type === "text") {
+          state.text += piece.text;
+          context.emit({ type: "text_delta", round_index, text: piece.text });
+        } else {
+          dispatch(context, history, state, piece);
+        }
+      }
+    };
+    const catalog = renderEventCatalog(context.tools.definitions());
+    const result = await callModel(context, {
+      model: context.chat_model,
+      request: {
+        messages: [
+          systemMessage(`${agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT}\n\n${catalog}`),
+          ...renderForEvents(history),
+        ],
+        ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+        conversation_id: context.session_id,
+      },
+      agent: "chat_agent",
+      call_kind: "chat_completion",
+      round_index,
+      metric_key: `chat:${context.turn_index}:${round_index}`,
+      onText: (text) => take(parser.push(text)),
+    });
+    take(parser.end());
+    state.finish_reason = result.finish_reason;
+    await Promise.all(state.pending);
+  },
+};
+
+function dispatch(
+  context: TurnContext,
+  history: readonly ChatMessage[],
+  state: RoundState,
+  piece: Extract<ParsedPiece, { type: "event" }>,
+): void {
+  const { round_index } = state;
+  const id = `evt_${context.turn_index}_${round_index}_${state.calls.length + 1}`;
+  const parsed = piece.complete
+    ? parseArguments(piece.raw_arguments)
+    : ({ ok: false, error: "the event tag was cut off before </event>" } as const);
+  const event: ToolCallEvent = {
+    id,
+    name: piece.name,
+    arguments: parsed.ok ? parsed.value : {},
+    raw_arguments: piece.raw_arguments,
+  };
+  state.calls.push(event);
+  context.emit({ type: "tool_call", round_index, event });
+  const run = (async () => {
+    await context.audit(
+      "event_detected",
+      { event_id: id, event_name: event.name, raw_arguments: event.raw_arguments },
+      round_index,
+    );
+    let final = event;
+    let used_fallback = false;
+    let argument_error: string | null = null;
+    const verdict = parsed.ok ? context.tools.validate(event.name, parsed.value) : parsed;
+    // An unknown tool is the kernel's to refuse; the event agent only repairs arguments.
+    if (!verdict.ok && context.tools.has(event.name)) {
+      used_fallback = true;
+      const repaired = await repairArguments(context, round_index, event, verdict.error, history);
+      if (repaired.ok) {
+        final = { ...event, arguments: repaired.arguments, raw_arguments: repaired.raw_arguments };
+        // History keeps what actually ran; what the chat agent first wrote is in the audit log.
+        state.calls[state.calls.indexOf(event)] = final;
+      } else {
+        argument_error = `${verdict.error}; ${repaired.error}`;
+      }
+    }
+    state.replies.set(
+      id,
+      await context.kernel.execute(final, { round_index, used_fallback, argument_error }),
+    );
+  })();
+  // Observed later (Promise.all or the failure path); this keeps an early failure from being
+  // reported as unhandled in between.
+  run.catch(() => {});
+  state.pending.push(run);
+}
+
+/**
+ * The stored canonical history in the shape a tag-speaking model reads: tool calls back as tags at
+ * the end of the assistant's text, tool replies as one user message of `<event_result>` blocks.
+ */
+export function renderForEvents(history: readonly ChatMessage[]): ChatMessage[] {
+  const rendered: ChatMessage[] = [];
+  let results: string[] = [];
+  const flush = () => {
+    if (results.length === 0) return;
+    rendered.push({ role: "user", content: results.join("\n"), tool_calls: [] });
+    results = [];
+  };
+  for (const message of history) {
+    if (message.role === "tool") {
+      results.push(
+        renderEventResult({
+          id: message.tool_call_id ?? "",
+          name: message.name ?? "",
+          content: message.content,
+        }),
+      );
+      continue;
+    }
+    flush();
+    if (message.role === "assistant" && message.tool_calls.length > 0) {
+      const tags = message.tool_calls.map((call) => formatEventTag(call.name, call.raw_arguments));
+      rendered.push({
+        role: "assistant",
+        content: [message.content, ...tags].filter(Boolean).join("\n"),
+        tool_calls: [],
+      });
+    } else {
+      rendered.push(message);
+    }
+  }
+  flush();
+  return rendered;
+}

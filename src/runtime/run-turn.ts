@@ -1,0 +1,279 @@
+import { z } from "zod";
+import type { ToolCallEvent } from "../domain/events.js";
+import type { ChatMessage } from "../domain/messages.js";
+import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
+import type { TurnEvent, TurnStatus } from "../domain/turn-events.js";
+import { emptyUsageRollup } from "../domain/usage.js";
+import { parseInput } from "../domain/validation.js";
+import type { ChatModel } from "../providers/chat-model.js";
+import { createChatModel } from "../providers/create-chat-model.js";
+import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
+import type { SessionStore } from "../store/session-store.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import { EventChannel } from "./event-channel.js";
+import { EventKernel, interruptedReply } from "./event-kernel.js";
+import { loadHistory } from "./history.js";
+import { chatAgentTools } from "./modes/chat-agent-tools.js";
+import { dualAgent } from "./modes/dual-agent.js";
+import { openSession } from "./open-session.js";
+import {
+  type ModeStrategy,
+  newRoundState,
+  type RoundState,
+  type TurnContext,
+} from "./turn-context.js";
+import { acquireTurn, THIS_RUNNER } from "./turn-lock.js";
+
+export interface RunTurnOptions {
+  store: SessionStore;
+  message: string;
+  /** An existing session to continue, or the id for a new one; a fresh id when absent. */
+  session_id?: string;
+  /** For a new session; default: the start of the message. */
+  title?: string;
+  /** For a new session. For an existing one, only its mode is checked (the mode is locked). */
+  config?: LabSessionConfigInput;
+  /** Cancels the turn: the model stream and the tools stop, partial work is kept. */
+  signal?: AbortSignal;
+  /** The tools the config may select from; default the built-ins. */
+  tools?: readonly Tool[];
+  /** Models to use instead of building them from the config (kept across turns by a caller). */
+  models?: { chat?: ChatModel; event?: ChatModel };
+  model_dependencies?: OpenAIChatModelDependencies;
+}
+
+const UserMessage = z.string().trim().min(1, "the message is empty");
+
+const STRATEGIES: Record<LabSessionConfig["tool_invocation_mode"], ModeStrategy> = {
+  chat_agent_tools: chatAgentTools,
+  dual_agent: dualAgent,
+};
+
+/**
+ * Runs one turn and reports it as it happens. Refusals before the turn starts (bad config, another
+ * mode, a turn already running) throw; once the turn has started every outcome, failure and
+ * cancellation included, is stored and reported, ending with one `turn_end` event. Stopping the
+ * iteration early cancels the turn.
+ */
+export async function* runTurn(
+  options: RunTurnOptions,
+): AsyncGenerator<TurnEvent, void, undefined> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal?.reason);
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  const channel = new EventChannel<TurnEvent>();
+  const driving = driveTurn(options, controller.signal, (event) => channel.push(event)).then(
+    () => channel.close(),
+    (error: unknown) => channel.fail(error),
+  );
+  let finished = false;
+  try {
+    yield* channel;
+    finished = true;
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
+    if (!finished) controller.abort(new Error("the turn's consumer stopped listening"));
+    await driving;
+  }
+}
+
+async function driveTurn(
+  options: RunTurnOptions,
+  signal: AbortSignal,
+  emit: (event: TurnEvent) => void,
+): Promise<void> {
+  const { store } = options;
+  const message = parseInput(UserMessage, options.message, "runTurn: message");
+  const { sessionId, config } = await openSession(options);
+  const chat_model =
+    options.models?.chat ?? createChatModel(config.chat_agent, options.model_dependencies);
+  const event_model =
+    options.models?.event ?? createChatModel(config.event_agent, options.model_dependencies);
+  const tools = new ToolRegistry(options.tools ?? createBuiltinTools()).select(config.tools);
+  const release = await acquireTurn(store, sessionId);
+  try {
+    const history = await loadHistory(store, sessionId);
+    const turns = await store.listTurns(sessionId);
+    const turn_index = (turns.at(-1)?.turn_index ?? 0) + 1;
+    const startedAt = performance.now();
+    await store.startTurn(sessionId, { turn_index, user_message: message, runner: THIS_RUNNER });
+    const user: ChatMessage = { role: "user", content: message, tool_calls: [] };
+    await store.appendMessage(sessionId, { turn_index, message: user });
+    history.push(user);
+
+    const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
+      Promise.resolve(
+        store.appendAudit(sessionId, {
+          event,
+          details,
+          turn_index,
+          round_index: round_index ?? null,
+        }),
+      );
+    // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
+    const work = new AbortController();
+    const stopWork = () => work.abort(signal.reason);
+    if (signal.aborted) stopWork();
+    signal.addEventListener("abort", stopWork, { once: true });
+    const context: TurnContext = {
+      store,
+      session_id: sessionId,
+      turn_index,
+      mode: config.tool_invocation_mode,
+      config,
+      chat_model,
+      event_model,
+      tools,
+      kernel: new EventKernel({
+        store,
+        session_id: sessionId,
+        turn_index,
+        tools,
+        signal: work.signal,
+        emit,
+        audit,
+      }),
+      signal: work.signal,
+      cancelled: () => signal.aborted,
+      abandon: () => work.abort(new Error("the turn failed")),
+      emit,
+      audit,
+    };
+    const simulated = chat_model.simulated || event_model.simulated;
+    await audit("turn_start", {
+      mode: config.tool_invocation_mode,
+      chat_model: `${chat_model.provider}:${chat_model.model}`,
+      event_model: `${event_model.provider}:${event_model.model}`,
+      simulated,
+      tools: tools.names(),
+      max_rounds: config.max_rounds,
+    });
+    emit({
+      type: "turn_start",
+      session_id: sessionId,
+      turn_index,
+      mode: config.tool_invocation_mode,
+      simulated,
+    });
+
+    const { status, answer } = await runRounds(
+      context,
+      STRATEGIES[config.tool_invocation_mode],
+      history,
+    );
+
+    const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
+    await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
+    await audit("turn_end", { status, wall_time_ms });
+    const rollups = await store.usageRollups(sessionId);
+    const usage = rollups.turns.find((turn) => turn.turn_index === turn_index) ?? {
+      turn_index,
+      ...emptyUsageRollup(),
+    };
+    emit({
+      type: "turn_end",
+      session_id: sessionId,
+      turn_index,
+      status,
+      answer,
+      wall_time_ms,
+      usage,
+    });
+  } finally {
+    release();
+  }
+}
+
+async function runRounds(
+  context: TurnContext,
+  strategy: ModeStrategy,
+  history: ChatMessage[],
+): Promise<{ status: TurnStatus; answer: string }> {
+  const { max_rounds } = context.config;
+  for (let round_index = 1; round_index <= max_rounds; round_index++) {
+    context.emit({ type: "round_start", round_index });
+    const state = newRoundState(round_index);
+    try {
+      await strategy.runRound(context, history, state);
+    } catch (error) {
+      return endEarly(context, history, state, error);
+    }
+    const group = roundGroup(state);
+    await context.store.appendMessages(context.session_id, {
+      turn_index: context.turn_index,
+      messages: group,
+    });
+    history.push(...group);
+    context.emit({
+      type: "round_end",
+      round_index,
+      finish_reason: state.finish_reason,
+      tool_calls: state.calls.length,
+    });
+    if (state.calls.length === 0) return { status: "completed", answer: state.text };
+    if (round_index === max_rounds) {
+      await context.audit(
+        "max_rounds_reached",
+        { max_rounds, pending_tool_calls: state.calls.length },
+        round_index,
+      );
+      return { status: "max_rounds", answer: state.text };
+    }
+  }
+  return { status: "max_rounds", answer: "" };
+}
+
+/** The assistant message and its tool replies, in call order, as one atomic group. */
+function roundGroup(state: RoundState): ChatMessage[] {
+  const assistant: ChatMessage = {
+    role: "assistant",
+    content: state.text,
+    tool_calls: state.calls,
+  };
+  return [
+    assistant,
+    ...state.calls.map(
+      (call: ToolCallEvent) => state.replies.get(call.id) ?? interruptedReply(call),
+    ),
+  ];
+}
+
+/**
+ * A round cut short by cancellation or a failure: the tools still running are stopped, and what
+ * the user saw is kept, with every started tool call answered (by its result or "interrupted").
+ */
+async function endEarly(
+  context: TurnContext,
+  history: ChatMessage[],
+  state: RoundState,
+  error: unknown,
+): Promise<{ status: TurnStatus; answer: string }> {
+  const cancelled = context.cancelled();
+  // Tools already dispatched must not outlive the turn; they answer "interrupted" on the abort.
+  context.abandon();
+  await Promise.allSettled(state.pending);
+  if (state.text || state.calls.length > 0) {
+    const group = roundGroup(state);
+    await context.store.appendMessages(context.session_id, {
+      turn_index: context.turn_index,
+      messages: group,
+    });
+    history.push(...group);
+  }
+  const code = (error as { code?: string }).code ?? "internal_error";
+  const message = error instanceof Error ? error.message : String(error);
+  if (cancelled) {
+    await context.audit(
+      "turn_cancelled",
+      { partial_text: state.text.length, tool_calls: state.calls.length },
+      state.round_index,
+    );
+    return { status: "cancelled", answer: state.text };
+  }
+  await context.audit("turn_failed", { code, message }, state.round_index);
+  context.emit({ type: "error", code, message });
+  return { status: "failed", answer: state.text };
+}
