@@ -23,6 +23,20 @@ describe("agent-lab CLI", () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("Usage: agent-lab");
     expect(result.stdout).toMatch(/tool\s+invocation\s+modes/);
+    for (const command of ["run", "sessions", "usage", "show"]) {
+      expect(result.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
+    }
+    expect(result.stdout).toContain("--db <path>");
+    expect(result.stdout).not.toContain("being built");
+  });
+
+  it("prints the help without arguments, and refuses an unknown command", () => {
+    const bare = agentLab();
+    expect(bare.status).toBe(0);
+    expect(bare.stdout).toContain("Usage: agent-lab");
+    const unknown = agentLab("bogus");
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr.trim()).toBe("error: unknown command 'bogus'");
   });
 
   it("refuses an unknown option with one clear line and a non-zero exit", () => {

@@ -1,38 +1,74 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { AgentLabError } from "../domain/errors.js";
+import { type CommandContext, createCommandContext } from "./command-context.js";
+import { registerRunCommand } from "./commands/run.js";
+import { registerSessionsCommand } from "./commands/sessions.js";
+import { registerShowCommand } from "./commands/show.js";
+import { registerUsageCommand } from "./commands/usage.js";
+import { type CliIo, processIo, writeError } from "./output.js";
 
 function packageVersion(): string {
   const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
   return (JSON.parse(text) as { version: string }).version;
 }
 
-export function buildProgram(): Command {
-  return new Command("agent-lab")
+export function buildProgram(context: CommandContext = createCommandContext(processIo())): Command {
+  const { io } = context;
+  const program = new Command("agent-lab")
     .description(
       "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file, and compare them.",
     )
     .version(packageVersion(), "-v, --version", "print the agent-lab version")
     .helpOption("-h, --help", "show this help")
+    .option(
+      "--db <path>",
+      "the lab's SQLite file (default: $AGENT_LAB_DB, else $XDG_DATA_HOME/agent-lab/lab.sqlite3 or ~/.local/share/agent-lab/lab.sqlite3)",
+    )
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .helpCommand("help [command]", "show the help of a command")
     .addHelpText(
       "after",
-      '\nThe session store is available as a library today: import { SqliteSessionStore } from "agent-lab".\n' +
-        "The serve, chat, run, sessions, usage and export commands are being built.",
+      `
+Every command takes --db and --help. Without a model the lab runs on its simulated model (no
+network, labelled "simulated"); --model openai:MODEL talks to any OpenAI-compatible endpoint, with
+the key read from $OPENAI_API_KEY. The session store is also a library:
+import { SqliteSessionStore } from "agent-lab".
+
+Examples:
+  $ agent-lab run "search for agent lab and file a ticket about flaky tests"
+  $ agent-lab sessions
+  $ agent-lab usage <session-id>
+  $ agent-lab show <session-id> --json`,
     )
     .exitOverride();
+  // Subcommands copy the settings above (exit override, output) when they are created.
+  registerRunCommand(program, context);
+  registerSessionsCommand(program, context);
+  registerUsageCommand(program, context);
+  registerShowCommand(program, context);
+  return program;
 }
 
 /** Runs the CLI and returns the exit code; one clear line on failure, never a stack trace. */
-export async function main(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const context = createCommandContext(io);
+  // Piped into `head`: a closed stdout is the reader's choice, not a failure with a stack trace.
+  if (io.stdout === process.stdout) process.stdout.on("error", () => {});
+  const program = buildProgram(context);
   try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 0;
+    }
     await program.parseAsync([...argv], { from: "user" });
-    if (argv.length === 0) program.outputHelp();
-    return 0;
+    return context.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
-    const message = error instanceof AgentLabError ? error.message : String(error);
-    process.stderr.write(`agent-lab: ${message}\n`);
+    // AgentLabError messages are written for people; any other error still gets only its message.
+    writeError(io, error instanceof Error ? error.message : String(error));
     return 1;
   }
 }

@@ -1,3 +1,4 @@
+import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { MessageRecord } from "../domain/records.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -13,27 +14,49 @@ function toMessage(record: MessageRecord): ChatMessage {
   };
 }
 
+interface CallSlot {
+  call: ToolCallEvent;
+  turn_index: number;
+  reply: ChatMessage | null;
+}
+
 /**
- * The session's history as a strict endpoint will accept it. Groups are written atomically, but a
- * file may still hold an assistant tool call without its reply (written message by message by an
- * older lab, or by hand); each such call gets an "interrupted" reply, stored, before the history
- * is used.
+ * The session's history as a strict endpoint will accept it: every assistant tool call followed at
+ * once by exactly one reply. Groups are written atomically, but a file may still hold an assistant
+ * tool call without its reply (written message by message by an older lab, or by hand); each such
+ * call gets an "interrupted" reply, stored, before the history is used.
+ *
+ * Fix: replies used to be taken in stored order, so a repaired reply (appended at the end of the
+ * file) or any reply stored after a later message sat after that message, where a strict endpoint
+ * refuses it. Now each reply is placed right after the call it answers, whatever its position in
+ * the file; a reply goes to the most recent unanswered call with its id (ids may repeat across
+ * rounds), and a reply that answers no call is left out of the history (it stays stored).
  */
 export async function loadHistory(store: SessionStore, sessionId: string): Promise<ChatMessage[]> {
   const records = await store.listMessages(sessionId);
-  const answered = new Set(
-    records.flatMap((record) => (record.tool_call_id ? [record.tool_call_id] : [])),
-  );
-  const orphans = new Map<number, ChatMessage[]>();
+  const entries: { message: ChatMessage; slots: CallSlot[] }[] = [];
+  const open = new Map<string, CallSlot[]>();
   for (const record of records) {
-    for (const call of record.tool_calls) {
-      if (answered.has(call.id)) continue;
-      const group = orphans.get(record.turn_index) ?? [];
-      group.push(interruptedReply(call));
-      orphans.set(record.turn_index, group);
+    if (record.role === "tool") {
+      const slot = open.get(record.tool_call_id ?? "")?.pop();
+      if (slot) slot.reply = toMessage(record);
+      continue;
     }
+    const slots = record.tool_calls.map((call) => ({
+      call,
+      turn_index: record.turn_index,
+      reply: null,
+    }));
+    for (const slot of slots) open.set(slot.call.id, [...(open.get(slot.call.id) ?? []), slot]);
+    entries.push({ message: toMessage(record), slots });
   }
-  if (orphans.size === 0) return records.map(toMessage);
+
+  const orphans = new Map<number, ChatMessage[]>();
+  for (const slot of entries.flatMap((entry) => entry.slots)) {
+    if (slot.reply !== null) continue;
+    slot.reply = interruptedReply(slot.call);
+    orphans.set(slot.turn_index, [...(orphans.get(slot.turn_index) ?? []), slot.reply]);
+  }
   for (const [turn_index, messages] of orphans) {
     await store.appendMessages(sessionId, { turn_index, messages });
     await store.appendAudit(sessionId, {
@@ -42,5 +65,8 @@ export async function loadHistory(store: SessionStore, sessionId: string): Promi
       turn_index,
     });
   }
-  return loadHistory(store, sessionId);
+  return entries.flatMap(({ message, slots }) => [
+    message,
+    ...slots.map((slot) => slot.reply ?? interruptedReply(slot.call)),
+  ]);
 }

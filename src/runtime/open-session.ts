@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from "node:util";
+import { SessionNotFoundError } from "../domain/errors.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -10,37 +12,59 @@ export interface OpenSessionOptions {
   config?: LabSessionConfigInput;
 }
 
+export interface OpenedSession<Prepared> {
+  sessionId: string;
+  config: LabSessionConfig;
+  /** What `prepare` built from `config`. */
+  prepared: Prepared;
+}
+
 /**
  * The session a turn runs in: an existing one keeps its stored config (a requested config may only
  * confirm its mode, which is locked), a new one is created with the requested config or defaults.
+ *
+ * `prepare` builds what the turn needs from the config (models, tools) and throws when it cannot.
+ * Fix: it runs before a new session is written. The turn used to build them only after creating
+ * the session, so a config naming an unknown tool or a bad model string left a stored session
+ * whose every later turn failed the same way (its stored config is the one used).
  */
-export async function openSession(
+export async function openSession<Prepared>(
   options: OpenSessionOptions,
-): Promise<{ sessionId: string; config: LabSessionConfig }> {
+  prepare: (config: LabSessionConfig) => Prepared,
+): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
     options.config === undefined
       ? undefined
       : parseInput(LabSessionConfig, options.config, "config");
+  const title = options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
     const existing = await store.getSession(options.session_id);
     if (existing) {
       if (requested) {
         await store.ensureSession(options.session_id, { title: existing.title, config: requested });
       }
-      return {
-        sessionId: existing.id,
-        config: parseInput(LabSessionConfig, existing.config, `session ${existing.id} config`),
-      };
+      const config = parseInput(LabSessionConfig, existing.config, `session ${existing.id} config`);
+      return { sessionId: existing.id, config, prepared: prepare(config) };
     }
+    const config = requested ?? LabSessionConfig.parse({});
+    const prepared = prepare(config);
+    // Fix: ensureSession, not createSession. Two turns starting the same new session at once both
+    // see it missing above; with createSession the second failed with SessionExistsError instead
+    // of being refused by the turn lock (TurnInProgressError). ensureSession creates it or, when
+    // the other turn just did, only checks the mode; the stored config is then the one used.
+    await store.ensureSession(options.session_id, { title, config });
+    const stored = await store.getSession(options.session_id);
+    if (stored === null) throw new SessionNotFoundError(options.session_id);
+    const storedConfig = parseInput(LabSessionConfig, stored.config, `session ${stored.id} config`);
+    return isDeepStrictEqual(storedConfig, config)
+      ? { sessionId: stored.id, config, prepared }
+      : { sessionId: stored.id, config: storedConfig, prepared: prepare(storedConfig) };
   }
   const config = requested ?? LabSessionConfig.parse({});
-  const sessionId = await store.createSession({
-    title: options.title ?? titleFrom(options.message),
-    config,
-    ...(options.session_id !== undefined ? { session_id: options.session_id } : {}),
-  });
-  return { sessionId, config };
+  const prepared = prepare(config);
+  const sessionId = await store.createSession({ title, config });
+  return { sessionId, config, prepared };
 }
 
 function titleFrom(message: string): string {

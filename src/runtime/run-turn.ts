@@ -87,12 +87,18 @@ async function driveTurn(
 ): Promise<void> {
   const { store } = options;
   const message = parseInput(UserMessage, options.message, "runTurn: message");
-  const { sessionId, config } = await openSession(options);
-  const chat_model =
-    options.models?.chat ?? createChatModel(config.chat_agent, options.model_dependencies);
-  const event_model =
-    options.models?.event ?? createChatModel(config.event_agent, options.model_dependencies);
-  const tools = new ToolRegistry(options.tools ?? createBuiltinTools()).select(config.tools);
+  // Models and tools are built before a new session is stored (see openSession).
+  const {
+    sessionId,
+    config,
+    prepared: { chat_model, event_model, tools },
+  } = await openSession(options, (config) => ({
+    chat_model:
+      options.models?.chat ?? createChatModel(config.chat_agent, options.model_dependencies),
+    event_model:
+      options.models?.event ?? createChatModel(config.event_agent, options.model_dependencies),
+    tools: new ToolRegistry(options.tools ?? createBuiltinTools()).select(config.tools),
+  }));
   const release = await acquireTurn(store, sessionId);
   try {
     const history = await loadHistory(store, sessionId);
@@ -214,6 +220,10 @@ async function runRounds(
       tool_calls: state.calls.length,
     });
     if (state.calls.length === 0) return { status: "completed", answer: state.text };
+    // Fix: a cancellation that arrived while this round's tools ran (they answered "interrupted")
+    // used to start one more round, whose model call failed at once on the aborted signal but
+    // left a `chat_agent_request` (and a `round_start`) for a request that was never sent.
+    if (context.cancelled()) return cancelledEnd(context, state);
     if (round_index === max_rounds) {
       await context.audit(
         "max_rounds_reached",
@@ -265,15 +275,21 @@ async function endEarly(
   }
   const code = (error as { code?: string }).code ?? "internal_error";
   const message = error instanceof Error ? error.message : String(error);
-  if (cancelled) {
-    await context.audit(
-      "turn_cancelled",
-      { partial_text: state.text.length, tool_calls: state.calls.length },
-      state.round_index,
-    );
-    return { status: "cancelled", answer: state.text };
-  }
+  if (cancelled) return cancelledEnd(context, state);
   await context.audit("turn_failed", { code, message }, state.round_index);
   context.emit({ type: "error", code, message });
   return { status: "failed", answer: state.text };
+}
+
+/** A turn the user cancelled, once what the round produced is stored. */
+async function cancelledEnd(
+  context: TurnContext,
+  state: RoundState,
+): Promise<{ status: TurnStatus; answer: string }> {
+  await context.audit(
+    "turn_cancelled",
+    { partial_text: state.text.length, tool_calls: state.calls.length },
+    state.round_index,
+  );
+  return { status: "cancelled", answer: state.text };
 }

@@ -37,10 +37,22 @@ export const chatAgentTools: ModeStrategy = {
     });
     state.finish_reason = result.finish_reason;
 
+    // Fix: an endpoint that repeats a tool call id within one message made the calls share one
+    // reply slot and one metric key: a result was lost (both calls got the last reply), a
+    // `tool_execution` row was dropped as a duplicate, and the stored assistant message repeated
+    // the id, which strict endpoints refuse. A repeated id now gets a suffix ("call_0_2"), used in
+    // the history and the metrics alike.
+    const usedIds = new Set<string>();
+    const uniqueId = (id: string) => {
+      let candidate = id;
+      for (let count = 2; usedIds.has(candidate); count++) candidate = `${id}_${count}`;
+      usedIds.add(candidate);
+      return candidate;
+    };
     const runs = result.tool_calls.map((call) => {
       const parsed = parseArguments(call.raw_arguments);
       const event: ToolCallEvent = {
-        id: call.id,
+        id: uniqueId(call.id),
         name: call.name,
         arguments: parsed.ok ? parsed.value : {},
         raw_arguments: call.raw_arguments,

@@ -1,0 +1,139 @@
+import { type Command, Option } from "commander";
+import type { LabSessionConfigInput, ToolInvocationMode } from "../../domain/session-config.js";
+import { runTurn } from "../../runtime/run-turn.js";
+import type { CommandContext } from "../command-context.js";
+import { openStoreForWriting } from "../database-path.js";
+import { writeError, writeJson } from "../output.js";
+import { requestedSessionConfig } from "../session-config-options.js";
+import { TurnPrinter } from "../turn-printer.js";
+import { TurnReportBuilder } from "../turn-report.js";
+
+interface RunFlags {
+  session?: string;
+  mode?: ToolInvocationMode;
+  model?: string;
+  eventModel?: string;
+  baseUrl?: string;
+  config?: string;
+  title?: string;
+  json?: boolean;
+}
+
+/** The shell's convention: 128 + the signal's number. */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+export function registerRunCommand(program: Command, context: CommandContext): void {
+  program
+    .command("run")
+    .description(
+      "Run one turn: send MESSAGE to a new session (or --session ID), stream the answer and the tool calls, and record everything in the lab's database.",
+    )
+    .argument("<message>", "what the user says")
+    .option("--session <id>", "continue this session (or create it with this id)")
+    .addOption(
+      new Option(
+        "--mode <mode>",
+        "tool invocation mode of a new session (default: dual_agent)",
+      ).choices(["chat_agent_tools", "dual_agent"]),
+    )
+    .option(
+      "--model <spec>",
+      "the chat agent's model: sim, sim:NAME or openai:MODEL (default: sim)",
+    )
+    .option("--event-model <spec>", "the event agent's model (default: sim)")
+    .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
+    .option("--config <file>", "a JSON session config; the flags above override it")
+    .option("--title <title>", "a new session's title (default: the start of the message)")
+    .option("--json", "print one JSON object with the answer, tool calls and usage")
+    .addHelpText(
+      "after",
+      `
+A new session takes its config from --config and the flags; an existing one (--session ID) keeps
+the config it was created with, and its mode is locked. Ctrl-C cancels the turn and keeps what it
+produced, marked cancelled (exit code 130).
+
+Examples:
+  $ agent-lab run "search for agent lab and file a ticket about flaky tests"
+  $ agent-lab run --mode chat_agent_tools --json "search for vitest"
+  $ agent-lab run --session 3f1c… "and now file a ticket about it"
+  $ OPENAI_API_KEY=… agent-lab run --model openai:gpt-4.1-mini "search for agent lab"
+  $ agent-lab run --model openai:llama3.1 --base-url http://127.0.0.1:11434/v1 "hello"`,
+    )
+    .action(async (message: string, flags: RunFlags, command: Command) => {
+      context.exitCode = await runCommand(message, flags, command, context);
+    });
+}
+
+async function runCommand(
+  message: string,
+  flags: RunFlags,
+  command: Command,
+  context: CommandContext,
+): Promise<number> {
+  const { io } = context;
+  const model_dependencies = { env: io.env };
+  const requested = requestedSessionConfig(flags, model_dependencies);
+  const store = openStoreForWriting(context.database(command));
+  const controller = new AbortController();
+  let stoppedBy: StopSignal | null = null;
+  const onSignal = (signal: StopSignal) => {
+    // A second Ctrl-C does not wait for the turn to wind down.
+    if (stoppedBy !== null) process.exit(SIGNAL_EXIT_CODES[signal]);
+    stoppedBy = signal;
+    controller.abort(new Error(`cancelled by ${signal}`));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const existing = flags.session === undefined ? null : store.getSession(flags.session);
+    let config: LabSessionConfigInput | undefined = requested.config;
+    if (existing) {
+      // The stored config is used; a mode asked for explicitly is checked against the locked one.
+      config =
+        requested.explicit_mode === undefined
+          ? undefined
+          : { tool_invocation_mode: requested.explicit_mode };
+      const ignored = [...requested.new_session_flags, ...(flags.title ? ["--title"] : [])];
+      if (ignored.length > 0) {
+        io.stderr.write(
+          `agent-lab: note: session ${existing.id} keeps the config it was created with; ${ignored.join(", ")} ignored\n`,
+        );
+      }
+    }
+    const builder = new TurnReportBuilder();
+    const printer = flags.json ? null : new TurnPrinter(io);
+    for await (const event of runTurn({
+      store,
+      message,
+      ...(flags.session !== undefined ? { session_id: flags.session } : {}),
+      ...(flags.title !== undefined ? { title: flags.title } : {}),
+      ...(config !== undefined ? { config } : {}),
+      signal: controller.signal,
+      model_dependencies,
+    })) {
+      builder.add(event);
+      printer?.print(event);
+    }
+    const report = builder.report();
+    if (report === null) throw new Error("the turn ended without reporting how");
+    if (flags.json) writeJson(io, report);
+    else printer?.footer(report);
+    if (report.status === "failed") {
+      writeError(io, report.error?.message ?? `turn ${report.turn_index} failed`);
+      return 1;
+    }
+    if (report.status === "cancelled") {
+      writeError(
+        io,
+        `turn ${report.turn_index} of session ${report.session_id} was cancelled; what it produced is stored`,
+      );
+      return SIGNAL_EXIT_CODES[stoppedBy ?? "SIGINT"];
+    }
+    return 0;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    store.close();
+  }
+}

@@ -1,0 +1,102 @@
+import type { Command } from "commander";
+import { SessionNotFoundError } from "../../domain/errors.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionRecord,
+  TurnRecord,
+} from "../../domain/records.js";
+import { LabSessionConfig } from "../../domain/session-config.js";
+import type { CommandContext } from "../command-context.js";
+import { openStoreForReading } from "../database-path.js";
+import { type CliIo, formatMs, formatTimestamp, truncate, writeJson } from "../output.js";
+
+interface Transcript {
+  session: SessionRecord;
+  messages: MessageRecord[];
+  audit: AuditRecord[];
+  turns: TurnRecord[];
+}
+
+export function registerShowCommand(program: Command, context: CommandContext): void {
+  program
+    .command("show")
+    .description("Show a session: its config and the conversation, turn by turn.")
+    .argument("<session>", "the session id (see agent-lab sessions)")
+    .option("--json", "print { session, messages, audit }: the records, audit trail included")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ agent-lab show 3f1c…
+  $ agent-lab show 3f1c… --json | jq '.audit[] | .event'`,
+    )
+    .action((sessionId: string, flags: { json?: boolean }, command: Command) => {
+      const store = openStoreForReading(context.database(command));
+      if (store === null) throw new SessionNotFoundError(sessionId);
+      let transcript: Transcript;
+      try {
+        const session = store.getSession(sessionId);
+        if (session === null) throw new SessionNotFoundError(sessionId);
+        transcript = {
+          session,
+          messages: store.listMessages(sessionId),
+          audit: store.listAuditLogs(sessionId),
+          turns: store.listTurns(sessionId),
+        };
+      } finally {
+        store.close();
+      }
+      if (flags.json) {
+        const { session, messages, audit } = transcript;
+        writeJson(context.io, { session, messages, audit });
+      } else {
+        printTranscript(context.io, transcript);
+      }
+    });
+}
+
+function printTranscript(io: CliIo, { session, messages, turns }: Transcript): void {
+  const config = LabSessionConfig.safeParse(session.config);
+  const models = config.success
+    ? `chat agent ${config.data.chat_agent.model} · event agent ${config.data.event_agent.model}`
+    : "config not readable as a lab config";
+  const lines = [
+    `Session ${session.id}: ${session.title}`,
+    `mode ${session.tool_invocation_mode} · ${models}`,
+    `created ${formatTimestamp(session.created_at)} UTC · updated ${formatTimestamp(session.updated_at)} UTC`,
+  ];
+  const byTurn = new Map<number, MessageRecord[]>();
+  for (const message of messages) {
+    const list = byTurn.get(message.turn_index) ?? [];
+    list.push(message);
+    byTurn.set(message.turn_index, list);
+  }
+  const turnIndexes = [
+    ...new Set([...turns.map((turn) => turn.turn_index), ...byTurn.keys()]),
+  ].sort((a, b) => a - b);
+  if (turnIndexes.length === 0) lines.push("", "No turns yet.");
+  for (const turnIndex of turnIndexes) {
+    const turn = turns.find((candidate) => candidate.turn_index === turnIndex);
+    const status = turn ? ` · ${turn.status} · wall ${formatMs(turn.wall_time_ms)}` : "";
+    lines.push("", `── turn ${turnIndex}${status}`);
+    for (const message of byTurn.get(turnIndex) ?? []) lines.push(...renderMessage(message));
+  }
+  io.stdout.write(`${lines.join("\n")}\n`);
+}
+
+function renderMessage(message: MessageRecord): string[] {
+  switch (message.role) {
+    case "tool":
+      return [`  ← ${message.name ?? "tool"}: ${truncate(message.content, 200)}`];
+    case "assistant":
+      return [
+        ...(message.content ? [`assistant: ${message.content}`] : []),
+        ...message.tool_calls.map(
+          (call) => `  → ${call.name} ${truncate(JSON.stringify(call.arguments), 160)}`,
+        ),
+      ];
+    default:
+      return [`${message.role}: ${message.content}`];
+  }
+}

@@ -1,0 +1,26 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { resolveDatabasePath } from "./database-path.js";
+
+describe("resolveDatabasePath", () => {
+  it("prefers --db, then $AGENT_LAB_DB", () => {
+    const env = { AGENT_LAB_DB: "/env/lab.db", XDG_DATA_HOME: "/xdg" };
+    expect(resolveDatabasePath("flag.db", env)).toEqual({ path: "flag.db", is_default: false });
+    expect(resolveDatabasePath(undefined, env)).toEqual({ path: "/env/lab.db", is_default: false });
+  });
+
+  it("defaults to the XDG data folder, else ~/.local/share", () => {
+    expect(resolveDatabasePath(undefined, { XDG_DATA_HOME: "/xdg", HOME: "/home/u" })).toEqual({
+      path: "/xdg/agent-lab/lab.sqlite3",
+      is_default: true,
+    });
+    expect(resolveDatabasePath(undefined, { HOME: "/home/u" }).path).toBe(
+      "/home/u/.local/share/agent-lab/lab.sqlite3",
+    );
+    // A relative XDG_DATA_HOME is invalid by the spec, and an empty variable is an unset one.
+    expect(resolveDatabasePath(undefined, { XDG_DATA_HOME: "rel", AGENT_LAB_DB: "" }).path).toBe(
+      join(homedir(), ".local/share/agent-lab/lab.sqlite3"),
+    );
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * Where a command writes, and the small formatting helpers every command shares. Commands never
+ * touch `process.stdout` directly, so the same code serves the binary and in-process callers.
+ */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+}
+
+/** One JSON document, then a newline: what every `--json` flag prints. */
+export function writeJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The one line a failure prints on stderr. */
+export function writeError(io: CliIo, message: string): void {
+  io.stderr.write(`agent-lab: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+}
+
+/** `12 ms`, `3.4 ms`, `12.3 s`; `–` when there is no measurement. */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "–";
+  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 10) return `${Number(ms.toFixed(1))} ms`;
+  return `${Math.round(ms)} ms`;
+}
+
+/** 1234567 → `1,234,567`. */
+export function formatCount(count: number): string {
+  return count.toLocaleString("en-US");
+}
+
+/** An ISO timestamp as `2025-01-02 10:11:12` (UTC, like the stored value). */
+export function formatTimestamp(iso: string): string {
+  return iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "");
+}
+
+/** Cuts `text` to `max` characters on one line, marking the cut. */
+export function truncate(text: string, max: number): string {
+  const line = text.replace(/\s*\n\s*/g, " ");
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export interface Column<Row> {
+  header: string;
+  value: (row: Row) => string;
+  align?: "left" | "right";
+}
+
+/** A plain text table: a header line, then one line per row, columns two spaces apart. */
+export function formatTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[]): string {
+  const cells = rows.map((row) => columns.map((column) => column.value(row)));
+  const widths = columns.map((column, index) =>
+    Math.max(column.header.length, ...cells.map((line) => (line[index] ?? "").length)),
+  );
+  const render = (line: readonly string[]) =>
+    line
+      .map((cell, index) => {
+        const width = widths[index] ?? 0;
+        return columns[index]?.align === "right" ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join("  ")
+      .trimEnd();
+  return [
+    render(columns.map((column) => column.header)),
+    ...cells.map((line) => render(line)),
+  ].join("\n");
+}

@@ -1,0 +1,132 @@
+import { readFileSync } from "node:fs";
+import { AgentLabError, InvalidInputError } from "../domain/errors.js";
+import {
+  type AgentConfig,
+  LabSessionConfig,
+  type ToolInvocationMode,
+} from "../domain/session-config.js";
+import { parseInput } from "../domain/validation.js";
+import { createChatModel } from "../providers/create-chat-model.js";
+import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import { ToolRegistry } from "../tools/registry.js";
+
+/** The `run` flags that shape a new session's config. */
+export interface SessionConfigFlags {
+  config?: string | undefined;
+  mode?: ToolInvocationMode | undefined;
+  model?: string | undefined;
+  eventModel?: string | undefined;
+  baseUrl?: string | undefined;
+}
+
+export interface RequestedConfig {
+  /** The full config for a new session: the file, then the flags over it. */
+  config: LabSessionConfig;
+  /** The mode the user asked for explicitly (flag or file), checked against an existing session. */
+  explicit_mode: ToolInvocationMode | undefined;
+  /** Flags that only shape a new session (an existing one keeps its stored config). */
+  new_session_flags: string[];
+}
+
+/** Reads and validates a JSON session config file; errors name the file and the field. */
+export function readSessionConfigFile(path: string): {
+  config: LabSessionConfig;
+  has_mode: boolean;
+} {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "is a folder, not a file"
+          : (error as Error).message;
+    throw new InvalidInputError(`config file ${path}: ${reason}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(
+      `config file ${path}: not valid JSON (${(error as Error).message})`,
+    );
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidInputError(`config file ${path}: must be a JSON object`);
+  }
+  return {
+    config: parseInput(LabSessionConfig, value, `config file ${path}`),
+    has_mode: "tool_invocation_mode" in value,
+  };
+}
+
+/**
+ * The config a `run` asks for: the `--config` file (or the defaults), with `--mode`, `--model`,
+ * `--event-model` and `--base-url` over it. Both agents' models and the tool selection are built
+ * once here, so a bad model string, a base URL on a simulated model or an unknown tool is refused
+ * before anything is stored (runTurn would create the session before refusing them).
+ */
+export function requestedSessionConfig(
+  flags: SessionConfigFlags,
+  dependencies: OpenAIChatModelDependencies = {},
+): RequestedConfig {
+  const file = flags.config === undefined ? undefined : readSessionConfigFile(flags.config);
+  const base = file?.config ?? LabSessionConfig.parse({});
+  const chat_agent: AgentConfig = {
+    ...base.chat_agent,
+    ...(flags.model !== undefined ? { model: flags.model } : {}),
+  };
+  const event_agent: AgentConfig = {
+    ...base.event_agent,
+    ...(flags.eventModel !== undefined ? { model: flags.eventModel } : {}),
+  };
+  if (flags.baseUrl !== undefined) {
+    const openai = [chat_agent, event_agent].filter((agent) => agent.model.startsWith("openai:"));
+    if (openai.length === 0) {
+      throw new InvalidInputError(
+        `--base-url applies to openai:MODEL models, and neither the chat agent (${chat_agent.model}) nor the event agent (${event_agent.model}) uses one; pick one with --model or --event-model`,
+      );
+    }
+    for (const agent of openai) agent.base_url = flags.baseUrl;
+  }
+  const config = parseInput(
+    LabSessionConfig,
+    {
+      ...base,
+      ...(flags.mode !== undefined ? { tool_invocation_mode: flags.mode } : {}),
+      chat_agent,
+      event_agent,
+    },
+    "session config",
+  );
+  checked("chat_agent", () => createChatModel(config.chat_agent, dependencies));
+  checked("event_agent", () => createChatModel(config.event_agent, dependencies));
+  checked("tools", () => new ToolRegistry(createBuiltinTools()).select(config.tools));
+  const new_session_flags = [
+    flags.config !== undefined ? "--config" : null,
+    flags.model !== undefined ? "--model" : null,
+    flags.eventModel !== undefined ? "--event-model" : null,
+    flags.baseUrl !== undefined ? "--base-url" : null,
+  ].filter((flag): flag is string => flag !== null);
+  return {
+    config,
+    explicit_mode: flags.mode ?? (file?.has_mode ? base.tool_invocation_mode : undefined),
+    new_session_flags,
+  };
+}
+
+/** Runs a check whose refusal is reported under the config field it concerns. */
+function checked(field: string, check: () => unknown): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof AgentLabError) {
+      throw new InvalidInputError(`${field}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}

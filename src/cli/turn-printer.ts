@@ -1,0 +1,144 @@
+import { z } from "zod";
+import type { TurnEvent } from "../domain/turn-events.js";
+import { type CliIo, formatCount, formatMs, truncate } from "./output.js";
+import type { TurnReport } from "./turn-report.js";
+
+const TOOL_ERROR = z.object({ error: z.string() });
+const DETAIL_WIDTH = 160;
+
+/**
+ * Prints a turn for people as it happens: the answer text as it streams, one line per tool call,
+ * result, fallback and retry, and a footer. Tool lines never cut a line of text in two: one that
+ * arrives mid-line (the dual_agent mode dispatches tools while the text still streams) waits for
+ * the end of that line, or of the round.
+ */
+export class TurnPrinter {
+  readonly #io: CliIo;
+  #atLineStart = true;
+  #waiting: string[] = [];
+  readonly #names = new Map<string, string>();
+
+  constructor(io: CliIo) {
+    this.#io = io;
+  }
+
+  print(event: TurnEvent): void {
+    switch (event.type) {
+      case "text_delta":
+        this.#text(event.text);
+        break;
+      case "tool_call":
+        this.#names.set(event.event.id, event.event.name);
+        this.#line(`  → ${event.event.name} ${argumentsText(event.event)}`);
+        break;
+      case "fallback_start":
+        this.#line(`  ↻ fallback for ${event.event_name}: ${truncate(event.reason, DETAIL_WIDTH)}`);
+        break;
+      case "fallback_end": {
+        const name = this.#names.get(event.event_id) ?? event.event_id;
+        this.#line(
+          event.ok && event.event
+            ? `  ↻ fallback for ${name} repaired: ${argumentsText(event.event)}`
+            : `  ↻ fallback for ${name} failed: ${truncate(event.error ?? "", DETAIL_WIDTH)}`,
+        );
+        break;
+      }
+      case "tool_result": {
+        const outcome = event.ok ? "ok" : "error";
+        const fallback = event.used_fallback ? " (after fallback)" : "";
+        const error = event.ok ? "" : `: ${truncate(toolError(event.content), DETAIL_WIDTH)}`;
+        this.#line(
+          `  ← ${event.event_name} ${outcome} ${formatMs(event.latency_ms)}${fallback}${error}`,
+        );
+        break;
+      }
+      case "retry": {
+        const status = event.status === null ? "" : `, status ${event.status}`;
+        this.#line(
+          `  ⟳ retry of the ${event.agent} (attempt ${event.attempt}${status}, in ${formatMs(event.delay_ms)}): ${truncate(event.reason, DETAIL_WIDTH)}`,
+        );
+        break;
+      }
+      case "round_end":
+      case "error":
+        this.#endBlock();
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The footer: who, how it ended, what it cost. */
+  footer(report: TurnReport): void {
+    this.#endBlock();
+    const { usage } = report;
+    const cached = usage.cached_tokens > 0 ? ` (${formatCount(usage.cached_tokens)} cached)` : "";
+    const parts = [
+      `session ${report.session_id}`,
+      `turn ${report.turn_index}`,
+      report.status,
+      `${formatCount(usage.total_tokens)} tokens${cached}`,
+      `${usage.call_count} ${usage.call_count === 1 ? "call" : "calls"}`,
+      `TTFT ${formatMs(report.ttft_ms)}`,
+      `wall ${formatMs(report.wall_time_ms)}`,
+    ];
+    const simulated = report.simulated ? " (simulated model)" : "";
+    this.#io.stdout.write(`\n── ${parts.join(" · ")}${simulated}\n`);
+  }
+
+  #text(text: string): void {
+    if (text.length === 0) return;
+    const lastBreak = text.lastIndexOf("\n");
+    if (lastBreak === -1 || this.#waiting.length === 0) {
+      this.#io.stdout.write(text);
+      this.#atLineStart = text.endsWith("\n");
+      if (this.#atLineStart) this.#flush();
+      return;
+    }
+    // A line ends inside this delta: the waiting tool lines go right after it.
+    this.#io.stdout.write(text.slice(0, lastBreak + 1));
+    this.#atLineStart = true;
+    this.#flush();
+    this.#text(text.slice(lastBreak + 1));
+  }
+
+  #line(line: string): void {
+    if (this.#atLineStart) this.#io.stdout.write(`${line}\n`);
+    else this.#waiting.push(line);
+  }
+
+  #endBlock(): void {
+    if (!this.#atLineStart) {
+      this.#io.stdout.write("\n");
+      this.#atLineStart = true;
+    }
+    this.#flush();
+  }
+
+  #flush(): void {
+    for (const line of this.#waiting) this.#io.stdout.write(`${line}\n`);
+    this.#waiting = [];
+  }
+}
+
+function argumentsText(event: {
+  arguments: Record<string, unknown>;
+  raw_arguments: string;
+}): string {
+  const parsedNothing =
+    Object.keys(event.arguments).length === 0 && event.raw_arguments.trim() !== "{}";
+  // Arguments that never parsed are shown as the model wrote them.
+  const text = parsedNothing
+    ? event.raw_arguments.trim() || "(no arguments)"
+    : JSON.stringify(event.arguments);
+  return truncate(text, DETAIL_WIDTH);
+}
+
+function toolError(content: string): string {
+  try {
+    const parsed = TOOL_ERROR.safeParse(JSON.parse(content));
+    return parsed.success ? parsed.data.error : content;
+  } catch {
+    return content;
+  }
+}

@@ -1,0 +1,151 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  assertStrictHistory,
+  type HistoryMessage,
+  strictHistoryProblems,
+} from "../../test/runtime/strict-history.js";
+import {
+  completedTurn,
+  MODES,
+  openTemporaryStore,
+  RecordingModel,
+  type TemporaryStore,
+} from "../../test/runtime/turn-harness.js";
+import type { ChatMessageInput } from "../domain/messages.js";
+import type { ToolInvocationMode } from "../domain/session-config.js";
+import { SimChatModel } from "../providers/sim/sim-chat-model.js";
+import { loadHistory } from "./history.js";
+
+const call = (id: string) => ({ id, name: "mock_search", arguments: {}, raw_arguments: "{}" });
+const user = (content: string): ChatMessageInput => ({ role: "user", content });
+const assistant = (content: string, ...ids: string[]): ChatMessageInput => ({
+  role: "assistant",
+  content,
+  tool_calls: ids.map(call),
+});
+const reply = (id: string): ChatMessageInput => ({
+  role: "tool",
+  content: `{"for":"${id}"}`,
+  tool_call_id: id,
+  name: "mock_search",
+});
+
+describe("assertStrictHistory", () => {
+  const ok: HistoryMessage[] = [
+    { role: "system" },
+    { role: "user" },
+    { role: "assistant", tool_calls: [{ id: "a" }, { id: "b" }] },
+    { role: "tool", tool_call_id: "b" },
+    { role: "tool", tool_call_id: "a" },
+    { role: "assistant", tool_calls: [] },
+    { role: "user", tool_call_id: null, tool_calls: null },
+  ];
+
+  it("accepts a history where every call is answered right after it", () => {
+    expect(strictHistoryProblems(ok)).toEqual([]);
+    expect(() => assertStrictHistory(ok)).not.toThrow();
+  });
+
+  it("names every way a strict endpoint would refuse a history", () => {
+    expect(
+      strictHistoryProblems([
+        { role: "assistant", tool_calls: [{ id: "a" }, { id: "b" }] },
+        { role: "tool", tool_call_id: "a" },
+        { role: "user" },
+        { role: "tool", tool_call_id: "b" },
+        { role: "assistant", tool_calls: [{ id: "c" }, { id: "c" }] },
+        { role: "tool", tool_call_id: "c" },
+        { role: "tool", tool_call_id: "c" },
+        { role: "tool" },
+      ]),
+    ).toEqual([
+      "message 0: tool call(s) b have no reply before the next message",
+      "message 3: tool reply b answers no open tool call",
+      "message 4: tool call id c repeated",
+      "message 6: tool call c is answered twice",
+      "message 7: a tool reply without a tool_call_id",
+    ]);
+    expect(() => assertStrictHistory([{ role: "assistant", tool_calls: [{ id: "x" }] }])).toThrow(
+      /x have no reply[\s\S]*history: assistant\(x\)/,
+    );
+  });
+});
+
+describe("loadHistory", () => {
+  let lab: TemporaryStore;
+  beforeEach(() => {
+    lab = openTemporaryStore();
+  });
+  afterEach(() => {
+    lab.dispose();
+  });
+
+  /** A history an older lab wrote message by message: a lost reply mid-way, a stray reply. */
+  function writeLegacyHistory(sessionId: string, mode: ToolInvocationMode): void {
+    const { store } = lab;
+    store.createSession({
+      session_id: sessionId,
+      title: "legacy",
+      config: { tool_invocation_mode: mode },
+    });
+    const turns: ChatMessageInput[][] = [
+      [user("search two things"), assistant("", "a", "b"), reply("a"), assistant("done")],
+      [user("and again"), reply("nobody-asked"), assistant("", "a"), reply("a"), assistant("ok")],
+    ];
+    turns.forEach((messages, index) => {
+      const turn_index = index + 1;
+      store.startTurn(sessionId, { turn_index, user_message: String(messages[0]?.content) });
+      for (const message of messages) store.appendMessage(sessionId, { turn_index, message });
+      store.completeTurn(sessionId, { turn_index, wall_time_ms: 1 });
+    });
+  }
+
+  it("answers a lost call right after it, leaves out a stray reply, and repairs only once", async () => {
+    writeLegacyHistory("legacy", "chat_agent_tools");
+    const history = await loadHistory(lab.store, "legacy");
+    assertStrictHistory(history);
+    expect(history.map((message) => message.tool_call_id ?? message.role)).toEqual([
+      "user",
+      "assistant",
+      "a",
+      "b",
+      "assistant",
+      "user",
+      "assistant",
+      "a",
+      "assistant",
+    ]);
+    expect(history[2]?.content).toBe('{"for":"a"}');
+    expect(history[3]?.content).toMatch(/interrupted/);
+    // The repair is stored (at the end of the file) and audited, once.
+    expect(lab.store.listMessages("legacy").at(-1)).toMatchObject({
+      role: "tool",
+      tool_call_id: "b",
+      turn_index: 1,
+    });
+    expect(await loadHistory(lab.store, "legacy")).toEqual(history);
+    const repairs = lab.store.listAuditLogs("legacy").filter((e) => e.event === "history_repaired");
+    expect(repairs).toMatchObject([{ turn_index: 1, details: { tool_call_ids: ["b"] } }]);
+  });
+
+  it.each(MODES)(
+    "lets a %s turn run on a repaired legacy session with a strict history",
+    async (mode) => {
+      writeLegacyHistory("legacy", mode);
+      const chat = new RecordingModel(new SimChatModel());
+      const end = await completedTurn({
+        store: lab.store,
+        session_id: "legacy",
+        message: "search for sqlite wal mode",
+        models: { chat },
+      });
+      expect(end.turn_index).toBe(3);
+      for (const request of chat.requests) assertStrictHistory(request.messages);
+      if (mode === "chat_agent_tools") {
+        expect(chat.requests[0]?.messages.map((m) => m.tool_call_id ?? m.role).slice(0, 6)).toEqual(
+          ["system", "user", "assistant", "a", "b", "assistant"],
+        );
+      }
+    },
+  );
+});
