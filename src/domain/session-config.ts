@@ -56,7 +56,20 @@ export const DEFAULT_TOOLS = ["mock_search", "mock_ticket"] as const;
  * The full config the runtime reads. Everything has a default, so `{}` is a working session on the
  * simulated model with the built-in tools.
  */
-export const LabSessionConfig = z
+/**
+ * A config that names a chat agent but no event agent gets an event agent on the same endpoint
+ * and model: an `openai:` session must not fall back to the simulated model unasked.
+ */
+function eventAgentFollowsChatAgent(input: unknown): unknown {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return input;
+  const config = input as Record<string, unknown>;
+  const chat = config.chat_agent;
+  if (config.event_agent !== undefined || chat === null || typeof chat !== "object") return input;
+  const { model, base_url, api_key_env } = chat as Record<string, unknown>;
+  return { ...config, event_agent: { model, base_url, api_key_env } };
+}
+
+const LabSessionConfigShape = z
   .looseObject({
     tool_invocation_mode: ToolInvocationMode.default(DEFAULT_TOOL_INVOCATION_MODE),
     chat_agent: AgentConfig.prefault({}),
@@ -74,5 +87,6 @@ export const LabSessionConfig = z
       });
     }
   });
-export type LabSessionConfig = z.output<typeof LabSessionConfig>;
-export type LabSessionConfigInput = z.input<typeof LabSessionConfig>;
+export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);
+export type LabSessionConfig = z.output<typeof LabSessionConfigShape>;
+export type LabSessionConfigInput = z.input<typeof LabSessionConfigShape>;

@@ -26,11 +26,10 @@ interface CallSlot {
  * tool call without its reply (written message by message by an older lab, or by hand); each such
  * call gets an "interrupted" reply, stored, before the history is used.
  *
- * Fix: replies used to be taken in stored order, so a repaired reply (appended at the end of the
- * file) or any reply stored after a later message sat after that message, where a strict endpoint
- * refuses it. Now each reply is placed right after the call it answers, whatever its position in
- * the file; a reply goes to the most recent unanswered call with its id (ids may repeat across
- * rounds), and a reply that answers no call is left out of the history (it stays stored).
+ * Each reply is placed right after the call it answers, whatever its position in the file: a
+ * repaired reply is appended at the end, and a strict endpoint refuses a reply after a later
+ * message. A reply goes to the most recent unanswered call with its id (ids may repeat across
+ * rounds); a reply that answers no call stays stored but is left out of the history.
  */
 export async function loadHistory(store: SessionStore, sessionId: string): Promise<ChatMessage[]> {
   const records = await store.listMessages(sessionId);

@@ -24,9 +24,8 @@ export interface OpenedSession<Prepared> {
  * confirm its mode, which is locked), a new one is created with the requested config or defaults.
  *
  * `prepare` builds what the turn needs from the config (models, tools) and throws when it cannot.
- * Fix: it runs before a new session is written. The turn used to build them only after creating
- * the session, so a config naming an unknown tool or a bad model string left a stored session
- * whose every later turn failed the same way (its stored config is the one used).
+ * It runs before a new session is written: a config naming an unknown tool or a bad model string
+ * must not leave a stored session whose every later turn would fail the same way.
  */
 export async function openSession<Prepared>(
   options: OpenSessionOptions,
@@ -49,10 +48,9 @@ export async function openSession<Prepared>(
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = prepare(config);
-    // Fix: ensureSession, not createSession. Two turns starting the same new session at once both
-    // see it missing above; with createSession the second failed with SessionExistsError instead
-    // of being refused by the turn lock (TurnInProgressError). ensureSession creates it or, when
-    // the other turn just did, only checks the mode; the stored config is then the one used.
+    // Two turns may start the same new session at once and both see it missing: ensureSession
+    // creates it or, when the other turn just did, only checks the mode, leaving the refusal to
+    // the turn lock. The stored config is then the one used.
     await store.ensureSession(options.session_id, { title, config });
     const stored = await store.getSession(options.session_id);
     if (stored === null) throw new SessionNotFoundError(options.session_id);

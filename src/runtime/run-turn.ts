@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TurnExistsError, TurnInProgressError } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
@@ -105,7 +106,14 @@ async function driveTurn(
     const turns = await store.listTurns(sessionId);
     const turn_index = (turns.at(-1)?.turn_index ?? 0) + 1;
     const startedAt = performance.now();
-    await store.startTurn(sessionId, { turn_index, user_message: message, runner: THIS_RUNNER });
+    try {
+      await store.startTurn(sessionId, { turn_index, user_message: message, runner: THIS_RUNNER });
+    } catch (error) {
+      // Another process passed the lock check at the same moment and took this index first.
+      if (error instanceof TurnExistsError)
+        throw new TurnInProgressError(sessionId, turn_index, null);
+      throw error;
+    }
     const user: ChatMessage = { role: "user", content: message, tool_calls: [] };
     await store.appendMessage(sessionId, { turn_index, message: user });
     history.push(user);
@@ -220,9 +228,8 @@ async function runRounds(
       tool_calls: state.calls.length,
     });
     if (state.calls.length === 0) return { status: "completed", answer: state.text };
-    // Fix: a cancellation that arrived while this round's tools ran (they answered "interrupted")
-    // used to start one more round, whose model call failed at once on the aborted signal but
-    // left a `chat_agent_request` (and a `round_start`) for a request that was never sent.
+    // A cancellation that arrived while this round's tools ran ends the turn here: another round
+    // would log a request that is never sent.
     if (context.cancelled()) return cancelledEnd(context, state);
     if (round_index === max_rounds) {
       await context.audit(

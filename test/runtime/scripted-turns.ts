@@ -80,7 +80,10 @@ export function cutAnswer(text: string): ScriptedReply {
   return { body, ending: "destroy" };
 }
 
-/** A session config whose chat agent is the fake server (no key, no retries). */
+/**
+ * A session config whose chat agent is the fake server (no key, no retries) and whose event agent
+ * is the sim, named explicitly: left out, it would follow the chat agent to the fake server.
+ */
 export function fakeServerConfig(
   mode: ToolInvocationMode,
   server: FakeOpenAIServer,
@@ -93,6 +96,7 @@ export function fakeServerConfig(
       base_url: server.baseUrl,
       options: { max_retries: 0 },
     },
+    event_agent: { model: "sim" },
     ...extra,
   };
 }

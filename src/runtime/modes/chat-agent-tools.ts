@@ -37,11 +37,9 @@ export const chatAgentTools: ModeStrategy = {
     });
     state.finish_reason = result.finish_reason;
 
-    // Fix: an endpoint that repeats a tool call id within one message made the calls share one
-    // reply slot and one metric key: a result was lost (both calls got the last reply), a
-    // `tool_execution` row was dropped as a duplicate, and the stored assistant message repeated
-    // the id, which strict endpoints refuse. A repeated id now gets a suffix ("call_0_2"), used in
-    // the history and the metrics alike.
+    // Some endpoints repeat a tool call id within one message. Shared ids would share one reply
+    // slot and one metric key, and strict endpoints refuse them in history, so a repeated id gets
+    // a suffix ("call_0_2"), used in the history and the metrics alike.
     const usedIds = new Set<string>();
     const uniqueId = (id: string) => {
       let candidate = id;
