@@ -5,6 +5,7 @@ export * from "./domain/messages.js";
 export * from "./domain/records.js";
 export * from "./domain/secrets.js";
 export * from "./domain/session-config.js";
+export * from "./domain/turn-events.js";
 export * from "./domain/usage.js";
 export { describeIssues, parseInput } from "./domain/validation.js";
 export type * from "./providers/chat-model.js";
@@ -28,7 +29,11 @@ export {
   type SimOptionsInput,
 } from "./providers/sim/sim-options.js";
 export { countTokens, promptTokens, tokenize } from "./providers/tokenizer.js";
+export { type RunTurnOptions, runTurn } from "./runtime/run-turn.js";
 export type { Awaitable, SessionStore } from "./store/session-store.js";
 export { SCHEMA_VERSION } from "./store/sqlite/schema.js";
 export { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";
 export * from "./store/store-inputs.js";
+export { type BuiltinToolOptions, createBuiltinTools } from "./tools/builtin/index.js";
+export { ToolRegistry, type ToolRunResult } from "./tools/registry.js";
+export type { Tool, ToolContext } from "./tools/tool.js";
