@@ -5,6 +5,7 @@ export * from "./domain/messages.js";
 export * from "./domain/records.js";
 export * from "./domain/secrets.js";
 export * from "./domain/session-config.js";
+export * from "./domain/session-export.js";
 export * from "./domain/turn-events.js";
 export * from "./domain/usage.js";
 export { describeIssues, parseInput } from "./domain/validation.js";
@@ -30,6 +31,8 @@ export {
 } from "./providers/sim/sim-options.js";
 export { countTokens, promptTokens, tokenize } from "./providers/tokenizer.js";
 export { type RunTurnOptions, runTurn } from "./runtime/run-turn.js";
+export { type CreateAppOptions, createApp } from "./server/app.js";
+export { type RunningServer, type StartServerOptions, startServer } from "./server/start-server.js";
 export type { Awaitable, SessionStore } from "./store/session-store.js";
 export { SCHEMA_VERSION } from "./store/sqlite/schema.js";
 export { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";

@@ -1,11 +1,21 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** Builds dist/ once per run: tests that spawn processes exercise the package as it ships. */
+/**
+ * Builds the package once per run, as it ships: dist/ (child processes and worker threads load
+ * it) and the web UI in dist/web (the browser tests in test/e2e load it from a real server).
+ */
 export default function setup(): void {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
-    cwd: root,
-    stdio: "inherit",
-  });
+  const run = (args: string[]) =>
+    execFileSync(process.execPath, args, { cwd: root, stdio: "inherit" });
+  run(["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"]);
+  run([
+    "node_modules/vite/bin/vite.js",
+    "build",
+    "--config",
+    "web/vite.config.ts",
+    "--logLevel",
+    "warn",
+  ]);
 }

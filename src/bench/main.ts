@@ -1,6 +1,7 @@
 import type { Figure } from "./measure.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
+import { runServerBench } from "./server-bench.js";
 import { runStoreBench } from "./store-bench.js";
 
 /**
@@ -11,6 +12,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   store: runStoreBench,
   providers: runProviderBench,
   runtime: runRuntimeBench,
+  server: runServerBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -23,11 +23,35 @@ describe("agent-lab CLI", () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("Usage: agent-lab");
     expect(result.stdout).toMatch(/tool\s+invocation\s+modes/);
-    for (const command of ["run", "sessions", "usage", "show"]) {
+    for (const command of [
+      "run",
+      "chat",
+      "sessions",
+      "usage",
+      "show",
+      "export",
+      "import",
+      "delete",
+    ]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
     }
     expect(result.stdout).toContain("--db <path>");
     expect(result.stdout).not.toContain("being built");
+  });
+
+  it("gives every command a --help with examples", () => {
+    const help = agentLab("--help").stdout;
+    const commands = [...help.matchAll(/^ {2}([a-z]+) /gm)]
+      .map((match) => match[1] ?? "")
+      .filter((name) => name !== "help");
+    expect(commands.length).toBeGreaterThanOrEqual(9);
+    expect(help).toMatch(/Examples:\n {2}\$ agent-lab /);
+    for (const command of commands) {
+      const result = agentLab(command, "--help");
+      expect(result.status, command).toBe(0);
+      expect(result.stdout).toContain(`Usage: agent-lab ${command}`);
+      expect(result.stdout).toMatch(new RegExp(`Examples:\\n {2}\\$ (.+ )?agent-lab ${command}`));
+    }
   });
 
   it("prints the help without arguments, and refuses an unknown command", () => {

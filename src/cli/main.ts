@@ -1,7 +1,12 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { type CommandContext, createCommandContext } from "./command-context.js";
+import { registerChatCommand } from "./commands/chat.js";
+import { registerDeleteCommand } from "./commands/delete.js";
+import { registerExportCommand } from "./commands/export.js";
+import { registerImportCommand } from "./commands/import.js";
 import { registerRunCommand } from "./commands/run.js";
+import { registerServeCommand } from "./commands/serve.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerShowCommand } from "./commands/show.js";
 import { registerUsageCommand } from "./commands/usage.js";
@@ -39,16 +44,26 @@ import { SqliteSessionStore } from "agent-lab".
 
 Examples:
   $ agent-lab run "search for agent lab and file a ticket about flaky tests"
+  $ agent-lab chat
   $ agent-lab sessions
   $ agent-lab usage <session-id>
-  $ agent-lab show <session-id> --json`,
+  $ agent-lab show <session-id> --json
+  $ agent-lab export <session-id> --out session.json
+  $ agent-lab import session.json --session-id copy-1
+  $ agent-lab delete <session-id> --yes
+  $ agent-lab serve`,
     )
     .exitOverride();
   // Subcommands copy the settings above (exit override, output) when they are created.
   registerRunCommand(program, context);
+  registerChatCommand(program, context);
   registerSessionsCommand(program, context);
   registerUsageCommand(program, context);
   registerShowCommand(program, context);
+  registerExportCommand(program, context);
+  registerImportCommand(program, context);
+  registerDeleteCommand(program, context);
+  registerServeCommand(program, context);
   return program;
 }
 

@@ -3,13 +3,15 @@
  * touch `process.stdout` directly, so the same code serves the binary and in-process callers.
  */
 export interface CliIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
   env: Readonly<Record<string, string | undefined>>;
+  /** What the interactive commands read (`chat`, `delete`'s confirmation, `import -`). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
 }
 
 /** One JSON document, then a newline: what every `--json` flag prints. */
@@ -38,6 +40,11 @@ export function formatCount(count: number): string {
 /** An ISO timestamp as `2025-01-02 10:11:12` (UTC, like the stored value). */
 export function formatTimestamp(iso: string): string {
   return iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "");
+}
+
+/** `1 turn`, `3 turns`. */
+export function plural(count: number, noun: string): string {
+  return `${formatCount(count)} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** Cuts `text` to `max` characters on one line, marking the cut. */

@@ -15,7 +15,16 @@ export interface RunningCli {
   child: ChildProcess;
   /** Resolves with the text once stdout contains `pattern`. */
   stdoutContains(pattern: string): Promise<string>;
+  /** Resolves with the text once `test` accepts it (e.g. a prompt printed for the n-th time). */
+  stdoutMatches(test: (stdout: string) => boolean, what: string): Promise<string>;
+  /** Writes to the child's stdin (started with `stdin: "pipe"`). */
+  write(text: string): void;
   result: Promise<CliResult>;
+}
+
+export interface StartOptions {
+  /** "pipe" to write to the CLI's stdin (it is never a terminal); default "ignore". */
+  stdin?: "pipe" | "ignore";
 }
 
 /** Variables that would make a test depend on the machine it runs on. */
@@ -24,23 +33,26 @@ const ISOLATED = ["AGENT_LAB_DB", "OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_DATA
 export function startCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  options: StartOptions = {},
 ): RunningCli {
   const childEnv: Record<string, string | undefined> = { ...process.env };
   for (const name of ISOLATED) delete childEnv[name];
   Object.assign(childEnv, env);
   const child = spawn(process.execPath, [join(repoRoot, "bin/agent-lab.js"), ...args], {
     env: childEnv,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
   });
+  // A CLI that exits before reading all its input closes the pipe: not the test's failure.
+  child.stdin?.on("error", () => {});
   let stdout = "";
   let stderr = "";
-  const watchers: { pattern: string; resolve: (text: string) => void }[] = [];
+  const watchers: { test: (stdout: string) => boolean; resolve: (text: string) => void }[] = [];
   child.stdout?.setEncoding("utf8");
   child.stderr?.setEncoding("utf8");
   child.stdout?.on("data", (text: string) => {
     stdout += text;
     for (const watcher of [...watchers]) {
-      if (!stdout.includes(watcher.pattern)) continue;
+      if (!watcher.test(stdout)) continue;
       watchers.splice(watchers.indexOf(watcher), 1);
       watcher.resolve(stdout);
     }
@@ -52,33 +64,47 @@ export function startCli(
     child.once("error", reject);
     child.once("close", (status, signal) => resolve({ status, signal, stdout, stderr }));
   });
+  const stdoutMatches = (test: (stdout: string) => boolean, what: string) => {
+    if (test(stdout)) return Promise.resolve(stdout);
+    return new Promise<string>((resolve, reject) => {
+      watchers.push({ test, resolve });
+      result.then(
+        (ended) =>
+          reject(
+            new Error(
+              `the CLI exited (${ended.status}) before printing ${what}:\n${ended.stdout}\n${ended.stderr}`,
+            ),
+          ),
+        reject,
+      );
+    });
+  };
   return {
     child,
     result,
-    stdoutContains(pattern) {
-      if (stdout.includes(pattern)) return Promise.resolve(stdout);
-      return new Promise((resolve, reject) => {
-        watchers.push({ pattern, resolve });
-        result.then(
-          (ended) =>
-            reject(
-              new Error(
-                `the CLI exited (${ended.status}) before printing ${JSON.stringify(pattern)}:\n${ended.stdout}\n${ended.stderr}`,
-              ),
-            ),
-          reject,
-        );
-      });
+    stdoutMatches,
+    stdoutContains: (pattern) =>
+      stdoutMatches((text) => text.includes(pattern), JSON.stringify(pattern)),
+    write(text) {
+      if (!child.stdin) throw new Error('startCli: pass { stdin: "pipe" } to write to stdin');
+      child.stdin.write(text);
     },
   };
 }
 
-/** Runs the CLI to the end. Asynchronous, so servers in the test process keep answering. */
+/**
+ * Runs the CLI to the end. Asynchronous, so servers in the test process keep answering. `input`
+ * is piped to its stdin, which is then closed.
+ */
 export function runCli(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
+  input?: string,
 ): Promise<CliResult> {
-  return startCli(args, env).result;
+  if (input === undefined) return startCli(args, env).result;
+  const running = startCli(args, env, { stdin: "pipe" });
+  running.child.stdin?.end(input);
+  return running.result;
 }
 
 /** Runs a `--json` command, expecting success, and parses what it printed. */

@@ -68,13 +68,16 @@ export class TurnPrinter {
     }
   }
 
-  /** The footer: who, how it ended, what it cost. */
-  footer(report: TurnReport): void {
+  /**
+   * The footer: who, how it ended, what it cost. `brief` leaves out the session and the simulated
+   * label, for `chat`, whose banner says both once.
+   */
+  footer(report: TurnReport, { brief = false }: { brief?: boolean } = {}): void {
     this.#endBlock();
     const { usage } = report;
     const cached = usage.cached_tokens > 0 ? ` (${formatCount(usage.cached_tokens)} cached)` : "";
     const parts = [
-      `session ${report.session_id}`,
+      ...(brief ? [] : [`session ${report.session_id}`]),
       `turn ${report.turn_index}`,
       report.status,
       `${formatCount(usage.total_tokens)} tokens${cached}`,
@@ -82,7 +85,7 @@ export class TurnPrinter {
       `TTFT ${formatMs(report.ttft_ms)}`,
       `wall ${formatMs(report.wall_time_ms)}`,
     ];
-    const simulated = report.simulated ? " (simulated model)" : "";
+    const simulated = report.simulated && !brief ? " (simulated model)" : "";
     this.#io.stdout.write(`\n── ${parts.join(" · ")}${simulated}\n`);
   }
 

@@ -12,6 +12,16 @@ export interface SessionListItem {
   total_tokens: number;
 }
 
+/**
+ * A row of `listSessionOverviews`: the `listSessions` keys plus what a session list shows about
+ * each session's config (its mode, and the chat and event agents' model strings).
+ */
+export interface SessionOverview extends SessionListItem {
+  tool_invocation_mode: ToolInvocationMode;
+  chat_model: string;
+  event_model: string;
+}
+
 export interface SessionRecord {
   id: string;
   title: string;

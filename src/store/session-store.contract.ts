@@ -8,6 +8,7 @@ import {
 } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { SessionStore } from "./session-store.js";
+import { sessionTransferContract } from "./session-transfer.contract.js";
 
 /**
  * The seed's expectations (shared/seed/test_sqlite_store.py), unchanged, for any SessionStore.
@@ -35,6 +36,9 @@ export function describeSessionStoreContract(
       await store.close();
       await harness.cleanup();
     });
+
+    // Beyond the seed: deleting, listing overviews, exporting and importing sessions.
+    sessionTransferContract(() => store);
 
     it("persists session messages, audit and usage (seed: test_sqlite_store_persists_session_messages_audit_and_usage)", async () => {
       const sessionId = await store.createSession({

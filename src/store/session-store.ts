@@ -2,9 +2,11 @@ import type {
   AuditRecord,
   MessageRecord,
   SessionListItem,
+  SessionOverview,
   SessionRecord,
   TurnRecord,
 } from "../domain/records.js";
+import type { ImportSessionOptions, SessionExport } from "../domain/session-export.js";
 import type { UsageSummary } from "../domain/usage.js";
 import type {
   AppendAuditOptions,
@@ -51,5 +53,16 @@ export interface SessionStore {
   usageSummary(sessionId: string): Awaitable<UsageSummary>;
   /** The `turns` and `session` parts of `usageSummary`, without reading every call. */
   usageRollups(sessionId: string): Awaitable<Omit<UsageSummary, "calls">>;
+  /** Removes the session with its turns, messages, audit log and usage, all or nothing. */
+  deleteSession(sessionId: string): Awaitable<void>;
+  /** `listSessions` plus each session's mode and model strings (for the session list of a UI). */
+  listSessionOverviews(): Awaitable<SessionOverview[]>;
+  /** The whole session as one JSON document (see `SessionExportDocument`). */
+  exportSession(sessionId: string): Awaitable<SessionExport>;
+  /**
+   * Validates an exported document and stores it as a new session, all or nothing; returns its id
+   * (the document's own unless `session_id` is given). An existing id → SessionExistsError.
+   */
+  importSession(document: unknown, options?: ImportSessionOptions): Awaitable<string>;
   close(): Awaitable<void>;
 }

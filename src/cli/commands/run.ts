@@ -1,21 +1,17 @@
-import { type Command, Option } from "commander";
-import type { LabSessionConfigInput, ToolInvocationMode } from "../../domain/session-config.js";
-import { runTurn } from "../../runtime/run-turn.js";
+import type { Command } from "commander";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import { writeError, writeJson } from "../output.js";
 import { requestedSessionConfig } from "../session-config-options.js";
 import { TurnPrinter } from "../turn-printer.js";
-import { TurnReportBuilder } from "../turn-report.js";
+import {
+  addSessionOptions,
+  planSession,
+  runTurnReport,
+  type SessionFlags,
+} from "../turn-session.js";
 
-interface RunFlags {
-  session?: string;
-  mode?: ToolInvocationMode;
-  model?: string;
-  eventModel?: string;
-  baseUrl?: string;
-  config?: string;
-  title?: string;
+interface RunFlags extends SessionFlags {
   json?: boolean;
 }
 
@@ -24,27 +20,13 @@ const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
 export function registerRunCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command("run")
     .description(
       "Run one turn: send MESSAGE to a new session (or --session ID), stream the answer and the tool calls, and record everything in the lab's database.",
     )
-    .argument("<message>", "what the user says")
-    .option("--session <id>", "continue this session (or create it with this id)")
-    .addOption(
-      new Option(
-        "--mode <mode>",
-        "tool invocation mode of a new session (default: dual_agent)",
-      ).choices(["chat_agent_tools", "dual_agent"]),
-    )
-    .option(
-      "--model <spec>",
-      "the chat agent's model: sim, sim:NAME or openai:MODEL (default: sim)",
-    )
-    .option("--event-model <spec>", "the event agent's model (default: sim)")
-    .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
-    .option("--config <file>", "a JSON session config; the flags above override it")
-    .option("--title <title>", "a new session's title (default: the start of the message)")
+    .argument("<message>", "what the user says");
+  addSessionOptions(command, "the start of the message")
     .option("--json", "print one JSON object with the answer, tool calls and usage")
     .addHelpText(
       "after",
@@ -73,6 +55,7 @@ async function runCommand(
 ): Promise<number> {
   const { io } = context;
   const model_dependencies = { env: io.env };
+  // The flags are checked before the database is opened: a refusal leaves no file behind.
   const requested = requestedSessionConfig(flags, model_dependencies);
   const store = openStoreForWriting(context.database(command));
   const controller = new AbortController();
@@ -86,37 +69,20 @@ async function runCommand(
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    const existing = flags.session === undefined ? null : store.getSession(flags.session);
-    let config: LabSessionConfigInput | undefined = requested.config;
-    if (existing) {
-      // The stored config is used; a mode asked for explicitly is checked against the locked one.
-      config =
-        requested.explicit_mode === undefined
-          ? undefined
-          : { tool_invocation_mode: requested.explicit_mode };
-      const ignored = [...requested.new_session_flags, ...(flags.title ? ["--title"] : [])];
-      if (ignored.length > 0) {
-        io.stderr.write(
-          `agent-lab: note: session ${existing.id} keeps the config it was created with; ${ignored.join(", ")} ignored\n`,
-        );
-      }
-    }
-    const builder = new TurnReportBuilder();
+    const { config } = planSession(store, flags, requested, io);
     const printer = flags.json ? null : new TurnPrinter(io);
-    for await (const event of runTurn({
-      store,
-      message,
-      ...(flags.session !== undefined ? { session_id: flags.session } : {}),
-      ...(flags.title !== undefined ? { title: flags.title } : {}),
-      ...(config !== undefined ? { config } : {}),
-      signal: controller.signal,
-      model_dependencies,
-    })) {
-      builder.add(event);
-      printer?.print(event);
-    }
-    const report = builder.report();
-    if (report === null) throw new Error("the turn ended without reporting how");
+    const report = await runTurnReport(
+      {
+        store,
+        message,
+        ...(flags.session !== undefined ? { session_id: flags.session } : {}),
+        ...(flags.title !== undefined ? { title: flags.title } : {}),
+        ...(config !== undefined ? { config } : {}),
+        signal: controller.signal,
+        model_dependencies,
+      },
+      printer,
+    );
     if (flags.json) writeJson(io, report);
     else printer?.footer(report);
     if (report.status === "failed") {

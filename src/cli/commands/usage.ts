@@ -46,7 +46,8 @@ Examples:
     });
 }
 
-function printUsage(io: CliIo, sessionId: string, summary: UsageSummary): void {
+/** The per-turn table and the totals; `chat` prints it for /usage. */
+export function printUsage(io: CliIo, sessionId: string, summary: UsageSummary): void {
   const firstTtft = new Map<number, number | null>();
   for (const call of summary.calls) {
     if (call.call_kind === "chat_completion" && !firstTtft.has(call.turn_index)) {

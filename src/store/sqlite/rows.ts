@@ -4,6 +4,7 @@ import type { MessageRole } from "../../domain/messages.js";
 import type {
   AuditRecord,
   MessageRecord,
+  SessionOverview,
   SessionRecord,
   TurnRecord,
   TurnRecordStatus,
@@ -33,6 +34,31 @@ export interface ListedSessionRow {
   updated_at: string;
   turn_count: number;
   folded_tokens: number;
+}
+
+export interface ListedOverviewRow extends ListedSessionRow {
+  mode: unknown;
+  chat_model: unknown;
+  event_model: unknown;
+}
+
+/** A model string from a stored config, or the default model when it names none usable. */
+function modelString(value: unknown): string {
+  return typeof value === "string" && value.length > 0 ? value : "sim";
+}
+
+export function toSessionOverview(row: ListedOverviewRow, total_tokens: number): SessionOverview {
+  return {
+    id: row.id,
+    title: row.title,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    turn_count: row.turn_count,
+    total_tokens,
+    tool_invocation_mode: modeOf({ tool_invocation_mode: row.mode }),
+    chat_model: modelString(row.chat_model),
+    event_model: modelString(row.event_model),
+  };
 }
 
 export function toSessionRecord(row: SessionRow): SessionRecord {

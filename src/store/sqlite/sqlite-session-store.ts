@@ -12,11 +12,19 @@ import type {
   AuditRecord,
   MessageRecord,
   SessionListItem,
+  SessionOverview,
   SessionRecord,
   TurnRecord,
 } from "../../domain/records.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import { modeOf } from "../../domain/session-config.js";
+import {
+  ImportSessionOptions,
+  SESSION_EXPORT_FORMAT,
+  SESSION_EXPORT_VERSION,
+  type SessionExport,
+  SessionExportDocument,
+} from "../../domain/session-export.js";
 import type { UsageSummary } from "../../domain/usage.js";
 import { parseInput } from "../../domain/validation.js";
 import type { SessionStore } from "../session-store.js";
@@ -34,17 +42,20 @@ import {
 import { openDatabase } from "./open-database.js";
 import {
   type AuditRow,
+  type ListedOverviewRow,
   type ListedSessionRow,
   type MessageRow,
   type SessionRow,
   type TurnRow,
   toAuditRecord,
   toMessageRecord,
+  toSessionOverview,
   toSessionRecord,
   toTurnRecord,
   toUsageCallRecord,
   type UsageRow,
 } from "./rows.js";
+import { SessionTransfer } from "./session-transfer.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { TokenFold } from "./token-fold.js";
 import { sumRollups, UsageRollups } from "./usage-rollups.js";
@@ -62,6 +73,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly sql: Statements;
   private readonly tokenFold: TokenFold;
   private readonly rollups: UsageRollups;
+  private readonly transfer: SessionTransfer;
 
   constructor(path: string) {
     this.path = path;
@@ -69,6 +81,7 @@ export class SqliteSessionStore implements SessionStore {
     this.sql = prepareStatements(this.db);
     this.tokenFold = new TokenFold(this.db);
     this.rollups = new UsageRollups(this.db);
+    this.transfer = new SessionTransfer(this.db);
   }
 
   close(): void {
@@ -128,6 +141,55 @@ export class SqliteSessionStore implements SessionStore {
         total_tokens: row.folded_tokens + (tail.get(row.id) ?? 0),
       }));
     })();
+  }
+
+  listSessionOverviews(): SessionOverview[] {
+    this.tokenFold.foldIfLarge();
+    return this.db.transaction(() => {
+      const tail = this.tokenFold.tail();
+      return (this.sql.listSessionOverviews.all() as ListedOverviewRow[]).map((row) =>
+        toSessionOverview(row, row.folded_tokens + (tail.get(row.id) ?? 0)),
+      );
+    })();
+  }
+
+  deleteSession(sessionId: string): void {
+    this.db
+      .transaction(() => {
+        this.requireSession(sessionId);
+        this.transfer.delete(sessionId);
+      })
+      .immediate();
+  }
+
+  exportSession(sessionId: string): SessionExport {
+    // One read transaction: a consistent snapshot even while another connection writes.
+    return this.db.transaction(() => {
+      const session = this.getSession(sessionId);
+      if (session === null) throw new SessionNotFoundError(sessionId);
+      return {
+        format: SESSION_EXPORT_FORMAT,
+        version: SESSION_EXPORT_VERSION,
+        exported_at: now(),
+        session,
+        turns: this.listTurns(sessionId),
+        messages: this.listMessages(sessionId),
+        audit: this.listAuditLogs(sessionId),
+        usage: this.usageSummary(sessionId),
+      } satisfies SessionExport;
+    })();
+  }
+
+  importSession(document: unknown, options: ImportSessionOptions = {}): string {
+    const input = parseInput(ImportSessionOptions, options, "importSession");
+    const parsed = parseInput(SessionExportDocument, document, "importSession");
+    const id = parseInput(
+      SessionId,
+      input.session_id ?? parsed.session.id,
+      "importSession: session_id",
+    );
+    this.db.transaction(() => this.transfer.insert(parsed, id)).immediate();
+    return id;
   }
 
   startTurn(sessionId: string, options: StartTurnOptions): void {

@@ -11,6 +11,18 @@ const SQL = {
   listSessions: `
       SELECT id, title, created_at, updated_at, turn_count, folded_tokens
       FROM sessions ORDER BY updated_at DESC, id DESC`,
+  // The config fields a session list shows, read in SQL so no config is parsed in JS. A config
+  // without an event agent uses the chat agent's model for it (LabSessionConfig's rule).
+  listSessionOverviews: `
+      SELECT id, title, created_at, updated_at, turn_count, folded_tokens,
+        CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.tool_invocation_mode') END AS mode,
+        CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.chat_agent.model') END AS chat_model,
+        CASE WHEN json_valid(config_json) THEN
+          CASE WHEN json_type(config_json, '$.event_agent') IS NULL
+            THEN json_extract(config_json, '$.chat_agent.model')
+            ELSE json_extract(config_json, '$.event_agent.model') END
+        END AS event_model
+      FROM sessions ORDER BY updated_at DESC, id DESC`,
   insertTurn:
     "INSERT INTO turns (session_id, turn_index, user_message, started_at, status, runner) VALUES (?, ?, ?, ?, 'running', ?)",
   listTurns: `

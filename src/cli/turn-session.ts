@@ -1,0 +1,141 @@
+import { type Command, Option } from "commander";
+import { SessionModeMismatchError } from "../domain/errors.js";
+import type { SessionRecord } from "../domain/records.js";
+import {
+  LabSessionConfig,
+  type LabSessionConfigInput,
+  type ToolInvocationMode,
+} from "../domain/session-config.js";
+import type { TurnEvent } from "../domain/turn-events.js";
+import type { ChatModel } from "../providers/chat-model.js";
+import { createChatModel } from "../providers/create-chat-model.js";
+import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
+import { type RunTurnOptions, runTurn } from "../runtime/run-turn.js";
+import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import type { CliIo } from "./output.js";
+import type { RequestedConfig } from "./session-config-options.js";
+import type { TurnPrinter } from "./turn-printer.js";
+import { type TurnReport, TurnReportBuilder } from "./turn-report.js";
+
+/**
+ * What `run` and `chat` share: the flags that pick or shape a session, how they meet a stored
+ * session, and running one turn into a printer and a report.
+ */
+
+/** The flags of the commands that run turns. */
+export interface SessionFlags {
+  session?: string;
+  mode?: ToolInvocationMode;
+  model?: string;
+  eventModel?: string;
+  baseUrl?: string;
+  config?: string;
+  title?: string;
+}
+
+/** Adds --session, --mode, --model, --event-model, --base-url, --config and --title. */
+export function addSessionOptions(command: Command, titleDefault: string): Command {
+  return command
+    .option("--session <id>", "continue this session (or create it with this id)")
+    .addOption(
+      new Option(
+        "--mode <mode>",
+        "tool invocation mode of a new session (default: dual_agent)",
+      ).choices(["chat_agent_tools", "dual_agent"]),
+    )
+    .option(
+      "--model <spec>",
+      "the chat agent's model: sim, sim:NAME or openai:MODEL (default: sim)",
+    )
+    .option("--event-model <spec>", "the event agent's model (default: sim)")
+    .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
+    .option("--config <file>", "a JSON session config; the flags above override it")
+    .option("--title <title>", `a new session's title (default: ${titleDefault})`);
+}
+
+export interface SessionPlan {
+  /** The session --session names, when it is already stored. */
+  existing: SessionRecord | null;
+  /**
+   * The config to hand the first turn: the requested one for a new session; for an existing one
+   * only its explicitly requested mode (checked against the locked one), else nothing.
+   */
+  config: LabSessionConfigInput | undefined;
+  /** The config the session runs with: the stored one, or the requested one for a new session. */
+  effective: LabSessionConfig | null;
+  requested: RequestedConfig;
+}
+
+/**
+ * Meets the requested config (`requestedSessionConfig`, checked before the database is opened)
+ * with the stored session: an existing session keeps its config, its mode is locked (another one is refused here, before a
+ * turn starts), and the flags that only shape a new session are reported as ignored.
+ */
+export function planSession(
+  store: SqliteSessionStore,
+  flags: SessionFlags,
+  requested: RequestedConfig,
+  io: CliIo,
+): SessionPlan {
+  const existing = flags.session === undefined ? null : store.getSession(flags.session);
+  if (existing === null) {
+    return { existing, config: requested.config, effective: requested.config, requested };
+  }
+  const mode = requested.explicit_mode;
+  if (mode !== undefined && mode !== existing.tool_invocation_mode) {
+    throw new SessionModeMismatchError(existing.tool_invocation_mode, mode);
+  }
+  const ignored = [...requested.new_session_flags, ...(flags.title ? ["--title"] : [])];
+  if (ignored.length > 0) {
+    io.stderr.write(
+      `agent-lab: note: session ${existing.id} keeps the config it was created with; ${ignored.join(", ")} ignored\n`,
+    );
+  }
+  const stored = LabSessionConfig.safeParse(existing.config);
+  return {
+    existing,
+    config: mode === undefined ? undefined : { tool_invocation_mode: mode },
+    effective: stored.success ? stored.data : null,
+    requested,
+  };
+}
+
+/**
+ * Both agents' models for a session's config, built once so that a caller running many turns
+ * keeps them (the simulated model's prompt cache lives in the instance); null when the config
+ * cannot build them, leaving the refusal to the turn.
+ */
+export function sessionModels(
+  config: LabSessionConfig | null,
+  dependencies: OpenAIChatModelDependencies,
+): { chat: ChatModel; event: ChatModel } | null {
+  if (config === null) return null;
+  try {
+    return {
+      chat: createChatModel(config.chat_agent, dependencies),
+      event: createChatModel(config.event_agent, dependencies),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs one turn, printing its events as they come (when a printer is given), and returns its
+ * report. Refusals before the turn starts throw, as runTurn's do.
+ */
+export async function runTurnReport(
+  options: RunTurnOptions,
+  printer: TurnPrinter | null,
+  onEvent?: (event: TurnEvent) => void,
+): Promise<TurnReport> {
+  const builder = new TurnReportBuilder();
+  for await (const event of runTurn(options)) {
+    builder.add(event);
+    onEvent?.(event);
+    printer?.print(event);
+  }
+  const report = builder.report();
+  if (report === null) throw new Error("the turn ended without reporting how");
+  return report;
+}

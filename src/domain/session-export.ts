@@ -1,0 +1,245 @@
+import { z } from "zod";
+import { ToolCallEvent } from "./events.js";
+import { MessageRole } from "./messages.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionRecord,
+  TurnRecord,
+  TurnRecordStatus,
+} from "./records.js";
+import { findSecretKeys } from "./secrets.js";
+import { modeOf, ToolInvocationMode } from "./session-config.js";
+import {
+  AgentRole,
+  CallKind,
+  type TurnUsageRollup,
+  type UsageCallRecord,
+  type UsageRollup,
+  type UsageSummary,
+} from "./usage.js";
+
+/**
+ * One session as a self-contained JSON document: what `exportSession` writes and `importSession`
+ * reads back. Every record keeps the store's snake_case shape; ids of messages, audit entries and
+ * calls are the exporting file's and are renumbered on import. `usage.turns` and `usage.session`
+ * are derived from the calls and turns, so an import checks their shape and recomputes them.
+ */
+export const SESSION_EXPORT_FORMAT = "agent-lab.session";
+export const SESSION_EXPORT_VERSION = 1;
+
+const timestamp = z.string().min(1);
+const rowId = z.number().int().nonnegative();
+const index = z.number().int().positive();
+const tokens = z.number().int().nonnegative();
+const milliseconds = z.number().finite().nonnegative();
+
+export const ExportedSession = z.strictObject({
+  id: z.string().min(1).max(200),
+  title: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  tool_invocation_mode: ToolInvocationMode,
+  config: z.record(z.string(), z.unknown()),
+});
+
+const TurnStatusSchema = z.enum([
+  "running",
+  "completed",
+  "cancelled",
+  "failed",
+  "max_rounds",
+  "interrupted",
+]) satisfies z.ZodType<TurnRecordStatus>;
+
+export const ExportedTurn = z.strictObject({
+  turn_index: index,
+  user_message: z.string(),
+  started_at: timestamp,
+  completed_at: timestamp.nullable(),
+  wall_time_ms: milliseconds.nullable(),
+  status: TurnStatusSchema,
+  runner: z.string().min(1).nullable(),
+});
+
+export const ExportedMessage = z
+  .strictObject({
+    id: rowId,
+    session_id: z.string(),
+    turn_index: index,
+    role: MessageRole,
+    content: z.string(),
+    name: z.string().min(1).nullable(),
+    tool_call_id: z.string().min(1).nullable(),
+    tool_calls: z.array(ToolCallEvent),
+    created_at: timestamp,
+  })
+  .superRefine((message, context) => {
+    if (message.role === "tool" && message.tool_call_id === null) {
+      context.addIssue({
+        code: "custom",
+        path: ["tool_call_id"],
+        message: "a tool message needs the tool_call_id it answers",
+      });
+    }
+    if (message.role !== "assistant" && message.tool_calls.length > 0) {
+      context.addIssue({
+        code: "custom",
+        path: ["tool_calls"],
+        message: `only assistant messages carry tool_calls, not ${message.role} messages`,
+      });
+    }
+  });
+
+export const ExportedAudit = z.strictObject({
+  id: rowId,
+  session_id: z.string(),
+  turn_index: index.nullable(),
+  round_index: index.nullable(),
+  event: z.string().min(1),
+  details: z.record(z.string(), z.unknown()),
+  created_at: timestamp,
+});
+
+export const ExportedCall = z.strictObject({
+  id: rowId,
+  turn_index: index,
+  round_index: index,
+  prompt_tokens: tokens,
+  completion_tokens: tokens,
+  total_tokens: tokens,
+  cached_tokens: tokens,
+  ttft_ms: milliseconds.nullable(),
+  elapsed_ms: milliseconds,
+  mode: ToolInvocationMode,
+  agent: AgentRole,
+  call_kind: CallKind,
+  event_id: z.string().min(1).nullable(),
+  event_name: z.string().min(1).nullable(),
+  used_fallback: z.boolean(),
+  tool_latency_ms: milliseconds.nullable(),
+  metric_key: z.string().min(1).nullable(),
+  created_at: timestamp,
+});
+
+const rollupShape = {
+  prompt_tokens: tokens,
+  completion_tokens: tokens,
+  total_tokens: tokens,
+  cached_tokens: tokens,
+  elapsed_ms: milliseconds,
+  call_count: tokens,
+  fallback_count: tokens,
+  tool_count: tokens,
+  turn_wall_time_ms: milliseconds.nullable(),
+};
+const ExportedRollup = z.strictObject(rollupShape);
+const ExportedTurnRollup = z.strictObject({ turn_index: index, ...rollupShape });
+
+export const ExportedUsage = z.strictObject({
+  calls: z.array(ExportedCall),
+  turns: z.array(ExportedTurnRollup),
+  session: ExportedRollup,
+});
+
+export const SessionExportDocument = z
+  .strictObject({
+    format: z.literal(SESSION_EXPORT_FORMAT),
+    version: z.literal(SESSION_EXPORT_VERSION),
+    exported_at: timestamp,
+    session: ExportedSession,
+    turns: z.array(ExportedTurn),
+    messages: z.array(ExportedMessage),
+    audit: z.array(ExportedAudit),
+    usage: ExportedUsage,
+  })
+  .superRefine((document, context) => {
+    // The store's rules for configs: no secrets, and the mode the record states is the config's.
+    for (const path of findSecretKeys(document.session.config)) {
+      context.addIssue({
+        code: "custom",
+        path: ["session", "config", ...path],
+        message:
+          "secrets are never stored with a session; put the key in an environment variable and name it with api_key_env",
+      });
+    }
+    const mode = modeOf(document.session.config);
+    if (document.session.tool_invocation_mode !== mode) {
+      context.addIssue({
+        code: "custom",
+        path: ["session", "tool_invocation_mode"],
+        message: `is ${document.session.tool_invocation_mode} but the config's mode is ${mode}`,
+      });
+    }
+    const turnIndexes = new Set<number>();
+    document.turns.forEach((turn, position) => {
+      if (turnIndexes.has(turn.turn_index)) {
+        context.addIssue({
+          code: "custom",
+          path: ["turns", position, "turn_index"],
+          message: `turn ${turn.turn_index} appears twice`,
+        });
+      }
+      turnIndexes.add(turn.turn_index);
+    });
+    const requireTurn = (turnIndex: number, path: (string | number)[]) => {
+      if (!turnIndexes.has(turnIndex)) {
+        context.addIssue({
+          code: "custom",
+          path,
+          message: `turn ${turnIndex} is not one of the document's turns`,
+        });
+      }
+    };
+    document.messages.forEach((message, position) => {
+      requireTurn(message.turn_index, ["messages", position, "turn_index"]);
+    });
+    const metricKeys = new Set<string>();
+    document.usage.calls.forEach((call, position) => {
+      requireTurn(call.turn_index, ["usage", "calls", position, "turn_index"]);
+      if (call.metric_key === null) return;
+      if (metricKeys.has(call.metric_key)) {
+        context.addIssue({
+          code: "custom",
+          path: ["usage", "calls", position, "metric_key"],
+          message: `metric key ${call.metric_key} appears twice`,
+        });
+      }
+      metricKeys.add(call.metric_key);
+    });
+  });
+
+/** The document as `exportSession` returns it, typed with the store's own records. */
+export interface SessionExport {
+  format: typeof SESSION_EXPORT_FORMAT;
+  version: typeof SESSION_EXPORT_VERSION;
+  exported_at: string;
+  session: SessionRecord;
+  turns: TurnRecord[];
+  messages: MessageRecord[];
+  audit: AuditRecord[];
+  usage: UsageSummary;
+}
+
+export type SessionExportInput = z.input<typeof SessionExportDocument>;
+export type ParsedSessionExport = z.output<typeof SessionExportDocument>;
+
+/** Options of `importSession`. */
+export const ImportSessionOptions = z.strictObject({
+  /** The id of the imported session; default the document's own session id. */
+  session_id: z.string().min(1).max(200).optional(),
+});
+export type ImportSessionOptions = z.input<typeof ImportSessionOptions>;
+
+// Compile-time checks that the schema and the records describe the same shapes, both ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const shapesAgree: [
+  Same<z.output<typeof ExportedSession>, SessionRecord>,
+  Same<z.output<typeof ExportedTurn>, TurnRecord>,
+  Same<z.output<typeof ExportedMessage>, MessageRecord>,
+  Same<z.output<typeof ExportedAudit>, AuditRecord>,
+  Same<z.output<typeof ExportedCall>, UsageCallRecord>,
+  Same<z.output<typeof ExportedRollup>, UsageRollup>,
+  Same<z.output<typeof ExportedTurnRollup>, TurnUsageRollup>,
+] = [true, true, true, true, true, true, true];
+void shapesAgree;

@@ -1,0 +1,97 @@
+import { readFileSync } from "node:fs";
+import { Hono } from "hono";
+import type { SessionStore } from "../store/session-store.js";
+import { ActiveTurns } from "./active-turns.js";
+import { errorResponse, RouteNotFoundError } from "./http-errors.js";
+import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
+import { registerMetaRoutes } from "./routes/meta.js";
+import { registerSessionRoutes } from "./routes/sessions.js";
+import { registerTransferRoutes } from "./routes/transfer.js";
+import { registerTurnRoutes } from "./routes/turns.js";
+import { type AllowedHosts, requestGuards, responseHeaders } from "./security.js";
+import type { RunTurnDefaults, ServerDependencies } from "./server-dependencies.js";
+import { DEFAULT_HEARTBEAT_MS } from "./sse.js";
+import { defaultWebRoot, staticAssets } from "./static-assets.js";
+
+export type { RunTurnDefaults } from "./server-dependencies.js";
+
+export const DEFAULT_MAX_IMPORT_BYTES = 32 * 1024 * 1024;
+
+export interface CreateAppOptions {
+  store: SessionStore;
+  /** When set, every /api request needs `Authorization: Bearer TOKEN`. */
+  token?: string | undefined;
+  /**
+   * The `Host` header values (lower case, with the port) to answer; others get 403. Default: the
+   * loopback names (localhost, 127.0.0.1, [::1]) on any port. `startServer` sets the bound ones.
+   */
+  allowedHosts?: AllowedHosts | undefined;
+  /** Tools, fixed models or the OpenAI adapter's environment, for every turn. */
+  runTurnDefaults?: RunTurnDefaults | undefined;
+  /** Largest JSON body in bytes (default 1 MiB); larger → 413. */
+  maxBodyBytes?: number | undefined;
+  /** Largest import document in bytes (default 32 MiB). */
+  maxImportBytes?: number | undefined;
+  /** The built web UI (default `dist/web` of this package). */
+  webRoot?: string | undefined;
+  /** Where unexpected failures are reported (default stderr). Never receives a secret. */
+  log?: ((line: string) => void) | undefined;
+  /** Interval of the SSE keep-alive comments (default 15 s). */
+  heartbeatMs?: number | undefined;
+}
+
+function packageVersion(): string {
+  const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+const VERSION = packageVersion();
+
+/** A line for the log: what failed and where, with any configured token blanked out. */
+function describeFailure(where: string, error: unknown, token: string | undefined): string {
+  const text =
+    error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  const line = `agent-lab server: unexpected failure in ${where}: ${text}`;
+  return token ? line.split(token).join("[redacted]") : line;
+}
+
+/** The app and the registry of its running turns (which `startServer` cancels on close). */
+export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveTurns } {
+  const turns = new ActiveTurns();
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const deps: ServerDependencies = {
+    store: options.store,
+    turns,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxImportBytes: options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES,
+    runTurnDefaults: options.runTurnDefaults ?? {},
+    heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    version: VERSION,
+    reportError: (where, error) => log(describeFailure(where, error, options.token)),
+  };
+
+  const app = new Hono();
+  app.use(responseHeaders());
+  app.use(requestGuards({ allowedHosts: options.allowedHosts, token: options.token }));
+  registerMetaRoutes(app, deps);
+  registerSessionRoutes(app, deps);
+  registerTurnRoutes(app, deps);
+  registerTransferRoutes(app, deps);
+  app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));
+
+  app.notFound((c) => {
+    const { status, body } = errorResponse(new RouteNotFoundError(c.req.method, c.req.path));
+    return c.json(body, status);
+  });
+  app.onError((error, c) => {
+    const { status, body } = errorResponse(error);
+    if (status === 500) deps.reportError(`${c.req.method} ${c.req.path}`, error);
+    return c.json(body, status);
+  });
+  return { app, turns };
+}
+
+/** The HTTP API and the web UI as a hono app (see `startServer` to listen). */
+export function createApp(options: CreateAppOptions): Hono {
+  return buildApp(options).app;
+}

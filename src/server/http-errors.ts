@@ -1,0 +1,93 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { AgentLabError } from "../domain/errors.js";
+
+/** Refusals only the HTTP face has; like every lab error, each carries a literal `code`. */
+
+export class ForbiddenError extends AgentLabError {
+  readonly code = "forbidden" as const;
+}
+
+export class UnauthorizedError extends AgentLabError {
+  readonly code = "unauthorized" as const;
+  constructor() {
+    super("this server needs a token: send the header Authorization: Bearer <token>");
+  }
+}
+
+export class UnsupportedMediaTypeError extends AgentLabError {
+  readonly code = "unsupported_media_type" as const;
+  constructor(received: string | undefined) {
+    super(
+      `the request body must be JSON (Content-Type: application/json), not ${received ? JSON.stringify(received) : "an untyped body"}`,
+    );
+  }
+}
+
+export class PayloadTooLargeError extends AgentLabError {
+  readonly code = "payload_too_large" as const;
+  constructor(readonly limitBytes: number) {
+    super(`the request body is larger than ${limitBytes} bytes`);
+  }
+}
+
+export class RouteNotFoundError extends AgentLabError {
+  readonly code = "not_found" as const;
+  constructor(method: string, path: string) {
+    super(`no such API route: ${method} ${path}`);
+  }
+}
+
+/** A server asked to listen beyond this machine without a token. */
+export class TokenRequiredError extends AgentLabError {
+  readonly code = "token_required" as const;
+  constructor(host: string) {
+    super(
+      `refusing to listen on ${host} without a token: anyone who can reach that address could read every session and spend your API keys. Pass --token or set AGENT_LAB_TOKEN, or bind 127.0.0.1.`,
+    );
+  }
+}
+
+/** The address cannot be listened on (port in use, not an address of this machine). */
+export class ServerListenError extends AgentLabError {
+  readonly code = "listen_failed" as const;
+}
+
+/** The one place a lab error code becomes an HTTP status. */
+const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  session_not_found: 404,
+  turn_not_found: 404,
+  session_exists: 409,
+  turn_exists: 409,
+  session_mode_mismatch: 409,
+  turn_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+};
+
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+export const INTERNAL_ERROR_MESSAGE = "internal server error; the server's log has the details";
+
+/**
+ * The status and body for an error. Lab errors are written for people and carry no secrets, so
+ * their message is sent; anything else is a bug and gets a generic 500 (never a stack).
+ */
+export function errorResponse(error: unknown): { status: ContentfulStatusCode; body: ErrorBody } {
+  if (error instanceof AgentLabError) {
+    const status = STATUS_BY_CODE[error.code];
+    if (status !== undefined) {
+      return { status, body: { error: { code: error.code, message: error.message } } };
+    }
+    return { status: 500, body: { error: { code: error.code, message: error.message } } };
+  }
+  return {
+    status: 500,
+    body: { error: { code: "internal_error", message: INTERNAL_ERROR_MESSAGE } },
+  };
+}

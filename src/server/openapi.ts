@@ -1,0 +1,267 @@
+import { z } from "zod";
+import {
+  ExportedAudit,
+  ExportedMessage,
+  ExportedSession,
+  ExportedTurn,
+  ExportedUsage,
+  SessionExportDocument,
+} from "../domain/session-export.js";
+import { TURN_EVENTS } from "./openapi-turn-events.js";
+import { CreateSessionBody } from "./routes/sessions.js";
+import { TurnBody } from "./routes/turns.js";
+
+/**
+ * The HTTP API as an OpenAPI 3.1 document. Request bodies and the records come from the same zod
+ * schemas the server and the store validate with, so they cannot drift; the routes are listed by
+ * hand, and a test checks that every route of the app is here and nothing else.
+ */
+
+type JsonObject = Record<string, unknown>;
+
+function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonObject {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" });
+  return rest;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonObject) => ({ "application/json": { schema } });
+const object = (properties: JsonObject, required = Object.keys(properties)): JsonObject => ({
+  type: "object",
+  properties,
+  required,
+});
+const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
+
+const ERRORS = {
+  400: "invalid input: the message names each offending field (code invalid_input)",
+  401: "a token is configured and the request lacks `Authorization: Bearer TOKEN` (unauthorized)",
+  403: "a foreign Host header (DNS rebinding) or a cross-origin change (forbidden)",
+  404: "unknown session (session_not_found) or route (not_found)",
+  409: "session_exists, session_mode_mismatch or turn_in_progress",
+  413: "the body is larger than the limit (payload_too_large)",
+  415: "the body is not application/json (unsupported_media_type)",
+  500: "an unexpected failure, reported with a generic message (internal_error)",
+} as const;
+
+function errors(...statuses: (keyof typeof ERRORS)[]): JsonObject {
+  const common: (keyof typeof ERRORS)[] = [401, 403, 500];
+  return Object.fromEntries(
+    [...new Set([...statuses, ...common])]
+      .sort()
+      .map((status) => [status, { description: ERRORS[status], content: json(ref("Error")) }]),
+  );
+}
+
+const sessionId = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "the session id",
+  schema: { type: "string" },
+};
+
+function components(): JsonObject {
+  return {
+    securitySchemes: {
+      bearer: {
+        type: "http",
+        scheme: "bearer",
+        description:
+          "Only when the server was started with a token (required off 127.0.0.1): every /api request.",
+      },
+    },
+    schemas: {
+      Error: object({ error: object({ code: { type: "string" }, message: { type: "string" } }) }),
+      SessionOverview: object({
+        id: { type: "string" },
+        title: { type: "string" },
+        created_at: { type: "string" },
+        updated_at: { type: "string" },
+        turn_count: { type: "integer" },
+        total_tokens: { type: "integer" },
+        tool_invocation_mode: { enum: ["chat_agent_tools", "dual_agent"] },
+        chat_model: { type: "string" },
+        event_model: { type: "string" },
+      }),
+      Session: schemaOf(ExportedSession, "output"),
+      Turn: schemaOf(ExportedTurn, "output"),
+      Message: schemaOf(ExportedMessage, "output"),
+      AuditEntry: schemaOf(ExportedAudit, "output"),
+      UsageSummary: schemaOf(ExportedUsage, "output"),
+      SessionExport: schemaOf(SessionExportDocument, "output"),
+      CreateSessionBody: schemaOf(CreateSessionBody, "input"),
+      TurnBody: schemaOf(TurnBody, "input"),
+      TurnEvent: {
+        oneOf: Object.entries(TURN_EVENTS).map(([type, properties]) =>
+          object({ type: { const: type }, ...properties }),
+        ),
+        discriminator: { propertyName: "type" },
+      },
+    },
+  };
+}
+
+function paths(): JsonObject {
+  return {
+    "/api/health": {
+      get: {
+        operationId: "health",
+        summary: "Liveness and the server's version",
+        responses: {
+          200: ok("running", object({ ok: { const: true }, version: { type: "string" } })),
+          ...errors(),
+        },
+      },
+    },
+    "/api/openapi.json": {
+      get: {
+        operationId: "openapi",
+        summary: "This document",
+        responses: { 200: ok("the OpenAPI document", { type: "object" }), ...errors() },
+      },
+    },
+    "/api/sessions": {
+      get: {
+        operationId: "listSessions",
+        summary: "Every session, most recently updated first, with its mode and models",
+        responses: {
+          200: ok(
+            "the sessions",
+            object({ sessions: { type: "array", items: ref("SessionOverview") } }),
+          ),
+          ...errors(),
+        },
+      },
+      post: {
+        operationId: "createSession",
+        summary: "Create a session; its config (mode, models, tools) is fixed from now on",
+        description:
+          "A config holding a secret (api_key, …) is refused: name an environment variable with api_key_env.",
+        requestBody: { required: true, content: json(ref("CreateSessionBody")) },
+        responses: {
+          201: ok("created", object({ session: ref("Session") })),
+          ...errors(400, 413, 415),
+        },
+      },
+    },
+    "/api/sessions/{id}": {
+      parameters: [sessionId],
+      get: {
+        operationId: "getSession",
+        summary: "A session and its turns",
+        responses: {
+          200: ok(
+            "the session",
+            object({ session: ref("Session"), turns: { type: "array", items: ref("Turn") } }),
+          ),
+          ...errors(404),
+        },
+      },
+      delete: {
+        operationId: "deleteSession",
+        summary: "Delete a session with its turns, messages, audit log and usage",
+        responses: { 204: { description: "deleted" }, ...errors(404, 409) },
+      },
+    },
+    "/api/sessions/{id}/turns": {
+      parameters: [sessionId],
+      get: {
+        operationId: "listTurns",
+        summary: "The session's turns, with how each ended",
+        responses: {
+          200: ok("the turns", object({ turns: { type: "array", items: ref("Turn") } })),
+          ...errors(404),
+        },
+      },
+      post: {
+        operationId: "runTurn",
+        summary: "Run one turn and stream its events (server-sent events)",
+        description:
+          "Each TurnEvent is one SSE event whose name is the event's `type` and whose data is the event as JSON: turn_start, then round_start … round_end per round, ending with turn_end. Refusals come before the stream, as JSON errors. Closing the connection cancels the turn, which is stored as cancelled.",
+        requestBody: { required: true, content: json(ref("TurnBody")) },
+        responses: {
+          200: {
+            description: "the turn's events",
+            content: { "text/event-stream": { schema: ref("TurnEvent") } },
+          },
+          ...errors(400, 404, 409, 413, 415),
+        },
+      },
+    },
+    "/api/sessions/{id}/messages": {
+      parameters: [sessionId],
+      get: {
+        operationId: "listMessages",
+        summary: "The conversation as stored (assistant tool calls and their tool replies)",
+        responses: {
+          200: ok("the messages", object({ messages: { type: "array", items: ref("Message") } })),
+          ...errors(404),
+        },
+      },
+    },
+    "/api/sessions/{id}/audit": {
+      parameters: [sessionId],
+      get: {
+        operationId: "listAudit",
+        summary: "The audit trail of every step",
+        responses: {
+          200: ok("the audit log", object({ audit: { type: "array", items: ref("AuditEntry") } })),
+          ...errors(404),
+        },
+      },
+    },
+    "/api/sessions/{id}/usage": {
+      parameters: [sessionId],
+      get: {
+        operationId: "usageSummary",
+        summary: "Every measured call, with roll-ups per turn and for the session",
+        responses: { 200: ok("the usage summary", ref("UsageSummary")), ...errors(404) },
+      },
+    },
+    "/api/sessions/{id}/export": {
+      parameters: [sessionId],
+      get: {
+        operationId: "exportSession",
+        summary: "The whole session as one JSON document (sent as an attachment)",
+        responses: { 200: ok("the export document", ref("SessionExport")), ...errors(404) },
+      },
+    },
+    "/api/import": {
+      post: {
+        operationId: "importSession",
+        summary: "Store an exported session as a new session",
+        parameters: [
+          {
+            name: "session_id",
+            in: "query",
+            required: false,
+            description: "the id of the new session (default: the document's own)",
+            schema: { type: "string" },
+          },
+        ],
+        requestBody: { required: true, content: json(ref("SessionExport")) },
+        responses: {
+          201: ok("imported", object({ session: ref("Session") })),
+          ...errors(400, 409, 413, 415),
+        },
+      },
+    },
+  };
+}
+
+export function openApiDocument(version: string): JsonObject {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Agent Lab",
+      version,
+      description:
+        "The local HTTP API of Agent Lab: sessions, live turns over server-sent events, audit, usage, export and import. JSON with snake_case fields; errors are { error: { code, message } }.",
+    },
+    servers: [{ url: "/" }],
+    security: [{}, { bearer: [] }],
+    paths: paths(),
+    components: components(),
+  };
+}

@@ -1,0 +1,54 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { InvalidInputError } from "../domain/errors.js";
+import { parseInput } from "../domain/validation.js";
+import { PayloadTooLargeError } from "./http-errors.js";
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Reads a JSON body of at most `limitBytes` and validates it with `schema`. The declared
+ * Content-Length is checked first, then the bytes actually received (a chunked body, or one that
+ * lies about its length), so an oversized body is never buffered whole.
+ */
+export async function readJsonBody<Schema extends z.ZodType>(
+  c: Context,
+  schema: Schema,
+  limitBytes: number,
+): Promise<z.output<Schema>> {
+  const declared = c.req.header("content-length");
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    throw new PayloadTooLargeError(limitBytes);
+  }
+  const text = await readText(c.req.raw.body, limitBytes);
+  if (text.trim() === "") throw new InvalidInputError("body: expected a JSON document, got none");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(`body: not valid JSON (${(error as Error).message})`);
+  }
+  return parseInput(schema, value, "body");
+}
+
+async function readText(body: ReadableStream<Uint8Array> | null, limitBytes: number) {
+  if (body === null) return "";
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limitBytes) {
+      await reader.cancel().catch(() => {});
+      throw new PayloadTooLargeError(limitBytes);
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new InvalidInputError("body: not valid UTF-8");
+  }
+}

@@ -1,0 +1,108 @@
+import type { Context, Hono } from "hono";
+import { z } from "zod";
+import {
+  AgentLabError,
+  InvalidInputError,
+  SessionNotFoundError,
+  TurnInProgressError,
+} from "../../domain/errors.js";
+import type { SessionRecord } from "../../domain/records.js";
+import { LabSessionConfig } from "../../domain/session-config.js";
+import { createChatModel } from "../../providers/create-chat-model.js";
+import { createBuiltinTools } from "../../tools/builtin/index.js";
+import { ToolRegistry } from "../../tools/registry.js";
+import { readJsonBody } from "../request-body.js";
+import type { ServerDependencies } from "../server-dependencies.js";
+
+export const CreateSessionBody = z.strictObject({
+  title: z.string().trim().min(1, "a session needs a title").max(200),
+  /** The full lab config; every field has a default, so `{}` (or none) is a sim session. */
+  config: LabSessionConfig.optional(),
+});
+
+/** The session of the route's `:id`, or a 404. */
+export async function requireSession(deps: ServerDependencies, c: Context): Promise<SessionRecord> {
+  const id = c.req.param("id") ?? "";
+  const session = await deps.store.getSession(id);
+  if (session === null) throw new SessionNotFoundError(id);
+  return session;
+}
+
+/**
+ * Builds what a turn would build from the config (models, tools), so a config whose every turn
+ * would fail (an unknown tool, a bad model string or option) is refused before it is stored.
+ */
+function checkRunnable(config: LabSessionConfig, deps: ServerDependencies): void {
+  const attempts: [string, () => unknown][] = [
+    [
+      "config.chat_agent",
+      () => createChatModel(config.chat_agent, deps.runTurnDefaults.model_dependencies),
+    ],
+    [
+      "config.event_agent",
+      () => createChatModel(config.event_agent, deps.runTurnDefaults.model_dependencies),
+    ],
+    [
+      "config.tools",
+      () =>
+        new ToolRegistry(deps.runTurnDefaults.tools ?? createBuiltinTools()).select(config.tools),
+    ],
+  ];
+  for (const [field, attempt] of attempts) {
+    try {
+      attempt();
+    } catch (error) {
+      if (error instanceof AgentLabError) {
+        throw new InvalidInputError(`body: ${field}: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+}
+
+export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void {
+  const { store } = deps;
+
+  app.get("/api/sessions", async (c) => c.json({ sessions: await store.listSessionOverviews() }));
+
+  app.post("/api/sessions", async (c) => {
+    const body = await readJsonBody(c, CreateSessionBody, deps.maxBodyBytes);
+    const config = body.config ?? LabSessionConfig.parse({});
+    checkRunnable(config, deps);
+    const id = await store.createSession({ title: body.title, config });
+    return c.json({ session: await store.getSession(id) }, 201);
+  });
+
+  app.get("/api/sessions/:id", async (c) => {
+    const session = await requireSession(deps, c);
+    return c.json({ session, turns: await store.listTurns(session.id) });
+  });
+
+  app.delete("/api/sessions/:id", async (c) => {
+    const id = c.req.param("id");
+    // Deleting under a running turn would leave the turn writing into nothing.
+    if (deps.turns.has(id)) throw new TurnInProgressError(id, null, null);
+    await store.deleteSession(id);
+    return c.body(null, 204);
+  });
+
+  app.get("/api/sessions/:id/turns", async (c) => {
+    const session = await requireSession(deps, c);
+    return c.json({ turns: await store.listTurns(session.id) });
+  });
+
+  app.get("/api/sessions/:id/messages", async (c) => {
+    const session = await requireSession(deps, c);
+    return c.json({ messages: await store.listMessages(session.id) });
+  });
+
+  app.get("/api/sessions/:id/audit", async (c) => {
+    const session = await requireSession(deps, c);
+    return c.json({ audit: await store.listAuditLogs(session.id) });
+  });
+
+  app.get("/api/sessions/:id/usage", async (c) => {
+    const session = await requireSession(deps, c);
+    return c.json(await store.usageSummary(session.id));
+  });
+}

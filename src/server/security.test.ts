@@ -1,0 +1,236 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { TokenRequiredError } from "./http-errors.js";
+import { startServer } from "./start-server.js";
+import { rawRequest, startTestServer, type TestServer } from "./test-fixtures.js";
+
+const TOKEN = "test-token-0123456789abcdef";
+
+describe("server security", () => {
+  let lab: TestServer | undefined;
+  afterEach(async () => {
+    await lab?.close();
+    lab = undefined;
+  });
+
+  const hostOf = (url: string) => new URL(url).host;
+  const portOf = (url: string) => new URL(url).port;
+
+  it("binds 127.0.0.1 by default and answers only to its own Host names (DNS rebinding)", async () => {
+    lab = await startTestServer();
+    expect(lab.server.host).toBe("127.0.0.1");
+    expect(lab.url).toBe(`http://127.0.0.1:${portOf(lab.url)}/`);
+    const get = (host: string) =>
+      rawRequest(lab?.url ?? "", { path: "/api/health", headers: { host } });
+    for (const host of ["127.0.0.1", "localhost", "LOCALHOST", "[::1]"]) {
+      expect((await get(`${host}:${portOf(lab.url)}`)).status, host).toBe(200);
+    }
+    for (const host of [
+      "evil.example",
+      `evil.example:${portOf(lab.url)}`,
+      "localhost:1",
+      `127.0.0.1.evil.example:${portOf(lab.url)}`,
+    ]) {
+      const response = await get(host);
+      expect(response.status, host).toBe(403);
+      expect(JSON.parse(response.body)).toMatchObject({ error: { code: "forbidden" } });
+    }
+    // The UI is guarded too: a rebinding page must not load it either.
+    expect(
+      (await rawRequest(lab.url, { path: "/", headers: { host: "evil.example" } })).status,
+    ).toBe(403);
+  });
+
+  it("refuses a state-changing request from a foreign Origin (403); same-origin passes", async () => {
+    lab = await startTestServer();
+    const create = (origin: string | undefined) =>
+      lab?.api("/api/sessions", {
+        method: "POST",
+        json: { title: "x" },
+        ...(origin ? { headers: { origin } } : {}),
+      });
+    for (const origin of ["http://evil.example", "null", `http://localhost:${portOf(lab.url)}`]) {
+      const response = await create(origin);
+      expect(response?.status, origin).toBe(403);
+      expect(await response?.json()).toMatchObject({ error: { code: "forbidden" } });
+    }
+    expect((await create(`http://${hostOf(lab.url)}`))?.status).toBe(201);
+    expect((await create(undefined))?.status).toBe(201);
+    const id = lab.store.listSessions()[0]?.id ?? "";
+    const foreignDelete = await lab.api(`/api/sessions/${id}`, {
+      method: "DELETE",
+      headers: { origin: "http://evil.example" },
+    });
+    expect(foreignDelete.status).toBe(403);
+    // Reading needs no Origin check: the browser keeps a foreign page from reading the answer.
+    const read = await lab.api("/api/sessions", { headers: { origin: "http://evil.example" } });
+    expect(read.status).toBe(200);
+    expect(read.headers.get("access-control-allow-origin")).toBeNull();
+    expect(lab.store.listSessions()).toHaveLength(2);
+  });
+
+  it("accepts only JSON bodies (415)", async () => {
+    lab = await startTestServer();
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]) {
+      const response = await lab.api("/api/sessions", {
+        method: "POST",
+        headers: { "content-type": type },
+        body: JSON.stringify({ title: "x" }),
+      });
+      expect(response.status, type).toBe(415);
+      expect(await response.json()).toMatchObject({ error: { code: "unsupported_media_type" } });
+    }
+    const untyped = await rawRequest(lab.url, {
+      method: "POST",
+      path: "/api/import",
+      headers: { host: hostOf(lab.url) },
+      body: "{}",
+    });
+    expect(untyped.status).toBe(415);
+    const withCharset = await lab.api("/api/sessions", {
+      method: "POST",
+      headers: { "content-type": "Application/JSON; charset=utf-8" },
+      body: JSON.stringify({ title: "x" }),
+    });
+    expect(withCharset.status).toBe(201);
+    expect(lab.store.listSessions()).toHaveLength(1);
+  });
+
+  it("refuses bodies over the limit (413), by Content-Length and by the bytes actually sent", async () => {
+    lab = await startTestServer({ maxBodyBytes: 1024, maxImportBytes: 4096 });
+    const big = JSON.stringify({ title: "x".repeat(2000) });
+    const declared = await lab.api("/api/sessions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: big,
+    });
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ error: { code: "payload_too_large" } });
+
+    // Chunked, no Content-Length: counted as it arrives.
+    const chunked = await rawRequest(lab.url, {
+      method: "POST",
+      path: "/api/sessions",
+      headers: {
+        host: hostOf(lab.url),
+        "content-type": "application/json",
+        "transfer-encoding": "chunked",
+      },
+      body: [Buffer.from(big.slice(0, 800)), Buffer.from(big.slice(800))],
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({ error: { code: "payload_too_large" } });
+
+    // Imports have their own, larger limit; the ordinary one still holds elsewhere.
+    const document = { format: "agent-lab.session", padding: "x".repeat(2000) };
+    const imported = await lab.api("/api/import", { method: "POST", json: document });
+    expect(imported.status).toBe(400);
+    const tooBig = await lab.api("/api/import", {
+      method: "POST",
+      json: { ...document, padding: "x".repeat(5000) },
+    });
+    expect(tooBig.status).toBe(413);
+    expect(lab.store.listSessions()).toStrictEqual([]);
+  });
+
+  it("the default limit is 1 MiB", async () => {
+    lab = await startTestServer();
+    const response = await lab.api("/api/sessions", {
+      method: "POST",
+      json: { title: "x".repeat(1024 * 1024) },
+    });
+    expect(response.status).toBe(413);
+    const fits = await lab.api("/api/sessions", {
+      method: "POST",
+      json: { title: "x", config: { system_note: "y".repeat(500_000) } },
+    });
+    expect(fits.status).toBe(201);
+  });
+
+  it("with a token, every /api request needs Authorization: Bearer TOKEN (401 otherwise)", async () => {
+    lab = await startTestServer({ token: TOKEN });
+    const withAuth = (authorization?: string) =>
+      lab?.api("/api/sessions", authorization ? { headers: { authorization } } : {});
+    for (const authorization of [
+      undefined,
+      "Bearer wrong-token-0123456789abcdef",
+      `Basic ${TOKEN}`,
+      `Bearer ${TOKEN}x`,
+      `Bearer ${TOKEN.slice(0, -1)}`,
+    ]) {
+      const response = await withAuth(authorization);
+      expect(response?.status, authorization).toBe(401);
+      expect(response?.headers.get("www-authenticate")).toMatch(/^Bearer/);
+      const text = (await response?.text()) ?? "";
+      expect(JSON.parse(text)).toMatchObject({ error: { code: "unauthorized" } });
+      expect(text).not.toContain(TOKEN);
+    }
+    expect((await withAuth(`Bearer ${TOKEN}`))?.status).toBe(200);
+    expect((await withAuth(`bearer ${TOKEN}`))?.status).toBe(200);
+    const health = await lab.api("/api/health");
+    expect(health.status).toBe(401);
+    const created = await lab.api("/api/sessions", {
+      method: "POST",
+      json: { title: "x" },
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(created.status).toBe(201);
+    // The UI's files hold no data: they load without the token (the UI then asks for it).
+    expect((await lab.api("/")).status).toBe(503);
+  });
+
+  it("refuses to listen beyond loopback without a token, and refuses a weak token", async () => {
+    const store = new SqliteSessionStore(":memory:");
+    try {
+      await expect(startServer({ store, host: "0.0.0.0", port: 0 })).rejects.toThrow(
+        TokenRequiredError,
+      );
+      await expect(startServer({ store, host: "0.0.0.0", port: 0 })).rejects.toThrow(
+        /refusing to listen on 0\.0\.0\.0 without a token.*--token or set AGENT_LAB_TOKEN/,
+      );
+      await expect(startServer({ store, port: 0, token: "short" })).rejects.toThrow(
+        /at least 16 characters/,
+      );
+      const server = await startServer({ store, host: "0.0.0.0", port: 0, token: TOKEN });
+      try {
+        const response = await fetch(`http://127.0.0.1:${server.port}/api/health`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+        expect(response.status).toBe(200);
+      } finally {
+        await server.close();
+      }
+      const busy = await startServer({ store, port: 0 });
+      try {
+        await expect(startServer({ store, port: busy.port })).rejects.toThrow(
+          /already in use.*--port/,
+        );
+      } finally {
+        await busy.close();
+      }
+    } finally {
+      store.close();
+    }
+  });
+
+  it("sends nosniff, a strict CSP and no framing on every response", async () => {
+    lab = await startTestServer();
+    for (const path of ["/api/health", "/", "/api/missing"]) {
+      const response = await lab.api(path);
+      expect(response.headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY");
+      const policy = response.headers.get("content-security-policy") ?? "";
+      for (const directive of [
+        "default-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "frame-ancestors 'none'",
+      ]) {
+        expect(policy, path).toContain(directive);
+      }
+      expect(response.headers.get("strict-transport-security")).toBeNull();
+    }
+  });
+});

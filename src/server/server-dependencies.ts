@@ -1,0 +1,23 @@
+import type { RunTurnOptions } from "../runtime/run-turn.js";
+import type { SessionStore } from "../store/session-store.js";
+import type { ActiveTurns } from "./active-turns.js";
+
+/** What every turn the server runs shares: the tools, fixed models, the OpenAI adapter's env. */
+export type RunTurnDefaults = Partial<
+  Pick<RunTurnOptions, "tools" | "models" | "model_dependencies">
+>;
+
+/** What the routes are given by `createApp`. */
+export interface ServerDependencies {
+  store: SessionStore;
+  turns: ActiveTurns;
+  /** Largest accepted JSON body, in bytes (413 above). */
+  maxBodyBytes: number;
+  /** Largest accepted import document, in bytes: exports of long sessions are large. */
+  maxImportBytes: number;
+  runTurnDefaults: RunTurnDefaults;
+  heartbeatMs: number;
+  version: string;
+  /** Reports a failure the client was only told about generically. */
+  reportError(where: string, error: unknown): void;
+}

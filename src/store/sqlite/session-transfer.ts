@@ -1,0 +1,128 @@
+import type Database from "better-sqlite3";
+import { SessionExistsError } from "../../domain/errors.js";
+import { redactSecrets } from "../../domain/secrets.js";
+import type { ParsedSessionExport } from "../../domain/session-export.js";
+
+/**
+ * The writes behind `deleteSession` and `importSession`. Each runs inside the caller's
+ * transaction; neither touches a row of another session.
+ */
+export class SessionTransfer {
+  private readonly deletes: Database.Statement<[string]>[];
+  private readonly lowerWatermark: Database.Statement<[]>;
+  private readonly insertSession: Database.Statement;
+  private readonly insertTurn: Database.Statement;
+  private readonly insertMessage: Database.Statement;
+  private readonly insertAudit: Database.Statement;
+  private readonly insertUsage: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.deletes = ["usage_stats", "audit_logs", "messages", "turns", "sessions"].map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE ${table === "sessions" ? "id" : "session_id"} = ?`),
+    );
+    // token-fold.ts: folded_tokens sums the rows with id <= the watermark, and new rows are read
+    // above it. Deleting the newest rows of a table without AUTOINCREMENT would let SQLite hand
+    // their ids out again, below the watermark, where no listing would count them: so the
+    // watermark never stays above the newest remaining row. (Nothing lies between them, so every
+    // remaining folded_tokens is still right.)
+    this.lowerWatermark = db.prepare(`
+      UPDATE rollup_watermark SET usage_id = (SELECT COALESCE(MAX(id), 0) FROM usage_stats)
+      WHERE usage_id > (SELECT COALESCE(MAX(id), 0) FROM usage_stats)`);
+    this.insertSession = db.prepare(`
+      INSERT INTO sessions (id, title, created_at, updated_at, config_json, turn_count, folded_tokens)
+      VALUES (@id, @title, @created_at, @updated_at, @config_json, @turn_count, 0)`);
+    this.insertTurn = db.prepare(`
+      INSERT INTO turns (session_id, turn_index, user_message, started_at, completed_at, wall_time_ms, status, runner)
+      VALUES (@session_id, @turn_index, @user_message, @started_at, @completed_at, @wall_time_ms, @status, @runner)`);
+    this.insertMessage = db.prepare(`
+      INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at)
+      VALUES (@session_id, @turn_index, @role, @content, @name, @tool_call_id, @tool_calls_json, @created_at)`);
+    this.insertAudit = db.prepare(`
+      INSERT INTO audit_logs (session_id, turn_index, round_index, event, details_json, created_at)
+      VALUES (@session_id, @turn_index, @round_index, @event, @details_json, @created_at)`);
+    this.insertUsage = db.prepare(`
+      INSERT INTO usage_stats (
+        session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
+        cached_tokens, ttft_ms, elapsed_ms, created_at, agent, call_kind, event_id, event_name,
+        used_fallback, tool_latency_ms, metric_key)
+      VALUES (@session_id, @turn_index, @round_index, @prompt_tokens, @completion_tokens, @total_tokens,
+        @cached_tokens, @ttft_ms, @elapsed_ms, @created_at, @agent, @call_kind, @event_id, @event_name,
+        @used_fallback, @tool_latency_ms, @metric_key)`);
+  }
+
+  /** Deletes every row of the session; the caller has checked that it exists. */
+  delete(sessionId: string): void {
+    for (const statement of this.deletes) statement.run(sessionId);
+    this.lowerWatermark.run();
+  }
+
+  /**
+   * Writes a validated document as session `sessionId`. Its usage rows get fresh ids above the
+   * watermark, so `folded_tokens` starts at 0 and listings count them from the tail.
+   */
+  insert(document: ParsedSessionExport, sessionId: string): void {
+    const { session } = document;
+    // Validated by SessionExportDocument (no secrets); stored as the document has it.
+    try {
+      this.insertSession.run({
+        id: sessionId,
+        title: session.title,
+        created_at: session.created_at,
+        updated_at: session.updated_at,
+        config_json: JSON.stringify(session.config),
+        turn_count: document.turns.length,
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        throw new SessionExistsError(sessionId);
+      }
+      throw error;
+    }
+    for (const turn of document.turns) this.insertTurn.run({ session_id: sessionId, ...turn });
+    for (const message of document.messages) {
+      this.insertMessage.run({
+        session_id: sessionId,
+        turn_index: message.turn_index,
+        role: message.role,
+        content: message.content,
+        name: message.name,
+        tool_call_id: message.tool_call_id,
+        tool_calls_json: JSON.stringify(message.tool_calls),
+        created_at: message.created_at,
+      });
+    }
+    for (const entry of document.audit) {
+      this.insertAudit.run({
+        session_id: sessionId,
+        turn_index: entry.turn_index,
+        round_index: entry.round_index,
+        event: entry.event,
+        details_json: JSON.stringify(redactSecrets(entry.details)),
+        created_at: entry.created_at,
+      });
+    }
+    for (const call of document.usage.calls) {
+      const toolExecution = call.call_kind === "tool_execution";
+      this.insertUsage.run({
+        session_id: sessionId,
+        turn_index: call.turn_index,
+        round_index: call.round_index,
+        // As appendUsage: a tool execution spends no model tokens.
+        prompt_tokens: toolExecution ? 0 : call.prompt_tokens,
+        completion_tokens: toolExecution ? 0 : call.completion_tokens,
+        total_tokens: toolExecution ? 0 : call.total_tokens,
+        cached_tokens: toolExecution ? 0 : call.cached_tokens,
+        ttft_ms: call.ttft_ms,
+        elapsed_ms: call.elapsed_ms,
+        created_at: call.created_at,
+        agent: call.agent,
+        call_kind: call.call_kind,
+        event_id: call.event_id,
+        event_name: call.event_name,
+        used_fallback: call.used_fallback ? 1 : 0,
+        tool_latency_ms: call.tool_latency_ms,
+        metric_key: call.metric_key,
+      });
+    }
+  }
+}

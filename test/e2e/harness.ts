@@ -1,0 +1,227 @@
+/**
+ * What the browser tests share: Debian's chromium driven by playwright-core, the lab's server in
+ * the test process over a fresh SQLite file, pages that can reach that server and nothing else,
+ * and screenshots under test-artifacts/screenshots (gitignored).
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type RunningServer, startServer } from "../../src/server/start-server.js";
+import { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
+import { repoRoot, temporaryDirectory } from "../paths.js";
+
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+export const SCREENSHOT_DIR = join(repoRoot, "test-artifacts", "screenshots");
+/** The longest any single wait in these tests may take. */
+export const WAIT_MS = 15_000;
+
+/** Fails loudly (never skips) when the browser is missing: CI installs it. */
+export function requireChromium(): void {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `The browser tests need Debian's chromium at ${CHROMIUM_PATH}, and it is not there. ` +
+        "`.ci/run` installs it (apt-get install chromium); on your machine run: sudo apt-get install chromium",
+    );
+  }
+}
+
+export async function launchChromium(): Promise<Browser> {
+  requireChromium();
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export interface Lab {
+  url: string;
+  origin: string;
+  server: RunningServer;
+  store: SqliteSessionStore;
+  /** JSON API call against the lab (same origin as the UI); throws on a non-2xx status. */
+  api<T = unknown>(path: string, init?: { method?: string; json?: unknown }): Promise<T>;
+  /** Creates a session through the API and returns its id. */
+  createSession(title: string, config: Record<string, unknown>): Promise<string>;
+  /** Runs one turn through the API to its end; returns the SSE body. */
+  runTurn(sessionId: string, message: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The lab's server on a free 127.0.0.1 port, serving the web UI built by the global setup. */
+export async function startLab(): Promise<Lab> {
+  const webRoot = join(repoRoot, "dist", "web");
+  if (!existsSync(join(webRoot, "index.html"))) {
+    throw new Error(`the web UI is not built in ${webRoot} (test/global-setup.ts builds it)`);
+  }
+  const directory = temporaryDirectory();
+  const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
+  const logs: string[] = [];
+  const server = await startServer({
+    store,
+    host: "127.0.0.1",
+    port: 0,
+    webRoot,
+    log: (line) => logs.push(line),
+  });
+  const origin = new URL(server.url).origin;
+
+  const call = async (path: string, init: { method?: string; json?: unknown } = {}) => {
+    const response = await fetch(new URL(path, origin), {
+      method: init.method ?? (init.json === undefined ? "GET" : "POST"),
+      headers: init.json === undefined ? {} : { "content-type": "application/json" },
+      ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+    });
+    if (!response.ok) {
+      throw new Error(
+        `${init.method ?? "GET"} ${path}: HTTP ${response.status} ${await response.text()}`,
+      );
+    }
+    return response;
+  };
+
+  return {
+    url: server.url,
+    origin,
+    server,
+    store,
+    async api<T>(path: string, init: { method?: string; json?: unknown } = {}) {
+      const response = await call(path, init);
+      return (response.status === 204 ? undefined : await response.json()) as T;
+    },
+    async createSession(title, config) {
+      const response = await call("/api/sessions", { json: { title, config } });
+      const body = (await response.json()) as { session: { id: string } };
+      return body.session.id;
+    },
+    async runTurn(sessionId, message) {
+      const response = await call(`/api/sessions/${encodeURIComponent(sessionId)}/turns`, {
+        json: { message },
+      });
+      const text = await response.text();
+      if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
+      return text;
+    },
+    async close() {
+      await server.close();
+      store.close();
+      directory.remove();
+      if (logs.length > 0) process.stderr.write(`lab server log:\n${logs.join("\n")}\n`);
+    },
+  };
+}
+
+export interface LabPage {
+  page: Page;
+  context: BrowserContext;
+  /** Every URL the page asked for, the lab's included, in order. */
+  requests: string[];
+  /** Requests to anywhere but the lab, each refused before it left the browser. */
+  blocked: string[];
+  /** Uncaught exceptions and console errors of the page. */
+  errors: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh context and page of `width` × `height`, which can reach the lab's origin only: any other
+ * request is recorded in `blocked` and aborted, so a test sees an escape attempt without any
+ * traffic leaving 127.0.0.1.
+ */
+export async function openPage(
+  browser: Browser,
+  lab: Lab,
+  viewport: { width: number; height: number } = { width: 1280, height: 900 },
+): Promise<LabPage> {
+  const context = await browser.newContext({ viewport, serviceWorkers: "block" });
+  context.setDefaultTimeout(WAIT_MS);
+  const requests: string[] = [];
+  const blocked: string[] = [];
+  const errors: string[] = [];
+  context.on("request", (request) => requests.push(request.url()));
+  await context.route(
+    (url) => url.origin !== lab.origin,
+    async (route) => {
+      blocked.push(route.request().url());
+      await route.abort("blockedbyclient");
+    },
+  );
+  const page = await context.newPage();
+  page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(`console.error: ${message.text()}`);
+  });
+  return {
+    page,
+    context,
+    requests,
+    blocked,
+    errors,
+    close: () => context.close(),
+  };
+}
+
+/** Saves a PNG of the page as test-artifacts/screenshots/NAME.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const path = join(SCREENSHOT_DIR, `${name}.png`);
+  // Let fonts and layout settle so the picture is the page as a person would see it.
+  await page.evaluate("document.fonts.ready.then(() => undefined)");
+  const viewport = page.viewportSize();
+  const height = await page.evaluate<number>("document.documentElement.scrollHeight");
+  // A window as tall as the page, rather than a full-page capture: the composer is sticky at the
+  // bottom of the window and would otherwise be drawn over the middle of the conversation.
+  if (viewport && height > viewport.height) {
+    await page.setViewportSize({ width: viewport.width, height: Math.min(height, 4000) });
+    await page.evaluate(
+      "new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))",
+    );
+  }
+  try {
+    await page.screenshot({ path, animations: "disabled", caret: "hide" });
+  } finally {
+    if (viewport && height > viewport.height) await page.setViewportSize(viewport);
+  }
+  return path;
+}
+
+/** The session page's URL of a session. */
+export function sessionUrl(lab: Lab, id: string): string {
+  return new URL(`/sessions/${encodeURIComponent(id)}`, lab.origin).href;
+}
+
+/** Waits until the session page has loaded its record (the composer is there). */
+export async function openSession(page: Page, lab: Lab, id: string): Promise<void> {
+  await page.goto(sessionUrl(lab, id));
+  await page.getByTestId("message-input").waitFor({ state: "visible" });
+}
+
+/** Types a message and sends it with the Send button. */
+export async function sendMessage(page: Page, message: string): Promise<void> {
+  await page.getByTestId("message-input").fill(message);
+  await page.getByTestId("send-button").click();
+}
+
+/**
+ * Waits for the status line to say `status` (completed, cancelled, …) and for the page to show the
+ * stored record of the turn instead of its live copy (the page reloads it after the stream ends).
+ */
+export async function waitForTurnStatus(page: Page, status: string): Promise<void> {
+  await page.locator(`[data-testid="turn-status"][data-status="${status}"]`).waitFor({
+    state: "visible",
+    timeout: WAIT_MS,
+  });
+  await page.locator(".turn-live").waitFor({ state: "detached", timeout: WAIT_MS });
+  await page.locator(`[data-testid="turn-status"][data-status="${status}"]`).waitFor({
+    state: "visible",
+    timeout: WAIT_MS,
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The HTTP API's JSON shapes, as the UI reads them. Records come from the domain (types only: the
+ * UI never imports runtime code from src/).
+ */
+import type { ToolCallEvent } from "../../src/domain/events.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionRecord,
+  TurnRecord,
+} from "../../src/domain/records.js";
+import type { ToolInvocationMode } from "../../src/domain/session-config.js";
+import type { TurnEvent, TurnStatus } from "../../src/domain/turn-events.js";
+import type {
+  AgentRole,
+  CallKind,
+  TurnUsageRollup,
+  UsageCallRecord,
+  UsageRollup,
+  UsageSummary,
+} from "../../src/domain/usage.js";
+
+export type {
+  AgentRole,
+  AuditRecord,
+  CallKind,
+  MessageRecord,
+  SessionRecord,
+  ToolCallEvent,
+  ToolInvocationMode,
+  TurnEvent,
+  TurnRecord,
+  TurnStatus,
+  TurnUsageRollup,
+  UsageCallRecord,
+  UsageRollup,
+  UsageSummary,
+};
+
+export const TOOL_INVOCATION_MODES: readonly ToolInvocationMode[] = [
+  "dual_agent",
+  "chat_agent_tools",
+];
+
+export const BUILTIN_TOOLS = ["mock_search", "mock_ticket"] as const;
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  turn_count: number;
+  total_tokens: number;
+  tool_invocation_mode: ToolInvocationMode;
+  chat_model: string;
+  event_model: string;
+}
+
+export interface AgentSettings {
+  model: string;
+  /** Adapter options, e.g. the simulated model's `first_token_ms`, `tokens_per_second`. */
+  options?: Record<string, unknown>;
+}
+
+export interface NewSessionConfig {
+  tool_invocation_mode: ToolInvocationMode;
+  chat_agent: AgentSettings;
+  event_agent: AgentSettings;
+  tools: string[];
+  max_rounds?: number;
+}
+
+export interface HealthResponse {
+  ok: boolean;
+  version: string;
+}
+
+export interface SessionListResponse {
+  sessions: SessionSummary[];
+}
+
+export interface SessionResponse {
+  session: SessionRecord;
+}
+
+export interface SessionDetailResponse {
+  session: SessionRecord;
+  turns: TurnRecord[];
+}
+
+export interface MessagesResponse {
+  messages: MessageRecord[];
+}
+
+export interface AuditResponse {
+  audit: AuditRecord[];
+}
+
+export interface ApiErrorBody {
+  error: { code: string; message: string };
+}

@@ -1,0 +1,159 @@
+/** The lab's HTTP API, same origin. Errors carry the server's code and message. */
+import type {
+  ApiErrorBody,
+  AuditResponse,
+  HealthResponse,
+  MessagesResponse,
+  NewSessionConfig,
+  SessionDetailResponse,
+  SessionListResponse,
+  SessionResponse,
+  TurnEvent,
+  UsageSummary,
+} from "./api-types.js";
+import { parseTurnEvent, readSse } from "./sse.js";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+/** A message for any failure, the API's own when it sent one. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+export function isAbortError(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "AbortError";
+}
+
+function isErrorBody(value: unknown): value is ApiErrorBody {
+  if (value === null || typeof value !== "object") return false;
+  const error = (value as { error?: unknown }).error;
+  return (
+    error !== null &&
+    typeof error === "object" &&
+    typeof (error as { message?: unknown }).message === "string"
+  );
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  let body: unknown = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Not JSON (a proxy's page, an empty body): the status says enough.
+  }
+  if (isErrorBody(body)) {
+    return new ApiError(response.status, String(body.error.code ?? "error"), body.error.message);
+  }
+  const text = response.statusText || "request failed";
+  return new ApiError(response.status, "http_error", `HTTP ${response.status}: ${text}`);
+}
+
+const TOKEN_KEY = "agent-lab-token";
+
+/**
+ * The access token of a server bound beyond loopback (`agent-lab serve --token`). It arrives once
+ * in the address (`#token=…`, which `serve` prints and which never reaches the server), or is asked
+ * for after a 401, and is kept for this tab only.
+ */
+function accessToken(): string | null {
+  const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
+  if (match?.[1]) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    history.replaceState(null, "", window.location.pathname + window.location.search);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function authorize(headers: Headers): Headers {
+  const token = accessToken();
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+  return headers;
+}
+
+/** After a 401: asks once for the token; true when there is a new one to retry with. */
+function askForToken(): boolean {
+  const entered = window.prompt("This lab is protected. Enter its access token:");
+  if (!entered) return false;
+  sessionStorage.setItem(TOKEN_KEY, entered.trim());
+  return true;
+}
+
+async function request<T>(path: string, init: RequestInit = {}, retried = false): Promise<T> {
+  const headers = authorize(new Headers(init.headers));
+  headers.set("Accept", "application/json");
+  if (init.body !== undefined) headers.set("Content-Type", "application/json");
+  const response = await fetch(path, { ...init, headers });
+  if (response.status === 401 && !retried && askForToken()) return request<T>(path, init, true);
+  if (!response.ok) throw await failure(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+const sessionPath = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+
+export const api = {
+  health: (signal?: AbortSignal) => request<HealthResponse>("/api/health", withSignal(signal)),
+  listSessions: (signal?: AbortSignal) =>
+    request<SessionListResponse>("/api/sessions", withSignal(signal)),
+  createSession: (title: string, config: NewSessionConfig) =>
+    request<SessionResponse>("/api/sessions", {
+      method: "POST",
+      body: JSON.stringify({ title, config }),
+    }),
+  getSession: (id: string, signal?: AbortSignal) =>
+    request<SessionDetailResponse>(sessionPath(id), withSignal(signal)),
+  deleteSession: (id: string) => request<void>(sessionPath(id), { method: "DELETE" }),
+  messages: (id: string, signal?: AbortSignal) =>
+    request<MessagesResponse>(`${sessionPath(id)}/messages`, withSignal(signal)),
+  audit: (id: string, signal?: AbortSignal) =>
+    request<AuditResponse>(`${sessionPath(id)}/audit`, withSignal(signal)),
+  usage: (id: string, signal?: AbortSignal) =>
+    request<UsageSummary>(`${sessionPath(id)}/usage`, withSignal(signal)),
+  exportSession: (id: string) => request<unknown>(`${sessionPath(id)}/export`),
+  /** Sends an exported document back; the text is passed through as the server validates it. */
+  importSession: (documentText: string) =>
+    request<Partial<SessionResponse>>("/api/import", { method: "POST", body: documentText }),
+};
+
+function withSignal(signal: AbortSignal | undefined): RequestInit {
+  return signal ? { signal } : {};
+}
+
+/**
+ * Starts a turn and reports its events as they stream. Resolves when the stream ends; rejects with
+ * an ApiError when the server refuses the turn (409 while another runs), or an AbortError when
+ * `signal` stops it.
+ */
+export async function streamTurn(
+  sessionId: string,
+  message: string,
+  onEvent: (event: TurnEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await fetch(`${sessionPath(sessionId)}/turns`, {
+    method: "POST",
+    headers: authorize(
+      new Headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+    ),
+    body: JSON.stringify({ message }),
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
+  for await (const sse of readSse(response.body, signal)) {
+    const event = parseTurnEvent(sse);
+    if (event) onEvent(event);
+  }
+  signal.throwIfAborted();
+}

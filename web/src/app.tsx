@@ -1,0 +1,55 @@
+import { useEffect } from "react";
+import { ComparePage } from "./pages/compare-page.js";
+import { SessionPage } from "./pages/session-page.js";
+import { SessionsPage } from "./pages/sessions-page.js";
+import { Link, matchRoute, useLocation } from "./router.js";
+
+const TITLES = {
+  sessions: "Sessions",
+  session: "Session",
+  compare: "Compare",
+  not_found: "Not found",
+} as const;
+
+export function App() {
+  const { pathname, search } = useLocation();
+  const route = matchRoute(pathname, search);
+
+  useEffect(() => {
+    document.title = `${TITLES[route.name]} · Agent Lab`;
+  }, [route.name]);
+
+  return (
+    <div className="app">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand">
+          Agent Lab
+        </Link>
+        <nav aria-label="Main">
+          <Link to="/" aria-current={route.name === "sessions" ? "page" : undefined}>
+            Sessions
+          </Link>
+          <Link to="/compare" aria-current={route.name === "compare" ? "page" : undefined}>
+            Compare
+          </Link>
+        </nav>
+      </header>
+      <main id="main" className="main">
+        {route.name === "sessions" ? <SessionsPage /> : null}
+        {route.name === "session" ? <SessionPage key={route.id} id={route.id} /> : null}
+        {route.name === "compare" ? <ComparePage a={route.a} b={route.b} /> : null}
+        {route.name === "not_found" ? (
+          <div className="page">
+            <h1>Page not found</h1>
+            <p>
+              Nothing lives at <code>{route.path}</code>. <Link to="/">Back to the sessions</Link>
+            </p>
+          </div>
+        ) : null}
+      </main>
+    </div>
+  );
+}

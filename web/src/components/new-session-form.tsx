@@ -1,0 +1,202 @@
+import { type FormEvent, useId, useState } from "react";
+import { api } from "../api.js";
+import { BUILTIN_TOOLS, type NewSessionConfig, type ToolInvocationMode } from "../api-types.js";
+import { isSimulatedModel, modeLabel } from "../format.js";
+import { navigate, sessionHref } from "../router.js";
+import { ErrorNotice } from "./status.js";
+
+const MODE_HINTS: Record<ToolInvocationMode, string> = {
+  dual_agent: "the chat agent writes <event> tags; an event agent repairs bad arguments",
+  chat_agent_tools: "native function calling; invalid arguments go back to the model",
+};
+
+/** The simulated model's timings that look like a small hosted model (see sim-options.ts). */
+const SIM_REALISTIC_TIMING = { first_token_ms: 300, tokens_per_second: 80 } as const;
+
+function withSimOptions(
+  model: string,
+  options: Record<string, number>,
+): NewSessionConfig["chat_agent"] {
+  return isSimulatedModel(model) && Object.keys(options).length > 0
+    ? { model, options }
+    : { model };
+}
+
+/** Creates a session and opens it. Defaults: the simulated model, both built-in tools. */
+export function NewSessionForm() {
+  const [title, setTitle] = useState("");
+  const [mode, setMode] = useState<ToolInvocationMode>("dual_agent");
+  const [chatModel, setChatModel] = useState("sim");
+  const [eventModel, setEventModel] = useState("sim");
+  const [tools, setTools] = useState<string[]>([...BUILTIN_TOOLS]);
+  const [maxRounds, setMaxRounds] = useState("6");
+  const [realisticTiming, setRealisticTiming] = useState(false);
+  const [malformedRate, setMalformedRate] = useState("0");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+
+  const toggleTool = (tool: string, checked: boolean) =>
+    setTools((current) => (checked ? [...current, tool] : current.filter((item) => item !== tool)));
+
+  const onSubmit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    const rounds = Number.parseInt(maxRounds, 10);
+    const chat = chatModel.trim() || "sim";
+    const eventAgent = eventModel.trim() || "sim";
+    const rate = Number.parseFloat(malformedRate);
+    const config: NewSessionConfig = {
+      tool_invocation_mode: mode,
+      chat_agent: withSimOptions(chat, {
+        ...(realisticTiming ? SIM_REALISTIC_TIMING : {}),
+        ...(Number.isFinite(rate) && rate > 0 ? { malformed_arguments_rate: rate } : {}),
+      }),
+      event_agent: withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
+      tools: BUILTIN_TOOLS.filter((tool) => tools.includes(tool)),
+      ...(Number.isFinite(rounds) ? { max_rounds: rounds } : {}),
+    };
+    try {
+      const { session } = await api.createSession(title.trim() || "Untitled session", config);
+      navigate(sessionHref(session.id));
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      className="card new-session"
+      data-testid="new-session-form"
+      onSubmit={onSubmit}
+      aria-labelledby={`${id}-heading`}
+    >
+      <h2 id={`${id}-heading`}>New session</h2>
+      <div className="form-grid">
+        <div className="field field-wide">
+          <label htmlFor={`${id}-title`}>Title</label>
+          <input
+            id={`${id}-title`}
+            name="title"
+            data-testid="new-session-title"
+            value={title}
+            placeholder="e.g. Search then ticket, dual agent"
+            onChange={(event) => setTitle(event.target.value)}
+          />
+        </div>
+        <div className="field field-wide">
+          <label htmlFor={`${id}-mode`}>Tool invocation mode</label>
+          <select
+            id={`${id}-mode`}
+            name="mode"
+            data-testid="new-session-mode"
+            value={mode}
+            onChange={(event) => setMode(event.target.value as ToolInvocationMode)}
+            aria-describedby={`${id}-mode-hint`}
+          >
+            <option value="dual_agent">{modeLabel("dual_agent")} (dual_agent)</option>
+            <option value="chat_agent_tools">
+              {modeLabel("chat_agent_tools")} (chat_agent_tools)
+            </option>
+          </select>
+          <small id={`${id}-mode-hint`} className="muted">
+            {MODE_HINTS[mode]}
+          </small>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-chat`}>Chat model</label>
+          <input
+            id={`${id}-chat`}
+            name="chat_model"
+            data-testid="new-session-chat-model"
+            value={chatModel}
+            onChange={(event) => setChatModel(event.target.value)}
+            aria-describedby={`${id}-model-hint`}
+            spellCheck={false}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-event`}>Event model</label>
+          <input
+            id={`${id}-event`}
+            name="event_model"
+            data-testid="new-session-event-model"
+            value={eventModel}
+            onChange={(event) => setEventModel(event.target.value)}
+            aria-describedby={`${id}-model-hint`}
+            spellCheck={false}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-rounds`}>Max rounds</label>
+          <input
+            id={`${id}-rounds`}
+            name="max_rounds"
+            type="number"
+            min={1}
+            max={50}
+            value={maxRounds}
+            onChange={(event) => setMaxRounds(event.target.value)}
+          />
+        </div>
+        <fieldset className="field field-wide tools-fieldset">
+          <legend>Tools</legend>
+          {BUILTIN_TOOLS.map((tool) => (
+            <label key={tool} className="checkbox">
+              <input
+                type="checkbox"
+                name="tools"
+                value={tool}
+                checked={tools.includes(tool)}
+                onChange={(event) => toggleTool(tool, event.target.checked)}
+              />
+              <code>{tool}</code>
+            </label>
+          ))}
+        </fieldset>
+      </div>
+      <details className="sim-options">
+        <summary>Simulated model options</summary>
+        <p className="muted small">Applied to agents whose model is simulated.</p>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={realisticTiming}
+            onChange={(event) => setRealisticTiming(event.target.checked)}
+          />
+          Realistic timing (first token after 300 ms, 80 tokens/s)
+        </label>
+        <div className="field">
+          <label htmlFor={`${id}-malformed`}>Malformed tool-argument rate (0–1, chat agent)</label>
+          <input
+            id={`${id}-malformed`}
+            type="number"
+            min={0}
+            max={1}
+            step={0.1}
+            value={malformedRate}
+            onChange={(event) => setMalformedRate(event.target.value)}
+          />
+        </div>
+      </details>
+      <p id={`${id}-model-hint`} className="muted small">
+        Models: <code>sim</code> or <code>sim:NAME</code> (simulated, offline),{" "}
+        <code>openai:MODEL</code> (any OpenAI-compatible endpoint; keys come from the server's
+        environment).
+      </p>
+      {error ? <ErrorNotice error={error} title="Could not create the session" /> : null}
+      <div className="form-actions">
+        <button
+          type="submit"
+          className="button button-primary"
+          data-testid="create-session"
+          disabled={busy}
+        >
+          {busy ? "Creating…" : "Create session"}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,70 @@
+import type { ReactNode } from "react";
+import { errorMessage } from "../api.js";
+import { isSimulatedModel, modeLabel } from "../format.js";
+
+export function Loading({ label = "Loading…" }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </p>
+  );
+}
+
+export function ErrorNotice({
+  error,
+  title = "Something went wrong",
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
+  return (
+    <div className="notice notice-error" role="alert">
+      <strong>{title}:</strong> {errorMessage(error)}
+      {onRetry ? (
+        <button type="button" className="button button-small" onClick={onRetry}>
+          Retry
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+export function EmptyState({ children }: { children: ReactNode }) {
+  return <div className="empty-state">{children}</div>;
+}
+
+export function SimulatedBadge({ models }: { models: (string | null | undefined)[] }) {
+  const simulated = models.filter(isSimulatedModel);
+  if (simulated.length === 0) return null;
+  // models[0] is the chat agent: a real chat agent with a simulated helper is labelled as such.
+  const label = isSimulatedModel(models[0]) ? "simulated" : "simulated event agent";
+  return (
+    <span
+      className="badge badge-simulated"
+      data-testid="simulated-badge"
+      title={`Simulated model (${simulated.join(", ")}): deterministic, no network; numbers are not a real endpoint's`}
+    >
+      {label}
+    </span>
+  );
+}
+
+export function ModeBadge({ mode }: { mode: string }) {
+  return <span className={`badge badge-mode badge-mode-${mode}`}>{modeLabel(mode)}</span>;
+}
+
+const STATUS_CLASS: Record<string, string> = {
+  running: "badge-running",
+  completed: "badge-ok",
+  cancelled: "badge-warn",
+  max_rounds: "badge-warn",
+  failed: "badge-error",
+  interrupted: "badge-error",
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge ${STATUS_CLASS[status] ?? ""}`}>{status.replace("_", " ")}</span>;
+}

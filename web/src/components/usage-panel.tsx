@@ -1,0 +1,137 @@
+import { useMemo, useState } from "react";
+import type { TurnRecord, UsageRollup, UsageSummary } from "../api-types.js";
+import { TimingChart } from "../charts/timing-chart.js";
+import { TokensChart } from "../charts/tokens-chart.js";
+import { WaterfallChart } from "../charts/waterfall-chart.js";
+import { formatInt, formatMs } from "../format.js";
+import { turnTimings, waterfallLayout } from "../metrics.js";
+
+/** The usage tab: per-turn numbers, tokens and timing charts, and one turn's call waterfall. */
+export function UsagePanel({ usage, turns }: { usage: UsageSummary; turns: TurnRecord[] }) {
+  const timings = useMemo(() => turnTimings(usage, turns), [usage, turns]);
+  const turnIndexes = timings.map((timing) => timing.turn_index);
+  const [selected, setSelected] = useState<number | null>(null);
+  const waterfallTurn =
+    selected !== null && turnIndexes.includes(selected) ? selected : (turnIndexes.at(-1) ?? 1);
+  const layout = useMemo(
+    () => waterfallLayout(usage.calls, waterfallTurn),
+    [usage.calls, waterfallTurn],
+  );
+
+  return (
+    <div className="usage">
+      <div className="table-scroll">
+        <table className="data-table" data-testid="usage-table">
+          <caption className="visually-hidden">Usage per turn</caption>
+          <thead>
+            <tr>
+              <th scope="col">Turn</th>
+              <th scope="col" className="num">
+                Prompt
+              </th>
+              <th scope="col" className="num">
+                Cached
+              </th>
+              <th scope="col" className="num">
+                Completion
+              </th>
+              <th scope="col" className="num">
+                Total
+              </th>
+              <th scope="col" className="num">
+                Calls
+              </th>
+              <th scope="col" className="num">
+                Fallbacks
+              </th>
+              <th scope="col" className="num">
+                Tools
+              </th>
+              <th scope="col" className="num">
+                TTFT
+              </th>
+              <th scope="col" className="num">
+                Elapsed (sum)
+              </th>
+              <th scope="col" className="num">
+                Wall time
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {timings.map((timing) => {
+              const rollup = usage.turns.find((turn) => turn.turn_index === timing.turn_index);
+              return (
+                <UsageRow
+                  key={timing.turn_index}
+                  label={`${timing.turn_index}`}
+                  rollup={rollup ?? null}
+                  ttft={timing.ttft_ms}
+                  wall={timing.wall_time_ms}
+                />
+              );
+            })}
+          </tbody>
+          <tfoot>
+            <UsageRow
+              label="Session"
+              rollup={usage.session}
+              ttft={null}
+              wall={
+                usage.session.turn_wall_time_ms ??
+                sumKnown(timings.map((timing) => timing.wall_time_ms))
+              }
+            />
+          </tfoot>
+        </table>
+      </div>
+      <p className="muted small">
+        Elapsed adds up every call's duration; wall time is the turn's clock, smaller when work
+        overlapped.
+      </p>
+      <div className="chart-grid">
+        <TokensChart turns={usage.turns} />
+        <TimingChart timings={timings} />
+      </div>
+      <WaterfallChart
+        layout={layout}
+        turnIndexes={turnIndexes}
+        turnIndex={waterfallTurn}
+        onTurnChange={setSelected}
+      />
+    </div>
+  );
+}
+
+function sumKnown(values: (number | null)[]): number | null {
+  const known = values.filter((value): value is number => value !== null);
+  return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0);
+}
+
+function UsageRow({
+  label,
+  rollup,
+  ttft,
+  wall,
+}: {
+  label: string;
+  rollup: UsageRollup | null;
+  ttft: number | null;
+  wall: number | null;
+}) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className="num">{formatInt(rollup?.prompt_tokens)}</td>
+      <td className="num">{formatInt(rollup?.cached_tokens)}</td>
+      <td className="num">{formatInt(rollup?.completion_tokens)}</td>
+      <td className="num strong">{formatInt(rollup?.total_tokens)}</td>
+      <td className="num">{formatInt(rollup?.call_count)}</td>
+      <td className="num">{formatInt(rollup?.fallback_count)}</td>
+      <td className="num">{formatInt(rollup?.tool_count)}</td>
+      <td className="num">{formatMs(ttft)}</td>
+      <td className="num">{formatMs(rollup?.elapsed_ms)}</td>
+      <td className="num">{formatMs(wall)}</td>
+    </tr>
+  );
+}

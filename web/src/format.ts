@@ -1,0 +1,96 @@
+/** Display formatting for numbers, durations and times. */
+
+const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
+export function formatInt(value: number | null | undefined): string {
+  return value === null || value === undefined || Number.isNaN(value) ? "—" : integer.format(value);
+}
+
+/** "850 ms", "1.24 s", "2 min 5 s". */
+export function formatMs(value: number | null | undefined): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "—";
+  const abs = Math.abs(value);
+  if (abs < 1000) return `${Math.round(value * 10) / 10} ms`;
+  if (abs < 60_000) return `${(value / 1000).toFixed(abs < 10_000 ? 2 : 1)} s`;
+  const minutes = Math.trunc(value / 60_000);
+  const seconds = Math.round((abs % 60_000) / 1000);
+  return `${minutes} min ${seconds} s`;
+}
+
+/** Compact ms for axis ticks: "0", "250", "1.5k". */
+export function formatTickMs(value: number): string {
+  if (value >= 1000) return `${Math.round(value / 100) / 10}k`;
+  return `${Math.round(value)}`;
+}
+
+export function formatTickCount(value: number): string {
+  if (value >= 1_000_000) return `${Math.round(value / 100_000) / 10}M`;
+  if (value >= 1000) return `${Math.round(value / 100) / 10}k`;
+  return `${Math.round(value)}`;
+}
+
+export function formatPercent(value: number | null | undefined, digits = 1): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "—";
+  return `${(value * 100).toFixed(digits)}%`;
+}
+
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  // The year only when it is not this one: the lists stay narrow.
+  const otherYear = date.getFullYear() !== new Date().getFullYear();
+  return date.toLocaleString(undefined, {
+    ...(otherYear ? { year: "numeric" } : {}),
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
+}
+
+/** "14:03:07.125" for audit entries. */
+export function formatClock(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const pad = (value: number, size = 2) => String(value).padStart(size, "0");
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+export function prettyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Pretty-prints JSON text; text that is not JSON comes back as it was. */
+export function prettyJsonText(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+export const isSimulatedModel = (model: string | null | undefined): boolean =>
+  typeof model === "string" && model.trim().startsWith("sim");
+
+export const MODE_LABELS: Record<string, string> = {
+  dual_agent: "dual agent",
+  chat_agent_tools: "chat agent tools",
+};
+
+export const modeLabel = (mode: string): string => MODE_LABELS[mode] ?? mode;
+
+/** The model string of one agent in a stored session config. */
+export function modelOf(
+  config: Record<string, unknown>,
+  agent: "chat_agent" | "event_agent",
+): string | null {
+  const value = config[agent];
+  if (value === null || typeof value !== "object") return null;
+  const model = (value as { model?: unknown }).model;
+  return typeof model === "string" ? model : null;
+}

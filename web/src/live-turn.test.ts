@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import type { TurnEvent } from "./api-types.js";
+import { applyTurnEvent, livePhase, liveTtft, startLiveTurn } from "./live-turn.js";
+
+const usage = {
+  turn_index: 3,
+  prompt_tokens: 10,
+  completion_tokens: 5,
+  total_tokens: 15,
+  cached_tokens: 0,
+  elapsed_ms: 100,
+  call_count: 2,
+  fallback_count: 1,
+  tool_count: 1,
+  turn_wall_time_ms: 90,
+};
+
+const events: TurnEvent[] = [
+  { type: "turn_start", session_id: "s", turn_index: 3, mode: "dual_agent", simulated: true },
+  { type: "round_start", round_index: 1 },
+  { type: "text_delta", round_index: 1, text: "Let me " },
+  { type: "text_delta", round_index: 1, text: "search." },
+  {
+    type: "tool_call",
+    round_index: 1,
+    event: { id: "e1", name: "mock_search", arguments: {}, raw_arguments: "{query:" },
+  },
+  {
+    type: "fallback_start",
+    round_index: 1,
+    event_id: "e1",
+    event_name: "mock_search",
+    reason: "not JSON",
+  },
+  {
+    type: "fallback_end",
+    round_index: 1,
+    event_id: "e1",
+    ok: true,
+    event: {
+      id: "e1",
+      name: "mock_search",
+      arguments: { query: "x" },
+      raw_arguments: '{"query":"x"}',
+    },
+    error: null,
+  },
+  {
+    type: "tool_result",
+    round_index: 1,
+    event_id: "e1",
+    event_name: "mock_search",
+    ok: true,
+    content: '{"results":[]}',
+    latency_ms: 12,
+    used_fallback: true,
+  },
+  {
+    type: "usage",
+    round_index: 1,
+    agent: "chat_agent",
+    call_kind: "chat_completion",
+    metric_key: "chat:3:1",
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cached_tokens: 0 },
+    estimated: false,
+    ttft_ms: 42,
+    elapsed_ms: 80,
+  },
+  { type: "round_end", round_index: 1, finish_reason: "stop", tool_calls: 1 },
+  { type: "round_start", round_index: 2 },
+  { type: "text_delta", round_index: 2, text: "Nothing found." },
+  { type: "round_end", round_index: 2, finish_reason: "stop", tool_calls: 0 },
+  {
+    type: "turn_end",
+    session_id: "s",
+    turn_index: 3,
+    status: "completed",
+    answer: "Nothing found.",
+    wall_time_ms: 95,
+    usage,
+  },
+];
+
+describe("applyTurnEvent", () => {
+  it("folds a turn's events into rounds, streamed text and tool cards", () => {
+    const live = events.reduce(applyTurnEvent, startLiveTurn("find x"));
+    expect(live.finished).toBe(true);
+    expect(live.simulated).toBe(true);
+    expect(live.turn).toMatchObject({
+      turn_index: 3,
+      status: "completed",
+      wall_time_ms: 95,
+      user_message: "find x",
+    });
+    expect(live.turn.rounds.map((round) => round.text)).toEqual([
+      "Let me search.",
+      "Nothing found.",
+    ]);
+    expect(live.turn.rounds[0]?.tools).toEqual([
+      {
+        id: "e1",
+        name: "mock_search",
+        arguments: { query: "x" },
+        raw_arguments: '{"query":"x"}',
+        requested_raw_arguments: "{query:",
+        state: "ok",
+        result: '{"results":[]}',
+        latency_ms: 12,
+        used_fallback: true,
+        fallback: { state: "ok", reason: "not JSON", error: null },
+      },
+    ]);
+    expect(liveTtft(live)).toBe(42);
+    expect(live.usage).toEqual(usage);
+  });
+
+  it("reports the phase as the turn moves", () => {
+    const states = [startLiveTurn("q")];
+    for (const event of events)
+      states.push(applyTurnEvent(states.at(-1) ?? startLiveTurn("q"), event));
+    expect(states.map(livePhase)).toEqual([
+      "starting", // sent
+      "starting", // turn_start
+      "waiting", // round_start
+      "streaming",
+      "streaming",
+      "tools", // tool_call
+      "repairing", // fallback_start
+      "tools", // fallback_end: the tool runs now
+      "streaming", // tool_result
+      "streaming", // usage
+      "streaming", // round_end
+      "waiting", // round 2 starts
+      "streaming",
+      "streaming",
+      "finished",
+    ]);
+  });
+
+  it("keeps an error event", () => {
+    const live = applyTurnEvent(startLiveTurn("q"), {
+      type: "error",
+      code: "provider_error",
+      message: "boom",
+    });
+    expect(live.turn.error).toEqual({ code: "provider_error", message: "boom" });
+  });
+});

@@ -1,0 +1,260 @@
+import { useCallback, useId, useMemo } from "react";
+import { api } from "../api.js";
+import type { SessionDetailResponse, SessionSummary, UsageSummary } from "../api-types.js";
+import { DeltaTable } from "../components/delta-table.js";
+import {
+  EmptyState,
+  ErrorNotice,
+  Loading,
+  ModeBadge,
+  SimulatedBadge,
+} from "../components/status.js";
+import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
+import { compareMetrics, type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
+import { compareHref, Link, navigate, sessionHref } from "../router.js";
+import { useResource } from "../use-resource.js";
+
+interface CompareSide {
+  detail: SessionDetailResponse;
+  usage: UsageSummary;
+  metrics: SessionMetrics;
+}
+
+async function loadSide(id: string, signal: AbortSignal): Promise<CompareSide> {
+  const [detail, usage] = await Promise.all([api.getSession(id, signal), api.usage(id, signal)]);
+  return { detail, usage, metrics: sessionMetrics(usage, detail.turns) };
+}
+
+const loadSessions = (signal: AbortSignal) =>
+  api.listSessions(signal).then((body) => body.sessions);
+
+export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
+  const sessions = useResource("sessions", loadSessions);
+  const loadA = useCallback((signal: AbortSignal) => loadSide(a ?? "", signal), [a]);
+  const loadB = useCallback((signal: AbortSignal) => loadSide(b ?? "", signal), [b]);
+  const sideA = useResource(a, loadA);
+  const sideB = useResource(b, loadB);
+  const rows = useMemo(
+    () =>
+      sideA.data && sideB.data ? compareMetrics(sideA.data.metrics, sideB.data.metrics) : null,
+    [sideA.data, sideB.data],
+  );
+
+  return (
+    <div className="page compare-page">
+      <p className="breadcrumb">
+        <Link to="/">← Sessions</Link>
+      </p>
+      <h1>Compare sessions</h1>
+      {sessions.error ? (
+        <ErrorNotice error={sessions.error} title="Could not load sessions" />
+      ) : null}
+      <div className="compare-pickers">
+        <SessionPicker
+          label="Session A"
+          value={a}
+          sessions={sessions.data ?? []}
+          onChange={(id) => navigate(compareHref(id, b), { replace: true })}
+        />
+        <SessionPicker
+          label="Session B"
+          value={b}
+          sessions={sessions.data ?? []}
+          onChange={(id) => navigate(compareHref(a, id), { replace: true })}
+        />
+      </div>
+      {!a || !b ? <EmptyState>Pick two sessions to compare.</EmptyState> : null}
+
+      {rows && sideA.data && sideB.data ? (
+        <section className="card compare-metrics" aria-labelledby="compare-metrics-heading">
+          <h2 id="compare-metrics-heading">Metrics</h2>
+          <DeltaTable rows={rows} />
+          <p className="legend-note small">
+            <span className="delta-better">Green</span> is better,{" "}
+            <span className="delta-worse">red</span> is worse. Lower is better for time and tokens
+            (and calls and fallbacks); higher is better for the cached share. Tool executions are
+            neutral. Δ is B − A; % is relative to A.
+          </p>
+        </section>
+      ) : null}
+
+      <div className="compare-sides">
+        <SideView label="A" id={a} side={sideA} />
+        <SideView label="B" id={b} side={sideB} />
+      </div>
+    </div>
+  );
+}
+
+function SessionPicker({
+  label,
+  value,
+  sessions,
+  onChange,
+}: {
+  label: string;
+  value: string | null;
+  sessions: SessionSummary[];
+  onChange: (id: string | null) => void;
+}) {
+  const id = useId();
+  const known = value === null || sessions.some((session) => session.id === value);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select
+        id={id}
+        data-testid={`compare-select-${label.at(-1)?.toLowerCase()}`}
+        value={value ?? ""}
+        onChange={(event) => onChange(event.target.value || null)}
+      >
+        <option value="">— choose a session —</option>
+        {!known && value ? <option value={value}>{value}</option> : null}
+        {sessions.map((session) => (
+          <option key={session.id} value={session.id}>
+            {session.title} · {session.tool_invocation_mode} · {session.chat_model}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function SideView({
+  label,
+  id,
+  side,
+}: {
+  label: string;
+  id: string | null;
+  side: { data: CompareSide | null; error: unknown; loading: boolean; reload: () => Promise<void> };
+}) {
+  if (!id)
+    return (
+      <section className="card compare-side compare-side-empty">
+        Session {label}: not chosen
+      </section>
+    );
+  if (side.error) {
+    return (
+      <section className="card compare-side">
+        <ErrorNotice
+          error={side.error}
+          title={`Could not load session ${label}`}
+          onRetry={() => void side.reload()}
+        />
+      </section>
+    );
+  }
+  if (!side.data) {
+    return (
+      <section className="card compare-side">
+        <Loading label={`Loading session ${label}…`} />
+      </section>
+    );
+  }
+  const { detail, usage, metrics } = side.data;
+  const { session, turns } = detail;
+  const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
+  const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const timings = turnTimings(usage, turns);
+  return (
+    <section
+      className="card compare-side"
+      aria-label={`Session ${label}`}
+      data-testid={`compare-side-${label.toLowerCase()}`}
+    >
+      <div className="compare-side-head">
+        <span className="side-label" aria-hidden="true">
+          {label}
+        </span>
+        <h2>
+          <Link to={sessionHref(session.id)}>{session.title}</Link>
+        </h2>
+      </div>
+      <p className="compare-side-facts">
+        <ModeBadge mode={session.tool_invocation_mode} /> <code>{chatModel}</code> /{" "}
+        <code>{eventModel}</code> <SimulatedBadge models={[chatModel, eventModel]} />
+      </p>
+      <dl className="totals">
+        <div>
+          <dt>Tokens</dt>
+          <dd>{formatInt(metrics.total_tokens)}</dd>
+        </div>
+        <div>
+          <dt>Cached</dt>
+          <dd>{formatPercent(metrics.cached_share)}</dd>
+        </div>
+        <div>
+          <dt>Calls</dt>
+          <dd>{formatInt(metrics.calls)}</dd>
+        </div>
+        <div>
+          <dt>Fallbacks</dt>
+          <dd>{formatInt(metrics.fallbacks)}</dd>
+        </div>
+        <div>
+          <dt>Tools</dt>
+          <dd>{formatInt(metrics.tools)}</dd>
+        </div>
+        <div>
+          <dt>Wall time</dt>
+          <dd>{formatMs(metrics.wall_time_ms)}</dd>
+        </div>
+        <div>
+          <dt>Mean TTFT</dt>
+          <dd>{formatMs(metrics.mean_ttft_ms)}</dd>
+        </div>
+      </dl>
+      {timings.length === 0 ? (
+        <EmptyState>No turns yet.</EmptyState>
+      ) : (
+        <div className="table-scroll">
+          <table className="data-table">
+            <caption className="visually-hidden">Turns of session {label}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Turn</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num">
+                  Tokens
+                </th>
+                <th scope="col" className="num">
+                  Calls
+                </th>
+                <th scope="col" className="num">
+                  Fallbacks
+                </th>
+                <th scope="col" className="num">
+                  TTFT
+                </th>
+                <th scope="col" className="num">
+                  Wall
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {timings.map((timing) => {
+                const rollup = usage.turns.find((turn) => turn.turn_index === timing.turn_index);
+                const record = turns.find((turn) => turn.turn_index === timing.turn_index);
+                return (
+                  <tr key={timing.turn_index}>
+                    <th scope="row" title={record?.user_message}>
+                      {timing.turn_index}
+                    </th>
+                    <td>{record?.status.replace("_", " ") ?? "—"}</td>
+                    <td className="num">{formatInt(rollup?.total_tokens)}</td>
+                    <td className="num">{formatInt(rollup?.call_count)}</td>
+                    <td className="num">{formatInt(rollup?.fallback_count)}</td>
+                    <td className="num">{formatMs(timing.ttft_ms)}</td>
+                    <td className="num">{formatMs(timing.wall_time_ms)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

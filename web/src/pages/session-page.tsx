@@ -1,0 +1,246 @@
+import { type KeyboardEvent, useCallback, useMemo, useState } from "react";
+import { api, errorMessage } from "../api.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionDetailResponse,
+  UsageSummary,
+} from "../api-types.js";
+import { AuditPanel } from "../components/audit-panel.js";
+import { ChatPanel } from "../components/chat-panel.js";
+import {
+  EmptyState,
+  ErrorNotice,
+  Loading,
+  ModeBadge,
+  SimulatedBadge,
+} from "../components/status.js";
+import { UsagePanel } from "../components/usage-panel.js";
+import { formatDateTime, formatInt, modelOf } from "../format.js";
+import { Link } from "../router.js";
+import { buildTranscript } from "../transcript.js";
+import { useResource } from "../use-resource.js";
+
+interface SessionData {
+  detail: SessionDetailResponse;
+  messages: MessageRecord[];
+  usage: UsageSummary;
+  audit: AuditRecord[];
+}
+
+async function loadSession(id: string, signal: AbortSignal): Promise<SessionData> {
+  const [detail, messages, usage, audit] = await Promise.all([
+    api.getSession(id, signal),
+    api.messages(id, signal),
+    api.usage(id, signal),
+    api.audit(id, signal),
+  ]);
+  return { detail, messages: messages.messages, usage, audit: audit.audit };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** After Stop, the server needs a moment to store the cancelled turn; wait for it (at most ~5 s). */
+async function waitForStoredEnd(id: string): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      const { turns } = await api.getSession(id);
+      if (turns.at(-1)?.status !== "running") return;
+    } catch {
+      return;
+    }
+    await sleep(250);
+  }
+}
+
+type Tab = "chat" | "usage" | "audit";
+const TABS: { id: Tab; label: string }[] = [
+  { id: "chat", label: "Chat" },
+  { id: "usage", label: "Usage" },
+  { id: "audit", label: "Audit timeline" },
+];
+
+export function SessionPage({ id }: { id: string }) {
+  const load = useCallback((signal: AbortSignal) => loadSession(id, signal), [id]);
+  const resource = useResource(id, load);
+  const [tab, setTab] = useState<Tab>("chat");
+  const { data, reload } = resource;
+
+  const transcript = useMemo(
+    () =>
+      data ? buildTranscript(data.messages, data.detail.turns, data.usage.calls, data.audit) : [],
+    [data],
+  );
+
+  const onTurnFinished = useCallback(
+    async (afterStop: boolean) => {
+      if (afterStop) await waitForStoredEnd(id);
+      await reload();
+    },
+    [id, reload],
+  );
+
+  if (!data) {
+    if (resource.error) {
+      return (
+        <div className="page">
+          <p>
+            <Link to="/">← Sessions</Link>
+          </p>
+          <ErrorNotice
+            error={resource.error}
+            title="Could not load the session"
+            onRetry={() => void reload()}
+          />
+        </div>
+      );
+    }
+    return (
+      <div className="page">
+        <Loading label="Loading session…" />
+      </div>
+    );
+  }
+
+  const { session, turns } = data.detail;
+  const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
+  const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
+    const index = TABS.findIndex((item) => item.id === tab);
+    const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+    if (step === 0) return;
+    event.preventDefault();
+    const next = TABS[(index + step + TABS.length) % TABS.length];
+    if (next) {
+      setTab(next.id);
+      document.getElementById(`tab-${next.id}`)?.focus();
+    }
+  };
+
+  return (
+    <div className="page session-page">
+      <p className="breadcrumb">
+        <Link to="/">← Sessions</Link>
+      </p>
+      <header className="session-header">
+        <div className="session-title-row">
+          <h1>{session.title}</h1>
+          <SimulatedBadge models={[chatModel, eventModel]} />
+        </div>
+        <dl className="session-facts">
+          <div>
+            <dt>Mode</dt>
+            <dd>
+              <ModeBadge mode={session.tool_invocation_mode} />
+            </dd>
+          </div>
+          <div>
+            <dt>Chat model</dt>
+            <dd>
+              <code>{chatModel}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Event model</dt>
+            <dd>
+              <code>{eventModel}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Turns</dt>
+            <dd>{turns.length}</dd>
+          </div>
+          <div>
+            <dt>Tokens</dt>
+            <dd>{formatInt(data.usage.session.total_tokens)}</dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd>{formatDateTime(session.created_at)}</dd>
+          </div>
+        </dl>
+        <div className="session-actions">
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => void downloadExport(session.id)}
+          >
+            Export JSON
+          </button>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => void reload()}
+            disabled={resource.loading}
+          >
+            {resource.loading ? "Refreshing…" : "Refresh"}
+          </button>
+        </div>
+        {resource.error ? <ErrorNotice error={resource.error} title="Refresh failed" /> : null}
+      </header>
+
+      <div className="tabs" role="tablist" aria-label="Session views">
+        {TABS.map((item) => (
+          <button
+            key={item.id}
+            type="button"
+            role="tab"
+            id={`tab-${item.id}`}
+            data-testid={`tab-${item.id}`}
+            aria-selected={tab === item.id}
+            aria-controls={`panel-${item.id}`}
+            tabIndex={tab === item.id ? 0 : -1}
+            className="tab"
+            onClick={() => setTab(item.id)}
+            onKeyDown={onTabKey}
+          >
+            {item.label}
+            {item.id === "audit" ? <span className="tab-count">{data.audit.length}</span> : null}
+          </button>
+        ))}
+      </div>
+
+      {/* The chat stays mounted (hidden) so a running turn keeps streaming while other tabs show. */}
+      <section id="panel-chat" role="tabpanel" aria-labelledby="tab-chat" hidden={tab !== "chat"}>
+        <ChatPanel
+          sessionId={session.id}
+          transcript={transcript}
+          runningElsewhere={turns.at(-1)?.status === "running"}
+          onTurnFinished={onTurnFinished}
+        />
+      </section>
+      {tab === "usage" ? (
+        <section id="panel-usage" role="tabpanel" aria-labelledby="tab-usage">
+          {data.usage.calls.length === 0 && data.usage.turns.length === 0 ? (
+            <EmptyState>No usage recorded yet — run a turn in the Chat tab.</EmptyState>
+          ) : (
+            <UsagePanel usage={data.usage} turns={turns} />
+          )}
+        </section>
+      ) : null}
+      {tab === "audit" ? (
+        <section id="panel-audit" role="tabpanel" aria-labelledby="tab-audit">
+          <AuditPanel audit={data.audit} />
+        </section>
+      ) : null}
+    </div>
+  );
+}
+
+/** Fetched (not a plain link) so the request carries the access token when the lab has one. */
+async function downloadExport(sessionId: string): Promise<void> {
+  try {
+    const document = await api.exportSession(sessionId);
+    const url = URL.createObjectURL(
+      new Blob([JSON.stringify(document, null, 2)], { type: "application/json" }),
+    );
+    const link = Object.assign(window.document.createElement("a"), {
+      href: url,
+      download: `${sessionId}.json`,
+    });
+    link.click();
+    URL.revokeObjectURL(url);
+  } catch (error) {
+    window.alert(`Export failed: ${errorMessage(error)}`);
+  }
+}

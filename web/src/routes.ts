@@ -1,0 +1,36 @@
+/** The UI's pages by path: `/`, `/sessions/:id`, `/compare?a=ID&b=ID`. Pure, tested without a browser. */
+
+export type Route =
+  | { name: "sessions" }
+  | { name: "session"; id: string }
+  | { name: "compare"; a: string | null; b: string | null }
+  | { name: "not_found"; path: string };
+
+/** The page a location shows. Pure, so it is tested without a browser. */
+export function matchRoute(pathname: string, search: string): Route {
+  const path = pathname.replace(/\/+$/, "") || "/";
+  if (path === "/") return { name: "sessions" };
+  const session = /^\/sessions\/([^/]+)$/.exec(path);
+  if (session?.[1]) {
+    try {
+      return { name: "session", id: decodeURIComponent(session[1]) };
+    } catch {
+      return { name: "not_found", path: pathname };
+    }
+  }
+  if (path === "/compare") {
+    const params = new URLSearchParams(search);
+    return { name: "compare", a: params.get("a") || null, b: params.get("b") || null };
+  }
+  return { name: "not_found", path: pathname };
+}
+
+export const sessionHref = (id: string) => `/sessions/${encodeURIComponent(id)}`;
+
+export function compareHref(a: string | null, b: string | null): string {
+  const params = new URLSearchParams();
+  if (a) params.set("a", a);
+  if (b) params.set("b", b);
+  const query = params.toString();
+  return query ? `/compare?${query}` : "/compare";
+}
