@@ -1,0 +1,201 @@
+import { z } from "zod";
+import { ToolInvocationMode } from "./session-config.js";
+
+/**
+ * Experiments: a suite of scenarios run across a matrix of configurations, many times, each run a
+ * real session. Everything needed to score a run travels in its session config (`experiment`), so
+ * any face (CLI, HTTP, web) can score a stored session without the suite file.
+ */
+
+/** How one expected argument is matched: a bare value means `equals`. */
+export const ArgumentMatcher = z.union([
+  z.strictObject({ equals: z.unknown() }),
+  z.strictObject({ contains: z.string() }),
+  z.strictObject({ regex: z.string() }),
+  z.strictObject({ any: z.literal(true) }),
+  z.unknown().transform((value) => ({ equals: value })),
+]);
+export type ArgumentMatcher = z.output<typeof ArgumentMatcher>;
+
+export const ExpectedToolCall = z.strictObject({
+  name: z.string().min(1),
+  /** Only the arguments named here are checked. */
+  arguments: z.record(z.string(), ArgumentMatcher).default({}),
+});
+export type ExpectedToolCall = z.output<typeof ExpectedToolCall>;
+
+export const TurnExpectation = z.strictObject({
+  /** The tools that should be called in this turn (order not checked). */
+  tools: z.array(ExpectedToolCall).default([]),
+  /** No tool should be called (irrelevance). */
+  no_tools: z.boolean().default(false),
+  /** Substrings the final answer must contain (case-insensitive). */
+  answer_contains: z.array(z.string()).default([]),
+  /** The turn must finish within this many rounds. */
+  max_rounds: z.number().int().positive().optional(),
+});
+export type TurnExpectation = z.output<typeof TurnExpectation>;
+
+export const ScenarioCategory = z.enum([
+  "simple",
+  "multiple",
+  "parallel",
+  "irrelevance",
+  "missing_parameter",
+  "multi_turn",
+]);
+export type ScenarioCategory = z.infer<typeof ScenarioCategory>;
+
+export const Scenario = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an id is letters, digits, _ . -"),
+  category: ScenarioCategory,
+  description: z.string().optional(),
+  turns: z
+    .array(z.strictObject({ user: z.string().min(1), expect: TurnExpectation.prefault({}) }))
+    .min(1),
+});
+export type Scenario = z.output<typeof Scenario>;
+
+/** One named configuration of the matrix; `config` is a partial session config. */
+export const NamedConfig = z.strictObject({
+  name: z.string().min(1),
+  config: z.record(z.string(), z.unknown()),
+});
+
+export const Matrix = z.strictObject({
+  modes: z.array(ToolInvocationMode).min(1).default(["chat_agent_tools", "dual_agent"]),
+  chat_models: z.array(z.string().min(1)).min(1).default(["sim"]),
+  /** Default: each cell's event agent follows its chat agent. */
+  event_models: z.array(z.string().min(1)).min(1).optional(),
+  /** Whole configurations instead of (or crossed with) the model lists. */
+  configs: z.array(NamedConfig).min(1).optional(),
+});
+export type Matrix = z.output<typeof Matrix>;
+
+/** USD per million tokens. */
+export const Price = z.strictObject({
+  input: z.number().nonnegative(),
+  cached_input: z.number().nonnegative().optional(),
+  output: z.number().nonnegative(),
+});
+export type Price = z.output<typeof Price>;
+
+export const Suite = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  /** Shared session config for every cell (models and mode come from the matrix). */
+  config: z.record(z.string(), z.unknown()).default({}),
+  matrix: Matrix.prefault({}),
+  repetitions: z.number().int().min(1).max(1000).default(1),
+  concurrency: z.number().int().min(1).max(64).default(4),
+  /** Extends the built-in price table, by model string. */
+  prices: z.record(z.string(), Price).default({}),
+  scenarios: z.array(Scenario).min(1),
+});
+export type Suite = z.output<typeof Suite>;
+
+/** One cell of the matrix: a full session config, minus the experiment tag. */
+export interface Cell {
+  /** Stable, readable: `dual_agent · sim · sim` or the named config. */
+  id: string;
+  label: string;
+  mode: ToolInvocationMode;
+  chat_model: string;
+  event_model: string;
+  config: Record<string, unknown>;
+}
+
+/** What each run's session config carries under `experiment`. */
+export const ExperimentTag = z.looseObject({
+  id: z.string().min(1),
+  suite: z.string().min(1),
+  cell: z.string().min(1),
+  cell_label: z.string(),
+  scenario: z.string().min(1),
+  category: ScenarioCategory,
+  repetition: z.number().int().min(1),
+  /** `${cell}/${scenario}/${repetition}`: what resume looks for. */
+  run_key: z.string().min(1),
+  expect: z.array(TurnExpectation),
+});
+export type ExperimentTag = z.output<typeof ExperimentTag>;
+
+/** What one turn of a run did, read back from the store. */
+export interface TurnFacts {
+  status: string;
+  answer: string;
+  rounds: number;
+  tool_calls: {
+    name: string;
+    arguments: Record<string, unknown>;
+    ok: boolean | null;
+    used_fallback: boolean;
+  }[];
+  ttft_ms: number | null;
+  wall_time_ms: number | null;
+  prompt_tokens: number;
+  cached_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  fallback_count: number;
+  tool_count: number;
+}
+
+export interface RunScore {
+  /** Precision and recall of the called tool names against the expected ones, over all turns. */
+  tool_precision: number;
+  tool_recall: number;
+  /** Share of expected tool calls made with matching arguments. */
+  argument_match: number;
+  /** For turns that expect no tools: share of them that called none (null when none expect it). */
+  irrelevance: number | null;
+  /** Share of answer checks that passed (null when there are none). */
+  answer: number | null;
+  /** Every turn completed, within its round limit, and every check passed. */
+  success: boolean;
+  /** Why it failed, one line per failed check. */
+  failures: string[];
+}
+
+export interface RunResult {
+  session_id: string;
+  run_key: string;
+  cell: string;
+  scenario: string;
+  category: ScenarioCategory;
+  repetition: number;
+  turns: TurnFacts[];
+  score: RunScore;
+  cost_usd: number | null;
+}
+
+export interface CellSummary {
+  cell: string;
+  label: string;
+  runs: number;
+  successes: number;
+  success_rate: number;
+  /** Wilson score interval, 95%. */
+  success_ci: [number, number];
+  ttft_p50_ms: number | null;
+  ttft_p95_ms: number | null;
+  wall_p50_ms: number | null;
+  wall_p95_ms: number | null;
+  tokens_per_turn: number;
+  cached_share: number;
+  /** Argument fallbacks per tool execution. */
+  fallback_rate: number;
+  /** Failed tool executions per tool execution. */
+  tool_error_rate: number;
+  cost_usd: number | null;
+  by_category: Record<string, { runs: number; successes: number }>;
+}
+
+export interface ExperimentReport {
+  experiment_id: string;
+  suite: string;
+  generated_at: string;
+  simulated: boolean;
+  cells: CellSummary[];
+  runs: RunResult[];
+}
