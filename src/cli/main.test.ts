@@ -60,12 +60,12 @@ describe("agent-lab CLI", () => {
     expect(bare.stdout).toContain("Usage: agent-lab");
     const unknown = agentLab("bogus");
     expect(unknown.status).toBe(1);
-    expect(unknown.stderr.trim()).toBe("error: unknown command 'bogus'");
+    expect(unknown.stderr.trim()).toBe("agent-lab: unknown command 'bogus'");
   });
 
   it("refuses an unknown option with one clear line and a non-zero exit", () => {
     const result = agentLab("--bogus");
     expect(result.status).not.toBe(0);
-    expect(result.stderr.trim()).toBe("error: unknown option '--bogus'");
+    expect(result.stderr.trim()).toBe("agent-lab: unknown option '--bogus'");
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { type CommandContext, createCommandContext } from "./command-context.js";
+import { registerBenchCommand } from "./commands/bench.js";
 import { registerChatCommand } from "./commands/chat.js";
 import { registerDeleteCommand } from "./commands/delete.js";
 import { registerExportCommand } from "./commands/export.js";
@@ -32,6 +33,8 @@ export function buildProgram(context: CommandContext = createCommandContext(proc
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Usage errors read like every other failure: one line, "agent-lab: …".
+      outputError: (text, write) => write(`agent-lab: ${text.replace(/^error: /, "")}`),
     })
     .helpCommand("help [command]", "show the help of a command")
     .addHelpText(
@@ -64,6 +67,7 @@ Examples:
   registerImportCommand(program, context);
   registerDeleteCommand(program, context);
   registerServeCommand(program, context);
+  registerBenchCommand(program, context);
   return program;
 }
 

@@ -33,6 +33,7 @@ export interface RequestedConfig {
 export function readSessionConfigFile(path: string): {
   config: LabSessionConfig;
   has_mode: boolean;
+  has_event_agent: boolean;
 } {
   let text: string;
   try {
@@ -61,6 +62,7 @@ export function readSessionConfigFile(path: string): {
   return {
     config: parseInput(LabSessionConfig, value, `config file ${path}`),
     has_mode: "tool_invocation_mode" in value,
+    has_event_agent: "event_agent" in value,
   };
 }
 
@@ -80,10 +82,20 @@ export function requestedSessionConfig(
     ...base.chat_agent,
     ...(flags.model !== undefined ? { model: flags.model } : {}),
   };
-  const event_agent: AgentConfig = {
-    ...base.event_agent,
-    ...(flags.eventModel !== undefined ? { model: flags.eventModel } : {}),
-  };
+  // Unless an event agent is named, it follows the chat agent: `--model openai:X` alone must not
+  // pair a real chat agent with the simulated one.
+  const event_agent: AgentConfig =
+    flags.eventModel !== undefined || file?.has_event_agent
+      ? {
+          ...base.event_agent,
+          ...(flags.eventModel !== undefined ? { model: flags.eventModel } : {}),
+        }
+      : {
+          ...base.event_agent,
+          model: chat_agent.model,
+          ...(chat_agent.base_url !== undefined ? { base_url: chat_agent.base_url } : {}),
+          ...(chat_agent.api_key_env !== undefined ? { api_key_env: chat_agent.api_key_env } : {}),
+        };
   if (flags.baseUrl !== undefined) {
     const openai = [chat_agent, event_agent].filter((agent) => agent.model.startsWith("openai:"));
     if (openai.length === 0) {

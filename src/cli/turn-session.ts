@@ -79,6 +79,12 @@ export function planSession(
 ): SessionPlan {
   const existing = flags.session === undefined ? null : store.getSession(flags.session);
   if (existing === null) {
+    // A mistyped id would otherwise silently start a new conversation.
+    if (flags.session !== undefined) {
+      io.stderr.write(
+        `agent-lab: note: no session ${flags.session} yet; starting a new one with this id (agent-lab sessions lists the others)\n`,
+      );
+    }
     return { existing, config: requested.config, effective: requested.config, requested };
   }
   const mode = requested.explicit_mode;

@@ -239,7 +239,7 @@ describe.each(MODES)("runTurn isolation, %s", (mode) => {
   it("12. bad input is refused with an error naming it, and nothing is stored", async () => {
     const empty = await collectTurn({ store: lab.store, session_id: "x", message: "  " });
     expect(empty.error).toBeInstanceOf(InvalidInputError);
-    expect((empty.error as Error).message).toBe("runTurn: message: the message is empty");
+    expect((empty.error as Error).message).toBe("message: the message is empty");
     const other = mode === "dual_agent" ? "chat_agent_tools" : "dual_agent";
     await completedTurn({
       store: lab.store,

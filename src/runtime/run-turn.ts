@@ -87,7 +87,7 @@ async function driveTurn(
   emit: (event: TurnEvent) => void,
 ): Promise<void> {
   const { store } = options;
-  const message = parseInput(UserMessage, options.message, "runTurn: message");
+  const message = parseInput(UserMessage, options.message, "message");
   // Models and tools are built before a new session is stored (see openSession).
   const {
     sessionId,

@@ -4,6 +4,7 @@ import type { SessionStore } from "../store/session-store.js";
 import { ActiveTurns } from "./active-turns.js";
 import { errorResponse, RouteNotFoundError } from "./http-errors.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
+import { registerExperimentRoutes } from "./routes/experiments.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerSessionRoutes } from "./routes/sessions.js";
 import { registerTransferRoutes } from "./routes/transfer.js";
@@ -77,6 +78,7 @@ export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveT
   registerSessionRoutes(app, deps);
   registerTurnRoutes(app, deps);
   registerTransferRoutes(app, deps);
+  registerExperimentRoutes(app, deps);
   app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));
 
   app.notFound((c) => {

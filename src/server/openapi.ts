@@ -98,6 +98,7 @@ function components(): JsonObject {
         ),
         discriminator: { propertyName: "type" },
       },
+      ...experimentSchemas(),
     },
   };
 }
@@ -227,6 +228,7 @@ function paths(): JsonObject {
         responses: { 200: ok("the export document", ref("SessionExport")), ...errors(404) },
       },
     },
+    ...experimentPaths(),
     "/api/import": {
       post: {
         operationId: "importSession",
@@ -244,6 +246,181 @@ function paths(): JsonObject {
         responses: {
           201: ok("imported", object({ session: ref("Session") })),
           ...errors(400, 409, 413, 415),
+        },
+      },
+    },
+  };
+}
+
+// Experiments: read back from the sessions their runs stored (src/experiments).
+
+const nullable = (schema: JsonObject): JsonObject => ({ anyOf: [schema, { type: "null" }] });
+const integer = { type: "integer" };
+const number = { type: "number" };
+const string = { type: "string" };
+const category = {
+  enum: ["simple", "multiple", "parallel", "irrelevance", "missing_parameter", "multi_turn"],
+};
+
+function experimentSchemas(): JsonObject {
+  return {
+    ExperimentListItem: object({
+      id: string,
+      suite: string,
+      sessions: integer,
+      first_created_at: string,
+      last_created_at: string,
+    }),
+    RunScore: object({
+      tool_precision: number,
+      tool_recall: number,
+      argument_match: number,
+      irrelevance: nullable(number),
+      answer: nullable(number),
+      success: { type: "boolean" },
+      failures: { type: "array", items: string },
+    }),
+    TurnFacts: object({
+      status: string,
+      answer: string,
+      rounds: integer,
+      tool_calls: {
+        type: "array",
+        items: object({
+          name: string,
+          arguments: { type: "object" },
+          ok: nullable({ type: "boolean" }),
+          used_fallback: { type: "boolean" },
+        }),
+      },
+      ttft_ms: nullable(number),
+      wall_time_ms: nullable(number),
+      prompt_tokens: integer,
+      cached_tokens: integer,
+      completion_tokens: integer,
+      total_tokens: integer,
+      fallback_count: integer,
+      tool_count: integer,
+    }),
+    RunResult: object({
+      session_id: string,
+      run_key: string,
+      cell: string,
+      scenario: string,
+      category,
+      repetition: integer,
+      turns: { type: "array", items: ref("TurnFacts") },
+      score: ref("RunScore"),
+      cost_usd: nullable(number),
+    }),
+    CellSummary: object({
+      cell: string,
+      label: string,
+      runs: integer,
+      successes: integer,
+      success_rate: number,
+      success_ci: { type: "array", items: number, minItems: 2, maxItems: 2 },
+      ttft_p50_ms: nullable(number),
+      ttft_p95_ms: nullable(number),
+      wall_p50_ms: nullable(number),
+      wall_p95_ms: nullable(number),
+      tokens_per_turn: number,
+      cached_share: number,
+      fallback_rate: number,
+      tool_error_rate: number,
+      cost_usd: nullable(number),
+      by_category: {
+        type: "object",
+        additionalProperties: object({ runs: integer, successes: integer }),
+      },
+    }),
+    ExperimentReport: object({
+      experiment_id: string,
+      suite: string,
+      generated_at: string,
+      simulated: { type: "boolean" },
+      cells: { type: "array", items: ref("CellSummary") },
+      runs: { type: "array", items: ref("RunResult") },
+      incomplete: integer,
+    }),
+    CellRun: object({
+      session_id: string,
+      run_key: string,
+      scenario: string,
+      category,
+      repetition: integer,
+      incomplete: { type: "boolean" },
+      score: nullable(ref("RunScore")),
+      cost_usd: nullable(number),
+    }),
+  };
+}
+
+const experimentId = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "the experiment id (the `experiment.id` of its runs' session configs)",
+  schema: { type: "string" },
+};
+
+/** A 404 that names what experiments can miss, with the other shared errors. */
+function experimentErrors(): JsonObject {
+  return {
+    ...errors(),
+    404: {
+      description:
+        "no session carries this experiment id, or the experiment has no such cell (not_found)",
+      content: json(ref("Error")),
+    },
+  };
+}
+
+function experimentPaths(): JsonObject {
+  return {
+    "/api/experiments": {
+      get: {
+        operationId: "listExperiments",
+        summary: "Every experiment in the store, most recent first",
+        responses: {
+          200: ok(
+            "the experiments",
+            object({ experiments: { type: "array", items: ref("ExperimentListItem") } }),
+          ),
+          ...errors(),
+        },
+      },
+    },
+    "/api/experiments/{id}": {
+      parameters: [experimentId],
+      get: {
+        operationId: "getExperiment",
+        summary: "The experiment's report: each finished run scored, summarized per cell",
+        description:
+          "Each run key counts once, with its finished session. Run keys with none yet (a turn running, cancelled or interrupted, or one missing) are left out and counted in `incomplete`.",
+        responses: {
+          200: ok("the report", ref("ExperimentReport")),
+          ...experimentErrors(),
+        },
+      },
+    },
+    "/api/experiments/{id}/cells/{cell}/sessions": {
+      parameters: [
+        experimentId,
+        {
+          name: "cell",
+          in: "path",
+          required: true,
+          description: "the cell id, URL-encoded",
+          schema: { type: "string" },
+        },
+      ],
+      get: {
+        operationId: "listCellRuns",
+        summary: "The runs of one cell (incomplete ones included, without a score)",
+        responses: {
+          200: ok("the runs", object({ sessions: { type: "array", items: ref("CellRun") } })),
+          ...experimentErrors(),
         },
       },
     },

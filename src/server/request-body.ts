@@ -21,14 +21,15 @@ export async function readJsonBody<Schema extends z.ZodType>(
     throw new PayloadTooLargeError(limitBytes);
   }
   const text = await readText(c.req.raw.body, limitBytes);
-  if (text.trim() === "") throw new InvalidInputError("body: expected a JSON document, got none");
+  if (text.trim() === "")
+    throw new InvalidInputError("request body: expected a JSON document, got none");
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InvalidInputError(`body: not valid JSON (${(error as Error).message})`);
+    throw new InvalidInputError(`request body: not valid JSON (${(error as Error).message})`);
   }
-  return parseInput(schema, value, "body");
+  return parseInput(schema, value, "request body");
 }
 
 async function readText(body: ReadableStream<Uint8Array> | null, limitBytes: number) {
@@ -49,6 +50,6 @@ async function readText(body: ReadableStream<Uint8Array> | null, limitBytes: num
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
   } catch {
-    throw new InvalidInputError("body: not valid UTF-8");
+    throw new InvalidInputError("request body: not valid UTF-8");
   }
 }

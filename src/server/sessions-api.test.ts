@@ -74,7 +74,7 @@ describe("HTTP API: sessions", () => {
 
   it("refuses a bad session body with 400, naming the fields", async () => {
     const post = (json: unknown) => lab.api("/api/sessions", { method: "POST", json });
-    await expectError(await post({}), 400, "invalid_input", /^body: title: /);
+    await expectError(await post({}), 400, "invalid_input", /^request body: title: /);
     await expectError(
       await post({ title: "x", config: { tool_invocation_mode: "both", max_rounds: 0 } }),
       400,
@@ -86,13 +86,13 @@ describe("HTTP API: sessions", () => {
       await post({ title: "x", config: { tools: ["mock_search", "nope"] } }),
       400,
       "invalid_input",
-      /body: config\.tools: unknown tool nope/,
+      /request body: config\.tools: unknown tool nope/,
     );
     await expectError(
       await post({ title: "x", config: { chat_agent: { model: "gpt-4" } } }),
       400,
       "invalid_input",
-      /body: config\.chat_agent: .*not a model string/,
+      /request body: config\.chat_agent: .*not a model string/,
     );
     await expectError(
       await post({ title: "x", config: { chat_agent: { options: { tokens_per_second: -1 } } } }),

@@ -97,7 +97,7 @@ describe("HTTP API: turns over server-sent events", () => {
     const empty = await postTurn(id, { message: "   " });
     expect(empty.status).toBe(400);
     expect(await empty.json()).toStrictEqual({
-      error: { code: "invalid_input", message: "body: message: the message is empty" },
+      error: { code: "invalid_input", message: "request body: message: the message is empty" },
     });
     const mismatch = await postTurn(id, {
       message: "hello",

@@ -592,5 +592,29 @@ export function describeSessionStoreContract(
       });
       expect(entry?.turn_index).toBeNull();
     });
+
+    it("finds an experiment's sessions by their config tag, oldest first", async () => {
+      const tagged = (id: string, experiment: unknown) =>
+        store.createSession({
+          title: id,
+          config: { tool_invocation_mode: "dual_agent", experiment },
+          session_id: id,
+        });
+      await tagged("first", { id: "exp-1", run_key: "a/s/1" });
+      await tagged("other", { id: "exp-2", run_key: "a/s/1" });
+      await tagged("untagged", undefined);
+      await tagged("second", { id: "exp-1", run_key: "a/s/2" });
+      await tagged("not-an-object", "exp-1");
+
+      const found = await store.findSessionsByExperiment("exp-1");
+      expect(found.map((session) => session.id)).toStrictEqual(["first", "second"]);
+      expect(found[1]).toStrictEqual(await store.getSession("second"));
+      expect(found[1]?.config.experiment).toStrictEqual({ id: "exp-1", run_key: "a/s/2" });
+      expect(await store.findSessionsByExperiment("nobody")).toStrictEqual([]);
+      await store.deleteSession("first");
+      expect((await store.findSessionsByExperiment("exp-1")).map((s) => s.id)).toStrictEqual([
+        "second",
+      ]);
+    });
   });
 }

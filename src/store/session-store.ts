@@ -34,6 +34,8 @@ export interface SessionStore {
   getSession(sessionId: string): Awaitable<SessionRecord | null>;
   /** Most recently updated first. */
   listSessions(): Awaitable<SessionListItem[]>;
+  /** The sessions whose config is tagged `experiment.id = experimentId`, oldest first. */
+  findSessionsByExperiment(experimentId: string): Awaitable<SessionRecord[]>;
   startTurn(sessionId: string, options: StartTurnOptions): Awaitable<void>;
   /** Ends a turn with its measured wall time and how it ended (default "completed"). */
   completeTurn(sessionId: string, options: CompleteTurnOptions): Awaitable<void>;

@@ -4,6 +4,14 @@
  */
 import type { ToolCallEvent } from "../../src/domain/events.js";
 import type {
+  CellSummary,
+  ExperimentReport,
+  RunResult,
+  RunScore,
+  ScenarioCategory,
+  TurnFacts,
+} from "../../src/domain/experiment.js";
+import type {
   AuditRecord,
   MessageRecord,
   SessionRecord,
@@ -24,11 +32,16 @@ export type {
   AgentRole,
   AuditRecord,
   CallKind,
+  CellSummary,
   MessageRecord,
+  RunResult,
+  RunScore,
+  ScenarioCategory,
   SessionRecord,
   ToolCallEvent,
   ToolInvocationMode,
   TurnEvent,
+  TurnFacts,
   TurnRecord,
   TurnStatus,
   TurnUsageRollup,
@@ -98,4 +111,41 @@ export interface AuditResponse {
 
 export interface ApiErrorBody {
   error: { code: string; message: string };
+}
+
+export interface ExperimentListItem {
+  id: string;
+  suite: string;
+  /** Sessions (runs) tagged with this experiment, incomplete ones included. */
+  sessions: number;
+  first_created_at: string;
+  last_created_at: string;
+}
+
+export interface ExperimentListResponse {
+  experiments: ExperimentListItem[];
+}
+
+export interface ExperimentReportResponse extends ExperimentReport {
+  /**
+   * Run keys with no finished session (a turn running, cancelled or interrupted, or one missing):
+   * not scored, not counted. A run resumed to the end is not among them.
+   */
+  incomplete: number;
+}
+
+/** One run of a cell in the drill-down. */
+export interface CellRun {
+  session_id: string;
+  run_key: string;
+  scenario: string;
+  category: ScenarioCategory;
+  repetition: number;
+  incomplete: boolean;
+  score: RunScore | null;
+  cost_usd: number | null;
+}
+
+export interface CellRunsResponse {
+  sessions: CellRun[];
 }

@@ -2,6 +2,9 @@
 import type {
   ApiErrorBody,
   AuditResponse,
+  CellRunsResponse,
+  ExperimentListResponse,
+  ExperimentReportResponse,
   HealthResponse,
   MessagesResponse,
   NewSessionConfig,
@@ -101,6 +104,7 @@ async function request<T>(path: string, init: RequestInit = {}, retried = false)
 }
 
 const sessionPath = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+const experimentPath = (id: string) => `/api/experiments/${encodeURIComponent(id)}`;
 
 export const api = {
   health: (signal?: AbortSignal) => request<HealthResponse>("/api/health", withSignal(signal)),
@@ -124,6 +128,15 @@ export const api = {
   /** Sends an exported document back; the text is passed through as the server validates it. */
   importSession: (documentText: string) =>
     request<Partial<SessionResponse>>("/api/import", { method: "POST", body: documentText }),
+  listExperiments: (signal?: AbortSignal) =>
+    request<ExperimentListResponse>("/api/experiments", withSignal(signal)),
+  getExperiment: (id: string, signal?: AbortSignal) =>
+    request<ExperimentReportResponse>(experimentPath(id), withSignal(signal)),
+  cellRuns: (id: string, cell: string, signal?: AbortSignal) =>
+    request<CellRunsResponse>(
+      `${experimentPath(id)}/cells/${encodeURIComponent(cell)}/sessions`,
+      withSignal(signal),
+    ),
 };
 
 function withSignal(signal: AbortSignal | undefined): RequestInit {

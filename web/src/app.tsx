@@ -1,5 +1,7 @@
 import { useEffect } from "react";
 import { ComparePage } from "./pages/compare-page.js";
+import { ExperimentPage } from "./pages/experiment-page.js";
+import { ExperimentsPage } from "./pages/experiments-page.js";
 import { SessionPage } from "./pages/session-page.js";
 import { SessionsPage } from "./pages/sessions-page.js";
 import { Link, matchRoute, useLocation } from "./router.js";
@@ -8,6 +10,8 @@ const TITLES = {
   sessions: "Sessions",
   session: "Session",
   compare: "Compare",
+  experiments: "Experiments",
+  experiment: "Experiment",
   not_found: "Not found",
 } as const;
 
@@ -32,6 +36,13 @@ export function App() {
           <Link to="/" aria-current={route.name === "sessions" ? "page" : undefined}>
             Sessions
           </Link>
+          <Link
+            to="/experiments"
+            data-testid="nav-experiments"
+            aria-current={route.name === "experiments" ? "page" : undefined}
+          >
+            Experiments
+          </Link>
           <Link to="/compare" aria-current={route.name === "compare" ? "page" : undefined}>
             Compare
           </Link>
@@ -41,6 +52,10 @@ export function App() {
         {route.name === "sessions" ? <SessionsPage /> : null}
         {route.name === "session" ? <SessionPage key={route.id} id={route.id} /> : null}
         {route.name === "compare" ? <ComparePage a={route.a} b={route.b} /> : null}
+        {route.name === "experiments" ? <ExperimentsPage /> : null}
+        {route.name === "experiment" ? (
+          <ExperimentPage key={route.id} id={route.id} cell={route.cell} compare={route.compare} />
+        ) : null}
         {route.name === "not_found" ? (
           <div className="page">
             <h1>Page not found</h1>

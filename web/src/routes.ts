@@ -1,9 +1,21 @@
-/** The UI's pages by path: `/`, `/sessions/:id`, `/compare?a=ID&b=ID`. Pure, tested without a browser. */
+/**
+ * The UI's pages by path: `/`, `/sessions/:id`, `/compare?a=ID&b=ID`, `/experiments` and
+ * `/experiments/:id?cell=CELL&compare=CELL&compare=CELL`. Pure, tested without a browser.
+ */
 
 export type Route =
   | { name: "sessions" }
   | { name: "session"; id: string }
   | { name: "compare"; a: string | null; b: string | null }
+  | { name: "experiments" }
+  | {
+      name: "experiment";
+      id: string;
+      /** The cell whose runs are open. */
+      cell: string | null;
+      /** Up to two cells compared side by side. */
+      compare: string[];
+    }
   | { name: "not_found"; path: string };
 
 /** The page a location shows. Pure, so it is tested without a browser. */
@@ -14,6 +26,21 @@ export function matchRoute(pathname: string, search: string): Route {
   if (session?.[1]) {
     try {
       return { name: "session", id: decodeURIComponent(session[1]) };
+    } catch {
+      return { name: "not_found", path: pathname };
+    }
+  }
+  if (path === "/experiments") return { name: "experiments" };
+  const experiment = /^\/experiments\/([^/]+)$/.exec(path);
+  if (experiment?.[1]) {
+    try {
+      const params = new URLSearchParams(search);
+      return {
+        name: "experiment",
+        id: decodeURIComponent(experiment[1]),
+        cell: params.get("cell") || null,
+        compare: [...new Set(params.getAll("compare").filter(Boolean))].slice(-2),
+      };
     } catch {
       return { name: "not_found", path: pathname };
     }
@@ -33,4 +60,16 @@ export function compareHref(a: string | null, b: string | null): string {
   if (b) params.set("b", b);
   const query = params.toString();
   return query ? `/compare?${query}` : "/compare";
+}
+
+/** An experiment's page, with the cell whose runs are open and the cells compared. */
+export function experimentHref(
+  id: string,
+  view: { cell?: string | null; compare?: readonly string[] } = {},
+): string {
+  const params = new URLSearchParams();
+  if (view.cell) params.set("cell", view.cell);
+  for (const cell of view.compare ?? []) params.append("compare", cell);
+  const query = params.toString();
+  return `/experiments/${encodeURIComponent(id)}${query ? `?${query}` : ""}`;
 }

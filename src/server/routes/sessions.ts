@@ -53,7 +53,7 @@ function checkRunnable(config: LabSessionConfig, deps: ServerDependencies): void
       attempt();
     } catch (error) {
       if (error instanceof AgentLabError) {
-        throw new InvalidInputError(`body: ${field}: ${error.message}`);
+        throw new InvalidInputError(`request body: ${field}: ${error.message}`);
       }
       throw error;
     }

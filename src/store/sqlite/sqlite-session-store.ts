@@ -128,6 +128,12 @@ export class SqliteSessionStore implements SessionStore {
     return row === undefined ? null : toSessionRecord(row);
   }
 
+  findSessionsByExperiment(experimentId: string): SessionRecord[] {
+    return (this.sql.selectSessionsByExperiment.all(experimentId) as SessionRow[]).map(
+      toSessionRecord,
+    );
+  }
+
   listSessions(): SessionListItem[] {
     this.tokenFold.foldIfLarge();
     return this.db.transaction(() => {

@@ -62,6 +62,8 @@ export function ChatPanel({
     setRunning(true);
     setLive(startLiveTurn(message));
     setDraft("");
+    // The new turn is what the user wants to see, wherever they were on the page.
+    requestAnimationFrame(() => endRef.current?.scrollIntoView({ block: "end" }));
     let started = false;
     let stopped = false;
     try {

@@ -27,7 +27,7 @@ export function NewSessionForm() {
   const [title, setTitle] = useState("");
   const [mode, setMode] = useState<ToolInvocationMode>("dual_agent");
   const [chatModel, setChatModel] = useState("sim");
-  const [eventModel, setEventModel] = useState("sim");
+  const [eventModel, setEventModel] = useState("");
   const [tools, setTools] = useState<string[]>([...BUILTIN_TOOLS]);
   const [maxRounds, setMaxRounds] = useState("6");
   const [realisticTiming, setRealisticTiming] = useState(false);
@@ -45,7 +45,8 @@ export function NewSessionForm() {
     setError(null);
     const rounds = Number.parseInt(maxRounds, 10);
     const chat = chatModel.trim() || "sim";
-    const eventAgent = eventModel.trim() || "sim";
+    // Left empty, the event agent follows the chat agent (as a config without one does).
+    const eventAgent = eventModel.trim() || chat;
     const rate = Number.parseFloat(malformedRate);
     const config: NewSessionConfig = {
       tool_invocation_mode: mode,
@@ -124,6 +125,7 @@ export function NewSessionForm() {
             name="event_model"
             data-testid="new-session-event-model"
             value={eventModel}
+            placeholder="same as the chat model"
             onChange={(event) => setEventModel(event.target.value)}
             aria-describedby={`${id}-model-hint`}
             spellCheck={false}

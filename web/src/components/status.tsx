@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { type ReactNode, useEffect, useRef } from "react";
 import { errorMessage } from "../api.js";
 import { isSimulatedModel, modeLabel } from "../format.js";
 
@@ -20,8 +20,13 @@ export function ErrorNotice({
   title?: string;
   onRetry?: () => void;
 }) {
+  // An error below the fold looks like nothing happened: bring it into view when it appears.
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    ref.current?.scrollIntoView?.({ block: "nearest" });
+  }, []);
   return (
-    <div className="notice notice-error" role="alert">
+    <div className="notice notice-error" role="alert" ref={ref}>
       <strong>{title}:</strong> {errorMessage(error)}
       {onRetry ? (
         <button type="button" className="button button-small" onClick={onRetry}>

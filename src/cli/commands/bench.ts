@@ -1,0 +1,175 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { z } from "zod";
+import { parseInput } from "../../domain/validation.js";
+import { ProgressReporter } from "../../experiments/progress.js";
+import { renderHtmlReport } from "../../experiments/report-html.js";
+import { renderJsonReport } from "../../experiments/report-json.js";
+import { renderTerminalReport } from "../../experiments/report-terminal.js";
+import { runExperiment } from "../../experiments/run-experiment.js";
+import { experimentIdOf, loadSuite } from "../../experiments/suite.js";
+import type { CommandContext } from "../command-context.js";
+import { openStoreForWriting } from "../database-path.js";
+import type { CliIo } from "../output.js";
+
+/** The suite shipped with the package, named on the command line by this word. */
+export const BUNDLED_SUITE = "bundled";
+
+/** Resolved from this file, not the working directory: dist/cli/commands → the package root. */
+export function bundledSuitePath(): string {
+  return fileURLToPath(new URL("../../../suites/bundled.yaml", import.meta.url));
+}
+
+const BenchFlags = z.object({
+  out: z.string().min(1, "name a folder").optional(),
+  concurrency: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1, "must be 1 to 64")
+    .max(64, "must be 1 to 64")
+    .optional(),
+  repetitions: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1, "must be 1 to 1000")
+    .max(1000, "must be 1 to 1000")
+    .optional(),
+  experiment: z.string().trim().min(1, "name an experiment id").optional(),
+  json: z.boolean().optional(),
+});
+
+/** The shell's convention: 128 + the signal's number. */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+export function registerBenchCommand(program: Command, context: CommandContext): void {
+  program
+    .command("bench")
+    .description(
+      "Run an experiment: every scenario of a suite across its matrix of modes and models, several times, each run a recorded session; then score the runs and report per cell.",
+    )
+    .argument(
+      "[suite]",
+      `a suite file (YAML), or "${BUNDLED_SUITE}" for the suite shipped with agent-lab`,
+      BUNDLED_SUITE,
+    )
+    .option(
+      "--out <dir>",
+      "also write report.json and report.html (self-contained) into this folder",
+    )
+    .option("--concurrency <n>", "runs at once (default: the suite's concurrency)")
+    .option("--repetitions <n>", "runs per cell and scenario (default: the suite's repetitions)")
+    .option(
+      "--experiment <id>",
+      "the experiment id to record under and resume (default: derived from the suite's content)",
+    )
+    .option("--json", "print the report as JSON instead of a table")
+    .addHelpText(
+      "after",
+      `
+Running the same command again resumes: runs already finished are skipped, and runs cut short
+(Ctrl-C, a crash) are run again in a new session. Ctrl-C stops cleanly: the runs in flight are
+cancelled, the partial report is printed (and written with --out), exit code 130. Failing
+scenarios are results, not errors: the exit code is 0 once every run has finished.
+
+Examples:
+  $ agent-lab bench bundled
+  $ agent-lab bench bundled --repetitions 5 --out reports/
+  $ agent-lab bench suites/my-suite.yaml --concurrency 8 --json > report.json
+  $ agent-lab --db lab.sqlite3 bench bundled --experiment nightly-1`,
+    )
+    .action(async (suite: string, flags: Record<string, unknown>, command: Command) => {
+      context.exitCode = await benchCommand(suite, flags, command, context);
+    });
+}
+
+async function benchCommand(
+  suiteArgument: string,
+  rawFlags: Record<string, unknown>,
+  command: Command,
+  context: CommandContext,
+): Promise<number> {
+  const { io } = context;
+  // Flags and suite are checked before the database is opened: a refusal leaves no file behind.
+  const flags = parseInput(BenchFlags, rawFlags, "bench");
+  const suiteFile = suiteArgument === BUNDLED_SUITE ? bundledSuitePath() : suiteArgument;
+  const suite = loadSuite(suiteFile);
+  const experimentId = flags.experiment ?? experimentIdOf(suite);
+  const store = openStoreForWriting(context.database(command));
+  const controller = new AbortController();
+  let stoppedBy: StopSignal | null = null;
+  const onSignal = (signal: StopSignal) => {
+    // A second Ctrl-C does not wait for the runs to wind down.
+    if (stoppedBy !== null) process.exit(SIGNAL_EXIT_CODES[signal]);
+    stoppedBy = signal;
+    controller.abort(new Error(`cancelled by ${signal}`));
+  };
+  const onSigint = () => onSignal("SIGINT");
+  const onSigterm = () => onSignal("SIGTERM");
+  process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigterm);
+  const progress = new ProgressReporter(io.stderr);
+  try {
+    let announced = false;
+    const outcome = await runExperiment({
+      store,
+      suite,
+      suiteFile,
+      experimentId,
+      signal: controller.signal,
+      model_dependencies: { env: io.env },
+      ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+      ...(flags.repetitions !== undefined ? { repetitions: flags.repetitions } : {}),
+      onProgress: (state) => {
+        if (!announced) {
+          announced = true;
+          const resumed =
+            state.skipped === 0
+              ? ""
+              : state.skipped === state.total
+                ? " (all already finished: reporting)"
+                : ` (${state.skipped} already finished: resuming)`;
+          io.stderr.write(`experiment ${experimentId}: ${state.total} runs${resumed}\n`);
+        }
+        progress.update(state);
+      },
+    });
+    progress.finish();
+    const { report } = outcome;
+    if (flags.out !== undefined)
+      writeReports(io, flags.out, renderJsonReport(report), renderHtmlReport(report));
+    io.stdout.write(flags.json ? renderJsonReport(report) : renderTerminalReport(report));
+    if (outcome.stopped) {
+      io.stderr.write(
+        `stopped: ${outcome.finished} of ${outcome.total} runs finished; run the same command again to resume\n`,
+      );
+      return SIGNAL_EXIT_CODES[stoppedBy ?? "SIGINT"];
+    }
+    if (outcome.errors.length > 0) {
+      for (const error of outcome.errors.slice(0, 3)) {
+        io.stderr.write(`agent-lab: run ${error.run_key} could not run: ${error.message}\n`);
+      }
+      io.stderr.write(
+        `agent-lab: ${outcome.errors.length} of ${outcome.total} runs could not run; run the same command again to retry them\n`,
+      );
+      return 1;
+    }
+    return 0;
+  } finally {
+    progress.finish();
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
+    store.close();
+  }
+}
+
+function writeReports(io: CliIo, folder: string, json: string, html: string): void {
+  mkdirSync(folder, { recursive: true });
+  const jsonPath = join(folder, "report.json");
+  const htmlPath = join(folder, "report.html");
+  writeFileSync(jsonPath, json);
+  writeFileSync(htmlPath, html);
+  io.stderr.write(`reports written: ${jsonPath} and ${htmlPath}\n`);
+}

@@ -1,0 +1,111 @@
+import { z } from "zod";
+import type { TurnFacts } from "../domain/experiment.js";
+import type { AuditRecord, MessageRecord } from "../domain/records.js";
+import type { UsageCallRecord } from "../domain/usage.js";
+import type { SessionStore } from "../store/session-store.js";
+
+/**
+ * What each turn of a stored session did, in the shape scoring needs, read from the store alone
+ * (so any face can score any stored session):
+ * - status and wall time from the turn record;
+ * - answer: the text of the turn's last assistant message (its final round);
+ * - rounds: the turn's chat_completion calls;
+ * - tool_calls: every assistant tool call of the turn, in order, with the arguments as stored
+ *   (after an argument fallback repaired them, what actually ran), `ok` from its tool reply
+ *   (`{"error": …}` → false; the audit log's `tool_end` when the reply is missing; else null),
+ *   `used_fallback` from its tool_execution usage row;
+ * - ttft of the turn's first chat call, and the turn's usage roll-up (tokens, fallback and tool
+ *   counts).
+ */
+export async function readRunFacts(store: SessionStore, sessionId: string): Promise<TurnFacts[]> {
+  const [turns, messages, usage, audit] = await Promise.all([
+    store.listTurns(sessionId),
+    store.listMessages(sessionId),
+    store.usageSummary(sessionId),
+    store.listAuditLogs(sessionId),
+  ]);
+  return turns.map((turn): TurnFacts => {
+    const index = turn.turn_index;
+    const turnMessages = messages.filter((message) => message.turn_index === index);
+    const calls = usage.calls.filter((call) => call.turn_index === index);
+    const chatCalls = calls
+      .filter((call) => call.call_kind === "chat_completion")
+      .sort((a, b) => a.round_index - b.round_index || a.id - b.id);
+    const rollup = usage.turns.find((candidate) => candidate.turn_index === index);
+    const assistants = turnMessages.filter((message) => message.role === "assistant");
+    return {
+      status: turn.status,
+      answer: assistants.at(-1)?.content ?? "",
+      rounds: chatCalls.length,
+      tool_calls: toolCallsOf(
+        turnMessages,
+        calls,
+        audit.filter((entry) => entry.turn_index === index),
+      ),
+      ttft_ms: chatCalls[0]?.ttft_ms ?? null,
+      wall_time_ms: turn.wall_time_ms,
+      prompt_tokens: rollup?.prompt_tokens ?? 0,
+      cached_tokens: rollup?.cached_tokens ?? 0,
+      completion_tokens: rollup?.completion_tokens ?? 0,
+      total_tokens: rollup?.total_tokens ?? 0,
+      fallback_count: rollup?.fallback_count ?? 0,
+      tool_count: rollup?.tool_count ?? 0,
+    };
+  });
+}
+
+function toolCallsOf(
+  messages: readonly MessageRecord[],
+  calls: readonly UsageCallRecord[],
+  audit: readonly AuditRecord[],
+): TurnFacts["tool_calls"] {
+  const replies = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role === "tool" && message.tool_call_id !== null) {
+      replies.set(message.tool_call_id, message.content);
+    }
+  }
+  const executions = new Map<string, UsageCallRecord>();
+  for (const call of calls) {
+    if (call.call_kind === "tool_execution" && call.event_id !== null) {
+      executions.set(call.event_id, call);
+    }
+  }
+  const ended = new Map<string, boolean>();
+  for (const entry of audit) {
+    const details = ToolEndDetails.safeParse(entry.details);
+    if (entry.event === "tool_end" && details.success) {
+      ended.set(details.data.event_id, details.data.ok);
+    }
+  }
+  return messages
+    .filter((message) => message.role === "assistant")
+    .flatMap((message) => message.tool_calls)
+    .map((call) => {
+      const reply = replies.get(call.id);
+      return {
+        name: call.name,
+        arguments: call.arguments,
+        ok: reply !== undefined ? !isErrorReply(reply) : (ended.get(call.id) ?? null),
+        used_fallback: executions.get(call.id)?.used_fallback ?? false,
+      };
+    });
+}
+
+const ToolEndDetails = z.looseObject({ event_id: z.string(), ok: z.boolean() });
+
+/** A tool reply is an error when it is a JSON object with a non-empty `error` (the kernel's form). */
+const ErrorReply = z.looseObject({
+  error: z.unknown().refine((error) => error !== null && error !== undefined && error !== false),
+});
+
+function isErrorReply(content: string): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    // Plain text is a tool's output, not an error report.
+    return false;
+  }
+  return ErrorReply.safeParse(value).success;
+}

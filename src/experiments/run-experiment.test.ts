@@ -1,0 +1,256 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { temporaryDirectory } from "../../test/paths.js";
+import { type ExperimentReport, ExperimentTag, Suite } from "../domain/experiment.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import type { ToolContext } from "../tools/tool.js";
+import { findExperimentRuns, isRunComplete } from "./experiment-runs.js";
+import type { ExperimentProgress } from "./progress.js";
+import { renderHtmlReport } from "./report-html.js";
+import { runExperiment } from "./run-experiment.js";
+import { experimentIdOf } from "./suite.js";
+
+const HOSTILE = "search for <script>alert(1)</script>";
+
+/** 2 modes × 2 scenarios × 2 repetitions on the simulated model; the second scenario fails. */
+function smallSuite(chatOptions: Record<string, unknown> = {}): Suite {
+  return Suite.parse({
+    name: "small",
+    config: { chat_agent: { options: chatOptions } },
+    matrix: { modes: ["chat_agent_tools", "dual_agent"], chat_models: ["sim"] },
+    repetitions: 2,
+    concurrency: 2,
+    scenarios: [
+      {
+        id: "search",
+        category: "simple",
+        turns: [
+          {
+            user: "search for agent lab",
+            expect: {
+              tools: [{ name: "mock_search", arguments: { query: { contains: "agent lab" } } }],
+            },
+          },
+        ],
+      },
+      {
+        // The model searches; the scenario expects no tool: a failure whose answer is hostile.
+        id: "hostile",
+        category: "irrelevance",
+        turns: [{ user: HOSTILE, expect: { no_tools: true } }],
+      },
+    ],
+  });
+}
+
+let folder: ReturnType<typeof temporaryDirectory>;
+let store: SqliteSessionStore;
+
+beforeEach(() => {
+  folder = temporaryDirectory();
+  store = new SqliteSessionStore(join(folder.path, "lab.sqlite3"));
+});
+afterEach(() => {
+  store.close();
+  folder.remove();
+});
+
+/** The report without the time it was generated. */
+function comparable(report: ExperimentReport): Omit<ExperimentReport, "generated_at"> {
+  const { generated_at: _generated, ...rest } = report;
+  return rest;
+}
+
+describe("runExperiment", () => {
+  it("runs cells × scenarios × repetitions as tagged sessions and reports per cell", async () => {
+    const suite = smallSuite();
+    const progress: ExperimentProgress[] = [];
+    const outcome = await runExperiment({
+      store,
+      suite,
+      suiteFile: "small.yaml",
+      onProgress: (state) => progress.push(state),
+    });
+
+    const experimentId = experimentIdOf(suite);
+    expect(outcome).toMatchObject({
+      experiment_id: experimentId,
+      total: 8,
+      skipped: 0,
+      finished: 8,
+      stopped: false,
+      errors: [],
+    });
+    const sessions = store.findSessionsByExperiment(experimentId);
+    expect(sessions).toHaveLength(8);
+    const tags = sessions.map((session) => ExperimentTag.parse(session.config.experiment));
+    expect(new Set(tags.map((tag) => tag.run_key)).size).toBe(8);
+    const search = sessions.find(
+      (session) =>
+        (session.config.experiment as ExperimentTag).run_key === "dual_agent · sim · sim/search/2",
+    );
+    expect(search?.title).toBe("small · dual_agent · sim · search #2");
+    expect(search?.tool_invocation_mode).toBe("dual_agent");
+    expect(search?.config.experiment).toMatchObject({
+      id: experimentId,
+      suite: "small",
+      cell: "dual_agent · sim · sim",
+      scenario: "search",
+      category: "simple",
+      repetition: 2,
+      suite_file: "small.yaml",
+      expect: [{ tools: [{ name: "mock_search" }], no_tools: false }],
+    });
+    for (const session of sessions) {
+      expect(isRunComplete(store.listTurns(session.id), 1)).toBe(true);
+    }
+
+    // One progress report with the plan, then one per finished run.
+    expect(progress).toHaveLength(9);
+    expect(progress[0]).toEqual({ done: 0, total: 8, skipped: 0, failed_runs: 0, current: null });
+    expect(progress.at(-1)).toMatchObject({ done: 8, total: 8, skipped: 0, failed_runs: 0 });
+    expect(progress.at(-1)?.current?.run_key).toMatch(/\/(search|hostile)\/2$/);
+
+    const { report } = outcome;
+    expect(report).toMatchObject({ experiment_id: experimentId, suite: "small", simulated: true });
+    expect(report.runs).toHaveLength(8);
+    expect(report.cells.map((cell) => [cell.label, cell.runs, cell.successes])).toEqual([
+      ["chat_agent_tools · sim", 4, 2],
+      ["dual_agent · sim", 4, 2],
+    ]);
+    for (const cell of report.cells) {
+      expect(cell.by_category).toEqual({
+        simple: { runs: 2, successes: 2 },
+        irrelevance: { runs: 2, successes: 0 },
+      });
+    }
+    const failed = report.runs.filter((run) => !run.score.success);
+    expect(failed.map((run) => run.scenario)).toEqual(["hostile", "hostile", "hostile", "hostile"]);
+    expect(failed[0]?.score.failures[0]).toContain("expected no tool call");
+
+    // The model's answer quotes the hostile query; the HTML report shows it, escaped.
+    const html = renderHtmlReport(report);
+    expect(failed[0]?.turns[0]?.answer).toContain("<script>alert(1)</script>");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(html.toLowerCase()).not.toContain("<script");
+  });
+
+  it("resumes: a second run starts no session and reports the same", async () => {
+    const suite = smallSuite();
+    const first = await runExperiment({ store, suite });
+    const ids = store.findSessionsByExperiment(first.experiment_id).map((session) => session.id);
+
+    const progress: ExperimentProgress[] = [];
+    const second = await runExperiment({
+      store,
+      suite,
+      onProgress: (state) => progress.push(state),
+    });
+    expect(second).toMatchObject({ total: 8, skipped: 8, finished: 8, stopped: false });
+    expect(progress).toEqual([{ done: 8, total: 8, skipped: 8, failed_runs: 0, current: null }]);
+    expect(
+      store.findSessionsByExperiment(first.experiment_id).map((session) => session.id),
+    ).toEqual(ids);
+    expect(comparable(second.report)).toEqual(comparable(first.report));
+
+    // More repetitions of the same suite: the same experiment, only the new runs run.
+    const more = await runExperiment({ store, suite, repetitions: 3 });
+    expect(more).toMatchObject({ experiment_id: first.experiment_id, total: 12, skipped: 8 });
+    expect(store.findSessionsByExperiment(first.experiment_id)).toHaveLength(12);
+    expect(more.report.cells.map((cell) => cell.runs)).toEqual([6, 6]);
+  });
+
+  it("stops on the signal, keeps what finished, and a resume runs exactly the missing runs", async () => {
+    const suite = smallSuite();
+    const controller = new AbortController();
+    // Every run calls mock_search once. A lane starts a run only after finishing one, so by the
+    // fourth call (concurrency 2) a run has finished; that call stops the experiment and waits,
+    // so its run is in flight when the signal comes: deterministic, and instant.
+    let calls = 0;
+    const tools = createBuiltinTools().map((tool) =>
+      tool.name !== "mock_search"
+        ? tool
+        : {
+            ...tool,
+            execute: (args: Record<string, unknown>, context: ToolContext) => {
+              calls += 1;
+              if (calls !== 4) return tool.execute(args, context);
+              controller.abort(new Error("stop"));
+              return new Promise((_resolve, reject) => {
+                const stop = () => reject(new Error("interrupted"));
+                if (context.signal.aborted) stop();
+                context.signal.addEventListener("abort", stop, { once: true });
+              });
+            },
+          },
+    );
+    const stopped = await runExperiment({
+      store,
+      suite,
+      concurrency: 2,
+      signal: controller.signal,
+      tools,
+    });
+    expect(stopped.stopped).toBe(true);
+    expect(stopped.finished).toBeGreaterThanOrEqual(1);
+    expect(stopped.finished).toBeLessThanOrEqual(3);
+    // The partial report holds exactly the finished runs.
+    expect(stopped.report.runs).toHaveLength(stopped.finished);
+
+    const afterStop = await findExperimentRuns(store, stopped.experiment_id);
+    const incomplete = afterStop.filter((run) => !run.complete);
+    expect(incomplete.length).toBeGreaterThanOrEqual(1);
+    expect(incomplete.every((run) => run.turns.every((turn) => turn.status === "cancelled"))).toBe(
+      true,
+    );
+    const finishedIds = afterStop.filter((run) => run.complete).map((run) => run.session.id);
+
+    const resumed = await runExperiment({ store, suite, concurrency: 4, tools });
+    expect(resumed).toMatchObject({ total: 8, skipped: stopped.finished, finished: 8 });
+    expect(resumed.stopped).toBe(false);
+
+    const runs = await findExperimentRuns(store, stopped.experiment_id);
+    expect(runs).toHaveLength(8);
+    expect(runs.every((run) => run.complete)).toBe(true);
+    expect(new Set(runs.map((run) => run.tag.run_key)).size).toBe(8);
+    const ids = new Set(runs.map((run) => run.session.id));
+    for (const id of finishedIds) expect(ids.has(id)).toBe(true);
+    for (const run of incomplete) {
+      expect(ids.has(run.session.id)).toBe(false);
+      expect(store.getSession(run.session.id)).toBeNull();
+    }
+    expect(resumed.report.runs).toHaveLength(8);
+  });
+
+  it("refuses a cell whose model cannot be built before storing anything", async () => {
+    const suite = Suite.parse({
+      ...smallSuite(),
+      matrix: { modes: ["dual_agent"], chat_models: ["sim"] },
+      config: { chat_agent: { base_url: "http://127.0.0.1:9/v1" } },
+    });
+    await expect(runExperiment({ store, suite })).rejects.toThrow(
+      /cell dual_agent · sim: .*simulated model takes no base_url/,
+    );
+    expect(store.listSessions()).toEqual([]);
+  });
+
+  it("validates its counts", async () => {
+    await expect(runExperiment({ store, suite: smallSuite(), concurrency: 0 })).rejects.toThrow(
+      /runExperiment: concurrency/,
+    );
+  });
+});
+
+describe("isRunComplete", () => {
+  it("needs every turn stored, each completed, failed or at max_rounds", () => {
+    const turns = (...statuses: string[]) => statuses.map((status) => ({ status }));
+    expect(isRunComplete(turns("completed", "failed"), 2)).toBe(true);
+    expect(isRunComplete(turns("max_rounds"), 1)).toBe(true);
+    expect(isRunComplete(turns("completed"), 2)).toBe(false);
+    expect(isRunComplete(turns("completed", "cancelled"), 2)).toBe(false);
+    expect(isRunComplete(turns("interrupted"), 1)).toBe(false);
+    expect(isRunComplete(turns("running"), 1)).toBe(false);
+    expect(isRunComplete([], 0)).toBe(false);
+  });
+});

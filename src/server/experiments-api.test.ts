@@ -1,0 +1,320 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type {
+  CellSummary,
+  ExperimentTag,
+  RunScore,
+  TurnExpectation,
+} from "../domain/experiment.js";
+import type {
+  CellRun,
+  ExperimentListItem,
+  ExperimentReportWithProgress,
+} from "../experiments/experiment-report-from-store.js";
+import { runTurn } from "../runtime/run-turn.js";
+import { startTestServer, type TestServer } from "./test-fixtures.js";
+
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+const EXPERIMENT = "smoke-2026";
+/** Two cells; the second id has a slash and spaces, so it must travel URL-encoded. */
+const TOOLS_CELL = "chat_agent_tools · sim · sim";
+const DUAL_CELL = "named/dual · sim";
+
+const SEARCH: TurnExpectation = {
+  tools: [{ name: "mock_search", arguments: { query: { contains: "agent lab" } } }],
+  no_tools: false,
+  answer_contains: [],
+};
+/** Expects a ticket where the message asks for a search: the run fails. */
+const WRONG_TOOL: TurnExpectation = {
+  tools: [{ name: "mock_ticket", arguments: {} }],
+  no_tools: false,
+  answer_contains: [],
+};
+const NO_TOOLS: TurnExpectation = { tools: [], no_tools: true, answer_contains: [] };
+
+interface RunSpec {
+  cell: string;
+  scenario: string;
+  category: ExperimentTag["category"];
+  repetition: number;
+  expect: TurnExpectation[];
+  experiment?: string;
+}
+
+function tagOf(spec: RunSpec): ExperimentTag {
+  return {
+    id: spec.experiment ?? EXPERIMENT,
+    suite: spec.experiment ? "other suite" : "smoke suite",
+    cell: spec.cell,
+    cell_label: spec.cell === DUAL_CELL ? "Named dual" : spec.cell,
+    scenario: spec.scenario,
+    category: spec.category,
+    repetition: spec.repetition,
+    run_key: `${spec.cell}/${spec.scenario}/${spec.repetition}`,
+    expect: spec.expect,
+  };
+}
+
+function configOf(spec: RunSpec): Record<string, unknown> {
+  return {
+    tool_invocation_mode: spec.cell === DUAL_CELL ? "dual_agent" : "chat_agent_tools",
+    chat_agent: { model: "sim" },
+    experiment: tagOf(spec),
+  };
+}
+
+describe("HTTP API: experiments", () => {
+  let lab: TestServer;
+  beforeEach(async () => {
+    lab = await startTestServer();
+  });
+  afterEach(() => lab.close());
+
+  /** Runs real turns on the sim model in a new tagged session; returns its id. */
+  async function runScenario(spec: RunSpec, messages: string[]): Promise<string> {
+    let sessionId: string | undefined;
+    for (const message of messages) {
+      for await (const event of runTurn({
+        store: lab.store,
+        message,
+        config: configOf(spec),
+        ...(sessionId ? { session_id: sessionId } : {}),
+      })) {
+        if (event.type === "turn_start") sessionId = event.session_id;
+        if (event.type === "turn_end") expect(event.status).toBe("completed");
+      }
+    }
+    if (sessionId === undefined) throw new Error("no turn started");
+    return sessionId;
+  }
+
+  /** A tagged session whose one turn has `status` (or is still running), written directly. */
+  function storedRun(spec: RunSpec, status: "running" | "cancelled"): string {
+    const id = lab.store.createSession({ title: spec.scenario, config: configOf(spec) });
+    lab.store.startTurn(id, { turn_index: 1, user_message: "search for agent lab" });
+    if (status !== "running")
+      lab.store.completeTurn(id, { turn_index: 1, wall_time_ms: 5, status });
+    return id;
+  }
+
+  async function getJson<T>(path: string): Promise<T> {
+    const response = await lab.api(path);
+    expect(response.status, path).toBe(200);
+    return (await response.json()) as T;
+  }
+
+  async function expectNotFound(path: string, message: RegExp) {
+    const response = await lab.api(path);
+    expect(response.status).toBe(404);
+    const body = (await response.json()) as ErrorBody;
+    expect(body.error.code).toBe("not_found");
+    expect(body.error.message).toMatch(message);
+  }
+
+  /**
+   * The tools cell: search ×2 (pass; the first repetition was cancelled once and resumed),
+   * chit-chat (pass), wrong tool (fail), and a two-turn run cut off after its first turn.
+   * The dual cell: search (pass), wrong tool (fail), and a search still running.
+   */
+  async function seedExperiment() {
+    const search = (cell: string, repetition: number): RunSpec => ({
+      cell,
+      scenario: "search",
+      category: "simple",
+      repetition,
+      expect: [SEARCH],
+    });
+    const wrong = (cell: string): RunSpec => ({
+      cell,
+      scenario: "wrong-tool",
+      category: "simple",
+      repetition: 1,
+      expect: [WRONG_TOOL],
+    });
+    const cancelled = storedRun(search(TOOLS_CELL, 1), "cancelled");
+    const ids = {
+      cancelled,
+      toolsSearch1: await runScenario(search(TOOLS_CELL, 1), ["search for agent lab"]),
+      toolsSearch2: await runScenario(search(TOOLS_CELL, 2), ["search for agent lab"]),
+      toolsChat: await runScenario(
+        {
+          cell: TOOLS_CELL,
+          scenario: "chit-chat",
+          category: "irrelevance",
+          repetition: 1,
+          expect: [NO_TOOLS],
+        },
+        ["hello there"],
+      ),
+      toolsWrong: await runScenario(wrong(TOOLS_CELL), ["search for agent lab"]),
+      toolsCutOff: await runScenario(
+        {
+          cell: TOOLS_CELL,
+          scenario: "two-turns",
+          category: "multi_turn",
+          repetition: 1,
+          expect: [SEARCH, NO_TOOLS],
+        },
+        ["search for agent lab"],
+      ),
+      dualSearch: await runScenario(search(DUAL_CELL, 1), ["search for agent lab"]),
+      dualWrong: await runScenario(wrong(DUAL_CELL), ["search for agent lab"]),
+      dualRunning: storedRun(search(DUAL_CELL, 2), "running"),
+    };
+    // Neither an untagged session nor another experiment's runs belong to it.
+    lab.store.createSession({ title: "plain", config: { tool_invocation_mode: "dual_agent" } });
+    const other = await runScenario({ ...search(TOOLS_CELL, 1), experiment: "other-exp" }, [
+      "search for agent lab",
+    ]);
+    return { ...ids, other };
+  }
+
+  it("lists experiments, reports their cells and drills into a cell's runs", async () => {
+    const ids = await seedExperiment();
+
+    const list = await getJson<{ experiments: ExperimentListItem[] }>("/api/experiments");
+    expect(list.experiments).toStrictEqual([
+      {
+        id: "other-exp",
+        suite: "other suite",
+        sessions: 1,
+        first_created_at: expect.any(String),
+        last_created_at: expect.any(String),
+      },
+      {
+        id: EXPERIMENT,
+        suite: "smoke suite",
+        sessions: 9,
+        first_created_at: expect.any(String),
+        last_created_at: expect.any(String),
+      },
+    ]);
+    const smoke = list.experiments[1] as ExperimentListItem;
+    expect(smoke.first_created_at <= smoke.last_created_at).toBe(true);
+
+    const report = await getJson<ExperimentReportWithProgress>(`/api/experiments/${EXPERIMENT}`);
+    expect(report).toMatchObject({
+      experiment_id: EXPERIMENT,
+      suite: "smoke suite",
+      simulated: true,
+      // The cut-off two-turn run and the running search; the cancelled attempt was resumed.
+      incomplete: 2,
+    });
+    expect(Number.isNaN(Date.parse(report.generated_at))).toBe(false);
+    expect(report.cells.map((cell) => [cell.cell, cell.label])).toStrictEqual([
+      [TOOLS_CELL, TOOLS_CELL],
+      [DUAL_CELL, "Named dual"],
+    ]);
+    const [tools, dual] = report.cells as [CellSummary, CellSummary];
+    expect(tools).toMatchObject({
+      runs: 4,
+      successes: 3,
+      success_rate: 0.75,
+      by_category: { simple: { runs: 3, successes: 2 }, irrelevance: { runs: 1, successes: 1 } },
+      cost_usd: 0,
+    });
+    expect(tools.success_ci[0]).toBeLessThan(0.75);
+    expect(tools.success_ci[1]).toBeGreaterThan(0.75);
+    expect(tools.tokens_per_turn).toBeGreaterThan(0);
+    expect(tools.wall_p50_ms).not.toBeNull();
+    expect(dual).toMatchObject({
+      runs: 2,
+      successes: 1,
+      success_rate: 0.5,
+      by_category: { simple: { runs: 2, successes: 1 } },
+    });
+    // Every counted run is a finished session of this experiment, once per run key.
+    const counted = report.runs.map((run) => run.session_id).sort();
+    expect(counted).toStrictEqual(
+      [
+        ids.toolsSearch1,
+        ids.toolsSearch2,
+        ids.toolsChat,
+        ids.toolsWrong,
+        ids.dualSearch,
+        ids.dualWrong,
+      ].sort(),
+    );
+    const wrongRun = report.runs.find((run) => run.session_id === ids.toolsWrong);
+    expect(wrongRun?.score.success).toBe(false);
+    expect(wrongRun?.score.failures.join("\n")).toMatch(/mock_ticket/);
+
+    // The drill-down: finished runs scored (scenario order, then repetition), then the unfinished.
+    const toolsRuns = await getJson<{ sessions: CellRun[] }>(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions`,
+    );
+    expect(
+      toolsRuns.sessions.map((run) => [
+        run.session_id,
+        run.scenario,
+        run.repetition,
+        run.incomplete,
+        run.score?.success ?? null,
+      ]),
+    ).toStrictEqual([
+      [ids.toolsSearch1, "search", 1, false, true],
+      [ids.toolsSearch2, "search", 2, false, true],
+      [ids.toolsChat, "chit-chat", 1, false, true],
+      [ids.toolsWrong, "wrong-tool", 1, false, false],
+      [ids.toolsCutOff, "two-turns", 1, true, null],
+    ]);
+    expect(toolsRuns.sessions[0]).toMatchObject({
+      run_key: `${TOOLS_CELL}/search/1`,
+      category: "simple",
+      cost_usd: 0,
+    });
+    const score = toolsRuns.sessions[3]?.score as RunScore;
+    expect(score).toStrictEqual(
+      report.runs.find((run) => run.session_id === ids.toolsWrong)?.score,
+    );
+
+    const dualRuns = await getJson<{ sessions: CellRun[] }>(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(DUAL_CELL)}/sessions`,
+    );
+    expect(dualRuns.sessions.map((run) => [run.session_id, run.incomplete])).toStrictEqual([
+      [ids.dualSearch, false],
+      [ids.dualWrong, false],
+      [ids.dualRunning, true],
+    ]);
+    expect(dualRuns.sessions[2]).toMatchObject({ score: null, cost_usd: null });
+  });
+
+  it("answers 404 for an unknown experiment or cell, and an empty list without experiments", async () => {
+    expect(await getJson("/api/experiments")).toStrictEqual({ experiments: [] });
+    await expectNotFound("/api/experiments/nope", /experiment not found: nope/);
+    await expectNotFound("/api/experiments/nope/cells/x/sessions", /experiment not found: nope/);
+
+    await runScenario(
+      { cell: TOOLS_CELL, scenario: "search", category: "simple", repetition: 1, expect: [SEARCH] },
+      ["search for agent lab"],
+    );
+    await expectNotFound(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent("no such cell")}/sessions`,
+      /has no cell no such cell/,
+    );
+    // A tag that does not parse is no experiment.
+    lab.store.createSession({
+      title: "broken tag",
+      config: { tool_invocation_mode: "dual_agent", experiment: { id: "broken" } },
+    });
+    await expectNotFound("/api/experiments/broken", /experiment not found: broken/);
+    const list = await getJson<{ experiments: ExperimentListItem[] }>("/api/experiments");
+    expect(list.experiments.map((experiment) => experiment.id)).toStrictEqual([EXPERIMENT]);
+  });
+
+  it("reports a cell whose every run is unfinished with no runs, and counts them", async () => {
+    storedRun(
+      { cell: TOOLS_CELL, scenario: "search", category: "simple", repetition: 1, expect: [SEARCH] },
+      "running",
+    );
+    const report = await getJson<ExperimentReportWithProgress>(`/api/experiments/${EXPERIMENT}`);
+    expect(report.incomplete).toBe(1);
+    expect(report.runs).toStrictEqual([]);
+    expect(report.cells).toMatchObject([
+      { cell: TOOLS_CELL, runs: 0, successes: 0, success_rate: 0, by_category: {} },
+    ]);
+  });
+});

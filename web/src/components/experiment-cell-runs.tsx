@@ -1,0 +1,149 @@
+import { useCallback, useEffect, useRef } from "react";
+import { api } from "../api.js";
+import type { CellRun, CellSummary } from "../api-types.js";
+import { categoryLabel, orderRuns, type RunOutcome, runOutcome } from "../experiment-matrix.js";
+import { formatPercent } from "../format.js";
+import { Link } from "../router.js";
+import { sessionHref } from "../routes.js";
+import { useResource } from "../use-resource.js";
+import { EmptyState, ErrorNotice, Loading } from "./status.js";
+
+const OUTCOME_BADGE: Record<RunOutcome, string> = {
+  passed: "badge-ok",
+  failed: "badge-error",
+  incomplete: "badge-warn",
+};
+
+function count(runs: readonly CellRun[], outcome: RunOutcome): number {
+  return runs.filter((run) => runOutcome(run) === outcome).length;
+}
+
+/** One configuration's runs: each run's outcome, why it failed, and a link to its session. */
+export function ExperimentCellRuns({
+  experimentId,
+  cell,
+  onClose,
+}: {
+  experimentId: string;
+  cell: CellSummary;
+  onClose: () => void;
+}) {
+  const load = useCallback(
+    (signal: AbortSignal) =>
+      api.cellRuns(experimentId, cell.cell, signal).then((body) => body.sessions),
+    [experimentId, cell.cell],
+  );
+  const resource = useResource(`${experimentId}\u0000${cell.cell}`, load);
+  const runs = resource.data ? orderRuns(resource.data) : [];
+  const panelRef = useRef<HTMLElement | null>(null);
+
+  // Opening a cell brings its runs into view (they sit below the matrix).
+  useEffect(() => {
+    panelRef.current?.scrollIntoView({ block: "nearest" });
+  }, []);
+
+  return (
+    <section
+      ref={panelRef}
+      id="cell-runs"
+      className="card cell-runs"
+      data-testid="cell-runs"
+      data-cell-id={cell.cell}
+      aria-labelledby="cell-runs-heading"
+    >
+      <div className="panel-head">
+        <h2 id="cell-runs-heading">
+          Runs of <span className="cell-name">{cell.label}</span>
+        </h2>
+        <button type="button" className="button button-small" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      {resource.data ? (
+        <p className="muted small run-tally">
+          {count(resource.data, "passed")} passed · {count(resource.data, "failed")} failed
+          {count(resource.data, "incomplete") > 0
+            ? ` · ${count(resource.data, "incomplete")} incomplete (not counted)`
+            : ""}
+          . Failed runs first.
+        </p>
+      ) : null}
+      {resource.error ? (
+        <ErrorNotice
+          error={resource.error}
+          title="Could not load the runs"
+          onRetry={() => void resource.reload()}
+        />
+      ) : null}
+      {resource.loading && !resource.data ? <Loading label="Loading runs…" /> : null}
+      {resource.data && runs.length === 0 ? <EmptyState>This cell has no runs.</EmptyState> : null}
+      {runs.length > 0 ? (
+        <div className="table-scroll">
+          <table className="data-table cell-runs-table">
+            <caption className="visually-hidden">Runs of {cell.label}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Scenario</th>
+                <th scope="col">Category</th>
+                <th scope="col" className="num">
+                  Rep.
+                </th>
+                <th scope="col">Result</th>
+                <th scope="col" className="num" title="Recall of the expected tool calls">
+                  Tools
+                </th>
+                <th scope="col">Failures</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((run) => {
+                const outcome = runOutcome(run);
+                return (
+                  <tr
+                    key={run.session_id}
+                    data-testid="cell-run"
+                    data-outcome={outcome}
+                    data-session-id={run.session_id}
+                  >
+                    <th scope="row" className="scenario-cell">
+                      <Link
+                        to={sessionHref(run.session_id)}
+                        data-testid="cell-run-link"
+                        title={`Open the session of run ${run.run_key}`}
+                      >
+                        {run.scenario}
+                      </Link>
+                    </th>
+                    <td>{categoryLabel(run.category)}</td>
+                    <td className="num">{run.repetition}</td>
+                    <td>
+                      <span className={`badge ${OUTCOME_BADGE[outcome]}`}>{outcome}</span>
+                    </td>
+                    <td className="num">
+                      {run.score ? formatPercent(run.score.tool_recall, 0) : "—"}
+                    </td>
+                    <td className="failures-cell">
+                      {run.score && run.score.failures.length > 0 ? (
+                        <ul className="failure-list">
+                          {[...new Set(run.score.failures)].map((failure) => (
+                            <li key={failure}>{failure}</li>
+                          ))}
+                        </ul>
+                      ) : outcome === "incomplete" ? (
+                        <span className="muted">
+                          not finished: still running, or stopped before its last turn ended
+                        </span>
+                      ) : (
+                        <span className="muted">—</span>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  );
+}

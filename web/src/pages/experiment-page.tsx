@@ -1,0 +1,203 @@
+import { useCallback, useMemo } from "react";
+import { ApiError, api } from "../api.js";
+import type { CellSummary } from "../api-types.js";
+import { ExperimentCellCompare } from "../components/experiment-cell-compare.js";
+import { ExperimentCellRuns } from "../components/experiment-cell-runs.js";
+import { ExperimentMatrixTable } from "../components/experiment-matrix-table.js";
+import { ExperimentMetricsTable } from "../components/experiment-metrics-table.js";
+import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
+import { matrixCategories, toggleCompare } from "../experiment-matrix.js";
+import { formatDateTime, formatInt } from "../format.js";
+import { Link, navigate } from "../router.js";
+import { experimentHref } from "../routes.js";
+import { useResource } from "../use-resource.js";
+
+/**
+ * One experiment: the success matrix (configurations × scenario categories), the metrics of each
+ * configuration, one configuration's runs (`?cell=`) and two compared (`?compare=&compare=`).
+ * The view lives in the address, so it can be shared and survives a reload.
+ */
+export function ExperimentPage({
+  id,
+  cell,
+  compare,
+}: {
+  id: string;
+  cell: string | null;
+  compare: string[];
+}) {
+  const load = useCallback((signal: AbortSignal) => api.getExperiment(id, signal), [id]);
+  const resource = useResource(`experiment:${id}`, load);
+  const report = resource.data;
+  const categories = useMemo(() => (report ? matrixCategories(report.cells) : []), [report]);
+
+  const show = (view: { cell?: string | null; compare?: readonly string[] }) =>
+    navigate(experimentHref(id, { cell, compare, ...view }), { replace: true });
+
+  const byId = (cellId: string | null): CellSummary | undefined =>
+    cellId === null ? undefined : report?.cells.find((summary) => summary.cell === cellId);
+  const openCell = byId(cell);
+  const [first, second] = compare.map((cellId) => byId(cellId));
+
+  if (resource.error) {
+    const missing = resource.error instanceof ApiError && resource.error.status === 404;
+    return (
+      <div className="page experiment-page">
+        <p className="breadcrumb">
+          <Link to="/experiments">← Experiments</Link>
+        </p>
+        <h1>Experiment</h1>
+        {missing ? (
+          <EmptyState>
+            No run carries the experiment <code>{id}</code>.{" "}
+            <Link to="/experiments">See every experiment</Link>
+          </EmptyState>
+        ) : (
+          <ErrorNotice
+            error={resource.error}
+            title="Could not load the experiment"
+            onRetry={() => void resource.reload()}
+          />
+        )}
+      </div>
+    );
+  }
+  if (!report) {
+    return (
+      <div className="page experiment-page">
+        <p className="breadcrumb">
+          <Link to="/experiments">← Experiments</Link>
+        </p>
+        <Loading label="Scoring the runs…" />
+      </div>
+    );
+  }
+
+  const scored = report.cells.reduce((sum, summary) => sum + summary.runs, 0);
+  return (
+    <div className="page experiment-page">
+      <p className="breadcrumb">
+        <Link to="/experiments">← Experiments</Link>
+      </p>
+      <div className="page-head">
+        <div>
+          <h1>
+            {report.suite}{" "}
+            {report.simulated ? (
+              <span
+                className="badge badge-simulated"
+                data-testid="simulated-badge"
+                title="At least one configuration ran on the simulated model"
+              >
+                simulated
+              </span>
+            ) : null}
+          </h1>
+          <p className="muted small experiment-facts">
+            <code className="experiment-id">{report.experiment_id}</code> ·{" "}
+            {formatInt(report.cells.length)} configurations · {formatInt(scored)} scored runs ·
+            scored <time dateTime={report.generated_at}>{formatDateTime(report.generated_at)}</time>
+          </p>
+        </div>
+        <div className="page-actions">
+          <button
+            type="button"
+            className="button"
+            onClick={() => void resource.reload()}
+            disabled={resource.loading}
+          >
+            {resource.loading ? "Refreshing…" : "Refresh"}
+          </button>
+        </div>
+      </div>
+
+      {report.simulated ? (
+        <p className="notice notice-sim" data-testid="simulated-note">
+          Simulated: some runs used the embedded simulated model. Its answers are deterministic and
+          its timings and token counts are not a real endpoint's; use it to check the suite, not to
+          rank models.
+        </p>
+      ) : null}
+      {report.incomplete > 0 ? (
+        <p className="notice notice-warn" data-testid="incomplete-note">
+          {formatInt(report.incomplete)} {report.incomplete === 1 ? "run is" : "runs are"} not
+          finished (still running, or stopped before its last turn ended) and not counted. Refresh
+          to see them once they end.
+        </p>
+      ) : null}
+
+      {report.cells.length === 0 ? (
+        <EmptyState>No configuration has a run yet.</EmptyState>
+      ) : (
+        <>
+          <section className="experiment-section" aria-labelledby="matrix-heading">
+            <div className="section-head">
+              <h2 id="matrix-heading">Success by scenario category</h2>
+              <p className="muted small">
+                Pick a configuration to see its runs; tick two to compare them.
+              </p>
+            </div>
+            <ExperimentMatrixTable
+              cells={report.cells}
+              categories={categories}
+              openCell={openCell ? openCell.cell : null}
+              compare={compare}
+              onOpen={(cellId) => show({ cell: cellId === cell ? null : cellId })}
+              onToggleCompare={(cellId, checked) =>
+                show({ compare: toggleCompare(compare, cellId, checked) })
+              }
+            />
+            <SuccessLegend />
+          </section>
+
+          {first && second ? (
+            <ExperimentCellCompare a={first} b={second} onClose={() => show({ compare: [] })} />
+          ) : compare.length === 1 && first ? (
+            <p className="muted small compare-hint">
+              Tick one more configuration to compare it with <strong>{first.label}</strong>.
+            </p>
+          ) : null}
+
+          {openCell ? (
+            <ExperimentCellRuns
+              key={openCell.cell}
+              experimentId={report.experiment_id}
+              cell={openCell}
+              onClose={() => show({ cell: null })}
+            />
+          ) : null}
+
+          <section className="experiment-section" aria-labelledby="metrics-heading">
+            <div className="section-head">
+              <h2 id="metrics-heading">Metrics per configuration</h2>
+              <p className="muted small">
+                Over finished runs. TTFT is each turn's first token; wall is each turn's time;
+                fallbacks and tool errors are per tool execution.
+              </p>
+            </div>
+            <ExperimentMetricsTable cells={report.cells} />
+          </section>
+        </>
+      )}
+    </div>
+  );
+}
+
+function SuccessLegend() {
+  return (
+    <ul className="success-legend small" aria-label="Colours of the success rates">
+      <li>
+        <span className="legend-chip success-high" aria-hidden="true" /> ≥ 90%
+      </li>
+      <li>
+        <span className="legend-chip success-good" aria-hidden="true" /> ≥ 70%
+      </li>
+      <li>
+        <span className="legend-chip success-mid" aria-hidden="true" /> ≥ 40%
+      </li>
+      <li>
+        <span className="legend-chip success-low" aria-hidden="true" /> below 40%
+      </li>
+    </ul>
+  );
+}

@@ -1,0 +1,91 @@
+import { api } from "../api.js";
+import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
+import { formatDateTime, formatInt } from "../format.js";
+import { Link } from "../router.js";
+import { experimentHref } from "../routes.js";
+import { useResource } from "../use-resource.js";
+
+const loadExperiments = (signal: AbortSignal) =>
+  api.listExperiments(signal).then((body) => body.experiments);
+
+export function ExperimentsPage() {
+  const resource = useResource("experiments", loadExperiments);
+  const experiments = resource.data ?? [];
+  return (
+    <div className="page experiments-page">
+      <div className="page-head">
+        <h1>Experiments</h1>
+      </div>
+      <p className="muted page-intro">
+        A suite of scenarios run across modes and models, many times. Every run is an ordinary
+        session tagged with its experiment, so its transcript, tool calls and timings are one click
+        away.
+      </p>
+      {resource.error ? (
+        <ErrorNotice
+          error={resource.error}
+          title="Could not load experiments"
+          onRetry={() => void resource.reload()}
+        />
+      ) : null}
+      {resource.loading && !resource.data ? <Loading label="Loading experiments…" /> : null}
+      {resource.data && experiments.length === 0 ? (
+        <EmptyState>
+          No experiments yet. Run a suite and its runs show up here, scored and summarized per
+          configuration.
+        </EmptyState>
+      ) : null}
+      {experiments.length > 0 ? (
+        <div className="table-scroll table-card">
+          <table className="data-table experiments-table">
+            <caption className="visually-hidden">Experiments, most recent first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Suite</th>
+                <th scope="col">Experiment</th>
+                <th
+                  scope="col"
+                  className="num"
+                  title="Sessions tagged with the experiment, unfinished and retried runs included"
+                >
+                  Sessions
+                </th>
+                <th scope="col">Started</th>
+                <th scope="col">Last run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {experiments.map((experiment) => (
+                <tr
+                  key={experiment.id}
+                  data-testid="experiment-row"
+                  data-experiment-id={experiment.id}
+                >
+                  <th scope="row" className="title-cell">
+                    <Link to={experimentHref(experiment.id)} data-testid="experiment-link">
+                      {experiment.suite}
+                    </Link>
+                  </th>
+                  <td className="id-cell">
+                    <code>{experiment.id}</code>
+                  </td>
+                  <td className="num">{formatInt(experiment.sessions)}</td>
+                  <td className="nowrap">
+                    <time dateTime={experiment.first_created_at}>
+                      {formatDateTime(experiment.first_created_at)}
+                    </time>
+                  </td>
+                  <td className="nowrap">
+                    <time dateTime={experiment.last_created_at}>
+                      {formatDateTime(experiment.last_created_at)}
+                    </time>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </div>
+  );
+}
