@@ -254,3 +254,24 @@ describe("isRunComplete", () => {
     expect(isRunComplete([], 0)).toBe(false);
   });
 });
+
+describe("runExperiment: repetitions on the simulated model", () => {
+  it("gives each repetition its own seed unless the suite set one, so seeded draws differ", async () => {
+    const suite = smallSuite({ malformed_arguments_rate: 0.5 });
+    await runExperiment({ store, suite });
+    const seeds = (await store.findSessionsByExperiment(experimentIdOf(suite))).map((session) => {
+      const tag = ExperimentTag.parse(session.config.experiment);
+      const chat = session.config.chat_agent as { options: { seed: number } };
+      return `${tag.cell}/${tag.scenario}#${tag.repetition}:${chat.options.seed}`;
+    });
+    expect(seeds.filter((entry) => entry.endsWith("#1:42"))).toHaveLength(4);
+    expect(seeds.filter((entry) => entry.endsWith("#2:43"))).toHaveLength(4);
+
+    const pinned = smallSuite({ seed: 7 });
+    await runExperiment({ store, suite: pinned });
+    const pinnedSeeds = (await store.findSessionsByExperiment(experimentIdOf(pinned))).map(
+      (session) => (session.config.chat_agent as { options: { seed: number } }).options.seed,
+    );
+    expect(new Set(pinnedSeeds)).toStrictEqual(new Set([7]));
+  });
+});

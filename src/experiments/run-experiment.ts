@@ -202,7 +202,7 @@ function planRuns(
           },
           config: parseInput(
             LabSessionConfig,
-            { ...cell.config, experiment: tag },
+            { ...withRepetitionSeed(cell.config, repetition), experiment: tag },
             `suite ${suite.name}: cell ${cell.label}: config`,
           ),
           title: `${suite.name} · ${cell.label} · ${scenario.id} #${repetition}`,
@@ -300,4 +300,25 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
     if (status === "failed") failed = true;
   }
   return failed ? "failed" : "finished";
+}
+
+/**
+ * The simulated model is deterministic: without a seed of their own, repetitions would replay one
+ * another. Each repetition gets the next seed (unless the suite set one), so a seeded rate such as
+ * `malformed_arguments_rate` varies across repetitions as it would across real calls.
+ */
+function withRepetitionSeed(
+  config: Record<string, unknown>,
+  repetition: number,
+): Record<string, unknown> {
+  const seeded = { ...config };
+  for (const role of ["chat_agent", "event_agent"] as const) {
+    const agent = seeded[role] as
+      | { model?: unknown; options?: Record<string, unknown> }
+      | undefined;
+    if (!agent || typeof agent.model !== "string" || !agent.model.startsWith("sim")) continue;
+    if (agent.options?.seed !== undefined) continue;
+    seeded[role] = { ...agent, options: { ...agent.options, seed: 41 + repetition } };
+  }
+  return seeded;
 }
