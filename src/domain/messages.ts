@@ -5,9 +5,37 @@ export const MessageRole = z.enum(["system", "user", "assistant", "tool"]);
 export type MessageRole = z.infer<typeof MessageRole>;
 
 /**
- * The canonical stored message. The refinements are the rules a strict Chat Completions endpoint
- * enforces, checked here so a bad message is refused before it can poison a history.
+ * The rules a strict Chat Completions endpoint enforces on one message, shared by every schema of a
+ * message (input, export) so a bad message is refused before it can poison a history.
  */
+export function checkMessageProtocol(
+  message: {
+    role: string;
+    tool_call_id?: string | null | undefined;
+    tool_calls: readonly unknown[];
+  },
+  context: z.RefinementCtx,
+): void {
+  if (
+    message.role === "tool" &&
+    (message.tool_call_id === undefined || message.tool_call_id === null)
+  ) {
+    context.addIssue({
+      code: "custom",
+      path: ["tool_call_id"],
+      message: "a tool message needs the tool_call_id it answers",
+    });
+  }
+  if (message.role !== "assistant" && message.tool_calls.length > 0) {
+    context.addIssue({
+      code: "custom",
+      path: ["tool_calls"],
+      message: `only assistant messages carry tool_calls, not ${message.role} messages`,
+    });
+  }
+}
+
+/** The canonical stored message. */
 export const ChatMessage = z
   .strictObject({
     role: MessageRole,
@@ -16,21 +44,6 @@ export const ChatMessage = z
     tool_call_id: z.string().min(1).optional(),
     tool_calls: z.array(ToolCallEvent).default([]),
   })
-  .superRefine((message, context) => {
-    if (message.role === "tool" && message.tool_call_id === undefined) {
-      context.addIssue({
-        code: "custom",
-        path: ["tool_call_id"],
-        message: "a tool message needs the tool_call_id it answers",
-      });
-    }
-    if (message.role !== "assistant" && message.tool_calls.length > 0) {
-      context.addIssue({
-        code: "custom",
-        path: ["tool_calls"],
-        message: `only assistant messages carry tool_calls, not ${message.role} messages`,
-      });
-    }
-  });
+  .superRefine(checkMessageProtocol);
 export type ChatMessage = z.output<typeof ChatMessage>;
 export type ChatMessageInput = z.input<typeof ChatMessage>;

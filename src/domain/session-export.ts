@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolCallEvent } from "./events.js";
-import { MessageRole } from "./messages.js";
+import { checkMessageProtocol, MessageRole } from "./messages.js";
 import type {
   AuditRecord,
   MessageRecord,
@@ -74,22 +74,7 @@ export const ExportedMessage = z
     tool_calls: z.array(ToolCallEvent),
     created_at: timestamp,
   })
-  .superRefine((message, context) => {
-    if (message.role === "tool" && message.tool_call_id === null) {
-      context.addIssue({
-        code: "custom",
-        path: ["tool_call_id"],
-        message: "a tool message needs the tool_call_id it answers",
-      });
-    }
-    if (message.role !== "assistant" && message.tool_calls.length > 0) {
-      context.addIssue({
-        code: "custom",
-        path: ["tool_calls"],
-        message: `only assistant messages carry tool_calls, not ${message.role} messages`,
-      });
-    }
-  });
+  .superRefine(checkMessageProtocol);
 
 export const ExportedAudit = z.strictObject({
   id: rowId,

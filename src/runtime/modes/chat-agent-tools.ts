@@ -1,8 +1,7 @@
-import type { ToolCallEvent } from "../../domain/events.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import { callModel } from "../model-call.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
-import { parseArguments } from "./parse-arguments.js";
+import { dispatchEvent, eventFrom } from "./dispatch-event.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a helpful assistant. Use the available tools when they help answer the user, then answer from their results.";
@@ -48,31 +47,14 @@ export const chatAgentTools: ModeStrategy = {
       return candidate;
     };
     const runs = result.tool_calls.map((call) => {
-      const parsed = parseArguments(call.raw_arguments);
-      const event: ToolCallEvent = {
-        id: uniqueId(call.id),
-        name: call.name,
-        arguments: parsed.ok ? parsed.value : {},
-        raw_arguments: call.raw_arguments,
-      };
-      state.calls.push(event);
-      context.emit({ type: "tool_call", round_index, event });
-      const run = (async () => {
-        await context.audit(
-          "event_detected",
-          { event_id: event.id, event_name: event.name, raw_arguments: event.raw_arguments },
-          round_index,
-        );
-        const reply = await context.kernel.execute(event, {
+      const { event, parsed } = eventFrom(uniqueId(call.id), call.name, call.raw_arguments);
+      return dispatchEvent(context, state, event, () =>
+        context.kernel.execute(event, {
           round_index,
           used_fallback: false,
           argument_error: parsed.ok ? null : parsed.error,
-        });
-        state.replies.set(event.id, reply);
-      })();
-      run.catch(() => {}); // observed by Promise.all below, or by the turn's failure path
-      state.pending.push(run);
-      return run;
+        }),
+      );
     });
     await Promise.all(runs);
   },

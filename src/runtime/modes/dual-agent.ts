@@ -3,14 +3,13 @@ import {
   renderEventCatalog,
   renderEventResult,
 } from "../../domain/event-protocol.js";
-import type { ToolCallEvent } from "../../domain/events.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import { callModel } from "../model-call.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
 import { repairArguments } from "./argument-fallback.js";
 import { DEFAULT_SYSTEM_PROMPT, systemMessage } from "./chat-agent-tools.js";
+import { dispatchEvent, eventFrom } from "./dispatch-event.js";
 import { EventTagParser, type ParsedPiece } from "./event-tag-parser.js";
-import { parseArguments } from "./parse-arguments.js";
 
 /**
  * The chat agent gets no native tools: its system prompt carries an event catalog and it writes
@@ -66,23 +65,8 @@ function dispatch(
 ): void {
   const { round_index } = state;
   const id = `evt_${context.turn_index}_${round_index}_${state.calls.length + 1}`;
-  const parsed = piece.complete
-    ? parseArguments(piece.raw_arguments)
-    : ({ ok: false, error: "the event tag was cut off before </event>" } as const);
-  const event: ToolCallEvent = {
-    id,
-    name: piece.name,
-    arguments: parsed.ok ? parsed.value : {},
-    raw_arguments: piece.raw_arguments,
-  };
-  state.calls.push(event);
-  context.emit({ type: "tool_call", round_index, event });
-  const run = (async () => {
-    await context.audit(
-      "event_detected",
-      { event_id: id, event_name: event.name, raw_arguments: event.raw_arguments },
-      round_index,
-    );
+  const { event, parsed } = eventFrom(id, piece.name, piece.raw_arguments, !piece.complete);
+  void dispatchEvent(context, state, event, async () => {
     let final = event;
     let used_fallback = false;
     let argument_error: string | null = null;
@@ -99,15 +83,8 @@ function dispatch(
         argument_error = `${verdict.error}; ${repaired.error}`;
       }
     }
-    state.replies.set(
-      id,
-      await context.kernel.execute(final, { round_index, used_fallback, argument_error }),
-    );
-  })();
-  // Observed later (Promise.all or the failure path); this keeps an early failure from being
-  // reported as unhandled in between.
-  run.catch(() => {});
-  state.pending.push(run);
+    return context.kernel.execute(final, { round_index, used_fallback, argument_error });
+  });
 }
 
 /**
