@@ -57,12 +57,14 @@ describe("agent-lab bench", () => {
     const report = JSON.parse(result.stdout) as ExperimentReport;
     expect(report.suite).toBe("bundled");
     expect(report.simulated).toBe(true);
-    expect(report.cells).toHaveLength(2);
+    expect(report.cells).toHaveLength(4);
     expect(report.cells.map((cell) => cell.label)).toEqual([
-      "chat_agent_tools · sim",
-      "dual_agent · sim",
+      "clean · chat_agent_tools · sim",
+      "clean · dual_agent · sim",
+      "sloppy-arguments · chat_agent_tools · sim",
+      "sloppy-arguments · dual_agent · sim",
     ]);
-    const scenarios = report.runs.length / 2;
+    const scenarios = report.runs.length / 4;
     expect(report.cells.every((cell) => cell.runs === scenarios)).toBe(true);
 
     expect(JSON.parse(readFileSync(join(out, "report.json"), "utf8"))).toEqual(report);

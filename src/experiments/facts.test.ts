@@ -141,7 +141,15 @@ describe("the bundled suite on the sim model", () => {
           );
           failures.push(...score.failures.map((failure) => `${scenario.id}: ${failure}`));
         }
-        expect(failures).toEqual([]);
+        if (cell.mode === "chat_agent_tools" && cell.id.startsWith("sloppy-arguments")) {
+          // No fallback in this mode: malformed arguments go back to the model as tool errors.
+          expect(failures.length).toBeGreaterThan(0);
+          expect(
+            failures.every((failure) => /argument|expected|answer|failed/i.test(failure)),
+          ).toBe(true);
+        } else {
+          expect(failures).toEqual([]);
+        }
       } finally {
         lab.dispose();
       }

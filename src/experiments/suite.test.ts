@@ -155,7 +155,7 @@ describe("loadSuite", () => {
     expect(() => loadSuite(repoRoot)).toThrow(/is a directory/);
   });
 
-  it("loads the bundled suite: every category twice or more, two cells on the sim model", () => {
+  it("loads the bundled suite: every category twice or more, four cells on the sim model", () => {
     const suite = loadSuite(BUNDLED);
     expect(suite.name).toBe("bundled");
     expect(suite.repetitions).toBe(3);
@@ -167,11 +167,16 @@ describe("loadSuite", () => {
     }
     const cells = expandCells(suite);
     expect(cells.map((cell) => cell.id)).toEqual([
-      "chat_agent_tools · sim · sim",
-      "dual_agent · sim · sim",
+      "clean · chat_agent_tools · sim · sim",
+      "clean · dual_agent · sim · sim",
+      "sloppy-arguments · chat_agent_tools · sim · sim",
+      "sloppy-arguments · dual_agent · sim · sim",
     ]);
+    expect(cells[3]?.config).toMatchObject({
+      chat_agent: { model: "sim", options: { malformed_arguments_rate: 0.3 } },
+    });
     expect(cells[1]).toMatchObject({
-      label: "dual_agent · sim",
+      label: "clean · dual_agent · sim",
       mode: "dual_agent",
       chat_model: "sim",
       event_model: "sim",
