@@ -199,3 +199,35 @@ export interface ExperimentReport {
   cells: CellSummary[];
   runs: RunResult[];
 }
+
+/** An experiment as the list shows it. */
+export interface ExperimentListItem {
+  id: string;
+  suite: string;
+  /** Sessions tagged with the experiment: every attempt, incomplete and superseded ones included. */
+  sessions: number;
+  first_created_at: string;
+  last_created_at: string;
+}
+
+/** A report, plus the runs it leaves out because they have not finished. */
+export interface ExperimentReportWithProgress extends ExperimentReport {
+  /**
+   * Run keys with no finished session yet (a turn still running, cancelled or interrupted, or a
+   * turn missing): not scored, not counted. A resumed run that finished is not among them.
+   */
+  incomplete: number;
+}
+
+/** One run of a cell, as the drill-down lists it. */
+export interface CellRun {
+  session_id: string;
+  run_key: string;
+  scenario: string;
+  category: ScenarioCategory;
+  repetition: number;
+  /** Not finished (see `incomplete` above); no score. */
+  incomplete: boolean;
+  score: RunScore | null;
+  cost_usd: number | null;
+}

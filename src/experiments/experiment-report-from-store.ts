@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { AgentLabError } from "../domain/errors.js";
 import {
-  type ExperimentReport,
+  type CellRun,
+  type ExperimentListItem,
+  type ExperimentReportWithProgress,
   Price,
-  type RunScore,
-  type ScenarioCategory,
 } from "../domain/experiment.js";
 import type { SessionStore } from "../store/session-store.js";
 import {
@@ -29,37 +29,6 @@ import { scoreRun } from "./score.js";
 export class ExperimentNotFoundError extends AgentLabError {
   // The HTTP face answers `not_found` with 404.
   readonly code = "not_found" as const;
-}
-
-export interface ExperimentListItem {
-  id: string;
-  suite: string;
-  /** Sessions tagged with the experiment: every attempt, incomplete and superseded ones included. */
-  sessions: number;
-  first_created_at: string;
-  last_created_at: string;
-}
-
-/** A report, plus the runs it leaves out because they have not finished. */
-export interface ExperimentReportWithProgress extends ExperimentReport {
-  /**
-   * Run keys with no finished session yet (a turn still running, cancelled or interrupted, or a
-   * turn missing): not scored, not counted. A resumed run that finished is not among them.
-   */
-  incomplete: number;
-}
-
-/** One run of a cell, as the drill-down lists it. */
-export interface CellRun {
-  session_id: string;
-  run_key: string;
-  scenario: string;
-  category: ScenarioCategory;
-  repetition: number;
-  /** Not finished (see `incomplete` above); no score. */
-  incomplete: boolean;
-  score: RunScore | null;
-  cost_usd: number | null;
 }
 
 const PriceTable = z.record(z.string(), Price);

@@ -1,15 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type {
+  CellRun,
   CellSummary,
+  ExperimentListItem,
+  ExperimentReportWithProgress,
   ExperimentTag,
   RunScore,
   TurnExpectation,
 } from "../domain/experiment.js";
-import type {
-  CellRun,
-  ExperimentListItem,
-  ExperimentReportWithProgress,
-} from "../experiments/experiment-report-from-store.js";
 import { runTurn } from "../runtime/run-turn.js";
 import { startTestServer, type TestServer } from "./test-fixtures.js";
 

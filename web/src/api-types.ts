@@ -4,8 +4,11 @@
  */
 import type { ToolCallEvent } from "../../src/domain/events.js";
 import type {
+  CellRun,
   CellSummary,
+  ExperimentListItem,
   ExperimentReport,
+  ExperimentReportWithProgress,
   RunResult,
   RunScore,
   ScenarioCategory,
@@ -14,6 +17,7 @@ import type {
 import type {
   AuditRecord,
   MessageRecord,
+  SessionOverview,
   SessionRecord,
   TurnRecord,
 } from "../../src/domain/records.js";
@@ -32,11 +36,15 @@ export type {
   AgentRole,
   AuditRecord,
   CallKind,
+  CellRun,
   CellSummary,
+  ExperimentListItem,
+  ExperimentReport,
   MessageRecord,
   RunResult,
   RunScore,
   ScenarioCategory,
+  SessionOverview,
   SessionRecord,
   ToolCallEvent,
   ToolInvocationMode,
@@ -56,18 +64,6 @@ export const TOOL_INVOCATION_MODES: readonly ToolInvocationMode[] = [
 ];
 
 export const BUILTIN_TOOLS = ["mock_search", "mock_ticket"] as const;
-
-export interface SessionSummary {
-  id: string;
-  title: string;
-  created_at: string;
-  updated_at: string;
-  turn_count: number;
-  total_tokens: number;
-  tool_invocation_mode: ToolInvocationMode;
-  chat_model: string;
-  event_model: string;
-}
 
 export interface AgentSettings {
   model: string;
@@ -89,7 +85,7 @@ export interface HealthResponse {
 }
 
 export interface SessionListResponse {
-  sessions: SessionSummary[];
+  sessions: SessionOverview[];
 }
 
 export interface SessionResponse {
@@ -113,38 +109,11 @@ export interface ApiErrorBody {
   error: { code: string; message: string };
 }
 
-export interface ExperimentListItem {
-  id: string;
-  suite: string;
-  /** Sessions (runs) tagged with this experiment, incomplete ones included. */
-  sessions: number;
-  first_created_at: string;
-  last_created_at: string;
-}
-
 export interface ExperimentListResponse {
   experiments: ExperimentListItem[];
 }
 
-export interface ExperimentReportResponse extends ExperimentReport {
-  /**
-   * Run keys with no finished session (a turn running, cancelled or interrupted, or one missing):
-   * not scored, not counted. A run resumed to the end is not among them.
-   */
-  incomplete: number;
-}
-
-/** One run of a cell in the drill-down. */
-export interface CellRun {
-  session_id: string;
-  run_key: string;
-  scenario: string;
-  category: ScenarioCategory;
-  repetition: number;
-  incomplete: boolean;
-  score: RunScore | null;
-  cost_usd: number | null;
-}
+export type ExperimentReportResponse = ExperimentReportWithProgress;
 
 export interface CellRunsResponse {
   sessions: CellRun[];

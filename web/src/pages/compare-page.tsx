@@ -1,6 +1,6 @@
 import { useCallback, useId, useMemo } from "react";
 import { api } from "../api.js";
-import type { SessionDetailResponse, SessionSummary, UsageSummary } from "../api-types.js";
+import type { SessionDetailResponse, SessionOverview, UsageSummary } from "../api-types.js";
 import { DeltaTable } from "../components/delta-table.js";
 import {
   EmptyState,
@@ -94,7 +94,7 @@ function SessionPicker({
 }: {
   label: string;
   value: string | null;
-  sessions: SessionSummary[];
+  sessions: SessionOverview[];
   onChange: (id: string | null) => void;
 }) {
   const id = useId();

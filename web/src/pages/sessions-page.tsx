@@ -1,6 +1,6 @@
 import { type ChangeEvent, useCallback, useRef, useState } from "react";
 import { api } from "../api.js";
-import type { SessionSummary } from "../api-types.js";
+import type { SessionOverview } from "../api-types.js";
 import { NewSessionForm } from "../components/new-session-form.js";
 import {
   EmptyState,
@@ -34,7 +34,7 @@ export function SessionsPage() {
     });
 
   const remove = useCallback(
-    async (session: SessionSummary) => {
+    async (session: SessionOverview) => {
       if (!window.confirm(`Delete the session "${session.title}" and everything it recorded?`))
         return;
       setDeleting(session.id);
