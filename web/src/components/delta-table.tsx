@@ -1,7 +1,6 @@
 import { formatInt, formatMs, formatPercent } from "../format.js";
 import type { MetricDelta } from "../metrics.js";
 
-/** The compare table: A, B, B − A and the change relative to A, coloured by better or worse. */
 function formatValue(row: MetricDelta, value: number | null): string {
   if (row.unit === "ms") return formatMs(value);
   if (row.unit === "ratio") return formatPercent(value);
@@ -22,11 +21,46 @@ function formatRelative(row: MetricDelta): string {
   return `${sign}${(Math.abs(row.percent) * 100).toFixed(1)}%`;
 }
 
-export function DeltaTable({ rows }: { rows: MetricDelta[] }) {
+/** What every compared row has; how its values read is up to the caller. */
+export interface DeltaRow {
+  key: string;
+  label: string;
+  direction: "lower" | "higher" | "neutral" | (string & {});
+  verdict: string;
+  a: number | null;
+  b: number | null;
+}
+
+export interface DeltaFormat<Row extends DeltaRow> {
+  value(row: Row, value: number | null): string;
+  delta(row: Row): string;
+  relative(row: Row): string;
+}
+
+const SESSION_FORMAT: DeltaFormat<MetricDelta> = {
+  value: formatValue,
+  delta: formatDelta,
+  relative: formatRelative,
+};
+
+/** The compare table: A, B, B − A and the change relative to A, coloured by better or worse. */
+export function DeltaTable<Row extends DeltaRow = MetricDelta>({
+  rows,
+  caption = "Session B compared with session A",
+  format = SESSION_FORMAT as unknown as DeltaFormat<Row>,
+  className = "",
+  testId = "compare-table",
+}: {
+  rows: Row[];
+  caption?: string;
+  format?: DeltaFormat<Row>;
+  className?: string;
+  testId?: string | undefined;
+}) {
   return (
     <div className="table-scroll">
-      <table className="data-table compare-table" data-testid="compare-table">
-        <caption className="visually-hidden">Session B compared with session A</caption>
+      <table className={`data-table compare-table ${className}`.trim()} data-testid={testId}>
+        <caption className="visually-hidden">{caption}</caption>
         <thead>
           <tr>
             <th scope="col">Metric</th>
@@ -57,11 +91,11 @@ export function DeltaTable({ rows }: { rows: MetricDelta[] }) {
                       : ""}
                 </span>
               </th>
-              <td className="num">{formatValue(row, row.a)}</td>
-              <td className="num">{formatValue(row, row.b)}</td>
-              <td className={`num delta-${row.verdict}`}>{formatDelta(row)}</td>
+              <td className="num">{format.value(row, row.a)}</td>
+              <td className="num">{format.value(row, row.b)}</td>
+              <td className={`num delta-${row.verdict}`}>{format.delta(row)}</td>
               <td className={`num delta-${row.verdict}`}>
-                {formatRelative(row)}
+                {format.relative(row)}
                 {row.verdict === "better" || row.verdict === "worse" ? (
                   <span className="visually-hidden"> ({row.verdict})</span>
                 ) : null}

@@ -6,6 +6,13 @@ import {
   formatInterval,
   formatRelativeChange,
 } from "../experiment-matrix.js";
+import { type DeltaFormat, DeltaTable } from "./delta-table.js";
+
+const CELL_FORMAT: DeltaFormat<ReturnType<typeof compareCells>[number]> = {
+  value: (row, value) => formatCellMetric(row.unit, value),
+  delta: formatCellDelta,
+  relative: (row) => formatRelativeChange(row.percent),
+};
 
 function CompareSide({ label, cell }: { label: string; cell: CellSummary }) {
   return (
@@ -53,55 +60,13 @@ export function ExperimentCellCompare({
         <CompareSide label="A" cell={a} />
         <CompareSide label="B" cell={b} />
       </div>
-      <div className="table-scroll">
-        <table className="data-table compare-table cell-compare-table">
-          <caption className="visually-hidden">
-            {b.label} (B) compared with {a.label} (A)
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Metric</th>
-              <th scope="col" className="num">
-                A
-              </th>
-              <th scope="col" className="num">
-                B
-              </th>
-              <th scope="col" className="num">
-                Δ (B − A)
-              </th>
-              <th scope="col" className="num">
-                Δ %
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.key} data-metric={row.key} data-verdict={row.verdict}>
-                <th scope="row" className="metric-name">
-                  {row.label}
-                  <span className="direction-hint">
-                    {row.direction === "lower"
-                      ? " (lower is better)"
-                      : row.direction === "higher"
-                        ? " (higher is better)"
-                        : ""}
-                  </span>
-                </th>
-                <td className="num">{formatCellMetric(row.unit, row.a)}</td>
-                <td className="num">{formatCellMetric(row.unit, row.b)}</td>
-                <td className={`num delta-${row.verdict}`}>{formatCellDelta(row)}</td>
-                <td className={`num delta-${row.verdict}`}>
-                  {formatRelativeChange(row.percent)}
-                  {row.verdict === "better" || row.verdict === "worse" ? (
-                    <span className="visually-hidden"> ({row.verdict})</span>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DeltaTable
+        rows={rows}
+        caption={`${b.label} (B) compared with ${a.label} (A)`}
+        format={CELL_FORMAT}
+        className="cell-compare-table"
+        testId={undefined}
+      />
       <p className="legend-note small">
         <span className="delta-better">Green</span> is better,{" "}
         <span className="delta-worse">red</span> is worse. Δ is B − A; % is relative to A. With few
