@@ -20,7 +20,10 @@ export const DEFAULT_MAX_IMPORT_BYTES = 32 * 1024 * 1024;
 
 export interface CreateAppOptions {
   store: SessionStore;
-  /** When set, every /api request needs `Authorization: Bearer TOKEN`. */
+  /**
+   * When set, every /api request needs `Authorization: Bearer TOKEN` or the cookie a page address
+   * with `?token=TOKEN` sets. (`startServer` always sets one unless told `token: false`.)
+   */
   token?: string | undefined;
   /**
    * The `Host` header values (lower case, with the port) to answer; others get 403. Default: the

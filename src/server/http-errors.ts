@@ -10,7 +10,9 @@ export class ForbiddenError extends AgentLabError {
 export class UnauthorizedError extends AgentLabError {
   readonly code = "unauthorized" as const;
   constructor() {
-    super("this server needs a token: send the header Authorization: Bearer <token>");
+    super(
+      "this server needs its access token: open the address `agent-lab serve` printed (it ends in ?token=…), or send the header Authorization: Bearer <token>",
+    );
   }
 }
 
@@ -37,12 +39,12 @@ export class RouteNotFoundError extends AgentLabError {
   }
 }
 
-/** A server asked to listen beyond this machine without a token. */
+/** A server asked to listen beyond this machine without a token (--no-token off loopback). */
 export class TokenRequiredError extends AgentLabError {
   readonly code = "token_required" as const;
   constructor(host: string) {
     super(
-      `refusing to listen on ${host} without a token: anyone who can reach that address could read every session and spend your API keys. Pass --token or set AGENT_LAB_TOKEN, or bind 127.0.0.1.`,
+      `refusing to listen on ${host} without a token: anyone who can reach that address could read every session and spend your API keys. --no-token is for 127.0.0.1 only; drop it (a token is then made for you), pass --token or set AGENT_LAB_TOKEN.`,
     );
   }
 }

@@ -1,17 +1,20 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
+import { bearerToken, cookieToken, tokenCheck, withoutTokenParameter } from "./access-token.js";
 import { ForbiddenError, UnauthorizedError, UnsupportedMediaTypeError } from "./http-errors.js";
 
 /**
- * The server's guards (DESIGN.md, "Promises under faults": the server binds 127.0.0.1; any other
- * address needs a token; foreign Host and Origin are refused).
+ * The server's guards (DESIGN.md, "Promises under faults": the server binds 127.0.0.1 and needs a
+ * token unless started with --no-token on loopback; foreign Host and Origin are refused).
  *
  * - Host: a page on evil.example whose name is re-pointed at 127.0.0.1 (DNS rebinding) reaches
  *   this server with `Host: evil.example`, so only the bound address and the loopback names pass.
  * - Origin: a state-changing request from another site's page is refused, even a "simple" one.
- * - Token: with a token every /api request carries `Authorization: Bearer TOKEN`, compared in
- *   constant time.
+ * - Token: with a token every /api request (health included) carries `Authorization: Bearer
+ *   TOKEN` or the token cookie, compared in constant time. A page address with `?token=TOKEN`
+ *   sets the cookie and redirects to itself without the token (out of the address bar and the
+ *   history). The UI's files hold no data and load without it, so a browser without the cookie
+ *   gets the UI's "needs its token" page rather than a bare 401.
  * - Bodies: JSON only (415); their size is checked where they are read (request-body.ts, 413).
  */
 
@@ -45,17 +48,8 @@ function hostAllowed(host: string, allowed: AllowedHosts | undefined): boolean {
   return list.includes(host);
 }
 
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text, "utf8").digest();
-}
-
-/** Equal-length digests: the comparison takes the same time whatever the guess. */
-function tokenMatches(presented: string, expected: Buffer): boolean {
-  return timingSafeEqual(digest(presented), expected);
-}
-
 export function requestGuards(options: GuardOptions): MiddlewareHandler {
-  const expected = options.token === undefined ? null : digest(options.token);
+  const check = options.token === undefined ? null : tokenCheck(options.token);
   return async (c, next) => {
     const host = c.req.header("host")?.toLowerCase();
     if (host === undefined || !hostAllowed(host, options.allowedHosts)) {
@@ -71,10 +65,21 @@ export function requestGuards(options: GuardOptions): MiddlewareHandler {
         throw new ForbiddenError("cross-origin requests that change data are refused");
       }
     }
-    if (isApiPath(c.req.path)) {
-      if (expected !== null) {
-        const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("authorization") ?? "");
-        if (match?.[1] === undefined || !tokenMatches(match[1], expected)) {
+    const api = isApiPath(c.req.path);
+    if (check !== null && !api && (method === "GET" || method === "HEAD")) {
+      // A wrong token is not exchanged: the page loads with it still in the address, and the UI
+      // says it was refused.
+      if (check.matches(c.req.query("token"))) {
+        return c.body(null, 302, {
+          Location: withoutTokenParameter(c.req.url),
+          "Set-Cookie": check.cookie(host),
+          "Cache-Control": "no-store",
+        });
+      }
+    }
+    if (api) {
+      if (check !== null) {
+        if (!check.matches(bearerToken(c)) && !check.matches(cookieToken(c, host))) {
           c.header("WWW-Authenticate", 'Bearer realm="agent-lab"');
           throw new UnauthorizedError();
         }

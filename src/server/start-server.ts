@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import { hostname, networkInterfaces } from "node:os";
 import { createAdaptorServer } from "@hono/node-server";
 import { InvalidInputError } from "../domain/errors.js";
+import { generateToken } from "./access-token.js";
 import { buildApp, type CreateAppOptions } from "./app.js";
 import { ServerListenError, TokenRequiredError } from "./http-errors.js";
 
@@ -9,9 +10,14 @@ export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 4173;
 export const TOKEN_MIN_LENGTH = 16;
 
-export interface StartServerOptions extends Omit<CreateAppOptions, "allowedHosts"> {
-  /** Default 127.0.0.1. Any other address needs a token. */
+export interface StartServerOptions extends Omit<CreateAppOptions, "allowedHosts" | "token"> {
+  /** Default 127.0.0.1. */
   host?: string | undefined;
+  /**
+   * What every request must present (see security.ts). Default: a random token made for this run.
+   * `false`: none, so every user and program on this machine can use the lab; loopback hosts only.
+   */
+  token?: string | false | undefined;
   /** Default 4173; 0 picks a free port. */
   port?: number | undefined;
   /** More `Host` values to answer (e.g. a name in /etc/hosts), besides the bound address. */
@@ -21,6 +27,10 @@ export interface StartServerOptions extends Omit<CreateAppOptions, "allowedHosts
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:4173/`. */
   url: string;
+  /** The token requests must present (null when started with `token: false`). */
+  token: string | null;
+  /** The address to open in a browser: `url` with `?token=…`, which the server trades for a cookie. */
+  browserUrl: string;
   host: string;
   port: number;
   /** Cancels the running turns (stored as cancelled), then stops listening. */
@@ -60,8 +70,7 @@ function allowedHostsFor(host: string, port: number, extra: readonly string[]): 
   return values;
 }
 
-function checkToken(token: string | undefined): void {
-  if (token === undefined) return;
+function checkToken(token: string): void {
   if (token.length < TOKEN_MIN_LENGTH || /\s/.test(token)) {
     throw new InvalidInputError(
       `the token must be at least ${TOKEN_MIN_LENGTH} characters without spaces (e.g. the output of: openssl rand -hex 24)`,
@@ -76,11 +85,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   if (!Number.isInteger(requestedPort) || requestedPort < 0 || requestedPort > 65_535) {
     throw new InvalidInputError(`port: ${requestedPort} is not a port number (0 to 65535)`);
   }
-  checkToken(options.token);
-  if (!isLoopbackHost(host) && options.token === undefined) throw new TokenRequiredError(host);
+  if (options.token === false && !isLoopbackHost(host)) throw new TokenRequiredError(host);
+  if (typeof options.token === "string") checkToken(options.token);
+  const token = options.token === false ? null : (options.token ?? generateToken());
 
   let allowed: string[] = [];
-  const { app, turns } = buildApp({ ...options, allowedHosts: () => allowed });
+  const { app, turns } = buildApp({
+    ...options,
+    token: token ?? undefined,
+    allowedHosts: () => allowed,
+  });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
@@ -113,5 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     })();
     return closing;
   };
-  return { url: `http://${urlHost(host)}:${port}/`, host, port, close };
+  const url = `http://${urlHost(host)}:${port}/`;
+  const browserUrl = token === null ? url : `${url}?token=${encodeURIComponent(token)}`;
+  return { url, token, browserUrl, host, port, close };
 }

@@ -5,14 +5,22 @@ import type { TurnEvent } from "../domain/turn-events.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { type RunningServer, type StartServerOptions, startServer } from "./start-server.js";
 
-/** A server on a free loopback port over a fresh SQLite file, for tests that speak real HTTP. */
+/**
+ * A server on a free loopback port over a fresh SQLite file, for tests that speak real HTTP. Like
+ * `serve`, it makes a token unless given one (or `token: false`); `api` presents it.
+ */
 export interface TestServer {
   server: RunningServer;
   store: SqliteSessionStore;
   url: string;
+  /** `{ authorization: "Bearer …" }`, or `{}` for a server without a token: for raw requests. */
+  auth: Record<string, string>;
   /** Everything the server logged. */
   logs: string[];
-  /** fetch against the server; a JSON `body` object is sent with its content type. */
+  /**
+   * fetch against the server, with the token unless `headers` has an `authorization` of its own;
+   * a JSON `body` object is sent with its content type.
+   */
   api(path: string, init?: ApiInit): Promise<Response>;
   close(): Promise<void>;
 }
@@ -42,14 +50,20 @@ export async function startTestServer(
     directory.remove();
     throw error;
   }
+  const auth: Record<string, string> =
+    server.token === null ? {} : { authorization: `Bearer ${server.token}` };
   return {
     server,
     store,
     url: server.url,
+    auth,
     logs,
     api(path, init = {}) {
       const { json, ...rest } = init;
       const headers = new Headers(rest.headers);
+      if (!headers.has("authorization") && auth.authorization) {
+        headers.set("authorization", auth.authorization);
+      }
       if (json !== undefined && !headers.has("content-type")) {
         headers.set("content-type", "application/json");
       }

@@ -1,7 +1,12 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { parseInput } from "../../domain/validation.js";
-import { DEFAULT_HOST, DEFAULT_PORT, startServer } from "../../server/start-server.js";
+import {
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  type RunningServer,
+  startServer,
+} from "../../server/start-server.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 
@@ -15,10 +20,27 @@ const ServeFlags = z.object({
     .min(0, "must be 0 to 65535")
     .max(65_535, "must be 0 to 65535")
     .default(DEFAULT_PORT),
-  token: z.string().optional(),
+  /** false: --no-token. */
+  token: z.union([z.string(), z.literal(false)]).optional(),
 });
 
 const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+
+/**
+ * A token made for this run is printed in the address to open, as Jupyter does (the terminal is the
+ * user's own); one the user chose is not, so it stays out of terminal logs and recordings.
+ */
+function startupLines(server: RunningServer, chosen: string | false | undefined): string {
+  const running = (url: string) =>
+    `Agent Lab is running at ${url} (simulated model by default; Ctrl-C to stop)\n`;
+  if (server.token === null) {
+    return `${running(server.url)}No token (--no-token): every user and program on this machine can use this lab\n`;
+  }
+  if (chosen === undefined) {
+    return `${running(server.browserUrl)}Open that address once: the browser keeps the token in a cookie. API clients send the header Authorization: Bearer <token>. The token is new at each start (choose one with $${TOKEN_ENV})\n`;
+  }
+  return `${running(server.url)}Open ${server.url}?token=<your token> once: the browser keeps it in a cookie. API clients send the header Authorization: Bearer <your token>\n`;
+}
 
 export function registerServeCommand(program: Command, context: CommandContext): void {
   program
@@ -30,71 +52,71 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option("--port <number>", `the port; 0 picks a free one (default: ${DEFAULT_PORT})`)
     .option(
       "--token <token>",
-      `require "Authorization: Bearer TOKEN" on every API request (default: $${TOKEN_ENV}); needed for any address other than 127.0.0.1`,
+      `the access token (default: $${TOKEN_ENV}, else a new random one for this run)`,
     )
+    .option("--no-token", "no token: every local user can use the lab (127.0.0.1 only)")
     .addHelpText(
       "after",
       `
-By default the server listens on 127.0.0.1 only, so nothing outside this machine reaches it; requests
-that name another host or come from another site's page are refused. Any other address needs a token
-of 16 or more characters; prefer $${TOKEN_ENV} to --token, which other users can see in the
-process list. Ctrl-C cancels the running turns (stored as cancelled) and stops.
+By default the server listens on 127.0.0.1 only, so nothing outside this machine reaches it, and it
+needs an access token, so no other user or program on this machine can use it either: serve prints
+the address to open, with the token (http://127.0.0.1:${DEFAULT_PORT}/?token=...); the browser keeps it
+in a cookie, and API clients send "Authorization: Bearer TOKEN". Requests that name another host or
+come from another site's page are refused. A token of your own needs 16 or more characters; prefer
+$${TOKEN_ENV} to --token, which other users can see in the process list. Ctrl-C cancels the running
+turns (stored as cancelled) and stops.
 
 Examples:
   $ agent-lab serve
   $ agent-lab serve --port 0
   $ agent-lab --db lab.sqlite3 serve --port 8080
+  $ agent-lab serve --no-token
   $ ${TOKEN_ENV}=$(openssl rand -hex 24) agent-lab serve --host 0.0.0.0`,
     )
-    .action(async (flags: { host?: string; port?: string; token?: string }, command: Command) => {
-      const { io } = context;
-      const options = parseInput(
-        ServeFlags,
-        { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
-        "serve",
-      );
-      const store = openStoreForWriting(context.database(command));
-      let server: Awaited<ReturnType<typeof startServer>>;
-      try {
-        server = await startServer({
-          store,
-          host: options.host,
-          port: options.port,
-          token: options.token,
-          runTurnDefaults: { model_dependencies: { env: io.env } },
-          log: (line) => io.stderr.write(`${line}\n`),
-        });
-      } catch (error) {
-        store.close();
-        throw error;
-      }
-      io.stdout.write(
-        `Agent Lab is running at ${server.url} (simulated model by default; Ctrl-C to stop)\n`,
-      );
-      if (options.token !== undefined) {
-        io.stdout.write(
-          "API requests need the header Authorization: Bearer <token>; the web UI asks for the token once per tab\n",
+    .action(
+      async (flags: { host?: string; port?: string; token?: string | false }, command: Command) => {
+        const { io } = context;
+        const options = parseInput(
+          ServeFlags,
+          { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
+          "serve",
         );
-      }
-      let stop: (signal: NodeJS.Signals) => void = () => {};
-      const stopped = new Promise<NodeJS.Signals>((resolve) => {
-        stop = resolve;
-      });
-      let stopping = false;
-      const onSignal = (signal: NodeJS.Signals) => {
-        // A second Ctrl-C does not wait for the running turns to wind down.
-        if (stopping) process.exit(130);
-        stopping = true;
-        stop(signal);
-      };
-      for (const name of STOP_SIGNALS) process.on(name, onSignal);
-      try {
-        const signal = await stopped;
-        io.stderr.write(`agent-lab: ${signal}: stopping the server\n`);
-        await server.close();
-      } finally {
-        for (const name of STOP_SIGNALS) process.off(name, onSignal);
-        store.close();
-      }
-    });
+        const store = openStoreForWriting(context.database(command));
+        let server: RunningServer;
+        try {
+          server = await startServer({
+            store,
+            host: options.host,
+            port: options.port,
+            token: options.token,
+            runTurnDefaults: { model_dependencies: { env: io.env } },
+            log: (line) => io.stderr.write(`${line}\n`),
+          });
+        } catch (error) {
+          store.close();
+          throw error;
+        }
+        io.stdout.write(startupLines(server, options.token));
+        let stop: (signal: NodeJS.Signals) => void = () => {};
+        const stopped = new Promise<NodeJS.Signals>((resolve) => {
+          stop = resolve;
+        });
+        let stopping = false;
+        const onSignal = (signal: NodeJS.Signals) => {
+          // A second Ctrl-C does not wait for the running turns to wind down.
+          if (stopping) process.exit(130);
+          stopping = true;
+          stop(signal);
+        };
+        for (const name of STOP_SIGNALS) process.on(name, onSignal);
+        try {
+          const signal = await stopped;
+          io.stderr.write(`agent-lab: ${signal}: stopping the server\n`);
+          await server.close();
+        } finally {
+          for (const name of STOP_SIGNALS) process.off(name, onSignal);
+          store.close();
+        }
+      },
+    );
 }
