@@ -51,11 +51,12 @@ function serve(args: string[], env: Record<string, string> = {}): Run {
   return { child, stdout: () => stdout, stderr: () => stderr, exit };
 }
 
+/** The address serve printed (with `?token=…` when it made the token). */
 async function runningUrl(run: Run): Promise<string> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const match =
-      /Agent Lab is running at (http:\/\/127\.0\.0\.1:\d+\/) \(simulated model by default; Ctrl-C to stop\)/.exec(
+      /Agent Lab is running at (http:\/\/127\.0\.0\.1:\d+\/\S*) \(simulated model by default; Ctrl-C to stop\)/.exec(
         run.stdout(),
       );
     if (match?.[1]) return match[1];
@@ -64,6 +65,13 @@ async function runningUrl(run: Run): Promise<string> {
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** The token in a printed address. */
+function tokenOf(url: string): string {
+  const token = new URL(url).searchParams.get("token");
+  if (!token) throw new Error(`no token in ${url}`);
+  return token;
 }
 
 describe("agent-lab serve", () => {
@@ -85,10 +93,13 @@ describe("agent-lab serve", () => {
     async (signal) => {
       running = serve(["--db", database, "serve", "--port", "0"]);
       const url = await runningUrl(running);
-      expect((await fetch(new URL("/api/health", url))).status).toBe(200);
+      const authorization = `Bearer ${tokenOf(url)}`;
+      expect(
+        (await fetch(new URL("/api/health", url), { headers: { authorization } })).status,
+      ).toBe(200);
       const created = await fetch(new URL("/api/sessions", url), {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", authorization },
         body: JSON.stringify({ title: "from the server" }),
       });
       expect(created.status).toBe(201);
@@ -115,19 +126,72 @@ describe("agent-lab serve", () => {
     expect(authorized.status).toBe(200);
     running.child.kill("SIGTERM");
     expect(await running.exit).toBe(0);
+    expect(new URL(url).search).toBe("");
     expect(running.stdout()).toMatch(
-      /Authorization: Bearer <token>; the web UI asks for the token once per tab/,
+      /Open http:\/\/127\.0\.0\.1:\d+\/\?token=<your token> once: the browser keeps it in a cookie\. API clients send the header Authorization: Bearer <your token>/,
     );
     expect(running.stdout() + running.stderr()).not.toContain(token);
   });
 
-  it("refuses another address without a token, and a bad port, with one clear line", async () => {
-    const open = serve(["--db", database, "serve", "--host", "0.0.0.0", "--port", "0"]);
+  it("makes a token by default: the API refuses a request without it, and the printed address's token opens it", async () => {
+    running = serve(["--db", database, "serve", "--port", "0"]);
+    const url = await runningUrl(running);
+    const token = tokenOf(url);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32,}$/);
+    expect(running.stdout()).toMatch(
+      /Open that address once: the browser keeps the token in a cookie/,
+    );
+    for (const path of ["/api/health", "/api/sessions"]) {
+      const refused = await fetch(new URL(path, url));
+      expect(refused.status, path).toBe(401);
+      expect(await refused.json()).toMatchObject({ error: { code: "unauthorized" } });
+    }
+    const wrong = await fetch(new URL("/api/sessions", url), {
+      headers: { authorization: `Bearer ${token.slice(0, -1)}x` },
+    });
+    expect(wrong.status).toBe(401);
+    // The printed address, as a browser opens it: a cookie, and the same page without the token.
+    const opened = await fetch(url, { redirect: "manual" });
+    expect(opened.status).toBe(302);
+    expect(opened.headers.get("location")).toBe("/");
+    const cookie = (opened.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const listed = await fetch(new URL("/api/sessions", url), { headers: { cookie } });
+    expect(listed.status).toBe(200);
+    running.child.kill("SIGTERM");
+    expect(await running.exit).toBe(0);
+  });
+
+  it("--no-token opens the lab to local users, on loopback only", async () => {
+    running = serve(["--db", database, "serve", "--port", "0", "--no-token"], {
+      AGENT_LAB_TOKEN: "env-token-0123456789abcdef",
+    });
+    const url = await runningUrl(running);
+    expect(new URL(url).search).toBe("");
+    expect(running.stdout()).toMatch(
+      /No token \(--no-token\): every user and program on this machine can use this lab/,
+    );
+    expect((await fetch(new URL("/api/sessions", url))).status).toBe(200);
+    running.child.kill("SIGTERM");
+    expect(await running.exit).toBe(0);
+
+    const open = serve([
+      "--db",
+      database,
+      "serve",
+      "--host",
+      "0.0.0.0",
+      "--port",
+      "0",
+      "--no-token",
+    ]);
     expect(await open.exit).toBe(1);
     expect(open.stderr()).toMatch(
-      /^agent-lab: refusing to listen on 0\.0\.0\.0 without a token.*Pass --token or set AGENT_LAB_TOKEN/,
+      /^agent-lab: refusing to listen on 0\.0\.0\.0 without a token.*--no-token is for 127\.0\.0\.1 only/,
     );
     expect(open.stdout()).toBe("");
+  });
+
+  it("refuses a bad port with one clear line", async () => {
     const port = serve(["--db", database, "serve", "--port", "http"]);
     expect(await port.exit).toBe(1);
     expect(port.stderr()).toMatch(/^agent-lab: serve: port: /);
@@ -139,6 +203,7 @@ describe("agent-lab serve", () => {
     expect(help.stdout()).toMatch(/--host <address>/);
     expect(help.stdout()).toMatch(/--port <number>/);
     expect(help.stdout()).toMatch(/--token <token>/);
+    expect(help.stdout()).toMatch(/--no-token/);
     expect(help.stdout()).toMatch(/\$ agent-lab serve --port 0/);
   });
 });
