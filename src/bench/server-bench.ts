@@ -43,7 +43,7 @@ async function turnOverSse(store: SqliteSessionStore, server: RunningServer): Pr
     start = performance.now();
     const response = await fetch(new URL(`/api/sessions/${remote}/turns`, server.url), {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${server.token}` },
       body: JSON.stringify({ message }),
     });
     const remoteEvents = await consumeSse(response);
@@ -140,7 +140,7 @@ async function sessionListFigure(directory: string): Promise<Figure> {
   try {
     const url = new URL("/api/sessions", server.url);
     const fetchList = async () => {
-      const response = await fetch(url);
+      const response = await fetch(url, { headers: { authorization: `Bearer ${server.token}` } });
       const body = (await response.json()) as { sessions: unknown[] };
       if (body.sessions.length !== 10_000) throw new Error("the list lost sessions");
     };

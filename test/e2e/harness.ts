@@ -43,11 +43,15 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 export interface Lab {
+  /** The lab's address, without the token. */
   url: string;
+  /** The address `serve` would print: `url` with `?token=…`, which sets the browser's cookie. */
+  browserUrl: string;
+  token: string;
   origin: string;
   server: RunningServer;
   store: SqliteSessionStore;
-  /** JSON API call against the lab (same origin as the UI); throws on a non-2xx status. */
+  /** JSON API call against the lab with its token; throws on a non-2xx status. */
   api<T = unknown>(path: string, init?: { method?: string; json?: unknown }): Promise<T>;
   /** Creates a session through the API and returns its id. */
   createSession(title: string, config: Record<string, unknown>): Promise<string>;
@@ -56,7 +60,10 @@ export interface Lab {
   close(): Promise<void>;
 }
 
-/** The lab's server on a free 127.0.0.1 port, serving the web UI built by the global setup. */
+/**
+ * The lab's server on a free 127.0.0.1 port, serving the web UI built by the global setup, with
+ * the token it makes by default (as `serve` runs it).
+ */
 export async function startLab(): Promise<Lab> {
   const webRoot = join(repoRoot, "dist", "web");
   if (!existsSync(join(webRoot, "index.html"))) {
@@ -73,11 +80,16 @@ export async function startLab(): Promise<Lab> {
     log: (line) => logs.push(line),
   });
   const origin = new URL(server.url).origin;
+  const token = server.token;
+  if (token === null) throw new Error("the lab's server started without a token");
 
   const call = async (path: string, init: { method?: string; json?: unknown } = {}) => {
     const response = await fetch(new URL(path, origin), {
       method: init.method ?? (init.json === undefined ? "GET" : "POST"),
-      headers: init.json === undefined ? {} : { "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(init.json === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
     });
     if (!response.ok) {
@@ -90,6 +102,8 @@ export async function startLab(): Promise<Lab> {
 
   return {
     url: server.url,
+    browserUrl: server.browserUrl,
+    token,
     origin,
     server,
     store,
@@ -134,12 +148,14 @@ export interface LabPage {
 /**
  * A fresh context and page of `width` × `height`, which can reach the lab's origin only: any other
  * request is recorded in `blocked` and aborted, so a test sees an escape attempt without any
- * traffic leaving 127.0.0.1.
+ * traffic leaving 127.0.0.1. Unless `signIn` is false, the page has opened the lab's tokenized
+ * address once, as a user does, so the context holds the token cookie.
  */
 export async function openPage(
   browser: Browser,
   lab: Lab,
   viewport: { width: number; height: number } = { width: 1280, height: 900 },
+  signIn = true,
 ): Promise<LabPage> {
   const context = await browser.newContext({ viewport, serviceWorkers: "block" });
   context.setDefaultTimeout(WAIT_MS);
@@ -159,6 +175,12 @@ export async function openPage(
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(`console.error: ${message.text()}`);
   });
+  if (signIn) {
+    await page.goto(lab.browserUrl);
+    if (page.url() !== lab.url) throw new Error(`signing in left the page at ${page.url()}`);
+    // The tests look at what their own steps requested.
+    requests.length = 0;
+  }
   return {
     page,
     context,

@@ -1,4 +1,6 @@
 /** The lab's HTTP API, same origin. Errors carry the server's code and message. */
+
+import { reportUnauthorized } from "./access.js";
 import type {
   ApiErrorBody,
   AuditResponse,
@@ -62,43 +64,19 @@ async function failure(response: Response): Promise<ApiError> {
   return new ApiError(response.status, "http_error", `HTTP ${response.status}: ${text}`);
 }
 
-const TOKEN_KEY = "agent-lab-token";
-
-/**
- * The access token of a server bound beyond loopback (`agent-lab serve --token`). It arrives once
- * in the address (`#token=…`, which `serve` prints and which never reaches the server), or is asked
- * for after a 401, and is kept for this tab only.
- */
-function accessToken(): string | null {
-  const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
-  if (match?.[1]) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
-    history.replaceState(null, "", window.location.pathname + window.location.search);
-  }
-  return sessionStorage.getItem(TOKEN_KEY);
+/** The error for a failed answer; a 401 also switches the app to its "needs a token" page. */
+async function refusal(response: Response): Promise<ApiError> {
+  if (response.status === 401) reportUnauthorized();
+  return failure(response);
 }
 
-function authorize(headers: Headers): Headers {
-  const token = accessToken();
-  if (token) headers.set("Authorization", `Bearer ${token}`);
-  return headers;
-}
-
-/** After a 401: asks once for the token; true when there is a new one to retry with. */
-function askForToken(): boolean {
-  const entered = window.prompt("This lab is protected. Enter its access token:");
-  if (!entered) return false;
-  sessionStorage.setItem(TOKEN_KEY, entered.trim());
-  return true;
-}
-
-async function request<T>(path: string, init: RequestInit = {}, retried = false): Promise<T> {
-  const headers = authorize(new Headers(init.headers));
+/** Same origin: the browser sends the token cookie the server set (see access.ts). */
+async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const headers = new Headers(init.headers);
   headers.set("Accept", "application/json");
   if (init.body !== undefined) headers.set("Content-Type", "application/json");
   const response = await fetch(path, { ...init, headers });
-  if (response.status === 401 && !retried && askForToken()) return request<T>(path, init, true);
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw await refusal(response);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }
@@ -156,13 +134,11 @@ export async function streamTurn(
 ): Promise<void> {
   const response = await fetch(`${sessionPath(sessionId)}/turns`, {
     method: "POST",
-    headers: authorize(
-      new Headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
-    ),
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
     body: JSON.stringify({ message }),
     signal,
   });
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw await refusal(response);
   if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
   for await (const sse of readSse(response.body, signal)) {
     const event = parseTurnEvent(sse);

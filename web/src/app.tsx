@@ -1,9 +1,12 @@
 import { useEffect } from "react";
+import { useAccessDenied } from "./access.js";
+import { api } from "./api.js";
 import { ComparePage } from "./pages/compare-page.js";
 import { ExperimentPage } from "./pages/experiment-page.js";
 import { ExperimentsPage } from "./pages/experiments-page.js";
 import { SessionPage } from "./pages/session-page.js";
 import { SessionsPage } from "./pages/sessions-page.js";
+import { TokenPage } from "./pages/token-page.js";
 import { Link, matchRoute, useLocation } from "./router.js";
 
 const TITLES = {
@@ -18,10 +21,29 @@ const TITLES = {
 export function App() {
   const { pathname, search } = useLocation();
   const route = matchRoute(pathname, search);
+  const denied = useAccessDenied();
 
   useEffect(() => {
-    document.title = `${TITLES[route.name]} · Agent Lab`;
-  }, [route.name]);
+    document.title = `${denied ? "Access token needed" : TITLES[route.name]} · Agent Lab`;
+  }, [route.name, denied]);
+
+  // Not every page asks the API for something at once; this does, so a 401 shows straight away.
+  useEffect(() => {
+    api.health().catch(() => undefined);
+  }, []);
+
+  if (denied) {
+    return (
+      <div className="app">
+        <header className="topbar">
+          <span className="brand">Agent Lab</span>
+        </header>
+        <main id="main" className="main">
+          <TokenPage />
+        </main>
+      </div>
+    );
+  }
 
   return (
     <div className="app">
