@@ -12,8 +12,8 @@ export function TokenPage() {
         <h1>This lab needs its access token</h1>
         {tokenRefused ? (
           <p className="notice notice-error" role="alert" data-testid="token-refused">
-            The token in the address you opened is not this server's. A new one is made each time
-            the server starts: use the address it printed last.
+            The token in the address you opened is not this server's. A token the server made
+            changes each time it starts: use the address it printed last.
           </p>
         ) : null}
         <p>
