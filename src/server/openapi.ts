@@ -35,7 +35,7 @@ const ok = (description: string, schema: JsonObject) => ({ description, content:
 
 const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",
-  401: "a token is configured and the request lacks `Authorization: Bearer TOKEN` (unauthorized)",
+  401: "the request lacks the server's token: `Authorization: Bearer TOKEN` or the browser's cookie (unauthorized)",
   403: "a foreign Host header (DNS rebinding) or a cross-origin change (forbidden)",
   404: "unknown session (session_not_found) or route (not_found)",
   409: "session_exists, session_mode_mismatch or turn_in_progress",
@@ -68,7 +68,7 @@ function components(): JsonObject {
         type: "http",
         scheme: "bearer",
         description:
-          "Only when the server was started with a token (required off 127.0.0.1): every /api request.",
+          "Every /api request, unless the server was started with --no-token (loopback only). The token is the one `serve` printed or $AGENT_LAB_TOKEN; a browser that opened a page with ?token=TOKEN sends the cookie agent_lab_token_PORT instead.",
       },
     },
     schemas: {
