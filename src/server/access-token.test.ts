@@ -93,6 +93,13 @@ describe("the access token", () => {
     const withCookie = await anonymous(lab, "/api/sessions", { cookie: `other=1; ${pair}` });
     expect(withCookie.status).toBe(200);
     expect((await anonymous(lab, `/?token=${TOKEN}`)).headers.get("location")).toBe("/");
+    // The redirect stays on this server whatever the path.
+    const sneaky = await rawRequest(lab.url, {
+      path: `//evil.example/x?token=${TOKEN}`,
+      headers: { host: new URL(lab.url).host },
+    });
+    expect(sneaky.status).toBe(302);
+    expect(sneaky.headers.location).toBe("/evil.example/x");
     // A wrong token is not traded: the UI loads (here: the not-built page) and says so.
     expect((await anonymous(lab, "/?token=nope")).status).toBe(503);
     // The cookie also carries a chosen token holding characters a cookie cannot.

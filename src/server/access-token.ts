@@ -67,9 +67,12 @@ function tokenCookie(host: string, token: string): string {
   return `${cookieName(host)}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict`;
 }
 
-/** The page address without its `token` parameter, as a path (the redirect after the exchange). */
+/**
+ * The page address without its `token` parameter, as a path (the redirect after the exchange).
+ * One leading slash: `//evil.example/` would be another site's address.
+ */
 export function withoutTokenParameter(url: string): string {
   const parsed = new URL(url);
   parsed.searchParams.delete("token");
-  return `${parsed.pathname}${parsed.search}`;
+  return `/${parsed.pathname.replace(/^[/\\]+/, "")}${parsed.search}`;
 }
