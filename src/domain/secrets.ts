@@ -49,6 +49,7 @@ const SECRET_QUERY_PARAMETER =
   /^(?:api[_-]?key|apikey|key|token|access[_-]?token|auth|auth[_-]?token|sig|signature|code|secret|client[_-]?secret|password|x-goog-api-key|subscription-key)$/i;
 
 const HEADER_MESSAGE =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows the literal syntax
   "header values name an environment variable (`${NAME}`, or `Bearer ${NAME}`), resolved when a request is sent; a literal value could be a credential stored with the session";
 
 /**
