@@ -6,8 +6,8 @@ import {
   SessionNotFoundError,
   TurnInProgressError,
 } from "../../domain/errors.js";
-import type { SessionRecord } from "../../domain/records.js";
 import { WellFormedString } from "../../domain/json-limits.js";
+import type { SessionRecord } from "../../domain/records.js";
 import { LabSessionConfig } from "../../domain/session-config.js";
 import { createChatModel } from "../../providers/create-chat-model.js";
 import { createBuiltinTools } from "../../tools/builtin/index.js";
