@@ -1,3 +1,7 @@
+import { terminalSafe, terminalSafeJson } from "../domain/terminal-text.js";
+
+export { terminalSafe };
+
 /**
  * Where a command writes, and the small formatting helpers every command shares. Commands never
  * touch `process.stdout` directly, so the same code serves the binary and in-process callers.
@@ -16,12 +20,13 @@ export function processIo(): CliIo {
 
 /** One JSON document, then a newline: what every `--json` flag prints. */
 export function writeJson(io: CliIo, value: unknown): void {
-  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout.write(`${terminalSafeJson(JSON.stringify(value, null, 2))}\n`);
 }
 
 /** The one line a failure prints on stderr. */
 export function writeError(io: CliIo, message: string): void {
-  io.stderr.write(`agent-lab: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+  // Error messages quote endpoints, models and stored names: nothing in them may drive the terminal.
+  io.stderr.write(`agent-lab: ${terminalSafe(message.replace(/\s*\n\s*/g, " "))}\n`);
 }
 
 /** `12 ms`, `3.4 ms`, `12.3 s`; `–` when there is no measurement. */
@@ -47,9 +52,9 @@ export function plural(count: number, noun: string): string {
   return `${formatCount(count)} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-/** Cuts `text` to `max` characters on one line, marking the cut. */
+/** Cuts `text` to `max` characters on one line, marking the cut; control characters shown escaped. */
 export function truncate(text: string, max: number): string {
-  const line = text.replace(/\s*\n\s*/g, " ");
+  const line = terminalSafe(text.replace(/\s*\n\s*/g, " "));
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
@@ -61,7 +66,7 @@ export interface Column<Row> {
 
 /** A plain text table: a header line, then one line per row, columns two spaces apart. */
 export function formatTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[]): string {
-  const cells = rows.map((row) => columns.map((column) => column.value(row)));
+  const cells = rows.map((row) => columns.map((column) => terminalSafe(column.value(row))));
   const widths = columns.map((column, index) =>
     Math.max(column.header.length, ...cells.map((line) => (line[index] ?? "").length)),
   );

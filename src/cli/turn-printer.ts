@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { type CliIo, formatCount, formatMs, truncate } from "./output.js";
+import { type CliIo, formatCount, formatMs, terminalSafe, truncate } from "./output.js";
 import type { TurnReport } from "./turn-report.js";
 
 const TOOL_ERROR = z.object({ error: z.string() });
@@ -86,10 +86,12 @@ export class TurnPrinter {
       `wall ${formatMs(report.wall_time_ms)}`,
     ];
     const simulated = report.simulated && !brief ? " (simulated model)" : "";
-    this.#io.stdout.write(`\n── ${parts.join(" · ")}${simulated}\n`);
+    this.#io.stdout.write(`\n── ${terminalSafe(parts.join(" · "))}${simulated}\n`);
   }
 
-  #text(text: string): void {
+  #text(raw: string): void {
+    // The model's text: escape sequences in it are shown, never obeyed.
+    const text = terminalSafe(raw);
     if (text.length === 0) return;
     const lastBreak = text.lastIndexOf("\n");
     if (lastBreak === -1 || this.#waiting.length === 0) {
@@ -105,7 +107,9 @@ export class TurnPrinter {
     this.#text(text.slice(lastBreak + 1));
   }
 
-  #line(line: string): void {
+  #line(unsafe: string): void {
+    // Tool names, arguments and endpoint messages come from models and endpoints.
+    const line = terminalSafe(unsafe);
     if (this.#atLineStart) this.#io.stdout.write(`${line}\n`);
     else this.#waiting.push(line);
   }

@@ -1,32 +1,163 @@
 /**
  * Keys whose values are credentials. `api_key_env` (the *name* of a variable) is deliberately not
- * matched: naming where a secret lives is the safe way to configure one.
+ * matched: naming where a secret lives is the safe way to configure one. Header spellings
+ * (`x-api-key`, `x-goog-api-key`, `Ocp-Apim-Subscription-Key`, `Proxy-Authorization`) are matched
+ * too, because a config's `headers` is just another object.
  */
 const SECRET_KEY =
-  /^(api[_-]?key|apikey|authorization|password|passwd|secret|client[_-]?secret|access[_-]?token|refresh[_-]?token|bearer[_-]?token|private[_-]?key)$/i;
+  /^(?:x[_-]?)?(?:goog[_-]?)?(?:api[_-]?key|apikey|authorization|proxy[_-]?authorization|password|passwd|pass|pwd|secret|client[_-]?secret|secret[_-]?key|secret[_-]?access[_-]?key|access[_-]?key[_-]?id|private[_-]?key|token|auth[_-]?token|access[_-]?token|refresh[_-]?token|id[_-]?token|bearer[_-]?token|session[_-]?token|security[_-]?token|api[_-]?token|cookie|set[_-]?cookie|credentials?|ocp[_-]?apim[_-]?subscription[_-]?key|subscription[_-]?key)$/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
 }
 
-/** Paths of every key, at any depth, that would store a credential. */
-export function findSecretKeys(
-  value: unknown,
-  path: (string | number)[] = [],
-): (string | number)[][] {
+export type JsonPath = (string | number)[];
+
+export interface CredentialProblem {
+  path: JsonPath;
+  message: string;
+}
+
+export const SECRET_KEY_MESSAGE =
+  "secrets are never stored with a session; put the key in an environment variable and name it with api_key_env";
+
+/**
+ * A header value that names an environment variable: `${NAME}`, or an auth scheme word and one
+ * (`Bearer ${NAME}`). Resolved when a request is sent, so the stored config never holds the value.
+ */
+export const HEADER_ENV_REFERENCE = /^(?:([A-Za-z][A-Za-z0-9-]*) )?\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/**
+ * Headers documented by endpoints as identifying, never authenticating (OpenRouter's app name and
+ * referrer, OpenAI's organization and project ids): these may hold a literal. Every other header
+ * must name an environment variable, because a list of secret header *names* can never be
+ * complete (gateways invent their own) while "values come from the environment" cannot leak.
+ */
+const LITERAL_HEADERS = new Set([
+  "x-title",
+  "http-referer",
+  "referer",
+  "user-agent",
+  "openai-organization",
+  "openai-project",
+  "openai-beta",
+  "accept-language",
+]);
+
+/** Query parameters that carry credentials in the wild (Azure SAS `sig`, Gemini `key`, OAuth `code`). */
+const SECRET_QUERY_PARAMETER =
+  /^(?:api[_-]?key|apikey|key|token|access[_-]?token|auth|auth[_-]?token|sig|signature|code|secret|client[_-]?secret|password|x-goog-api-key|subscription-key)$/i;
+
+const HEADER_MESSAGE =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows the literal syntax
+  "header values name an environment variable (`${NAME}`, or `Bearer ${NAME}`), resolved when a request is sent; a literal value could be a credential stored with the session";
+
+/**
+ * Every place in a config that would store a credential: secret-named keys at any depth, literal
+ * values in a `headers` object, and credentials in URLs (`user:pass@`, `?api-key=`). Configs are
+ * bounded in depth before this runs (see nesting.ts), so the recursion is bounded too.
+ */
+export function findCredentialProblems(value: unknown, path: JsonPath = []): CredentialProblem[] {
   if (Array.isArray(value)) {
-    return value.flatMap((item, index) => findSecretKeys(item, [...path, index]));
+    return value.flatMap((item, index) => findCredentialProblems(item, [...path, index]));
+  }
+  if (typeof value === "string") {
+    const problem = urlCredentialProblem(value);
+    return problem ? [{ path, message: problem }] : [];
   }
   if (value === null || typeof value !== "object") return [];
-  return Object.entries(value).flatMap(([key, child]) =>
-    isSecretKey(key) ? [[...path, key]] : findSecretKeys(child, [...path, key]),
-  );
+  return Object.entries(value).flatMap(([key, child]): CredentialProblem[] => {
+    const childPath = [...path, key];
+    if (isSecretKey(key) && !isEnvironmentReference(child)) {
+      return [{ path: childPath, message: SECRET_KEY_MESSAGE }];
+    }
+    if (key === "headers" && child !== null && typeof child === "object" && !Array.isArray(child)) {
+      return Object.entries(child).flatMap(([name, header]) =>
+        headerIsSafe(name, header) ? [] : [{ path: [...childPath, name], message: HEADER_MESSAGE }],
+      );
+    }
+    return findCredentialProblems(child, childPath);
+  });
+}
+
+/** Paths of every key, at any depth, that would store a credential. */
+export function findSecretKeys(value: unknown): JsonPath[] {
+  return findCredentialProblems(value).map((problem) => problem.path);
+}
+
+function isEnvironmentReference(value: unknown): boolean {
+  return typeof value === "string" && HEADER_ENV_REFERENCE.test(value);
+}
+
+function headerIsSafe(name: string, value: unknown): boolean {
+  if (isEnvironmentReference(value)) return true;
+  if (!LITERAL_HEADERS.has(name.toLowerCase()) || typeof value !== "string") return false;
+  return redactSecretText(value) === value;
+}
+
+/** Why a string that is an http(s) URL carries a credential, or null. */
+function urlCredentialProblem(text: string): string | null {
+  if (!/^https?:\/\//i.test(text.trim())) return null;
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return null;
+  }
+  if (url.username || url.password) {
+    return "a URL must not contain credentials (user:password@); use api_key_env";
+  }
+  for (const name of url.searchParams.keys()) {
+    if (SECRET_QUERY_PARAMETER.test(name)) {
+      return `a URL must not carry a credential in its query (${name}=); use api_key_env or a header naming an environment variable`;
+    }
+  }
+  return null;
 }
 
 export const REDACTED = "[redacted]";
 
-/** A copy with every credential value replaced, for places (the audit log) that must never hold one. */
+/**
+ * Values the lab itself sends as credentials in this process (keys and header values read from
+ * the environment). They are blanked wherever they appear in text the lab keeps, whatever an
+ * endpoint does with them. Short values are not remembered: redacting "1" everywhere helps nobody.
+ */
+const knownSecretValues = new Set<string>();
+const MIN_REMEMBERED_SECRET_LENGTH = 8;
+
+export function rememberSecretValue(value: string | null | undefined): void {
+  const trimmed = value?.trim();
+  if (trimmed && trimmed.length >= MIN_REMEMBERED_SECRET_LENGTH) knownSecretValues.add(trimmed);
+}
+
+/** Well-known key shapes; the name part of `key=VALUE` is kept so the text still reads. */
+const SECRET_SHAPES: readonly [RegExp, string][] = [
+  [/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}/g, REDACTED],
+  [/\bAIza[0-9A-Za-z_-]{30,}/g, REDACTED],
+  [/\b(?:gh[pousr]_|github_pat_|xox[abposr]-|glpat-)[A-Za-z0-9_-]{16,}/g, REDACTED],
+  [/\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
+  [
+    /\b((?:x-)?(?:api[_-]?key|apikey|key|token|access[_-]?token|sig|signature|secret|password)["']?\s*[=:]\s*["']?)[A-Za-z0-9._~+/%-]{8,}/gi,
+    `$1${REDACTED}`,
+  ],
+];
+
+/** The text with every known secret value and well-known key shape blanked out. */
+export function redactSecretText(text: string): string {
+  let clean = text;
+  for (const value of knownSecretValues) {
+    if (clean.includes(value)) clean = clean.split(value).join(REDACTED);
+  }
+  for (const [pattern, replacement] of SECRET_SHAPES) clean = clean.replace(pattern, replacement);
+  return clean;
+}
+
+/**
+ * A copy with every credential replaced, for places (the audit log, imports) that must never hold
+ * one: values under secret-named keys, and secret-looking text in any string.
+ */
 export function redactSecrets<T>(value: T): T {
+  if (typeof value === "string") return redactSecretText(value) as T;
   if (Array.isArray(value)) return value.map((item) => redactSecrets(item)) as T;
   if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(

@@ -1,5 +1,47 @@
 import { z } from "zod";
-import { findSecretKeys } from "./secrets.js";
+import {
+  describeTooDeep,
+  findMalformedText,
+  findTooDeep,
+  LONE_SURROGATE_MESSAGE,
+  MAX_CONFIG_DEPTH,
+} from "./json-limits.js";
+import { findCredentialProblems, type JsonPath } from "./secrets.js";
+
+interface IssueSink {
+  addIssue(issue: { code: "custom"; path: JsonPath; message: string }): void;
+}
+
+/**
+ * What every stored config must be, wherever it comes from (the store, HTTP, an import, a suite):
+ * bounded in depth (checked first, since the other checks recurse), valid Unicode, and free of
+ * credentials. `prefix` places the issues inside a larger document.
+ */
+export function checkStorableConfig(
+  config: unknown,
+  context: IssueSink,
+  prefix: JsonPath = [],
+): void {
+  const tooDeep = findTooDeep(config, MAX_CONFIG_DEPTH);
+  if (tooDeep !== null) {
+    context.addIssue({
+      code: "custom",
+      path: [...prefix, ...tooDeep.slice(0, 2)],
+      message: describeTooDeep(tooDeep, MAX_CONFIG_DEPTH),
+    });
+    return;
+  }
+  for (const path of findMalformedText(config)) {
+    context.addIssue({
+      code: "custom",
+      path: [...prefix, ...path],
+      message: LONE_SURROGATE_MESSAGE,
+    });
+  }
+  for (const { path, message } of findCredentialProblems(config)) {
+    context.addIssue({ code: "custom", path: [...prefix, ...path], message });
+  }
+}
 
 export const ToolInvocationMode = z.enum(["chat_agent_tools", "dual_agent"]);
 export type ToolInvocationMode = z.infer<typeof ToolInvocationMode>;
@@ -14,16 +56,7 @@ export const SessionConfig = z
   .looseObject({
     tool_invocation_mode: ToolInvocationMode.default(DEFAULT_TOOL_INVOCATION_MODE),
   })
-  .superRefine((config, context) => {
-    for (const path of findSecretKeys(config)) {
-      context.addIssue({
-        code: "custom",
-        path,
-        message:
-          "secrets are never stored with a session; put the key in an environment variable and name it with api_key_env",
-      });
-    }
-  });
+  .superRefine(checkStorableConfig);
 export type SessionConfig = z.output<typeof SessionConfig>;
 export type SessionConfigInput = z.input<typeof SessionConfig>;
 
@@ -77,16 +110,7 @@ const LabSessionConfigShape = z
     tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
     max_rounds: z.number().int().min(1).max(50).default(6),
   })
-  .superRefine((config, context) => {
-    for (const path of findSecretKeys(config)) {
-      context.addIssue({
-        code: "custom",
-        path,
-        message:
-          "secrets are never stored with a session; put the key in an environment variable and name it with api_key_env",
-      });
-    }
-  });
+  .superRefine(checkStorableConfig);
 export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);
 export type LabSessionConfig = z.output<typeof LabSessionConfigShape>;
 export type LabSessionConfigInput = z.input<typeof LabSessionConfigShape>;

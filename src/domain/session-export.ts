@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ToolCallEvent } from "./events.js";
+import { boundedRecord, WellFormedString } from "./json-limits.js";
 import { checkMessageProtocol, MessageRole } from "./messages.js";
 import type {
   AuditRecord,
@@ -8,8 +9,7 @@ import type {
   TurnRecord,
   TurnRecordStatus,
 } from "./records.js";
-import { findSecretKeys } from "./secrets.js";
-import { modeOf, ToolInvocationMode } from "./session-config.js";
+import { checkStorableConfig, modeOf, ToolInvocationMode } from "./session-config.js";
 import {
   AgentRole,
   CallKind,
@@ -36,7 +36,7 @@ const milliseconds = z.number().finite().nonnegative();
 
 export const ExportedSession = z.strictObject({
   id: z.string().min(1).max(200),
-  title: z.string(),
+  title: WellFormedString,
   created_at: timestamp,
   updated_at: timestamp,
   tool_invocation_mode: ToolInvocationMode,
@@ -54,7 +54,7 @@ const TurnStatusSchema = z.enum([
 
 export const ExportedTurn = z.strictObject({
   turn_index: index,
-  user_message: z.string(),
+  user_message: WellFormedString,
   started_at: timestamp,
   completed_at: timestamp.nullable(),
   wall_time_ms: milliseconds.nullable(),
@@ -82,7 +82,7 @@ export const ExportedAudit = z.strictObject({
   turn_index: index.nullable(),
   round_index: index.nullable(),
   event: z.string().min(1),
-  details: z.record(z.string(), z.unknown()),
+  details: boundedRecord(),
   created_at: timestamp,
 });
 
@@ -140,14 +140,7 @@ export const SessionExportDocument = z
   })
   .superRefine((document, context) => {
     // The store's rules for configs: no secrets, and the mode the record states is the config's.
-    for (const path of findSecretKeys(document.session.config)) {
-      context.addIssue({
-        code: "custom",
-        path: ["session", "config", ...path],
-        message:
-          "secrets are never stored with a session; put the key in an environment variable and name it with api_key_env",
-      });
-    }
+    checkStorableConfig(document.session.config, context, ["session", "config"]);
     const mode = modeOf(document.session.config);
     if (document.session.tool_invocation_mode !== mode) {
       context.addIssue({

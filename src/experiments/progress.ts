@@ -1,3 +1,4 @@
+import { terminalSafe } from "../domain/terminal-text.js";
 /** How far an experiment is, as `runExperiment` reports it, and how a terminal shows that. */
 
 /** Which run just finished. */
@@ -80,7 +81,8 @@ export class ProgressReporter {
       this.#skippedAtStart = progress.skipped;
       this.#lastLineAt = at;
     }
-    const line = formatProgressLine(progress, this.#eta(progress, at));
+    // Scenario and config names come from a suite file.
+    const line = terminalSafe(formatProgressLine(progress, this.#eta(progress, at)));
     if (this.#stream.isTTY) {
       // A pseudo-terminal without a size reports 0 columns.
       const columns = this.#stream.columns ?? 0;

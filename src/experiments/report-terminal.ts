@@ -1,4 +1,5 @@
 import type { CellSummary, ExperimentReport } from "../domain/experiment.js";
+import { terminalSafe } from "../domain/terminal-text.js";
 import {
   categoryScores,
   formatCost,
@@ -58,8 +59,7 @@ const COLUMNS: readonly Column[] = [
 
 /** Labels and categories come from a suite file: no control characters reach the terminal. */
 function oneLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
+  return terminalSafe(text.replace(/\s*\n\s*/g, " "));
 }
 
 function table(cells: readonly CellSummary[]): string[] {

@@ -149,7 +149,8 @@ describe("renderTerminalReport", () => {
     expect(text).not.toContain("\u001b");
     const row = text.split("\n")[3] ?? "";
     expect(row.split(/\s{2,}/).slice(1)).toEqual(["0", "–", "–", "–", "–", "–", "–", "–", "–"]);
-    expect(text).toContain("  openai [31m: no finished runs");
+    // A label's control characters are shown escaped, never sent raw to the terminal.
+    expect(text).toContain("  openai\\x1b[31m: no finished runs");
   });
 });
 

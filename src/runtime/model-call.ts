@@ -1,3 +1,4 @@
+import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
 import type { TurnContext } from "./turn-context.js";
@@ -64,10 +65,12 @@ export async function callModel(
         case "tool-call":
           toolCalls.push(part);
           break;
-        case "retry":
-          context.emit({ type: "retry", round_index, agent, ...withoutType(part) });
-          await context.audit("provider_retry", { agent, ...withoutType(part) }, round_index);
+        case "retry": {
+          const retry = { ...withoutType(part), reason: redactSecretText(part.reason) };
+          context.emit({ type: "retry", round_index, agent, ...retry });
+          await context.audit("provider_retry", { agent, ...retry }, round_index);
           break;
+        }
         case "usage":
           if (part.estimated) {
             await context.audit(

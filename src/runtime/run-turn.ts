@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TurnExistsError, TurnInProgressError } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
+import { redactSecretText } from "../domain/secrets.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
 import type { TurnEvent, TurnStatus } from "../domain/turn-events.js";
 import { emptyUsageRollup } from "../domain/usage.js";
@@ -281,7 +282,8 @@ async function endEarly(
     history.push(...group);
   }
   const code = (error as { code?: string }).code ?? "internal_error";
-  const message = error instanceof Error ? error.message : String(error);
+  // Any ChatModel's error may quote its endpoint; what reaches the SSE stream is redacted here.
+  const message = redactSecretText(error instanceof Error ? error.message : String(error));
   if (cancelled) return cancelledEnd(context, state);
   await context.audit("turn_failed", { code, message }, state.round_index);
   context.emit({ type: "error", code, message });

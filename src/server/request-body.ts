@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { InvalidInputError } from "../domain/errors.js";
+import { describeTooDeep, findTooDeep, MAX_DOCUMENT_DEPTH } from "../domain/json-limits.js";
 import { parseInput } from "../domain/validation.js";
 import { PayloadTooLargeError } from "./http-errors.js";
 
@@ -28,6 +29,11 @@ export async function readJsonBody<Schema extends z.ZodType>(
     value = JSON.parse(text);
   } catch (error) {
     throw new InvalidInputError(`request body: not valid JSON (${(error as Error).message})`);
+  }
+  // Before zod and every walker that recurses: a deeply nested body must not overflow the stack.
+  const tooDeep = findTooDeep(value, MAX_DOCUMENT_DEPTH);
+  if (tooDeep !== null) {
+    throw new InvalidInputError(`request body: ${describeTooDeep(tooDeep, MAX_DOCUMENT_DEPTH)}`);
   }
   return parseInput(schema, value, "request body");
 }

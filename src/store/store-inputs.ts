@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { boundedRecord, WellFormedString } from "../domain/json-limits.js";
 import { ChatMessage } from "../domain/messages.js";
 import { SessionConfig } from "../domain/session-config.js";
 import { TokenUsage, UsageMetadata } from "../domain/usage.js";
@@ -14,7 +15,7 @@ const index = z.number().int().positive();
 const milliseconds = z.number().finite().nonnegative();
 
 export const CreateSessionOptions = z.strictObject({
-  title: z.string(),
+  title: WellFormedString,
   config: SessionConfig.prefault({}),
   session_id: SessionId.optional(),
 });
@@ -25,7 +26,7 @@ export type EnsureSessionOptions = z.input<typeof EnsureSessionOptions>;
 
 export const StartTurnOptions = z.strictObject({
   turn_index: index,
-  user_message: z.string(),
+  user_message: WellFormedString,
   /** Who runs the turn ("pid@host"), so a later process can tell a live turn from a crashed one. */
   runner: z.string().min(1).nullable().default(null),
 });
@@ -58,7 +59,7 @@ export type AppendMessagesOptions = z.input<typeof AppendMessagesOptions>;
 
 export const AppendAuditOptions = z.strictObject({
   event: z.string().min(1),
-  details: z.record(z.string(), z.unknown()).default({}),
+  details: boundedRecord().default({}),
   turn_index: index.nullable().default(null),
   round_index: index.nullable().default(null),
 });

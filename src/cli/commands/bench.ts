@@ -12,7 +12,7 @@ import { runExperiment } from "../../experiments/run-experiment.js";
 import { experimentIdOf, loadSuite } from "../../experiments/suite.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
-import type { CliIo } from "../output.js";
+import { type CliIo, terminalSafe } from "../output.js";
 
 /** The suite shipped with the package, named on the command line by this word. */
 export const BUNDLED_SUITE = "bundled";
@@ -149,7 +149,9 @@ async function benchCommand(
     }
     if (outcome.errors.length > 0) {
       for (const error of outcome.errors.slice(0, 3)) {
-        io.stderr.write(`agent-lab: run ${error.run_key} could not run: ${error.message}\n`);
+        io.stderr.write(
+          `agent-lab: run ${terminalSafe(`${error.run_key} could not run: ${error.message}`)}\n`,
+        );
       }
       io.stderr.write(
         `agent-lab: ${outcome.errors.length} of ${outcome.total} runs could not run; run the same command again to retry them\n`,

@@ -7,7 +7,7 @@ import type { OpenAIChatModelDependencies } from "../../providers/openai/openai-
 import type { SqliteSessionStore } from "../../store/sqlite/sqlite-session-store.js";
 import type { CommandContext } from "../command-context.js";
 import { type DatabaseLocation, openStoreForWriting } from "../database-path.js";
-import { type CliIo, plural, writeError } from "../output.js";
+import { type CliIo, plural, terminalSafe, writeError } from "../output.js";
 import { requestedSessionConfig } from "../session-config-options.js";
 import { TurnPrinter } from "../turn-printer.js";
 import {
@@ -186,7 +186,7 @@ class ChatRepl {
         ? `Session ${this.#flags.session} is new: it is created by your first message.`
         : "A new session: it is created by your first message.";
     this.#io.stdout.write(
-      `agent-lab chat · database ${this.#location.path}${simulated}\n${session}\nType a message; /help lists the commands, /exit or Ctrl-D leaves.\n`,
+      `agent-lab chat · database ${this.#location.path}${simulated}\n${terminalSafe(session)}\nType a message; /help lists the commands, /exit or Ctrl-D leaves.\n`,
     );
   }
 
@@ -248,7 +248,7 @@ class ChatRepl {
       ? `Session ${stored.id}: ${stored.title} · ${plural(this.#store.listTurns(stored.id).length, "turn")}`
       : "No session yet: it is created by your first message.";
     this.#io.stdout.write(
-      `${head}\nmode ${mode} · ${models}${simulated}\ndatabase ${this.#location.path}\n`,
+      `${terminalSafe(`${head}\nmode ${mode} · ${models}`)}${simulated}\ndatabase ${this.#location.path}\n`,
     );
   }
 
@@ -277,7 +277,7 @@ class ChatRepl {
         (event) => {
           if (event.type !== "turn_start" || this.#sessionId !== undefined) return;
           this.#sessionId = event.session_id;
-          if (isNew) this.#io.stdout.write(`(session ${event.session_id} created)\n`);
+          if (isNew) this.#io.stdout.write(`(session ${terminalSafe(event.session_id)} created)\n`);
         },
       );
       printer.footer(report, { brief: true });

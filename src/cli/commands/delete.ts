@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { InvalidInputError, SessionNotFoundError } from "../../domain/errors.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
-import { type CliIo, plural } from "../output.js";
+import { type CliIo, plural, terminalSafe } from "../output.js";
 
 export function registerDeleteCommand(program: Command, context: CommandContext): void {
   program
@@ -40,7 +40,7 @@ Examples:
           }
         }
         store.deleteSession(session.id);
-        io.stdout.write(`Deleted ${what}\n`);
+        io.stdout.write(`Deleted ${terminalSafe(what)}\n`);
       } finally {
         store.close();
       }

@@ -10,7 +10,7 @@ import { parseInput } from "../../domain/validation.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import { fileErrorReason, readStreamText } from "../files.js";
-import { writeJson } from "../output.js";
+import { terminalSafe, writeJson } from "../output.js";
 
 interface ImportFlags {
   sessionId?: string;
@@ -66,7 +66,8 @@ Examples:
         store.close();
       }
       if (flags.json) writeJson(io, { session_id: sessionId });
-      else io.stdout.write(`${sessionId}\n`);
+      // The id may come from the imported document.
+      else io.stdout.write(`${terminalSafe(sessionId)}\n`);
     });
 }
 

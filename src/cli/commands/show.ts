@@ -9,7 +9,14 @@ import type {
 import { LabSessionConfig } from "../../domain/session-config.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
-import { type CliIo, formatMs, formatTimestamp, truncate, writeJson } from "../output.js";
+import {
+  type CliIo,
+  formatMs,
+  formatTimestamp,
+  terminalSafe,
+  truncate,
+  writeJson,
+} from "../output.js";
 
 interface Transcript {
   session: SessionRecord;
@@ -82,7 +89,8 @@ function printTranscript(io: CliIo, { session, messages, turns }: Transcript): v
     lines.push("", `── turn ${turnIndex}${status}`);
     for (const message of byTurn.get(turnIndex) ?? []) lines.push(...renderMessage(message));
   }
-  io.stdout.write(`${lines.join("\n")}\n`);
+  // Titles, messages and model names come from models, tools and imports.
+  io.stdout.write(`${terminalSafe(lines.join("\n"))}\n`);
 }
 
 function renderMessage(message: MessageRecord): string[] {

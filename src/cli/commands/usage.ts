@@ -3,7 +3,14 @@ import { SessionNotFoundError } from "../../domain/errors.js";
 import type { UsageRollup, UsageSummary } from "../../domain/usage.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
-import { type CliIo, formatCount, formatMs, formatTable, writeJson } from "../output.js";
+import {
+  type CliIo,
+  formatCount,
+  formatMs,
+  formatTable,
+  terminalSafe,
+  writeJson,
+} from "../output.js";
 
 interface UsageRow extends UsageRollup {
   label: string;
@@ -60,7 +67,7 @@ export function printUsage(io: CliIo, sessionId: string, summary: UsageSummary):
     ttft_ms: firstTtft.get(turn.turn_index) ?? null,
   }));
   rows.push({ ...summary.session, label: "total", ttft_ms: null });
-  io.stdout.write(`Usage of session ${sessionId}\n\n`);
+  io.stdout.write(`Usage of session ${terminalSafe(sessionId)}\n\n`);
   io.stdout.write(
     `${formatTable(rows, [
       { header: "TURN", value: (row) => row.label },

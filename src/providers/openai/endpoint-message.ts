@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { redactSecretText } from "../../domain/secrets.js";
 
 /**
  * What an endpoint says about a failure, made safe to put in an error message: only the
@@ -48,10 +49,23 @@ export function endpointMessageFromValue(value: unknown, apiKey: string | null):
 
 /** Blanks the key and shortens; applied to every text that reaches one of our error messages. */
 export function sanitizeMessage(text: string, apiKey: string | null): string {
-  let clean = apiKey ? text.split(apiKey).join(REDACTED_KEY) : text;
+  // The key in use first, then every other key this process sends and well-known key shapes.
+  let clean = redactSecretText(apiKey ? text.split(apiKey).join(REDACTED_KEY) : text);
   clean = clean.replace(/\s+/g, " ").trim();
   if (clean.length > MAX_ENDPOINT_MESSAGE_LENGTH) {
     clean = `${clean.slice(0, MAX_ENDPOINT_MESSAGE_LENGTH - 1)}…`;
   }
   return clean;
+}
+
+const MAX_REQUEST_ID_LENGTH = 200;
+
+/**
+ * A request id header as the lab may keep it: an endpoint (or a proxy in front of it) can put
+ * anything there, the key it was sent included.
+ */
+export function sanitizeRequestId(value: string | null, apiKey: string | null): string | null {
+  if (value === null) return null;
+  const clean = sanitizeMessage(value, apiKey).slice(0, MAX_REQUEST_ID_LENGTH);
+  return clean === "" ? null : clean;
 }

@@ -3,10 +3,12 @@ import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "
 import { ProviderApiError, ProviderConnectionError } from "../errors.js";
 import { AttemptSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
+import { sanitizeRequestId } from "./endpoint-message.js";
 import {
   type Environment,
   type OpenAIConfigInput,
   type ResolvedOpenAIConfig,
+  resolveHeaders,
   resolveOpenAIConfig,
 } from "./openai-config.js";
 import { readBody } from "./read-body.js";
@@ -37,11 +39,13 @@ export class OpenAIChatModel implements ChatModel {
   readonly #config: ResolvedOpenAIConfig;
   // Private and never logged: the key only ever goes into the Authorization header.
   readonly #apiKey: string | null;
+  readonly #env: Environment;
   readonly #fetch: typeof globalThis.fetch;
   readonly #random: () => number;
 
   constructor(config: OpenAIConfigInput, dependencies: OpenAIChatModelDependencies = {}) {
-    const resolved = resolveOpenAIConfig(config, dependencies.env ?? process.env);
+    this.#env = dependencies.env ?? process.env;
+    const resolved = resolveOpenAIConfig(config, this.#env);
     this.#config = resolved.config;
     this.#apiKey = resolved.apiKey;
     this.model = resolved.config.model;
@@ -91,7 +95,7 @@ export class OpenAIChatModel implements ChatModel {
             type: "response-start",
             attempt,
             status: response.status,
-            request_id: response.headers.get("x-request-id"),
+            request_id: sanitizeRequestId(response.headers.get("x-request-id"), this.#apiKey),
             at_ms: roundMs(headers_at - startedAt),
           };
           // From here on nothing is retried: the model may already have acted on the request.
@@ -154,7 +158,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   #headers(): Headers {
-    const headers = new Headers(this.#config.headers);
+    const headers = new Headers(resolveHeaders(this.#config.headers, this.#env));
     headers.set("content-type", "application/json");
     headers.set("accept", "text/event-stream");
     if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);

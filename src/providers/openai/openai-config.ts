@@ -1,6 +1,11 @@
 import { z } from "zod";
 import { InvalidInputError } from "../../domain/errors.js";
-import { findSecretKeys } from "../../domain/secrets.js";
+import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
+import {
+  findCredentialProblems,
+  HEADER_ENV_REFERENCE,
+  rememberSecretValue,
+} from "../../domain/secrets.js";
 import { parseInput } from "../../domain/validation.js";
 import type { BackoffSettings } from "./retry-policy.js";
 
@@ -25,7 +30,11 @@ export const OpenAIConfig = z.strictObject({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
     .optional(),
-  /** Extra request headers (never credentials: those come from the environment). */
+  /**
+   * Extra request headers. Values name an environment variable (`${NAME}`, `Bearer ${NAME}`),
+   * resolved at each request; only identifying headers (X-Title, OpenAI-Organization, …) may be
+   * literal. See findCredentialProblems.
+   */
   headers: z
     .record(
       z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be an HTTP header name"),
@@ -67,11 +76,14 @@ export function resolveOpenAIConfig(
   input: unknown,
   env: Environment,
 ): { config: ResolvedOpenAIConfig; apiKey: string | null } {
-  const secretPaths = findSecretKeys(input);
-  if (secretPaths.length > 0) {
-    const fields = secretPaths.map((path) => path.join(".")).join(", ");
+  const tooDeep = findTooDeep(input, MAX_CONFIG_DEPTH);
+  if (tooDeep !== null) {
+    throw new InvalidInputError(`openai config: ${describeTooDeep(tooDeep, MAX_CONFIG_DEPTH)}`);
+  }
+  const problems = findCredentialProblems(input);
+  if (problems.length > 0) {
     throw new InvalidInputError(
-      `openai config: ${fields}: keys are read from the environment only; name the variable with api_key_env`,
+      `openai config: ${problems.map(({ path, message }) => `${path.join(".")}: ${message}`).join("; ")}`,
     );
   }
   const parsed = parseInput(OpenAIConfig, input, "openai config");
@@ -92,6 +104,7 @@ export function resolveOpenAIConfig(
   const keyVariable = parsed.api_key_env ?? DEFAULT_API_KEY_ENV;
   // No key is fine: local servers (Ollama, llama.cpp, vLLM) usually want none.
   const apiKey = env[keyVariable]?.trim() || null;
+  rememberSecretValue(apiKey);
 
   return {
     config: {
@@ -108,4 +121,33 @@ export function resolveOpenAIConfig(
     },
     apiKey,
   };
+}
+
+/**
+ * The configured headers with their `${NAME}` references read from the environment now, at
+ * request time: the config keeps the reference, never the value. Each value read is remembered
+ * as a secret, so an endpoint that echoes it gets it redacted from everything the lab keeps.
+ */
+export function resolveHeaders(
+  headers: Readonly<Record<string, string>>,
+  env: Environment,
+): Record<string, string> {
+  const resolved: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const reference = HEADER_ENV_REFERENCE.exec(value);
+    if (reference === null) {
+      resolved[name] = value;
+      continue;
+    }
+    const [, scheme, variable = ""] = reference;
+    const secret = env[variable]?.trim();
+    if (!secret) {
+      throw new InvalidInputError(
+        `openai config: headers.${name}: the environment variable ${variable} is not set`,
+      );
+    }
+    rememberSecretValue(secret);
+    resolved[name] = scheme ? `${scheme} ${secret}` : secret;
+  }
+  return resolved;
 }

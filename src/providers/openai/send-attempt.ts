@@ -1,5 +1,5 @@
 import { type AttemptSignal, REQUEST_TIMEOUT } from "./attempt-signal.js";
-import { endpointMessageFromBody, sanitizeMessage } from "./endpoint-message.js";
+import { endpointMessageFromBody, sanitizeMessage, sanitizeRequestId } from "./endpoint-message.js";
 
 /**
  * One HTTP attempt up to a decision: a streaming response to read, an HTTP error (with the
@@ -63,7 +63,7 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
       kind: "http-error",
       status: response.status,
       headers: response.headers,
-      request_id: response.headers.get("x-request-id"),
+      request_id: sanitizeRequestId(response.headers.get("x-request-id"), request.api_key),
       endpoint_message: text === null ? null : endpointMessageFromBody(text, request.api_key),
     };
   } finally {

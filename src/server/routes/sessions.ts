@@ -6,6 +6,7 @@ import {
   SessionNotFoundError,
   TurnInProgressError,
 } from "../../domain/errors.js";
+import { WellFormedString } from "../../domain/json-limits.js";
 import type { SessionRecord } from "../../domain/records.js";
 import { LabSessionConfig } from "../../domain/session-config.js";
 import { createChatModel } from "../../providers/create-chat-model.js";
@@ -15,7 +16,7 @@ import { readJsonBody } from "../request-body.js";
 import type { ServerDependencies } from "../server-dependencies.js";
 
 export const CreateSessionBody = z.strictObject({
-  title: z.string().trim().min(1, "a session needs a title").max(200),
+  title: WellFormedString.trim().min(1, "a session needs a title").max(200),
   /** The full lab config; every field has a default, so `{}` (or none) is a sim session. */
   config: LabSessionConfig.optional(),
 });

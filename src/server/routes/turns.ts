@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
+import { WellFormedString } from "../../domain/json-limits.js";
 import { ToolInvocationMode } from "../../domain/session-config.js";
 import { runTurn } from "../../runtime/run-turn.js";
 import { readJsonBody } from "../request-body.js";
@@ -8,7 +9,7 @@ import { streamTurnEvents } from "../sse.js";
 import { requireSession } from "./sessions.js";
 
 export const TurnBody = z.strictObject({
-  message: z.string().trim().min(1, "the message is empty"),
+  message: WellFormedString.trim().min(1, "the message is empty"),
   /** The mode the client expects; a session locked to the other one → 409 session_mode_mismatch. */
   tool_invocation_mode: ToolInvocationMode.optional(),
 });

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { SessionExistsError } from "../../domain/errors.js";
+import { toWellFormed, toWellFormedText } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import type { ParsedSessionExport } from "../../domain/session-export.js";
 
@@ -84,10 +85,10 @@ export class SessionTransfer {
         session_id: sessionId,
         turn_index: message.turn_index,
         role: message.role,
-        content: message.content,
+        content: toWellFormedText(message.content),
         name: message.name,
         tool_call_id: message.tool_call_id,
-        tool_calls_json: JSON.stringify(message.tool_calls),
+        tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
         created_at: message.created_at,
       });
     }
@@ -97,7 +98,7 @@ export class SessionTransfer {
         turn_index: entry.turn_index,
         round_index: entry.round_index,
         event: entry.event,
-        details_json: JSON.stringify(redactSecrets(entry.details)),
+        details_json: JSON.stringify(redactSecrets(toWellFormed(entry.details))),
         created_at: entry.created_at,
       });
     }

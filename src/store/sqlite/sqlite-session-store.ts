@@ -7,6 +7,7 @@ import {
   TurnExistsError,
   TurnNotFoundError,
 } from "../../domain/errors.js";
+import { toWellFormed, toWellFormedText } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import type {
   AuditRecord,
@@ -262,7 +263,8 @@ export class SqliteSessionStore implements SessionStore {
       turn_index: input.turn_index,
       round_index: input.round_index,
       event: input.event,
-      details_json: JSON.stringify(redactSecrets(input.details)),
+      // Audit details come from endpoints and tools: repaired and redacted, never refused.
+      details_json: JSON.stringify(redactSecrets(toWellFormed(input.details))),
       created_at: now(),
     });
     if (changes === 0) throw new SessionNotFoundError(sessionId);
@@ -334,10 +336,12 @@ export class SqliteSessionStore implements SessionStore {
             session_id: sessionId,
             turn_index: turnIndex,
             role: message.role,
-            content: message.content,
+            // A model's text may hold a lone surrogate (a JSON `\ud800` escape in its stream): a
+            // turn must not fail for it, and SQLite must not get invalid UTF-8, so it is repaired.
+            content: toWellFormedText(message.content),
             name: message.name ?? null,
             tool_call_id: message.tool_call_id ?? null,
-            tool_calls_json: JSON.stringify(message.tool_calls),
+            tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
             created_at: timestamp,
           });
         }
