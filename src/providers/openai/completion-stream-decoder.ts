@@ -8,6 +8,7 @@ import {
   type ChunkUsage,
   CompletionChunk,
   contentText,
+  hasReasoning,
   isCommonChunk,
   type ToolCallChunk,
 } from "./chunk-schema.js";
@@ -255,16 +256,6 @@ export class CompletionStreamDecoder {
 }
 
 const NOT_JSON = Symbol("not JSON");
-
-/** `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama), when not empty. */
-function hasReasoning(delta: unknown): boolean {
-  if (typeof delta !== "object" || delta === null) return false;
-  const { reasoning_content, reasoning } = delta as Record<string, unknown>;
-  return (
-    (typeof reasoning_content === "string" && reasoning_content.length > 0) ||
-    (typeof reasoning === "string" && reasoning.length > 0)
-  );
-}
 
 function parseJson(text: string): unknown {
   try {
