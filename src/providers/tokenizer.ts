@@ -88,11 +88,19 @@ function promptTexts(messages: readonly ChatMessage[], toolsJson: string): strin
  * compare two prompts.
  */
 export function promptTokens(messages: readonly ChatMessage[], toolsJson = ""): number[] {
-  const tokens: number[] = [];
-  for (const text of promptTexts(messages, toolsJson)) {
-    for (const token of tokensOf(text)) tokens.push(token);
-  }
-  return tokens;
+  return promptSegments(messages, toolsJson).flat();
+}
+
+/**
+ * The same tokens, one read-only array per text, shared with the tokenizer's cache: a text seen
+ * before is the very same array, so a prefix cache can skip it without comparing its tokens, and
+ * nothing is copied for a long history.
+ */
+export function promptSegments(
+  messages: readonly ChatMessage[],
+  toolsJson = "",
+): readonly (readonly number[])[] {
+  return promptTexts(messages, toolsJson).map(tokensOf);
 }
 
 /** Whether any part of the prompt is counted by the byte estimate. */

@@ -4,7 +4,7 @@ import {
   countTokens,
   isEstimatedPrompt,
   isEstimatedText,
-  promptTokens,
+  promptSegments,
   truncateToTokens,
 } from "../tokenizer.js";
 import { PrefixCache } from "./prefix-cache.js";
@@ -57,7 +57,8 @@ export class SimChatModel implements ChatModel {
     const requestDigest = digest(fingerprint(request));
     const plan = limitLength(planReply(request, this.options, requestDigest), request.max_tokens);
     const toolsAndFormat = renderToolsAndFormat(request);
-    const prompt = promptTokens(request.messages, toolsAndFormat);
+    const prompt = promptSegments(request.messages, toolsAndFormat);
+    const promptTokenCount = prompt.reduce((sum, segment) => sum + segment.length, 0);
     const cachedTokens = this.#cache.lookupAndStore(conversationKey(request), prompt);
     const completionTokens =
       countTokens(plan.text) +
@@ -96,9 +97,9 @@ export class SimChatModel implements ChatModel {
     yield {
       type: "usage",
       usage: {
-        prompt_tokens: prompt.length,
+        prompt_tokens: promptTokenCount,
         completion_tokens: completionTokens,
-        total_tokens: prompt.length + completionTokens,
+        total_tokens: promptTokenCount + completionTokens,
         cached_tokens: cachedTokens,
       },
       estimated,
