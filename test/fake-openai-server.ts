@@ -37,6 +37,11 @@ export interface ScriptedReply {
    * the client gives up or the server closes.
    */
   ending?: "end" | "destroy" | "stall";
+  /**
+   * While stalled, write this every `everyMs` (an SSE comment such as `: ping\n\n`, or an empty
+   * chunk): a stream that looks alive and never progresses.
+   */
+  keepAlive?: { text: string; everyMs: number };
 }
 
 export type ScriptedResponse =
@@ -66,6 +71,7 @@ export class FakeOpenAIServer {
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #server: Server;
   #port = 0;
+  #listening = true;
 
   private constructor() {
     this.#server = createServer((request, response) => {
@@ -123,6 +129,7 @@ export class FakeOpenAIServer {
 
   /** Stops listening and cuts every connection, stalled ones included. */
   async close(): Promise<void> {
+    this.#listening = false;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     for (const socket of this.#sockets) socket.destroy();
@@ -159,6 +166,14 @@ export class FakeOpenAIServer {
     const ending = script.ending ?? "end";
     if (ending === "end") response.end();
     else if (ending === "destroy") response.socket?.destroy();
+    else if (script.keepAlive) {
+      const { text, everyMs } = script.keepAlive;
+      while (!response.destroyed) {
+        await this.#wait(everyMs);
+        if (response.destroyed || !this.#listening) return;
+        response.write(text);
+      }
+    }
   }
 
   #wait(ms: number): Promise<void> {
@@ -195,6 +210,32 @@ export function sseEvent(data: unknown, event?: string): string {
 }
 
 export const SSE_DONE = "data: [DONE]\n\n";
+
+/** An SSE comment line, as proxies and some servers send to keep a connection open. */
+export const SSE_PING = ": ping\n\n";
+
+/** Every way an endpoint may end its last event, including not ending it, by a readable name. */
+export const FINAL_TERMINATORS: Readonly<Record<string, string>> = {
+  "\\n\\n": "\n\n",
+  "\\r\\n\\r\\n": "\r\n\r\n",
+  "\\r\\r": "\r\r",
+  "\\n": "\n",
+  "\\r\\n": "\r\n",
+  "\\r": "\r",
+  none: "",
+};
+
+/**
+ * A whole answer whose last event (the finish reason) ends with `terminator` instead of a blank
+ * line, and no `[DONE]`: raw bytes, as a server with its own SSE writer may send them.
+ */
+export function unterminatedFinish(text: string, terminator: string): string[] {
+  return [
+    sseEvent(completionChunk({ role: "assistant", content: "" })),
+    sseEvent(completionChunk({ content: text })),
+    `data: ${JSON.stringify(completionChunk({}, "stop"))}${terminator}`,
+  ];
+}
 
 export interface ChunkDelta {
   role?: "assistant";

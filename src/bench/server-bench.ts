@@ -7,10 +7,12 @@ import { runTurn } from "../runtime/run-turn.js";
 import { type RunningServer, startServer } from "../server/start-server.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { type Figure, median, printFigures, timeMedian } from "./measure.js";
+import { healthDuringHeavyTurn } from "./server-health-bench.js";
 
 /**
  * What the HTTP face adds: a turn streamed over SSE against the same turn consumed in-process, and
- * the session list over HTTP against the in-process call, on a file with 10,000 sessions.
+ * the session list over HTTP against the in-process call, on a file with 10,000 sessions, and the
+ * health endpoint's latency while a heavy turn runs against the idle server.
  */
 
 const TURNS = 50;
@@ -180,6 +182,7 @@ export async function runServerBench(): Promise<Figure[]> {
     const figures: Figure[] = [];
     try {
       figures.push(await turnOverSse(store, server));
+      figures.push(await healthDuringHeavyTurn(store, server));
     } finally {
       await server.close();
       store.close();

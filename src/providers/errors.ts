@@ -38,6 +38,7 @@ export type StreamFailure =
   | "error_event"
   | "malformed_json"
   | "idle_timeout"
+  | "deadline_exceeded"
   | "connection_lost";
 
 export class ProviderStreamError extends AgentLabError {

@@ -77,7 +77,8 @@ export async function callModel(
               "usage_estimated",
               {
                 agent,
-                reason: "the endpoint reported no usage; counted with the o200k_base tokenizer",
+                reason:
+                  "the counts are the lab's estimate (the endpoint reported none, or a text was past the tokenizer's exact limit)",
               },
               round_index,
             );

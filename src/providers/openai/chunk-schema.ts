@@ -62,6 +62,16 @@ export const CompletionChunk = z.looseObject({
 });
 export type CompletionChunk = z.infer<typeof CompletionChunk>;
 
+/** `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama), when not empty. */
+export function hasReasoning(delta: unknown): boolean {
+  if (typeof delta !== "object" || delta === null) return false;
+  const { reasoning_content, reasoning } = delta as Record<string, unknown>;
+  return (
+    (typeof reasoning_content === "string" && reasoning_content.length > 0) ||
+    (typeof reasoning === "string" && reasoning.length > 0)
+  );
+}
+
 /** The text of a content delta: the string itself, or the text parts of a list, joined. */
 export function contentText(content: z.infer<typeof DeltaContent>): string {
   if (content === null || content === undefined) return "";

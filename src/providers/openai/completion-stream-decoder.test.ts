@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   completionChunk,
+  FINAL_TERMINATORS,
   SSE_DONE,
   sseEvent,
   usageChunk,
@@ -186,6 +187,30 @@ describe("CompletionStreamDecoder", () => {
       ),
     );
     expect(summary.usage).toBeNull();
+  });
+});
+
+describe("CompletionStreamDecoder: the last event without its blank line", () => {
+  const finalLine = `data: ${JSON.stringify(completionChunk({ content: "!" }, "stop"))}`;
+
+  it.each(Object.entries(FINAL_TERMINATORS))(
+    "keeps a final event terminated by %s, whole and split byte by byte",
+    (_name, terminator) => {
+      const text = sseEvent(completionChunk({ content: "Hi" })) + finalLine + terminator;
+      const whole = decodeCompletionStream(bytesOf(text));
+      expect(whole.summary).toMatchObject({ finish_reason: "stop", text: "Hi!" });
+      const bytes = encoder.encode(text);
+      const byByte = decodeCompletionStream([...bytes].map((byte) => Uint8Array.of(byte)));
+      expect(byByte.summary).toMatchObject({ finish_reason: "stop", text: "Hi!" });
+    },
+  );
+
+  it("still fails a stream whose unterminated last event was cut mid-JSON", () => {
+    const cut = finalLine.slice(0, finalLine.length - 10);
+    const error = failureOf(() =>
+      decodeCompletionStream(bytesOf(sseEvent(completionChunk({ content: "Hi" })), cut)),
+    );
+    expect(error).toMatchObject({ failure: "no_finish_reason" });
   });
 });
 

@@ -8,6 +8,7 @@ import {
   type ChunkUsage,
   CompletionChunk,
   contentText,
+  hasReasoning,
   isCommonChunk,
   type ToolCallChunk,
 } from "./chunk-schema.js";
@@ -59,6 +60,8 @@ export class CompletionStreamDecoder {
   #usage: TokenUsage | null = null;
   #text = "";
   #done = false;
+  #ending = false;
+  #progress = 0;
 
   constructor(options: DecoderOptions = {}) {
     this.#apiKey = options.apiKey ?? null;
@@ -77,6 +80,15 @@ export class CompletionStreamDecoder {
   }
 
   /**
+   * Grows with every sign that the model is producing: content, refusal, reasoning or tool-call
+   * deltas, the finish reason, usage after it, `[DONE]`. Role-only or empty chunks, comments and
+   * unknown events leave it alone, so an idle timer fed by it ignores keep-alives.
+   */
+  get progress(): number {
+    return this.#progress;
+  }
+
+  /**
    * Feeds raw bytes (any split, even inside a UTF-8 character); returns the deltas they
    * completed. Deltas before a failure in the same bytes are still returned (they did stream);
    * the failure itself is thrown by `end()` (or by a later `push`).
@@ -90,9 +102,20 @@ export class CompletionStreamDecoder {
   /**
    * Closes the stream. Throws the stream's failure, or `no_finish_reason` when the endpoint never
    * said why it stopped: a cut stream must not pass for a complete answer.
+   *
+   * The last event is kept even when the stream ends before its blank line (`\n`, `\r\n`, a lone
+   * `\r`, or nothing after the data): everything arrived, and the finish reason is usually in it.
+   * The SSE spec, openai-node and eventsource-parser's stream all drop such an event; we complete
+   * it instead, but only if it is whole JSON: an event cut in the middle is still a cut stream.
    */
   end(): CompletionSummary {
-    if (!this.finished) this.#parser.feed(this.#textDecoder.decode());
+    if (!this.finished) {
+      this.#parser.feed(this.#textDecoder.decode());
+      this.#ending = true;
+      // Ends a pending line (even one whose `\r` may have been the first half of `\r\n`),
+      // then the event.
+      this.#parser.feed("\n\n");
+    }
     this.#drain();
     if (this.#failure) throw this.#failure;
     if (this.#finishReason === null) {
@@ -132,10 +155,13 @@ export class CompletionStreamDecoder {
     // Named events other than `message` are not part of the Chat Completions protocol.
     if (event.event !== undefined && event.event !== "message") return;
     if (event.data.trim() === "[DONE]") {
+      this.#progress++;
       this.#done = true;
       return;
     }
     const value = parseJson(event.data);
+    // An unterminated last event that is not whole JSON was cut, not malformed.
+    if (value === NOT_JSON && this.#ending) return;
     if (value === NOT_JSON) {
       this.#fail("malformed_json", "the model stream sent a chunk that is not valid JSON");
       return;
@@ -158,7 +184,10 @@ export class CompletionStreamDecoder {
       this.#fail("error_event", this.#errorEventMessage(chunk));
       return;
     }
-    if (chunk.usage) this.#usage = toTokenUsage(chunk.usage) ?? this.#usage;
+    if (chunk.usage) {
+      this.#usage = toTokenUsage(chunk.usage) ?? this.#usage;
+      if (this.#finishReason !== null) this.#progress++;
+    }
     for (const choice of chunk.choices ?? []) {
       // We never ask for n > 1; other choices would be another answer, not more of this one.
       if ((choice.index ?? 0) !== 0) continue;
@@ -168,9 +197,15 @@ export class CompletionStreamDecoder {
       if (text.length > 0) {
         this.#text += text;
         this.#pending.push({ type: "text-delta", text });
+        this.#progress++;
       }
+      // Reasoning is not passed on, but a model that thinks aloud is not stalled.
+      if (hasReasoning(choice.delta)) this.#progress++;
       for (const call of choice.delta?.tool_calls ?? []) this.#onToolCallDelta(call);
-      if (choice.finish_reason) this.#finishReason = choice.finish_reason;
+      if (choice.finish_reason) {
+        this.#finishReason = choice.finish_reason;
+        this.#progress++;
+      }
     }
   }
 
@@ -190,6 +225,7 @@ export class CompletionStreamDecoder {
     if (name !== null) state.name = name;
     state.arguments += argumentsDelta;
     if (id === null && name === null && argumentsDelta === "") return;
+    this.#progress++;
     this.#pending.push({
       type: "tool-call-delta",
       index,

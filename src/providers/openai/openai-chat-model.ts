@@ -1,6 +1,6 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
-import { ProviderApiError, ProviderConnectionError } from "../errors.js";
+import { ProviderApiError, ProviderConnectionError, ProviderStreamError } from "../errors.js";
 import { AttemptSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
 import { sanitizeRequestId } from "./endpoint-message.js";
@@ -11,7 +11,7 @@ import {
   resolveHeaders,
   resolveOpenAIConfig,
 } from "./openai-config.js";
-import { readBody } from "./read-body.js";
+import { ProgressBudget, readBody } from "./read-body.js";
 import { renderRequestBody } from "./request-body.js";
 import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
 import { type AttemptOutcome, sendAttempt } from "./send-attempt.js";
@@ -58,12 +58,40 @@ export class OpenAIChatModel implements ChatModel {
     request: ChatModelRequest,
     options: StreamOptions = {},
   ): AsyncGenerator<ChatModelPart, void, undefined> {
-    const userSignal = options.signal;
-    userSignal?.throwIfAborted();
+    options.signal?.throwIfAborted();
+    const { deadline_ms } = this.#config;
+    // The deadline aborts with its own error as the reason, so every place that gives way to the
+    // caller's cancellation (fetch, the body read, the backoff) ends the call with it.
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () =>
+        deadline.abort(
+          new ProviderStreamError(
+            "deadline_exceeded",
+            `the model call did not finish within its deadline of ${deadline_ms} ms (deadline_ms)`,
+          ),
+        ),
+      deadline_ms,
+    );
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, deadline.signal])
+      : deadline.signal;
+    try {
+      yield* this.#stream(request, signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async *#stream(
+    request: ChatModelRequest,
+    userSignal: AbortSignal,
+  ): AsyncGenerator<ChatModelPart, void, undefined> {
     const startedAt = performance.now();
     const body = renderRequestBody(this.model, request);
     const bodyText = JSON.stringify(body);
     const { max_retries, timeout_ms, idle_timeout_ms, backoff } = this.#config;
+    let headersTimeouts = 0;
 
     for (let attempt = 1; ; attempt += 1) {
       const signal = new AttemptSignal(userSignal);
@@ -102,12 +130,12 @@ export class OpenAIChatModel implements ChatModel {
           const decoder = new CompletionStreamDecoder({ apiKey: this.#apiKey });
           let ttftMs: number | null = null;
           if (response.body) {
-            for await (const { bytes, received_at } of readBody(
-              response.body,
-              signal,
-              idle_timeout_ms,
-            )) {
-              for (const part of decoder.push(bytes)) {
+            const budget = new ProgressBudget(idle_timeout_ms);
+            for await (const { bytes, received_at } of readBody(response.body, signal, budget)) {
+              const progressBefore = decoder.progress;
+              const parts = decoder.push(bytes);
+              if (decoder.progress !== progressBefore) budget.progressed();
+              for (const part of parts) {
                 if (ttftMs === null) {
                   ttftMs = roundMs(received_at - attemptStartedAt);
                   yield { type: "first-token", ttft_ms: ttftMs };
@@ -145,7 +173,9 @@ export class OpenAIChatModel implements ChatModel {
 
       signal.close();
       const failure = describeFailure(outcome, attempt, this.baseUrl);
-      if (!failure.retryable || attempt > max_retries) throw failure.error;
+      if (outcome.kind === "connection-error" && outcome.headers_timeout) headersTimeouts += 1;
+      // A second wait for headers in vain ends the call: the endpoint is down or overloaded.
+      if (!failure.retryable || attempt > max_retries || headersTimeouts >= 2) throw failure.error;
       const delay_ms = retryDelayMs(
         attempt - 1,
         outcome.kind === "http-error" ? outcome.headers : null,

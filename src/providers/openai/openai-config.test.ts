@@ -23,8 +23,9 @@ describe("resolveOpenAIConfig", () => {
       base_url: "https://api.openai.com/v1",
       headers: {},
       max_retries: 2,
-      timeout_ms: 60_000,
-      idle_timeout_ms: 30_000,
+      timeout_ms: 30_000,
+      idle_timeout_ms: 60_000,
+      deadline_ms: 300_000,
       backoff: { base_delay_ms: 500, max_delay_ms: 8_000 },
     });
     expect(apiKey).toBeNull();
@@ -54,6 +55,7 @@ describe("resolveOpenAIConfig", () => {
     expect(configError({ model: "  " }).message).toContain("model:");
     expect(configError({ model: "m", max_retries: -1 }).message).toContain("max_retries:");
     expect(configError({ model: "m", timeout_ms: 0 }).message).toContain("timeout_ms:");
+    expect(configError({ model: "m", deadline_ms: -1 }).message).toContain("deadline_ms:");
     expect(configError({ model: "m", idle_timeout_ms: "fast" }).message).toContain(
       "idle_timeout_ms:",
     );

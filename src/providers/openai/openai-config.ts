@@ -42,10 +42,18 @@ export const OpenAIConfig = z.strictObject({
     )
     .default({}),
   max_retries: z.number().int().min(0).max(10).default(2),
-  /** Until the response headers arrive, per attempt. */
-  timeout_ms: milliseconds.default(60_000),
-  /** Longest silence allowed while the body streams. */
-  idle_timeout_ms: milliseconds.default(30_000),
+  /**
+   * Until the response headers arrive, per attempt. A timeout is retried once at most (whatever
+   * max_retries says): an endpoint silent twice in a row is down, and a third wait adds nothing.
+   */
+  timeout_ms: milliseconds.default(30_000),
+  /**
+   * Longest wait for progress while the body streams: content, reasoning or tool-call deltas, the
+   * finish reason. Keep-alive comments and empty chunks do not count.
+   */
+  idle_timeout_ms: milliseconds.default(60_000),
+  /** The whole call, retries and backoff included: no call outlives it. */
+  deadline_ms: milliseconds.default(300_000),
   /** Backoff before the first retry, before jitter; doubled each retry (openai-node: 500). */
   retry_base_delay_ms: z.number().int().nonnegative().default(500),
   retry_max_delay_ms: z.number().int().nonnegative().default(8_000),
@@ -63,6 +71,7 @@ export interface ResolvedOpenAIConfig {
   max_retries: number;
   timeout_ms: number;
   idle_timeout_ms: number;
+  deadline_ms: number;
   backoff: BackoffSettings;
 }
 
@@ -114,6 +123,7 @@ export function resolveOpenAIConfig(
       max_retries: parsed.max_retries,
       timeout_ms: parsed.timeout_ms,
       idle_timeout_ms: parsed.idle_timeout_ms,
+      deadline_ms: parsed.deadline_ms,
       backoff: {
         base_delay_ms: parsed.retry_base_delay_ms,
         max_delay_ms: parsed.retry_max_delay_ms,

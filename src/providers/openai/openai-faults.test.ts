@@ -343,14 +343,14 @@ describe("faults once a response streams (never retried)", () => {
       streamReply([
         sseEvent(completionChunk({ content: "a" })),
         { waitMs: 60 },
-        ": keep-alive\n\n",
+        sseEvent(completionChunk({ content: "b" })),
         { waitMs: 60 },
-        ...completionStream({ text: ["b"] }).slice(1),
+        ...completionStream({ text: ["c"] }).slice(1),
       ]),
     );
     const { parts, error } = await collectStream(model({ idle_timeout_ms: 100 }).stream(request));
     expect(error).toBeNull();
-    expect(text(parts)).toBe("ab");
+    expect(text(parts)).toBe("abc");
   });
 });
 

@@ -8,21 +8,47 @@ export interface ReceivedBytes {
 }
 
 /**
- * Reads a response body, failing with `idle_timeout` when no bytes arrive for `idleTimeoutMs`
- * and with `connection_lost` when the connection dies; the caller's abort surfaces as its own
- * reason. Leaving early (break, throw) cancels the body, which closes the connection.
+ * How long a stream may go without progress. Bytes are not progress: an endpoint (or a proxy) can
+ * send `: ping` comments or empty chunks forever. The reader's caller says when the decoded
+ * stream progressed; only time spent waiting on the endpoint is counted, so a slow consumer is not
+ * a silent stream.
+ */
+export class ProgressBudget {
+  #waitedMs = 0;
+
+  constructor(readonly limitMs: number) {}
+
+  /** Content, a tool call or the finish arrived: the wait starts over. */
+  progressed(): void {
+    this.#waitedMs = 0;
+  }
+
+  get leftMs(): number {
+    return Math.max(0, this.limitMs - this.#waitedMs);
+  }
+
+  spend(ms: number): void {
+    this.#waitedMs += ms;
+  }
+}
+
+/**
+ * Reads a response body, failing with `idle_timeout` when the budget runs out while waiting for
+ * bytes and with `connection_lost` when the connection dies; the caller's abort (or the call's
+ * deadline) surfaces as its own reason. Leaving early (break, throw) cancels the body, which
+ * closes the connection.
  */
 export async function* readBody(
   body: ReadableStream<Uint8Array>,
   signal: AttemptSignal,
-  idleTimeoutMs: number,
+  budget: ProgressBudget,
 ): AsyncGenerator<ReceivedBytes, void, undefined> {
   const reader = body.getReader();
   let complete = false;
   try {
     for (;;) {
-      // Only time spent waiting on the endpoint counts: a slow consumer is not a silent stream.
-      const clearTimer = signal.startTimer(idleTimeoutMs, IDLE_TIMEOUT);
+      const clearTimer = signal.startTimer(budget.leftMs, IDLE_TIMEOUT);
+      const waitStart = performance.now();
       let result: Awaited<ReturnType<typeof reader.read>>;
       try {
         result = await reader.read();
@@ -31,7 +57,7 @@ export async function* readBody(
         if (signal.reason === IDLE_TIMEOUT) {
           throw new ProviderStreamError(
             "idle_timeout",
-            `the model stream sent nothing for ${idleTimeoutMs} ms`,
+            `the model stream made no progress for ${budget.limitMs} ms (keep-alive comments and empty chunks do not count)`,
             { cause: error },
           );
         }
@@ -43,11 +69,13 @@ export async function* readBody(
       } finally {
         clearTimer();
       }
+      const receivedAt = performance.now();
+      budget.spend(receivedAt - waitStart);
       if (result.done) {
         complete = true;
         return;
       }
-      yield { bytes: result.value, received_at: performance.now() };
+      yield { bytes: result.value, received_at: receivedAt };
     }
   } finally {
     if (!complete) reader.cancel().catch(() => {});

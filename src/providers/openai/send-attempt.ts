@@ -15,7 +15,7 @@ export type AttemptOutcome =
       request_id: string | null;
       endpoint_message: string | null;
     }
-  | { kind: "connection-error"; message: string; cause: unknown };
+  | { kind: "connection-error"; message: string; cause: unknown; headers_timeout: boolean };
 
 export interface AttemptRequest {
   fetch: typeof globalThis.fetch;
@@ -45,13 +45,14 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
       });
     } catch (error) {
       signal.throwIfUserAborted();
+      const headers_timeout = signal.reason === REQUEST_TIMEOUT;
       return {
         kind: "connection-error",
-        message:
-          signal.reason === REQUEST_TIMEOUT
-            ? `no response headers within ${request.timeout_ms} ms`
-            : describeConnectionError(error, request.api_key),
+        message: headers_timeout
+          ? `no response headers within ${request.timeout_ms} ms`
+          : describeConnectionError(error, request.api_key),
         cause: error,
+        headers_timeout,
       };
     }
     const headers_at = performance.now();

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * Small, dependency-free determinism helpers for the simulated model: a 32-bit string hash and a
  * seeded pseudo-random generator. Not cryptographic; only reproducible.
@@ -13,8 +15,18 @@ export function hashString(text: string, salt = 0): number {
   return hash;
 }
 
-/** A 16-hex-digit digest of `text` (two salted FNV-1a hashes), for ids and cache keys. */
+/** Past this length `digest` first hashes natively: a JS loop over a huge request blocks. */
+const NATIVE_PREHASH_CHARS = 65_536;
+
+/**
+ * A 16-hex-digit digest of `text` (two salted FNV-1a hashes), for ids and cache keys. A text past
+ * 64 Ki characters is digested through its SHA-256 (still deterministic; shorter texts keep the
+ * digests, and so the replies, they always had).
+ */
 export function digest(text: string): string {
+  if (text.length > NATIVE_PREHASH_CHARS) {
+    return digest(`sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`);
+  }
   const high = hashString(text, 0x5bd1e995).toString(16).padStart(8, "0");
   const low = hashString(text, 0x27d4eb2f).toString(16).padStart(8, "0");
   return `${high}${low}`;

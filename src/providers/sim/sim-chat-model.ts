@@ -1,7 +1,12 @@
-import { decode } from "gpt-tokenizer/encoding/o200k_base";
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
-import { countTokens, promptTokens, tokenize } from "../tokenizer.js";
+import {
+  countTokens,
+  isEstimatedPrompt,
+  isEstimatedText,
+  promptSegments,
+  truncateToTokens,
+} from "../tokenizer.js";
 import { PrefixCache } from "./prefix-cache.js";
 import { type PlannedToolCall, planReply, type ReplyPlan } from "./reply-plan.js";
 import { digest, hashString, SeededRandom } from "./seeded-random.js";
@@ -51,11 +56,18 @@ export class SimChatModel implements ChatModel {
 
     const requestDigest = digest(fingerprint(request));
     const plan = limitLength(planReply(request, this.options, requestDigest), request.max_tokens);
-    const prompt = promptTokens(request.messages, renderToolsAndFormat(request));
+    const toolsAndFormat = renderToolsAndFormat(request);
+    const prompt = promptSegments(request.messages, toolsAndFormat);
+    const promptTokenCount = prompt.reduce((sum, segment) => sum + segment.length, 0);
     const cachedTokens = this.#cache.lookupAndStore(conversationKey(request), prompt);
     const completionTokens =
       countTokens(plan.text) +
       plan.tool_calls.reduce((sum, call) => sum + countTokens(renderCall(call)), 0);
+    // Past the tokenizer's exact limit a count is the byte estimate, and the usage says so.
+    const estimated =
+      isEstimatedPrompt(request.messages, toolsAndFormat) ||
+      isEstimatedText(plan.text) ||
+      plan.tool_calls.some((call) => isEstimatedText(renderCall(call)));
     const random = new SeededRandom(hashString(requestDigest, this.options.seed ^ 0x2545f491));
     const deltas: ChatModelPart[] = [
       ...textPieces(plan.text, random).map((text): ChatModelPart => ({ type: "text-delta", text })),
@@ -85,12 +97,12 @@ export class SimChatModel implements ChatModel {
     yield {
       type: "usage",
       usage: {
-        prompt_tokens: prompt.length,
+        prompt_tokens: promptTokenCount,
         completion_tokens: completionTokens,
-        total_tokens: prompt.length + completionTokens,
+        total_tokens: promptTokenCount + completionTokens,
         cached_tokens: cachedTokens,
       },
-      estimated: false,
+      estimated,
     };
     yield {
       type: "finish",
@@ -152,11 +164,10 @@ function toolCallDeltas(
 /** Honours `max_tokens` for prose (finish reason "length"); tool calls are never cut. */
 function limitLength(plan: ReplyPlan, maxTokens: number | undefined): ReplyPlan {
   if (maxTokens === undefined || plan.tool_calls.length > 0) return plan;
-  const tokens = tokenize(plan.text);
-  if (tokens.length <= maxTokens) return plan;
+  if (countTokens(plan.text) <= maxTokens) return plan;
   return {
     ...plan,
-    text: decode(tokens.slice(0, Math.max(0, maxTokens))),
+    text: truncateToTokens(plan.text, Math.max(0, maxTokens)),
     finish_reason: "length",
   };
 }
