@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
-import type Database from "better-sqlite3";
+import Database from "better-sqlite3";
 import {
+  AgentLabError,
   SessionExistsError,
   SessionModeMismatchError,
   SessionNotFoundError,
+  StorageError,
   TurnExistsError,
   TurnNotFoundError,
 } from "../../domain/errors.js";
@@ -27,12 +29,13 @@ import {
 } from "../../domain/session-export.js";
 import type { UsageSummary } from "../../domain/usage.js";
 import { parseInput } from "../../domain/validation.js";
-import type { SessionStore } from "../session-store.js";
+import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
   AppendAuditOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
   AppendUsageOptions,
+  ClaimTurnOptions,
   CompleteTurnOptions,
   CreateSessionOptions,
   EnsureSessionOptions,
@@ -58,7 +61,9 @@ import {
 import { SessionTransfer } from "./session-transfer.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { TokenFold } from "./token-fold.js";
+import { TurnClaim } from "./turn-claim.js";
 import { sumRollups, UsageRollups } from "./usage-rollups.js";
+import { WalKeeper } from "./wal-keeper.js";
 
 const now = () => new Date().toISOString();
 
@@ -66,25 +71,52 @@ function isConstraint(error: unknown, code: string): boolean {
   return (error as { code?: unknown }).code === code;
 }
 
+/** SQLite's own refusals become lab errors naming its reason; the lab's pass through. */
+function storageError(error: unknown): unknown {
+  if (error instanceof AgentLabError || !(error instanceof Database.SqliteError)) return error;
+  return new StorageError(error.message, error.code, { cause: error });
+}
+
+/** Runs a write, turning a database refusal (disk full, I/O error…) into a StorageError. */
+function write<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw storageError(error);
+  }
+}
+
 /** The seed's session store over better-sqlite3: synchronous, one connection per instance. */
 export class SqliteSessionStore implements SessionStore {
   readonly path: string;
+  /** False for an in-memory database: it keeps nothing once closed. */
+  readonly persistent: boolean;
+  /** The journal mode in force: "wal", or "delete" where WAL is not supported (say so). */
+  readonly journal_mode: string;
   private readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly tokenFold: TokenFold;
   private readonly rollups: UsageRollups;
   private readonly transfer: SessionTransfer;
+  private readonly turnClaim: TurnClaim;
+  private readonly walKeeper: WalKeeper;
 
   constructor(path: string) {
     this.path = path;
-    this.db = openDatabase(path);
+    const opened = openDatabase(path);
+    this.db = opened.db;
+    this.persistent = opened.persistent;
+    this.journal_mode = opened.journal_mode;
     this.sql = prepareStatements(this.db);
+    this.turnClaim = new TurnClaim(this.db, this.sql);
+    this.walKeeper = new WalKeeper(this.db, opened.journal_mode === "wal");
     this.tokenFold = new TokenFold(this.db);
     this.rollups = new UsageRollups(this.db);
     this.transfer = new SessionTransfer(this.db);
   }
 
   close(): void {
+    this.walKeeper.stop();
     this.db.close();
   }
 
@@ -200,45 +232,54 @@ export class SqliteSessionStore implements SessionStore {
 
   startTurn(sessionId: string, options: StartTurnOptions): void {
     const input = parseInput(StartTurnOptions, options, "startTurn");
-    this.db
-      .transaction(() => {
-        this.requireSession(sessionId);
-        const timestamp = now();
-        try {
-          this.sql.insertTurn.run(
-            sessionId,
-            input.turn_index,
-            input.user_message,
-            timestamp,
-            input.runner,
-          );
-        } catch (error) {
-          if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) {
-            throw new TurnExistsError(sessionId, input.turn_index);
+    write(() =>
+      this.db
+        .transaction(() => {
+          this.requireSession(sessionId);
+          const timestamp = now();
+          try {
+            this.sql.insertTurn.run(
+              sessionId,
+              input.turn_index,
+              input.user_message,
+              timestamp,
+              input.runner,
+            );
+          } catch (error) {
+            if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) {
+              throw new TurnExistsError(sessionId, input.turn_index);
+            }
+            throw error;
           }
-          throw error;
-        }
-        this.sql.countTurn.run(timestamp, sessionId);
-      })
-      .immediate();
+          this.sql.countTurn.run(timestamp, sessionId);
+        })
+        .immediate(),
+    );
+  }
+
+  claimTurn(sessionId: string, options: ClaimTurnOptions): ClaimedTurn {
+    const input = parseInput(ClaimTurnOptions, options, "claimTurn");
+    return write(() => this.turnClaim.claim(sessionId, input, now));
   }
 
   completeTurn(sessionId: string, options: CompleteTurnOptions): void {
     const input = parseInput(CompleteTurnOptions, options, "completeTurn");
-    this.db
-      .transaction(() => {
-        const timestamp = now();
-        const { changes } = this.sql.completeTurn.run(
-          timestamp,
-          input.wall_time_ms,
-          input.status,
-          sessionId,
-          input.turn_index,
-        );
-        if (changes === 0) throw new TurnNotFoundError(sessionId, input.turn_index);
-        this.sql.touchSession.run(timestamp, sessionId);
-      })
-      .immediate();
+    write(() =>
+      this.db
+        .transaction(() => {
+          const timestamp = now();
+          const { changes } = this.sql.completeTurn.run(
+            timestamp,
+            input.wall_time_ms,
+            input.status,
+            sessionId,
+            input.turn_index,
+          );
+          if (changes === 0) throw new TurnNotFoundError(sessionId, input.turn_index);
+          this.sql.touchSession.run(timestamp, sessionId);
+        })
+        .immediate(),
+    );
   }
 
   listTurns(sessionId: string): TurnRecord[] {
@@ -257,14 +298,16 @@ export class SqliteSessionStore implements SessionStore {
 
   appendAudit(sessionId: string, options: AppendAuditOptions): void {
     const input = parseInput(AppendAuditOptions, options, "appendAudit");
-    const { changes } = this.sql.insertAudit.run({
-      session_id: sessionId,
-      turn_index: input.turn_index,
-      round_index: input.round_index,
-      event: input.event,
-      details_json: JSON.stringify(redactSecrets(input.details)),
-      created_at: now(),
-    });
+    const { changes } = write(() =>
+      this.sql.insertAudit.run({
+        session_id: sessionId,
+        turn_index: input.turn_index,
+        round_index: input.round_index,
+        event: input.event,
+        details_json: JSON.stringify(redactSecrets(input.details)),
+        created_at: now(),
+      }),
+    );
     if (changes === 0) throw new SessionNotFoundError(sessionId);
   }
 
@@ -276,17 +319,19 @@ export class SqliteSessionStore implements SessionStore {
       metadata.call_kind === "tool_execution"
         ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 }
         : usage;
-    const { changes } = this.sql.insertUsage.run({
-      session_id: sessionId,
-      turn_index: input.turn_index,
-      round_index: input.round_index,
-      ...tokens,
-      ttft_ms: input.ttft_ms,
-      elapsed_ms: input.elapsed_ms,
-      created_at: now(),
-      ...metadata,
-      used_fallback: metadata.used_fallback ? 1 : 0,
-    });
+    const { changes } = write(() =>
+      this.sql.insertUsage.run({
+        session_id: sessionId,
+        turn_index: input.turn_index,
+        round_index: input.round_index,
+        ...tokens,
+        ttft_ms: input.ttft_ms,
+        elapsed_ms: input.elapsed_ms,
+        created_at: now(),
+        ...metadata,
+        used_fallback: metadata.used_fallback ? 1 : 0,
+      }),
+    );
     if (changes === 1) return true;
     // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
     if (this.sql.selectTurn.get(sessionId, input.turn_index) === undefined) {
@@ -322,28 +367,30 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   private writeMessages(sessionId: string, turnIndex: number, messages: ChatMessage[]): void {
-    this.db
-      .transaction(() => {
-        if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
-          this.requireSession(sessionId);
-          throw new TurnNotFoundError(sessionId, turnIndex);
-        }
-        const timestamp = now();
-        for (const message of messages) {
-          this.sql.insertMessage.run({
-            session_id: sessionId,
-            turn_index: turnIndex,
-            role: message.role,
-            content: message.content,
-            name: message.name ?? null,
-            tool_call_id: message.tool_call_id ?? null,
-            tool_calls_json: JSON.stringify(message.tool_calls),
-            created_at: timestamp,
-          });
-        }
-        this.sql.touchSession.run(timestamp, sessionId);
-      })
-      .immediate();
+    write(() =>
+      this.db
+        .transaction(() => {
+          if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
+            this.requireSession(sessionId);
+            throw new TurnNotFoundError(sessionId, turnIndex);
+          }
+          const timestamp = now();
+          for (const message of messages) {
+            this.sql.insertMessage.run({
+              session_id: sessionId,
+              turn_index: turnIndex,
+              role: message.role,
+              content: message.content,
+              name: message.name ?? null,
+              tool_call_id: message.tool_call_id ?? null,
+              tool_calls_json: JSON.stringify(message.tool_calls),
+              created_at: timestamp,
+            });
+          }
+          this.sql.touchSession.run(timestamp, sessionId);
+        })
+        .immediate(),
+    );
   }
 
   private requireSession(sessionId: string): void {
