@@ -86,6 +86,14 @@ function write<T>(run: () => T): T {
   }
 }
 
+export interface SqliteStoreOptions {
+  /**
+   * Caps the database at this many pages (SQLite's max_page_count): a write past it fails as on a
+   * full disk (SQLITE_FULL). Tests use it to fill the "disk" for real.
+   */
+  max_page_count?: number;
+}
+
 /** The seed's session store over better-sqlite3: synchronous, one connection per instance. */
 export class SqliteSessionStore implements SessionStore {
   readonly path: string;
@@ -101,9 +109,12 @@ export class SqliteSessionStore implements SessionStore {
   private readonly turnClaim: TurnClaim;
   private readonly walKeeper: WalKeeper;
 
-  constructor(path: string) {
+  constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
     const opened = openDatabase(path);
+    if (options.max_page_count !== undefined) {
+      opened.db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.max_page_count))}`);
+    }
     this.db = opened.db;
     this.persistent = opened.persistent;
     this.journal_mode = opened.journal_mode;
@@ -118,6 +129,11 @@ export class SqliteSessionStore implements SessionStore {
   close(): void {
     this.walKeeper.stop();
     this.db.close();
+  }
+
+  /** The database's size in pages (see SqliteStoreOptions.max_page_count). */
+  pageCount(): number {
+    return this.db.pragma("page_count", { simple: true }) as number;
   }
 
   createSession(options: CreateSessionOptions): string {
