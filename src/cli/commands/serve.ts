@@ -53,7 +53,9 @@ Examples:
         { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
         "serve",
       );
-      const store = openStoreForWriting(context.database(command));
+      const store = openStoreForWriting(context.database(command), (line) =>
+        io.stderr.write(`${line}\n`),
+      );
       let server: Awaited<ReturnType<typeof startServer>>;
       try {
         server = await startServer({
