@@ -1,10 +1,11 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { temporaryDirectory } from "../../../test/paths.js";
 import { JOURNAL_SIZE_LIMIT_BYTES } from "./open-database.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
+import { IDLE_CHECK_MS } from "./wal-keeper.js";
 
 const walSize = (path: string) => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
 
@@ -48,6 +49,33 @@ describe("SqliteSessionStore: the -wal file stays bounded", () => {
     } finally {
       reader.close();
       store.close();
+    }
+  });
+
+  it("is emptied once the store has gone idle, while it stays open; not while a reader needs it", () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const path = join(directory.path, "idle.sqlite3");
+    const store = new SqliteSessionStore(path);
+    const reader = new Database(path);
+    try {
+      store.createSession({ title: "idle", session_id: "idle", config: {} });
+      for (let index = 0; index < 200; index++) {
+        store.appendAudit("idle", { event: "write", details: { index } });
+      }
+      expect(walSize(path)).toBeGreaterThan(0);
+      reader.exec("BEGIN");
+      reader.prepare("SELECT count(*) FROM audit_logs").get();
+      vi.advanceTimersByTime(3 * IDLE_CHECK_MS);
+      // The reader still uses the log: the checkpoint waits rather than blocking anyone.
+      expect(walSize(path)).toBeGreaterThan(0);
+      reader.exec("COMMIT");
+      vi.advanceTimersByTime(IDLE_CHECK_MS);
+      expect(walSize(path)).toBe(0);
+      expect(store.listAuditLogs("idle")).toHaveLength(200);
+    } finally {
+      reader.close();
+      store.close();
+      vi.useRealTimers();
     }
   });
 
