@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import {
-  AgentLabError,
   SessionExistsError,
   SessionModeMismatchError,
   SessionNotFoundError,
-  StorageError,
   TurnExistsError,
   TurnNotFoundError,
 } from "../../domain/errors.js";
@@ -60,6 +58,7 @@ import {
 } from "./rows.js";
 import { SessionTransfer } from "./session-transfer.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { write } from "./storage-error.js";
 import { TokenFold } from "./token-fold.js";
 import { TurnClaim } from "./turn-claim.js";
 import { sumRollups, UsageRollups } from "./usage-rollups.js";
@@ -69,21 +68,6 @@ const now = () => new Date().toISOString();
 
 function isConstraint(error: unknown, code: string): boolean {
   return (error as { code?: unknown }).code === code;
-}
-
-/** SQLite's own refusals become lab errors naming its reason; the lab's pass through. */
-function storageError(error: unknown): unknown {
-  if (error instanceof AgentLabError || !(error instanceof Database.SqliteError)) return error;
-  return new StorageError(error.message, error.code, { cause: error });
-}
-
-/** Runs a write, turning a database refusal (disk full, I/O error…) into a StorageError. */
-function write<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    throw storageError(error);
-  }
 }
 
 export interface SqliteStoreOptions {
@@ -248,29 +232,27 @@ export class SqliteSessionStore implements SessionStore {
 
   startTurn(sessionId: string, options: StartTurnOptions): void {
     const input = parseInput(StartTurnOptions, options, "startTurn");
-    write(() =>
-      this.db
-        .transaction(() => {
-          this.requireSession(sessionId);
-          const timestamp = now();
-          try {
-            this.sql.insertTurn.run(
-              sessionId,
-              input.turn_index,
-              input.user_message,
-              timestamp,
-              input.runner,
-            );
-          } catch (error) {
-            if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) {
-              throw new TurnExistsError(sessionId, input.turn_index);
-            }
-            throw error;
+    this.db
+      .transaction(() => {
+        this.requireSession(sessionId);
+        const timestamp = now();
+        try {
+          this.sql.insertTurn.run(
+            sessionId,
+            input.turn_index,
+            input.user_message,
+            timestamp,
+            input.runner,
+          );
+        } catch (error) {
+          if (isConstraint(error, "SQLITE_CONSTRAINT_PRIMARYKEY")) {
+            throw new TurnExistsError(sessionId, input.turn_index);
           }
-          this.sql.countTurn.run(timestamp, sessionId);
-        })
-        .immediate(),
-    );
+          throw error;
+        }
+        this.sql.countTurn.run(timestamp, sessionId);
+      })
+      .immediate();
   }
 
   claimTurn(sessionId: string, options: ClaimTurnOptions): ClaimedTurn {
