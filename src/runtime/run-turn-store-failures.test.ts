@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
 import { assertStrictHistory } from "../../test/runtime/strict-history.js";
 import {
@@ -8,7 +8,7 @@ import {
   eventsOfType,
   MODES,
 } from "../../test/runtime/turn-harness.js";
-import { StorageError } from "../domain/errors.js";
+import { StorageError, TurnInProgressError } from "../domain/errors.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
@@ -160,4 +160,32 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
       expect((await otherProcessClaims(store)).turn_index).toBe(3);
     },
   );
+
+  it("an end the database refuses too is retried until it is stored, then the session is free", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const store = open();
+      let refusals = 2;
+      const flaky = failing(
+        store,
+        "completeTurn",
+        new StorageError("database or disk is full", "SQLITE_FULL"),
+        () => refusals-- > 0,
+      );
+      const turn = await collectTurn({ store: flaky, session_id: "s", message: "hello" });
+      expect(turn.end).toMatchObject({ turn_index: 1, status: "failed" });
+      expect(eventsOfType(turn.events, "error").at(-1)?.code).toBe("storage_failed");
+      // Not stored yet: the runner (this live process) still holds the session for the others.
+      expect(store.listTurns("s").map((t) => t.status)).toEqual(["running"]);
+      await expect(Promise.resolve().then(() => otherProcessClaims(store))).rejects.toBeInstanceOf(
+        TurnInProgressError,
+      );
+
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(store.listTurns("s").map((t) => t.status)).toEqual(["failed"]);
+      expect((await otherProcessClaims(store)).turn_index).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
