@@ -33,9 +33,12 @@ export { countTokens, promptTokens, tokenize } from "./providers/tokenizer.js";
 export { type RunTurnOptions, runTurn } from "./runtime/run-turn.js";
 export { type CreateAppOptions, createApp } from "./server/app.js";
 export { type RunningServer, type StartServerOptions, startServer } from "./server/start-server.js";
-export type { Awaitable, SessionStore } from "./store/session-store.js";
+export type { Awaitable, ClaimedTurn, SessionStore } from "./store/session-store.js";
 export { SCHEMA_VERSION } from "./store/sqlite/schema.js";
-export { SqliteSessionStore } from "./store/sqlite/sqlite-session-store.js";
+export {
+  SqliteSessionStore,
+  type SqliteStoreOptions,
+} from "./store/sqlite/sqlite-session-store.js";
 export * from "./store/store-inputs.js";
 export { type BuiltinToolOptions, createBuiltinTools } from "./tools/builtin/index.js";
 export { ToolRegistry, type ToolRunResult } from "./tools/registry.js";

@@ -29,10 +29,26 @@ export function resolveDatabasePath(
   return { path: join(dataHome, "agent-lab", "lab.sqlite3"), is_default: true };
 }
 
-/** Opens the store for writing, creating the default folder on first use. */
-export function openStoreForWriting(location: DatabaseLocation): SqliteSessionStore {
+/**
+ * Opens the store for writing, creating the default folder on first use. `note` hears what the
+ * user must know about the file: an in-memory database keeps nothing; a file system without WAL.
+ */
+export function openStoreForWriting(
+  location: DatabaseLocation,
+  note?: (line: string) => void,
+): SqliteSessionStore {
   if (location.is_default) mkdirSync(dirname(location.path), { recursive: true });
-  return new SqliteSessionStore(location.path);
+  const store = new SqliteSessionStore(location.path);
+  if (!store.persistent) {
+    note?.(
+      `agent-lab: note: the database ${JSON.stringify(location.path)} is in memory: nothing is kept once this command ends`,
+    );
+  } else if (store.journal_mode !== "wal") {
+    note?.(
+      `agent-lab: note: ${location.path} cannot use WAL on this file system; using a rollback journal (safe, but slower, and readers wait for writers)`,
+    );
+  }
+  return store;
 }
 
 /**

@@ -102,3 +102,21 @@ export class TurnInProgressError extends AgentLabError {
     );
   }
 }
+
+/**
+ * The database refused a read or write (disk full, I/O error, a locked or read-only file): the
+ * operation changed nothing, and the message names the database's own reason and code.
+ */
+export class StorageError extends AgentLabError {
+  readonly code = "storage_failed" as const;
+  constructor(
+    readonly reason: string,
+    readonly storageCode: string | null,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `the database refused the write: ${reason}${storageCode ? ` (${storageCode})` : ""}`,
+      options,
+    );
+  }
+}

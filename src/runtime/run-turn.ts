@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { TurnExistsError, TurnInProgressError } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
 import { redactSecretText } from "../domain/secrets.js";
@@ -26,7 +25,8 @@ import {
   type RoundState,
   type TurnContext,
 } from "./turn-context.js";
-import { acquireTurn, THIS_RUNNER } from "./turn-lock.js";
+import { endFailedTurn } from "./turn-failure.js";
+import { claimTurn } from "./turn-lock.js";
 
 export interface RunTurnOptions {
   store: SessionStore;
@@ -101,105 +101,128 @@ async function driveTurn(
       options.models?.event ?? createChatModel(config.event_agent, options.model_dependencies),
     tools: new ToolRegistry(options.tools ?? createBuiltinTools()).select(config.tools),
   }));
-  const release = await acquireTurn(store, sessionId);
+  // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
+  const claim = await claimTurn(store, sessionId, message);
+  const { turn_index } = claim;
+  const startedAt = performance.now();
   try {
-    const history = await loadHistory(store, sessionId);
-    const turns = await store.listTurns(sessionId);
-    const turn_index = (turns.at(-1)?.turn_index ?? 0) + 1;
-    const startedAt = performance.now();
-    try {
-      await store.startTurn(sessionId, { turn_index, user_message: message, runner: THIS_RUNNER });
-    } catch (error) {
-      // Another process passed the lock check at the same moment and took this index first.
-      if (error instanceof TurnExistsError)
-        throw new TurnInProgressError(sessionId, turn_index, null);
-      throw error;
-    }
-    const user: ChatMessage = { role: "user", content: message, tool_calls: [] };
-    await store.appendMessage(sessionId, { turn_index, message: user });
-    history.push(user);
-
-    const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
-      Promise.resolve(
-        store.appendAudit(sessionId, {
-          event,
-          details,
-          turn_index,
-          round_index: round_index ?? null,
-        }),
-      );
-    // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
-    const work = new AbortController();
-    const stopWork = () => work.abort(signal.reason);
-    if (signal.aborted) stopWork();
-    signal.addEventListener("abort", stopWork, { once: true });
-    const context: TurnContext = {
-      store,
-      session_id: sessionId,
+    await runClaimedTurn(options, signal, emit, {
+      sessionId,
       turn_index,
-      mode: config.tool_invocation_mode,
+      startedAt,
       config,
       chat_model,
       event_model,
       tools,
-      kernel: new EventKernel({
-        store,
-        session_id: sessionId,
+    });
+  } catch (error) {
+    // Whatever threw after the claim (a database refusal, a bug), the turn ends here, as failed.
+    const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
+    await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit);
+  } finally {
+    claim.release();
+  }
+}
+
+interface ClaimedTurnSetup {
+  sessionId: string;
+  turn_index: number;
+  startedAt: number;
+  config: LabSessionConfig;
+  chat_model: ChatModel;
+  event_model: ChatModel;
+  tools: ToolRegistry;
+}
+
+async function runClaimedTurn(
+  options: RunTurnOptions,
+  signal: AbortSignal,
+  emit: (event: TurnEvent) => void,
+  setup: ClaimedTurnSetup,
+): Promise<void> {
+  const { store } = options;
+  const { sessionId, turn_index, startedAt, config, chat_model, event_model, tools } = setup;
+  // Read after the claim, so no other turn can land between this history and this turn; it ends
+  // with the user message the claim stored.
+  const history = await loadHistory(store, sessionId);
+  const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
+    Promise.resolve(
+      store.appendAudit(sessionId, {
+        event,
+        details,
         turn_index,
-        tools,
-        signal: work.signal,
-        emit,
-        audit,
+        round_index: round_index ?? null,
       }),
+    );
+  // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
+  const work = new AbortController();
+  const stopWork = () => work.abort(signal.reason);
+  if (signal.aborted) stopWork();
+  signal.addEventListener("abort", stopWork, { once: true });
+  const context: TurnContext = {
+    store,
+    session_id: sessionId,
+    turn_index,
+    mode: config.tool_invocation_mode,
+    config,
+    chat_model,
+    event_model,
+    tools,
+    kernel: new EventKernel({
+      store,
+      session_id: sessionId,
+      turn_index,
+      tools,
       signal: work.signal,
-      cancelled: () => signal.aborted,
-      abandon: () => work.abort(new Error("the turn failed")),
       emit,
       audit,
-    };
-    const simulated = chat_model.simulated || event_model.simulated;
-    await audit("turn_start", {
-      mode: config.tool_invocation_mode,
-      chat_model: `${chat_model.provider}:${chat_model.model}`,
-      event_model: `${event_model.provider}:${event_model.model}`,
-      simulated,
-      tools: tools.names(),
-      max_rounds: config.max_rounds,
-    });
-    emit({
-      type: "turn_start",
-      session_id: sessionId,
-      turn_index,
-      mode: config.tool_invocation_mode,
-      simulated,
-    });
+    }),
+    signal: work.signal,
+    cancelled: () => signal.aborted,
+    abandon: () => work.abort(new Error("the turn failed")),
+    emit,
+    audit,
+  };
+  const simulated = chat_model.simulated || event_model.simulated;
+  await audit("turn_start", {
+    mode: config.tool_invocation_mode,
+    chat_model: `${chat_model.provider}:${chat_model.model}`,
+    event_model: `${event_model.provider}:${event_model.model}`,
+    simulated,
+    tools: tools.names(),
+    max_rounds: config.max_rounds,
+  });
+  emit({
+    type: "turn_start",
+    session_id: sessionId,
+    turn_index,
+    mode: config.tool_invocation_mode,
+    simulated,
+  });
 
-    const { status, answer } = await runRounds(
-      context,
-      STRATEGIES[config.tool_invocation_mode],
-      history,
-    );
+  const { status, answer } = await runRounds(
+    context,
+    STRATEGIES[config.tool_invocation_mode],
+    history,
+  );
 
-    const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
-    await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
-    await audit("turn_end", { status, wall_time_ms });
-    const rollups = await store.usageRollups(sessionId);
-    const usage = rollups.turns.find((turn) => turn.turn_index === turn_index) ?? {
-      turn_index,
-      ...emptyUsageRollup(),
-    };
-    emit({
-      type: "turn_end",
-      session_id: sessionId,
-      turn_index,
-      status,
-      answer,
-      wall_time_ms,
-      usage,
-    });
-  } finally {
-    release();
-  }
+  const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
+  await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
+  await audit("turn_end", { status, wall_time_ms });
+  const rollups = await store.usageRollups(sessionId);
+  const usage = rollups.turns.find((turn) => turn.turn_index === turn_index) ?? {
+    turn_index,
+    ...emptyUsageRollup(),
+  };
+  emit({
+    type: "turn_end",
+    session_id: sessionId,
+    turn_index,
+    status,
+    answer,
+    wall_time_ms,
+    usage,
+  });
 }
 
 async function runRounds(

@@ -1,19 +1,21 @@
 import { hostname } from "node:os";
+import { isMainThread, threadId } from "node:worker_threads";
 import { TurnInProgressError } from "../domain/errors.js";
 import type { SessionStore } from "../store/session-store.js";
 
-/** This process, as recorded in `turns.runner`. */
-export const THIS_RUNNER = `${process.pid}@${hostname()}`;
+/**
+ * This runtime, as recorded in `turns.runner`: "pid@host", plus "#thread-N" in a worker thread,
+ * since threads share a pid but not this module (nor its record of the turns it runs).
+ */
+export const THIS_RUNNER = isMainThread
+  ? `${process.pid}@${hostname()}`
+  : `${process.pid}@${hostname()}#thread-${threadId}`;
 
 const running = new Set<string>();
 
-function isAlive(runner: string | null): boolean {
-  if (runner === null) return false;
-  const [pid, host] = runner.split("@");
-  // A runner on another host cannot be checked; a turn's record alone must not lock a session.
-  if (host !== hostname() || pid === undefined) return false;
+function processAlive(pid: number): boolean {
   try {
-    process.kill(Number(pid), 0);
+    process.kill(pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
@@ -21,11 +23,35 @@ function isAlive(runner: string | null): boolean {
 }
 
 /**
- * One turn at a time per session: refused at once in this process, and across processes while the
- * process that runs the turn is alive. A turn left "running" by a process that died (kill -9) is
- * marked interrupted, so the session can go on.
+ * Whether the runner of a turn still marked running may still be running it. Called while this
+ * runtime holds the session (see claimTurn), so a turn of its own is one whose end could not be
+ * stored (the database refused it): not running any more.
  */
-export async function acquireTurn(store: SessionStore, sessionId: string): Promise<() => void> {
+function isAlive(runner: string | null): boolean {
+  if (runner === null || runner === THIS_RUNNER) return false;
+  const match = /^(\d+)@([^#]+)/.exec(runner);
+  // A runner on another host cannot be checked; a turn's record alone must not lock a session.
+  if (match === null || match[2] !== hostname()) return false;
+  return processAlive(Number(match[1]));
+}
+
+export interface ClaimedSessionTurn {
+  turn_index: number;
+  /** Gives the session back to this process; the stored turn must be ended first. */
+  release(): void;
+}
+
+/**
+ * One turn at a time per session: refused at once in this process, and across processes (and
+ * threads) while the one that runs the turn is alive, by the store's atomic claim. A turn left
+ * "running" by a process that died (kill -9) is marked interrupted, so the session can go on.
+ * The claim stores the turn and its user message.
+ */
+export async function claimTurn(
+  store: SessionStore,
+  sessionId: string,
+  userMessage: string,
+): Promise<ClaimedSessionTurn> {
   // Claimed before the first await, so two turns started together in this process cannot both pass.
   if (running.has(sessionId)) throw new TurnInProgressError(sessionId, null, THIS_RUNNER);
   running.add(sessionId);
@@ -33,23 +59,12 @@ export async function acquireTurn(store: SessionStore, sessionId: string): Promi
     running.delete(sessionId);
   };
   try {
-    for (const turn of await store.listTurns(sessionId)) {
-      if (turn.status !== "running") continue;
-      if (turn.runner !== THIS_RUNNER && isAlive(turn.runner)) {
-        throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
-      }
-      await store.completeTurn(sessionId, {
-        turn_index: turn.turn_index,
-        wall_time_ms: null,
-        status: "interrupted",
-      });
-      await store.appendAudit(sessionId, {
-        event: "turn_interrupted",
-        details: { runner: turn.runner, reason: "its process ended before the turn did" },
-        turn_index: turn.turn_index,
-      });
-    }
-    return release;
+    const { turn_index } = await store.claimTurn(sessionId, {
+      user_message: userMessage,
+      runner: THIS_RUNNER,
+      is_runner_alive: isAlive,
+    });
+    return { turn_index, release };
   } catch (error) {
     release();
     throw error;

@@ -9,6 +9,7 @@ import {
 import type { ToolCallEvent } from "../domain/events.js";
 import type { SessionStore } from "./session-store.js";
 import { sessionTransferContract } from "./session-transfer.contract.js";
+import { turnClaimContract } from "./turn-claim.contract.js";
 
 /**
  * The seed's expectations (shared/seed/test_sqlite_store.py), unchanged, for any SessionStore.
@@ -39,6 +40,8 @@ export function describeSessionStoreContract(
 
     // Beyond the seed: deleting, listing overviews, exporting and importing sessions.
     sessionTransferContract(() => store);
+    // Beyond the seed: one turn at a time per session, claimed atomically.
+    turnClaimContract(() => store);
 
     it("persists session messages, audit and usage (seed: test_sqlite_store_persists_session_messages_audit_and_usage)", async () => {
       const sessionId = await store.createSession({

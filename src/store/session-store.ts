@@ -13,6 +13,7 @@ import type {
   AppendMessageOptions,
   AppendMessagesOptions,
   AppendUsageOptions,
+  ClaimTurnOptions,
   CompleteTurnOptions,
   CreateSessionOptions,
   EnsureSessionOptions,
@@ -21,6 +22,12 @@ import type {
 
 /** SQLite answers synchronously, a PostgreSQL backend will not; callers simply `await` either. */
 export type Awaitable<T> = T | Promise<T>;
+
+/** What `claimTurn` took: the new turn's index and the dead runners' turns it marked interrupted. */
+export interface ClaimedTurn {
+  turn_index: number;
+  interrupted: number[];
+}
 
 /**
  * The lab's memory, as the seed's test suite defines it. Every implementation runs the same
@@ -37,6 +44,13 @@ export interface SessionStore {
   /** The sessions whose config is tagged `experiment.id = experimentId`, oldest first. */
   findSessionsByExperiment(experimentId: string): Awaitable<SessionRecord[]>;
   startTurn(sessionId: string, options: StartTurnOptions): Awaitable<void>;
+  /**
+   * Starts the session's next turn, all or nothing and atomically across processes: refuses with
+   * TurnInProgressError while a turn of a live runner is running, marks a dead runner's running
+   * turn `interrupted` (with a `turn_interrupted` audit row), picks the next turn index, stores the
+   * turn as running with the user message as its first message.
+   */
+  claimTurn(sessionId: string, options: ClaimTurnOptions): Awaitable<ClaimedTurn>;
   /** Ends a turn with its measured wall time and how it ended (default "completed"). */
   completeTurn(sessionId: string, options: CompleteTurnOptions): Awaitable<void>;
   /** The session's turns in order; legacy rows without a status read as completed or running. */
@@ -66,5 +80,7 @@ export interface SessionStore {
    * (the document's own unless `session_id` is given). An existing id → SessionExistsError.
    */
   importSession(document: unknown, options?: ImportSessionOptions): Awaitable<string>;
+  /** False for a store that keeps nothing once closed (an in-memory database). */
+  readonly persistent: boolean;
   close(): Awaitable<void>;
 }

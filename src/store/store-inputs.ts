@@ -32,6 +32,22 @@ export const StartTurnOptions = z.strictObject({
 });
 export type StartTurnOptions = z.input<typeof StartTurnOptions>;
 
+export const ClaimTurnOptions = z.strictObject({
+  user_message: WellFormedString,
+  /** Who runs the turn (see StartTurnOptions.runner); required: a claim must name its owner. */
+  runner: z.string().min(1),
+  /**
+   * Whether the runner of a turn still marked running is alive; a dead one's turn is marked
+   * interrupted. Default: every runner is alive, so a running turn always refuses the claim.
+   */
+  is_runner_alive: z
+    .custom<(runner: string | null) => boolean>((value) => typeof value === "function", {
+      message: "is_runner_alive must be a function",
+    })
+    .optional(),
+});
+export type ClaimTurnOptions = z.input<typeof ClaimTurnOptions>;
+
 export const FinishedTurnStatus = z.enum([
   "completed",
   "cancelled",

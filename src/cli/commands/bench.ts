@@ -97,7 +97,9 @@ async function benchCommand(
   const suiteFile = suiteArgument === BUNDLED_SUITE ? bundledSuitePath() : suiteArgument;
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);
-  const store = openStoreForWriting(context.database(command));
+  const store = openStoreForWriting(context.database(command), (line) =>
+    io.stderr.write(`${line}\n`),
+  );
   const controller = new AbortController();
   let stoppedBy: StopSignal | null = null;
   const onSignal = (signal: StopSignal) => {

@@ -71,7 +71,7 @@ async function chatCommand(
   const model_dependencies = { env: io.env };
   const requested = requestedSessionConfig(flags, model_dependencies);
   const location = context.database(command);
-  const store = openStoreForWriting(location);
+  const store = openStoreForWriting(location, (line) => io.stderr.write(`${line}\n`));
   try {
     const plan = planSession(store, flags, requested, io);
     const repl = new ChatRepl({

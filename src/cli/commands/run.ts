@@ -57,7 +57,9 @@ async function runCommand(
   const model_dependencies = { env: io.env };
   // The flags are checked before the database is opened: a refusal leaves no file behind.
   const requested = requestedSessionConfig(flags, model_dependencies);
-  const store = openStoreForWriting(context.database(command));
+  const store = openStoreForWriting(context.database(command), (line) =>
+    io.stderr.write(`${line}\n`),
+  );
   const controller = new AbortController();
   let stoppedBy: StopSignal | null = null;
   const onSignal = (signal: StopSignal) => {

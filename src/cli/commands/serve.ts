@@ -81,7 +81,9 @@ Examples:
           { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
           "serve",
         );
-        const store = openStoreForWriting(context.database(command));
+        const store = openStoreForWriting(context.database(command), (line) =>
+          io.stderr.write(`${line}\n`),
+        );
         let server: RunningServer;
         try {
           server = await startServer({

@@ -28,12 +28,13 @@ import {
 } from "../../domain/session-export.js";
 import type { UsageSummary } from "../../domain/usage.js";
 import { parseInput } from "../../domain/validation.js";
-import type { SessionStore } from "../session-store.js";
+import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
   AppendAuditOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
   AppendUsageOptions,
+  ClaimTurnOptions,
   CompleteTurnOptions,
   CreateSessionOptions,
   EnsureSessionOptions,
@@ -58,8 +59,11 @@ import {
 } from "./rows.js";
 import { SessionTransfer } from "./session-transfer.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { write } from "./storage-error.js";
 import { TokenFold } from "./token-fold.js";
+import { TurnClaim } from "./turn-claim.js";
 import { sumRollups, UsageRollups } from "./usage-rollups.js";
+import { WalKeeper } from "./wal-keeper.js";
 
 const now = () => new Date().toISOString();
 
@@ -67,26 +71,54 @@ function isConstraint(error: unknown, code: string): boolean {
   return (error as { code?: unknown }).code === code;
 }
 
+export interface SqliteStoreOptions {
+  /**
+   * Caps the database at this many pages (SQLite's max_page_count): a write past it fails as on a
+   * full disk (SQLITE_FULL). Tests use it to fill the "disk" for real.
+   */
+  max_page_count?: number;
+}
+
 /** The seed's session store over better-sqlite3: synchronous, one connection per instance. */
 export class SqliteSessionStore implements SessionStore {
   readonly path: string;
+  /** False for an in-memory database: it keeps nothing once closed. */
+  readonly persistent: boolean;
+  /** The journal mode in force: "wal", or "delete" where WAL is not supported (say so). */
+  readonly journal_mode: string;
   private readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly tokenFold: TokenFold;
   private readonly rollups: UsageRollups;
   private readonly transfer: SessionTransfer;
+  private readonly turnClaim: TurnClaim;
+  private readonly walKeeper: WalKeeper;
 
-  constructor(path: string) {
+  constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
-    this.db = openDatabase(path);
+    const opened = openDatabase(path);
+    if (options.max_page_count !== undefined) {
+      opened.db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.max_page_count))}`);
+    }
+    this.db = opened.db;
+    this.persistent = opened.persistent;
+    this.journal_mode = opened.journal_mode;
     this.sql = prepareStatements(this.db);
+    this.turnClaim = new TurnClaim(this.db, this.sql);
+    this.walKeeper = new WalKeeper(this.db, opened.journal_mode === "wal");
     this.tokenFold = new TokenFold(this.db);
     this.rollups = new UsageRollups(this.db);
     this.transfer = new SessionTransfer(this.db);
   }
 
   close(): void {
+    this.walKeeper.stop();
     this.db.close();
+  }
+
+  /** The database's size in pages (see SqliteStoreOptions.max_page_count). */
+  pageCount(): number {
+    return this.db.pragma("page_count", { simple: true }) as number;
   }
 
   createSession(options: CreateSessionOptions): string {
@@ -224,22 +256,29 @@ export class SqliteSessionStore implements SessionStore {
       .immediate();
   }
 
+  claimTurn(sessionId: string, options: ClaimTurnOptions): ClaimedTurn {
+    const input = parseInput(ClaimTurnOptions, options, "claimTurn");
+    return write(() => this.turnClaim.claim(sessionId, input, now));
+  }
+
   completeTurn(sessionId: string, options: CompleteTurnOptions): void {
     const input = parseInput(CompleteTurnOptions, options, "completeTurn");
-    this.db
-      .transaction(() => {
-        const timestamp = now();
-        const { changes } = this.sql.completeTurn.run(
-          timestamp,
-          input.wall_time_ms,
-          input.status,
-          sessionId,
-          input.turn_index,
-        );
-        if (changes === 0) throw new TurnNotFoundError(sessionId, input.turn_index);
-        this.sql.touchSession.run(timestamp, sessionId);
-      })
-      .immediate();
+    write(() =>
+      this.db
+        .transaction(() => {
+          const timestamp = now();
+          const { changes } = this.sql.completeTurn.run(
+            timestamp,
+            input.wall_time_ms,
+            input.status,
+            sessionId,
+            input.turn_index,
+          );
+          if (changes === 0) throw new TurnNotFoundError(sessionId, input.turn_index);
+          this.sql.touchSession.run(timestamp, sessionId);
+        })
+        .immediate(),
+    );
   }
 
   listTurns(sessionId: string): TurnRecord[] {
@@ -258,15 +297,17 @@ export class SqliteSessionStore implements SessionStore {
 
   appendAudit(sessionId: string, options: AppendAuditOptions): void {
     const input = parseInput(AppendAuditOptions, options, "appendAudit");
-    const { changes } = this.sql.insertAudit.run({
-      session_id: sessionId,
-      turn_index: input.turn_index,
-      round_index: input.round_index,
-      event: input.event,
-      // Audit details come from endpoints and tools: repaired and redacted, never refused.
-      details_json: JSON.stringify(redactSecrets(toWellFormed(input.details))),
-      created_at: now(),
-    });
+    const { changes } = write(() =>
+      this.sql.insertAudit.run({
+        session_id: sessionId,
+        turn_index: input.turn_index,
+        round_index: input.round_index,
+        event: input.event,
+        // Audit details come from endpoints and tools: repaired and redacted, never refused.
+        details_json: JSON.stringify(redactSecrets(toWellFormed(input.details))),
+        created_at: now(),
+      }),
+    );
     if (changes === 0) throw new SessionNotFoundError(sessionId);
   }
 
@@ -278,17 +319,19 @@ export class SqliteSessionStore implements SessionStore {
       metadata.call_kind === "tool_execution"
         ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 }
         : usage;
-    const { changes } = this.sql.insertUsage.run({
-      session_id: sessionId,
-      turn_index: input.turn_index,
-      round_index: input.round_index,
-      ...tokens,
-      ttft_ms: input.ttft_ms,
-      elapsed_ms: input.elapsed_ms,
-      created_at: now(),
-      ...metadata,
-      used_fallback: metadata.used_fallback ? 1 : 0,
-    });
+    const { changes } = write(() =>
+      this.sql.insertUsage.run({
+        session_id: sessionId,
+        turn_index: input.turn_index,
+        round_index: input.round_index,
+        ...tokens,
+        ttft_ms: input.ttft_ms,
+        elapsed_ms: input.elapsed_ms,
+        created_at: now(),
+        ...metadata,
+        used_fallback: metadata.used_fallback ? 1 : 0,
+      }),
+    );
     if (changes === 1) return true;
     // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
     if (this.sql.selectTurn.get(sessionId, input.turn_index) === undefined) {
@@ -324,30 +367,32 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   private writeMessages(sessionId: string, turnIndex: number, messages: ChatMessage[]): void {
-    this.db
-      .transaction(() => {
-        if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
-          this.requireSession(sessionId);
-          throw new TurnNotFoundError(sessionId, turnIndex);
-        }
-        const timestamp = now();
-        for (const message of messages) {
-          this.sql.insertMessage.run({
-            session_id: sessionId,
-            turn_index: turnIndex,
-            role: message.role,
-            // A model's text may hold a lone surrogate (a JSON `\ud800` escape in its stream): a
-            // turn must not fail for it, and SQLite must not get invalid UTF-8, so it is repaired.
-            content: toWellFormedText(message.content),
-            name: message.name ?? null,
-            tool_call_id: message.tool_call_id ?? null,
-            tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
-            created_at: timestamp,
-          });
-        }
-        this.sql.touchSession.run(timestamp, sessionId);
-      })
-      .immediate();
+    write(() =>
+      this.db
+        .transaction(() => {
+          if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
+            this.requireSession(sessionId);
+            throw new TurnNotFoundError(sessionId, turnIndex);
+          }
+          const timestamp = now();
+          for (const message of messages) {
+            this.sql.insertMessage.run({
+              session_id: sessionId,
+              turn_index: turnIndex,
+              role: message.role,
+              // A model's text may hold a lone surrogate (a JSON `\ud800` escape in its stream): a
+              // turn must not fail for it, and SQLite must not get invalid UTF-8, so it is repaired.
+              content: toWellFormedText(message.content),
+              name: message.name ?? null,
+              tool_call_id: message.tool_call_id ?? null,
+              tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
+              created_at: timestamp,
+            });
+          }
+          this.sql.touchSession.run(timestamp, sessionId);
+        })
+        .immediate(),
+    );
   }
 
   private requireSession(sessionId: string): void {

@@ -1,0 +1,53 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { temporaryDirectory } from "../../test/paths.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { runCli, runCliJson, stderrLines } from "./test-fixtures.js";
+import type { TurnReport } from "./turn-report.js";
+
+let folder: ReturnType<typeof temporaryDirectory>;
+let db: string;
+beforeEach(() => {
+  folder = temporaryDirectory();
+  db = join(folder.path, "lab.sqlite3");
+});
+afterEach(() => folder.remove());
+
+describe("agent-lab run when the database refuses mid-turn", () => {
+  it("--json still prints the report, failed with the database's reason; the next run goes on", async () => {
+    const setup = new SqliteSessionStore(db);
+    setup.createSession({ title: "s", session_id: "s", config: {} });
+    setup.close();
+    const connection = new Database(db);
+    connection.exec(`
+      CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant'
+      BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
+
+    const result = await runCli(["--db", db, "run", "--session", "s", "--json", "search for x"]);
+    expect(result.status).toBe(1);
+    const report = JSON.parse(result.stdout) as TurnReport;
+    expect(report).toMatchObject({ session_id: "s", turn_index: 1, status: "failed" });
+    expect(report.error).toEqual({
+      code: "storage_failed",
+      message:
+        "the database refused the write: no space left on device (SQLITE_CONSTRAINT_TRIGGER)",
+    });
+    expect(stderrLines(result).at(-1)).toContain("no space left on device");
+
+    connection.exec("DROP TRIGGER refuse_answers");
+    connection.close();
+    const next = await runCliJson<TurnReport>(["--db", db, "run", "--session", "s", "hello"]);
+    expect(next).toMatchObject({ turn_index: 2, status: "completed" });
+  });
+});
+
+describe("agent-lab with an in-memory database", () => {
+  it("run says that nothing is kept", async () => {
+    const result = await runCli(["--db", ":memory:", "run", "hello"]);
+    expect(result.status).toBe(0);
+    expect(stderrLines(result)).toContain(
+      'agent-lab: note: the database ":memory:" is in memory: nothing is kept once this command ends',
+    );
+  });
+});

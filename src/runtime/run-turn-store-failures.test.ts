@@ -1,0 +1,191 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { temporaryDirectory } from "../../test/paths.js";
+import { assertStrictHistory } from "../../test/runtime/strict-history.js";
+import {
+  collectTurn,
+  completedTurn,
+  eventsOfType,
+  MODES,
+} from "../../test/runtime/turn-harness.js";
+import { StorageError, TurnInProgressError } from "../domain/errors.js";
+import type { SessionStore } from "../store/session-store.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import type { Tool } from "../tools/tool.js";
+
+/**
+ * A failure inside a turn ends the turn: whatever throws after the turn is claimed (the disk
+ * filling up, any database error, a bug), the turn is stored as failed with its error, reported
+ * by an `error` and a `turn_end`, and the session is free for the next turn, in any process.
+ */
+
+const SEARCH = "search for sqlite wal mode";
+
+/** mock_search with an answer far larger than the pages left on the "disk". */
+function hugeSearch(): Tool[] {
+  const [search, ticket] = createBuiltinTools();
+  if (!search || !ticket) throw new Error("the built-in tools changed");
+  return [{ ...search, execute: async () => ({ results: "x".repeat(400_000) }) }, ticket];
+}
+
+/** The store, except that `method` throws `error` when `when` says so. */
+function failing<Name extends keyof SessionStore>(
+  store: SessionStore,
+  method: Name,
+  error: Error,
+  when: (...args: unknown[]) => boolean = () => true,
+): SessionStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== method || typeof value !== "function") {
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (...args: unknown[]) => {
+        if (when(...args)) throw error;
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
+  let directory: ReturnType<typeof temporaryDirectory>;
+  let path: string;
+  const opened: SqliteSessionStore[] = [];
+  const open = (options?: { max_page_count: number }) => {
+    const store = new SqliteSessionStore(path, options);
+    opened.push(store);
+    return store;
+  };
+  beforeEach(() => {
+    directory = temporaryDirectory();
+    path = join(directory.path, "lab.sqlite3");
+    const setup = open();
+    setup.createSession({ title: "s", session_id: "s", config: { tool_invocation_mode: mode } });
+  });
+  afterEach(() => {
+    for (const store of opened.splice(0)) store.close();
+    directory.remove();
+  });
+
+  /** Another process (a runner whose liveness check says every runner is alive) starts a turn. */
+  const otherProcessClaims = (store: SessionStore) =>
+    store.claimTurn("s", {
+      user_message: "from elsewhere",
+      runner: "999999@another-host",
+      is_runner_alive: () => true,
+    });
+
+  it("a full disk (SQLITE_FULL) mid-turn: failed with its error, error and turn_end emitted, the session free at once", async () => {
+    const probe = open();
+    const full = open({ max_page_count: probe.pageCount() + 2 });
+
+    const turn = await collectTurn({
+      store: full,
+      session_id: "s",
+      message: SEARCH,
+      tools: hugeSearch(),
+    });
+
+    expect(turn.error).toBeNull();
+    expect(turn.end).toMatchObject({ session_id: "s", turn_index: 1, status: "failed" });
+    const errors = eventsOfType(turn.events, "error");
+    expect(errors.at(-1)).toMatchObject({ code: "storage_failed" });
+    expect(errors.at(-1)?.message).toMatch(/database or disk is full \(SQLITE_FULL\)/);
+    expect(turn.events.at(-1)?.type).toBe("turn_end");
+
+    const other = open();
+    expect(other.listTurns("s").map((t) => [t.turn_index, t.status])).toEqual([[1, "failed"]]);
+    const failed = other.listAuditLogs("s").filter((entry) => entry.event === "turn_failed");
+    expect(failed.at(-1)).toMatchObject({ turn_index: 1, details: { code: "storage_failed" } });
+    assertStrictHistory(other.listMessages("s"));
+    expect((await otherProcessClaims(other)).turn_index).toBe(2);
+  });
+
+  it("a refused claim (the disk full before the turn) throws a StorageError and stores nothing", async () => {
+    const probe = open();
+    const full = open({ max_page_count: probe.pageCount() });
+    const turn = await collectTurn({ store: full, session_id: "s", message: "y".repeat(200_000) });
+    expect(turn.error).toBeInstanceOf(StorageError);
+    expect((turn.error as Error).message).toMatch(/^the database refused the write: .*SQLITE_FULL/);
+    expect(turn.events).toEqual([]);
+    expect(probe.listTurns("s")).toEqual([]);
+    expect(probe.listMessages("s")).toEqual([]);
+    await completedTurn({ store: probe, session_id: "s", message: "hello" });
+  });
+
+  it.each([
+    [
+      "appendAudit of turn_start",
+      "appendAudit",
+      (_id: unknown, options: unknown) => (options as { event: string }).event === "turn_start",
+    ],
+    ["appendMessages of a round", "appendMessages", () => true],
+    ["usageRollups at the end", "usageRollups", () => true],
+  ] as const)(
+    "any throw after the claim (%s): failed, error and turn_end, the session free",
+    async (_label, method, when) => {
+      const store = open();
+      const turn = await collectTurn({
+        store: failing(
+          store,
+          method,
+          new TypeError("boom"),
+          when as (...args: unknown[]) => boolean,
+        ),
+        session_id: "s",
+        message: SEARCH,
+      });
+
+      expect(turn.error).toBeNull();
+      expect(turn.end).toMatchObject({ turn_index: 1, status: "failed" });
+      expect(eventsOfType(turn.events, "error").at(-1)).toEqual({
+        type: "error",
+        code: "internal_error",
+        message: "boom",
+      });
+      expect(store.listTurns("s").map((t) => [t.turn_index, t.status])).toEqual([[1, "failed"]]);
+      expect(
+        store
+          .listAuditLogs("s")
+          .filter((entry) => entry.event === "turn_failed")
+          .at(-1)?.details,
+      ).toEqual({ code: "internal_error", message: "boom" });
+      assertStrictHistory(store.listMessages("s"));
+      // This process runs the next turn at once, and so could another.
+      const next = await completedTurn({ store, session_id: "s", message: "hello" });
+      expect(next.turn_index).toBe(2);
+      expect((await otherProcessClaims(store)).turn_index).toBe(3);
+    },
+  );
+
+  it("an end the database refuses too is retried until it is stored, then the session is free", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const store = open();
+      let refusals = 2;
+      const flaky = failing(
+        store,
+        "completeTurn",
+        new StorageError("database or disk is full", "SQLITE_FULL"),
+        () => refusals-- > 0,
+      );
+      const turn = await collectTurn({ store: flaky, session_id: "s", message: "hello" });
+      expect(turn.end).toMatchObject({ turn_index: 1, status: "failed" });
+      expect(eventsOfType(turn.events, "error").at(-1)?.code).toBe("storage_failed");
+      // Not stored yet: the runner (this live process) still holds the session for the others.
+      expect(store.listTurns("s").map((t) => t.status)).toEqual(["running"]);
+      await expect(Promise.resolve().then(() => otherProcessClaims(store))).rejects.toBeInstanceOf(
+        TurnInProgressError,
+      );
+
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(store.listTurns("s").map((t) => t.status)).toEqual(["failed"]);
+      expect((await otherProcessClaims(store)).turn_index).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,101 @@
+import { AgentLabError } from "../domain/errors.js";
+import type { TurnEvent } from "../domain/turn-events.js";
+import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
+import type { SessionStore } from "../store/session-store.js";
+
+/** How often, and how long, a failed turn's end is retried while the database refuses it. */
+const RETRY_EVERY_MS = 1_000;
+const RETRY_FOR_MS = 10 * 60_000;
+
+export interface TurnFailure {
+  code: string;
+  message: string;
+}
+
+/** What a turn that threw reports: a lab error as it is; anything else as an internal error. */
+export function describeFailure(error: unknown): TurnFailure {
+  if (error instanceof AgentLabError) return { code: error.code, message: error.message };
+  return {
+    code: "internal_error",
+    message: error instanceof Error ? error.message : String(error),
+  };
+}
+
+async function storeEnd(
+  store: SessionStore,
+  sessionId: string,
+  turnIndex: number,
+  wallTimeMs: number,
+  failure: TurnFailure,
+): Promise<void> {
+  await store.completeTurn(sessionId, {
+    turn_index: turnIndex,
+    wall_time_ms: wallTimeMs,
+    status: "failed",
+  });
+  try {
+    await store.appendAudit(sessionId, {
+      event: "turn_failed",
+      details: { ...failure },
+      turn_index: turnIndex,
+    });
+  } catch {
+    // The turn's end is what unlocks the session; its audit line is a bonus when space is short.
+  }
+}
+
+/** Only a database refusal (disk full, locked…) may pass; a closed store or a bug will not. */
+const mayPass = (error: unknown) => (error as { code?: unknown }).code === "storage_failed";
+
+/** Retries a refused end in the background (a server stays up, and the disk may get space). */
+function retryEnd(end: () => Promise<void>): void {
+  const deadline = Date.now() + RETRY_FOR_MS;
+  const timer = setInterval(() => {
+    end().then(
+      () => clearInterval(timer),
+      (error: unknown) => {
+        if (Date.now() > deadline || !mayPass(error)) clearInterval(timer);
+      },
+    );
+  }, RETRY_EVERY_MS);
+  timer.unref();
+}
+
+/**
+ * Ends a turn that threw after it was claimed: stored as `failed` with the error in its audit log
+ * (retried while the database refuses, so the session is not left locked), then reported as an
+ * `error` and a `turn_end`. Never throws: the caller still releases the session.
+ */
+export async function endFailedTurn(
+  store: SessionStore,
+  sessionId: string,
+  turnIndex: number,
+  wallTimeMs: number,
+  error: unknown,
+  emit: (event: TurnEvent) => void,
+): Promise<void> {
+  const failure = describeFailure(error);
+  const end = () => storeEnd(store, sessionId, turnIndex, wallTimeMs, failure);
+  try {
+    await end();
+  } catch (refusal) {
+    if (mayPass(refusal)) retryEnd(end);
+  }
+  let usage: TurnUsageRollup = { turn_index: turnIndex, ...emptyUsageRollup() };
+  try {
+    const rollups = await store.usageRollups(sessionId);
+    usage = rollups.turns.find((turn) => turn.turn_index === turnIndex) ?? usage;
+  } catch {
+    // The usage rows are unreadable too: report none rather than no end.
+  }
+  emit({ type: "error", ...failure });
+  emit({
+    type: "turn_end",
+    session_id: sessionId,
+    turn_index: turnIndex,
+    status: "failed",
+    answer: "",
+    wall_time_ms: wallTimeMs,
+    usage,
+  });
+}

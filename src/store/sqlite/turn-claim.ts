@@ -1,0 +1,90 @@
+import type Database from "better-sqlite3";
+import type { z } from "zod";
+import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
+import type { ClaimedTurn } from "../session-store.js";
+import type { ClaimTurnOptions } from "../store-inputs.js";
+import type { Statements } from "./statements.js";
+
+type ClaimInput = z.output<typeof ClaimTurnOptions>;
+
+/**
+ * `claimTurn` for SQLite. The check for a running turn, the choice of the next index and the
+ * inserts are one BEGIN IMMEDIATE transaction: SQLite lets one connection at a time hold the write
+ * lock, so two processes claiming together are serialized and the second sees the first's turn.
+ */
+export class TurnClaim {
+  readonly #db: Database.Database;
+  readonly #sql: Statements;
+  readonly #running: Database.Statement;
+  readonly #lastIndex: Database.Statement;
+
+  constructor(db: Database.Database, sql: Statements) {
+    this.#db = db;
+    this.#sql = sql;
+    // Legacy rows without a status are running while they have no completion time (toTurnRecord).
+    this.#running = db.prepare(`
+      SELECT turn_index, runner FROM turns
+      WHERE session_id = ? AND (status = 'running' OR (status IS NULL AND completed_at IS NULL))
+      ORDER BY turn_index`);
+    this.#lastIndex = db
+      .prepare("SELECT COALESCE(MAX(turn_index), 0) FROM turns WHERE session_id = ?")
+      .pluck();
+  }
+
+  claim(sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn {
+    const isAlive = input.is_runner_alive ?? (() => true);
+    return this.#db
+      .transaction((): ClaimedTurn => {
+        if (this.#sql.selectSessionId.get(sessionId) === undefined) {
+          throw new SessionNotFoundError(sessionId);
+        }
+        const interrupted: number[] = [];
+        const running = this.#running.all(sessionId) as {
+          turn_index: number;
+          runner: string | null;
+        }[];
+        for (const turn of running) {
+          if (isAlive(turn.runner)) {
+            throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
+          }
+        }
+        const timestamp = now();
+        for (const turn of running) {
+          this.#sql.completeTurn.run(timestamp, null, "interrupted", sessionId, turn.turn_index);
+          this.#sql.insertAudit.run({
+            session_id: sessionId,
+            turn_index: turn.turn_index,
+            round_index: null,
+            event: "turn_interrupted",
+            details_json: JSON.stringify({
+              runner: turn.runner,
+              reason: "its process ended before the turn did",
+            }),
+            created_at: timestamp,
+          });
+          interrupted.push(turn.turn_index);
+        }
+        const turn_index = (this.#lastIndex.get(sessionId) as number) + 1;
+        this.#sql.insertTurn.run(
+          sessionId,
+          turn_index,
+          input.user_message,
+          timestamp,
+          input.runner,
+        );
+        this.#sql.countTurn.run(timestamp, sessionId);
+        this.#sql.insertMessage.run({
+          session_id: sessionId,
+          turn_index,
+          role: "user",
+          content: input.user_message,
+          name: null,
+          tool_call_id: null,
+          tool_calls_json: "[]",
+          created_at: timestamp,
+        });
+        return { turn_index, interrupted };
+      })
+      .immediate();
+  }
+}

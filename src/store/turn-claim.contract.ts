@@ -1,0 +1,141 @@
+import { expect, it } from "vitest";
+import { InvalidInputError, SessionNotFoundError, TurnInProgressError } from "../domain/errors.js";
+import type { SessionStore } from "./session-store.js";
+
+/**
+ * claimTurn, for any SessionStore. Called inside `describeSessionStoreContract`, so every backend
+ * runs it; the cross-process race itself is tested per backend (src/store/sqlite/claim-race.test.ts).
+ */
+export function turnClaimContract(getStore: () => SessionStore): void {
+  const alive = () => true;
+  const dead = () => false;
+
+  it("claimTurn stores the next turn, running, with its user message as its first message", async () => {
+    const store = getStore();
+    await store.createSession({ title: "claim", config: {}, session_id: "claim" });
+    expect(await store.claimTurn("claim", { user_message: "one", runner: "1@h" })).toStrictEqual({
+      turn_index: 1,
+      interrupted: [],
+    });
+    await store.appendMessage("claim", {
+      turn_index: 1,
+      message: { role: "assistant", content: "answer one" },
+    });
+    await store.completeTurn("claim", { turn_index: 1, wall_time_ms: 3 });
+    const second = await store.claimTurn("claim", { user_message: "two", runner: "2@h" });
+    expect(second.turn_index).toBe(2);
+
+    const turns = await store.listTurns("claim");
+    expect(
+      turns.map(({ turn_index, status, runner, user_message }) => ({
+        turn_index,
+        status,
+        runner,
+        user_message,
+      })),
+    ).toStrictEqual([
+      { turn_index: 1, status: "completed", runner: "1@h", user_message: "one" },
+      { turn_index: 2, status: "running", runner: "2@h", user_message: "two" },
+    ]);
+    const messages = await store.listMessages("claim");
+    expect(
+      messages.map(({ turn_index, role, content, tool_calls }) => ({
+        turn_index,
+        role,
+        content,
+        tool_calls,
+      })),
+    ).toStrictEqual([
+      { turn_index: 1, role: "user", content: "one", tool_calls: [] },
+      { turn_index: 1, role: "assistant", content: "answer one", tool_calls: [] },
+      { turn_index: 2, role: "user", content: "two", tool_calls: [] },
+    ]);
+    expect((await store.listSessions())[0]?.turn_count).toBe(2);
+  });
+
+  it("claimTurn refuses while a live runner's turn runs, changing nothing", async () => {
+    const store = getStore();
+    await store.createSession({ title: "busy", config: {}, session_id: "busy" });
+    await store.claimTurn("busy", { user_message: "first", runner: "7@h" });
+    const before = {
+      turns: await store.listTurns("busy"),
+      messages: await store.listMessages("busy"),
+      audit: await store.listAuditLogs("busy"),
+    };
+    for (const options of [
+      { user_message: "second", runner: "8@h", is_runner_alive: alive },
+      // Without a liveness check every runner counts as alive.
+      { user_message: "second", runner: "8@h" },
+    ]) {
+      const refusal = await Promise.resolve()
+        .then(() => store.claimTurn("busy", options))
+        .catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(TurnInProgressError);
+      expect(refusal).toMatchObject({ code: "turn_in_progress", turnIndex: 1, runner: "7@h" });
+      expect((refusal as Error).message).toContain(
+        "already has a turn running (turn 1, run by 7@h)",
+      );
+    }
+    expect({
+      turns: await store.listTurns("busy"),
+      messages: await store.listMessages("busy"),
+      audit: await store.listAuditLogs("busy"),
+    }).toStrictEqual(before);
+  });
+
+  it("claimTurn marks a dead runner's running turn interrupted, audited, and takes the next index", async () => {
+    const store = getStore();
+    await store.createSession({ title: "dead", config: {}, session_id: "dead" });
+    await store.claimTurn("dead", { user_message: "first", runner: "9@h" });
+    const asked: (string | null)[] = [];
+    const claimed = await store.claimTurn("dead", {
+      user_message: "second",
+      runner: "10@h",
+      is_runner_alive: (runner) => {
+        asked.push(runner);
+        return dead();
+      },
+    });
+    expect(asked).toStrictEqual(["9@h"]);
+    expect(claimed).toStrictEqual({ turn_index: 2, interrupted: [1] });
+    expect((await store.listTurns("dead")).map((turn) => [turn.turn_index, turn.status])).toEqual([
+      [1, "interrupted"],
+      [2, "running"],
+    ]);
+    expect(
+      (await store.listAuditLogs("dead")).map(({ event, turn_index, details }) => ({
+        event,
+        turn_index,
+        details,
+      })),
+    ).toStrictEqual([
+      {
+        event: "turn_interrupted",
+        turn_index: 1,
+        details: { runner: "9@h", reason: "its process ended before the turn did" },
+      },
+    ]);
+  });
+
+  it("claimTurn refuses an unknown session and bad input, storing nothing", async () => {
+    const store = getStore();
+    await expect(
+      Promise.resolve().then(() => store.claimTurn("nobody", { user_message: "x", runner: "1@h" })),
+    ).rejects.toBeInstanceOf(SessionNotFoundError);
+    await store.createSession({ title: "input", config: {}, session_id: "input" });
+    for (const options of [
+      { user_message: "x", runner: "" },
+      { user_message: 3, runner: "1@h" },
+      { user_message: "x", runner: "1@h", is_runner_alive: "yes" },
+      { user_message: "x", runner: "1@h", turn_index: 4 },
+    ]) {
+      await expect(
+        Promise.resolve().then(() =>
+          store.claimTurn("input", options as unknown as Parameters<SessionStore["claimTurn"]>[1]),
+        ),
+      ).rejects.toBeInstanceOf(InvalidInputError);
+    }
+    expect(await store.listTurns("input")).toStrictEqual([]);
+    expect(await store.listMessages("input")).toStrictEqual([]);
+  });
+}
