@@ -11,6 +11,11 @@ export const repoRoot = fileURLToPath(new URL("..", import.meta.url));
  */
 export const distDir = process.env.AGENT_LAB_DIST ?? join(repoRoot, "dist");
 export const distEntryUrl = pathToFileURL(join(distDir, "index.js")).href;
+/** The store alone: eight worker threads loading the whole package (tokenizer tables and all) spend
+ * most of a round importing, not migrating. */
+export const distStoreUrl = pathToFileURL(
+  join(distDir, "store/sqlite/sqlite-session-store.js"),
+).href;
 
 /** A fresh folder per test, removed afterwards. */
 export function temporaryDirectory(): { path: string; remove(): void } {

@@ -8,7 +8,7 @@ import {
   LEGACY_TURNS,
   LEGACY_USAGE_WITH_METRIC_KEY,
 } from "../../../test/legacy-layouts.js";
-import { distEntryUrl, repoRoot, temporaryDirectory } from "../../../test/paths.js";
+import { distStoreUrl, repoRoot, temporaryDirectory } from "../../../test/paths.js";
 
 const WORKERS = 8;
 /** Each round is a fresh legacy file; an unguarded migration fails within the first few. */
@@ -46,7 +46,7 @@ function openTogether(path: string): Promise<WorkerResult[]> {
       () =>
         new Promise<WorkerResult>((resolve, reject) => {
           const worker = new Worker(join(repoRoot, "test/workers/open-store-worker.cjs"), {
-            workerData: { moduleUrl: distEntryUrl, path, barrier, count: WORKERS },
+            workerData: { moduleUrl: distStoreUrl, path, barrier, count: WORKERS },
           });
           worker.once("message", (result: WorkerResult) => {
             resolve(result);
