@@ -1,5 +1,6 @@
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
+import { type CutCallProgress, elapsedSince, estimateCutUsage } from "./cut-call-usage.js";
 import type { TurnContext } from "./turn-context.js";
 
 export interface AssembledToolCall {
@@ -30,8 +31,9 @@ export interface ModelCallSpec {
 
 /**
  * One measured model call: streams it, reports retries, and records it as one usage row with the
- * port's TTFT and elapsed time, plus request and response audit entries. A stream that fails
- * throws its typed provider error after an audit entry; nothing is recorded as a usage row then.
+ * port's TTFT and elapsed time, plus request and response audit entries. A stream that fails or
+ * is cancelled throws (its typed provider error after an audit entry); when output had streamed by
+ * then, the call is still recorded, with token counts estimated from the prompt and that output.
  */
 export async function callModel(
   context: TurnContext,
@@ -54,14 +56,31 @@ export async function callModel(
   let text = "";
   const toolCalls: AssembledToolCall[] = [];
   let pendingUsage: { usage: TokenUsage; estimated: boolean } | null = null;
+  const startedAt = performance.now();
+  let ttftMs: number | null = null;
+  /** Raw arguments by tool call index, as far as they streamed. */
+  const toolArguments = new Map<number, string>();
   try {
     for await (const part of model.stream(request, { signal: context.signal })) {
       switch (part.type) {
+        case "first-token":
+          ttftMs = part.ttft_ms;
+          break;
         case "text-delta":
+          ttftMs ??= elapsedSince(startedAt);
           text += part.text;
           spec.onText?.(part.text);
           break;
+        case "tool-call-delta":
+          ttftMs ??= elapsedSince(startedAt);
+          toolArguments.set(
+            part.index,
+            (toolArguments.get(part.index) ?? "") + part.arguments_delta,
+          );
+          break;
         case "tool-call":
+          ttftMs ??= elapsedSince(startedAt);
+          toolArguments.set(part.index, part.raw_arguments);
           toolCalls.push(part);
           break;
         case "retry":
@@ -101,6 +120,7 @@ export async function callModel(
               event_name: spec.event?.name ?? null,
               used_fallback: spec.call_kind === "argument_fallback",
               metric_key: spec.metric_key,
+              estimated: pendingUsage?.estimated ?? true,
             },
           });
           context.emit({
@@ -133,6 +153,21 @@ export async function callModel(
       }
     }
   } catch (error) {
+    if (text !== "" || toolArguments.size > 0) {
+      const progress: CutCallProgress = {
+        text,
+        tool_arguments: [...toolArguments.values()],
+        started_at: startedAt,
+        first_output_at: ttftMs,
+      };
+      // The cut is what the caller must see; a store that fails here fails the turn's next write.
+      await recordCutCall(
+        context,
+        spec,
+        progress,
+        context.signal.aborted ? "cancelled" : "failed",
+      ).catch(() => {});
+    }
     if (!context.signal.aborted) {
       await context.audit(
         `${prefix}_error`,
@@ -147,6 +182,58 @@ export async function callModel(
   }
   // The port promises a `finish` part; a model that ends without one has failed.
   throw new Error(`${model.provider}:${model.model} ended its stream without a finish part`);
+}
+
+/**
+ * The usage row of a call cut short after output had streamed: the tokens were spent (and billed)
+ * even though the endpoint's usage never arrived, so a turn that streamed text never reads 0
+ * calls. Same metric key as a finished call; `estimated` says where the counts come from.
+ */
+async function recordCutCall(
+  context: TurnContext,
+  spec: ModelCallSpec,
+  progress: CutCallProgress,
+  reason: "cancelled" | "failed",
+): Promise<void> {
+  const usage = estimateCutUsage(spec.request, progress);
+  const elapsed_ms = elapsedSince(progress.started_at);
+  const { agent, round_index } = spec;
+  await context.store.appendUsage(context.session_id, {
+    turn_index: context.turn_index,
+    round_index,
+    usage,
+    ttft_ms: progress.first_output_at,
+    elapsed_ms,
+    metadata: {
+      agent,
+      call_kind: spec.call_kind,
+      event_id: spec.event?.id ?? null,
+      event_name: spec.event?.name ?? null,
+      used_fallback: spec.call_kind === "argument_fallback",
+      metric_key: spec.metric_key,
+      estimated: true,
+    },
+  });
+  context.emit({
+    type: "usage",
+    round_index,
+    agent,
+    call_kind: spec.call_kind,
+    metric_key: spec.metric_key,
+    usage,
+    estimated: true,
+    ttft_ms: progress.first_output_at,
+    elapsed_ms,
+  });
+  await context.audit(
+    "usage_estimated",
+    {
+      agent,
+      metric_key: spec.metric_key,
+      reason: `the call was ${reason} before the endpoint reported usage; counted with the o200k_base tokenizer from the prompt and the ${progress.text.length} characters that streamed`,
+    },
+    round_index,
+  );
 }
 
 function withoutType<Part extends { type: string }>(part: Part): Omit<Part, "type"> {

@@ -286,6 +286,7 @@ export class SqliteSessionStore implements SessionStore {
       created_at: now(),
       ...metadata,
       used_fallback: metadata.used_fallback ? 1 : 0,
+      estimated: metadata.estimated ? 1 : 0,
     });
     if (changes === 1) return true;
     // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
