@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Limits } from "./limits.js";
 import { findSecretKeys } from "./secrets.js";
 
 export const ToolInvocationMode = z.enum(["chat_agent_tools", "dual_agent"]);
@@ -76,6 +77,7 @@ const LabSessionConfigShape = z
     event_agent: AgentConfig.prefault({}),
     tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
     max_rounds: z.number().int().min(1).max(50).default(6),
+    limits: Limits.prefault({}),
   })
   .superRefine((config, context) => {
     for (const path of findSecretKeys(config)) {

@@ -1,3 +1,5 @@
+import { OutputLimitError } from "../domain/errors.js";
+import { cutMarker } from "../domain/limits.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
 import { type CutCallProgress, elapsedSince, estimateCutUsage } from "./cut-call-usage.js";
@@ -60,29 +62,54 @@ export async function callModel(
   let ttftMs: number | null = null;
   /** Raw arguments by tool call index, as far as they streamed. */
   const toolArguments = new Map<number, string>();
+  const maxOutput = context.config.limits.max_output_chars;
+  /** Room left under the output limit: text and tool arguments share it. */
+  let room = maxOutput;
+  // Stopping this call at the limit must not cancel the turn, hence its own signal.
+  const call = new AbortController();
+  const stopCall = () => call.abort(context.signal.reason);
+  if (context.signal.aborted) stopCall();
+  context.signal.addEventListener("abort", stopCall, { once: true });
+  const overLimit = () => {
+    call.abort(new OutputLimitError(maxOutput));
+    const marker = cutMarker("model output", maxOutput);
+    text += marker;
+    spec.onText?.(marker);
+    return new OutputLimitError(maxOutput);
+  };
   try {
-    for await (const part of model.stream(request, { signal: context.signal })) {
+    for await (const part of model.stream(request, { signal: call.signal })) {
       switch (part.type) {
         case "first-token":
           ttftMs = part.ttft_ms;
           break;
-        case "text-delta":
+        case "text-delta": {
           ttftMs ??= elapsedSince(startedAt);
-          text += part.text;
-          spec.onText?.(part.text);
+          const kept = part.text.slice(0, room);
+          room -= kept.length;
+          text += kept;
+          if (kept) spec.onText?.(kept);
+          if (kept.length < part.text.length) throw overLimit();
           break;
-        case "tool-call-delta":
+        }
+        case "tool-call-delta": {
           ttftMs ??= elapsedSince(startedAt);
-          toolArguments.set(
-            part.index,
-            (toolArguments.get(part.index) ?? "") + part.arguments_delta,
-          );
+          const kept = part.arguments_delta.slice(0, room);
+          room -= kept.length;
+          toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
+          if (kept.length < part.arguments_delta.length) throw overLimit();
           break;
-        case "tool-call":
+        }
+        case "tool-call": {
           ttftMs ??= elapsedSince(startedAt);
+          const streamed = toolArguments.get(part.index)?.length ?? 0;
+          const extra = Math.max(0, part.raw_arguments.length - streamed);
+          if (extra > room) throw overLimit();
+          room -= extra;
           toolArguments.set(part.index, part.raw_arguments);
           toolCalls.push(part);
           break;
+        }
         case "retry":
           context.emit({ type: "retry", round_index, agent, ...withoutType(part) });
           await context.audit("provider_retry", { agent, ...withoutType(part) }, round_index);
@@ -153,6 +180,7 @@ export async function callModel(
       }
     }
   } catch (error) {
+    call.abort(error);
     if (text !== "" || toolArguments.size > 0) {
       const progress: CutCallProgress = {
         text,
@@ -179,6 +207,8 @@ export async function callModel(
       );
     }
     throw error;
+  } finally {
+    context.signal.removeEventListener("abort", stopCall);
   }
   // The port promises a `finish` part; a model that ends without one has failed.
   throw new Error(`${model.provider}:${model.model} ended its stream without a finish part`);

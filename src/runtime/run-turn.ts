@@ -147,6 +147,7 @@ async function driveTurn(
         turn_index,
         tools,
         signal: work.signal,
+        max_result_chars: config.limits.max_tool_result_chars,
         emit,
         audit,
       }),
