@@ -80,7 +80,7 @@ export class TurnPrinter {
       ...(brief ? [] : [`session ${report.session_id}`]),
       `turn ${report.turn_index}`,
       report.status,
-      `${formatCount(usage.total_tokens)} tokens${cached}`,
+      `${formatCount(usage.total_tokens)} tokens${cached}${usage.estimated_count > 0 ? " (estimated)" : ""}`,
       `${usage.call_count} ${usage.call_count === 1 ? "call" : "calls"}`,
       `TTFT ${formatMs(report.ttft_ms)}`,
       `wall ${formatMs(report.wall_time_ms)}`,

@@ -120,3 +120,13 @@ export class StorageError extends AgentLabError {
     );
   }
 }
+
+/** A model call streamed more than the session's `limits.max_output_chars`; it was stopped. */
+export class OutputLimitError extends AgentLabError {
+  readonly code = "output_limit" as const;
+  constructor(readonly max_chars: number) {
+    super(
+      `the model's output passed limits.max_output_chars (${max_chars} characters): the call was stopped and what arrived is stored, cut`,
+    );
+  }
+}

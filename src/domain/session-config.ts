@@ -6,6 +6,7 @@ import {
   LONE_SURROGATE_MESSAGE,
   MAX_CONFIG_DEPTH,
 } from "./json-limits.js";
+import { Limits } from "./limits.js";
 import { findCredentialProblems, type JsonPath } from "./secrets.js";
 
 interface IssueSink {
@@ -109,6 +110,7 @@ const LabSessionConfigShape = z
     event_agent: AgentConfig.prefault({}),
     tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
     max_rounds: z.number().int().min(1).max(50).default(6),
+    limits: Limits.prefault({}),
   })
   .superRefine(checkStorableConfig);
 export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);

@@ -104,6 +104,8 @@ export const ExportedCall = z.strictObject({
   used_fallback: z.boolean(),
   tool_latency_ms: milliseconds.nullable(),
   metric_key: z.string().min(1).nullable(),
+  // Absent from documents written before the lab recorded estimates.
+  estimated: z.boolean().default(false),
   created_at: timestamp,
 });
 
@@ -116,6 +118,7 @@ const rollupShape = {
   call_count: tokens,
   fallback_count: tokens,
   tool_count: tokens,
+  estimated_count: tokens.default(0),
   turn_wall_time_ms: milliseconds.nullable(),
 };
 const ExportedRollup = z.strictObject(rollupShape);

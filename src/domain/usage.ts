@@ -29,6 +29,11 @@ export const UsageMetadata = z.strictObject({
   used_fallback: z.boolean().default(false),
   tool_latency_ms: milliseconds.nullable().default(null),
   metric_key: z.string().min(1).nullable().default(null),
+  /**
+   * The token counts are the lab's own count, not the endpoint's: an endpoint that reported none,
+   * or a call cut short (cancelled, failed mid-stream) whose usage never arrived.
+   */
+  estimated: z.boolean().default(false),
 });
 export type UsageMetadata = z.output<typeof UsageMetadata>;
 export type UsageMetadataInput = z.input<typeof UsageMetadata>;
@@ -52,6 +57,7 @@ export interface UsageCallRecord {
   used_fallback: boolean;
   tool_latency_ms: number | null;
   metric_key: string | null;
+  estimated: boolean;
   created_at: string;
 }
 
@@ -65,6 +71,8 @@ export interface UsageRollup {
   call_count: number;
   fallback_count: number;
   tool_count: number;
+  /** How many of the calls have estimated token counts: a figure that includes them is an estimate. */
+  estimated_count: number;
   turn_wall_time_ms: number | null;
 }
 
@@ -88,6 +96,7 @@ export function emptyUsageRollup(): UsageRollup {
     call_count: 0,
     fallback_count: 0,
     tool_count: 0,
+    estimated_count: 0,
     turn_wall_time_ms: null,
   };
 }

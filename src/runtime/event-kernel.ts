@@ -1,8 +1,10 @@
 import type { ToolCallEvent } from "../domain/events.js";
+import { cutText } from "../domain/limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { auditPayload } from "./audit-payload.js";
 
 export interface KernelScope {
   store: SessionStore;
@@ -10,6 +12,8 @@ export interface KernelScope {
   turn_index: number;
   tools: ToolRegistry;
   signal: AbortSignal;
+  /** `limits.max_tool_result_chars`: a longer result is cut, with a marker, before it is stored. */
+  max_result_chars: number;
   emit(event: TurnEvent): void;
   audit(event: string, details: Record<string, unknown>, round_index?: number): Promise<void>;
 }
@@ -35,7 +39,12 @@ export class EventKernel {
     const { round_index, used_fallback } = options;
     await this.scope.audit(
       "tool_start",
-      { event_id: event.id, event_name: event.name, arguments: event.arguments, used_fallback },
+      {
+        event_id: event.id,
+        event_name: event.name,
+        arguments: auditPayload(event.arguments),
+        used_fallback,
+      },
       round_index,
     );
     const outcome = options.argument_error
@@ -46,9 +55,11 @@ export class EventKernel {
           kind: "invalid_arguments",
         } as const)
       : await tools.run(event.name, event.arguments, { signal });
-    const content = outcome.ok
-      ? JSON.stringify(outcome.value ?? null)
-      : JSON.stringify({ error: outcome.error });
+    const content = cutText(
+      outcome.ok ? JSON.stringify(outcome.value ?? null) : JSON.stringify({ error: outcome.error }),
+      this.scope.max_result_chars,
+      "tool result",
+    );
     await store.appendUsage(session_id, {
       turn_index,
       round_index,
@@ -72,7 +83,8 @@ export class EventKernel {
         event_name: event.name,
         ok: outcome.ok,
         latency_ms: outcome.latency_ms,
-        ...(outcome.ok ? {} : { error: outcome.error, error_kind: outcome.kind }),
+        result_chars: content.length,
+        ...(outcome.ok ? {} : { error: auditPayload(outcome.error), error_kind: outcome.kind }),
       },
       round_index,
     );

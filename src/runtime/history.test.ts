@@ -1,4 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
+import {
+  answerRound,
+  fakeServerModel,
+  requestMessages,
+} from "../../test/runtime/scripted-turns.js";
 import {
   assertStrictHistory,
   type HistoryMessage,
@@ -126,6 +132,116 @@ describe("loadHistory", () => {
     expect(await loadHistory(lab.store, "legacy")).toEqual(history);
     const repairs = lab.store.listAuditLogs("legacy").filter((e) => e.event === "history_repaired");
     expect(repairs).toMatchObject([{ turn_index: 1, details: { tool_call_ids: ["b"] } }]);
+  });
+
+  it("never lets a late reply answer a call: interrupted in place, the late result kept but not sent", async () => {
+    const { store } = lab;
+    store.createSession({ session_id: "late", title: "late", config: {} });
+    const turns: ChatMessageInput[][] = [
+      [user("search"), assistant("", "a")],
+      // The tool finished after the user had moved on: its result is stored after turn 2's user.
+      [user("never mind"), { ...reply("a"), content: '{"late":true}' }, assistant("fine")],
+    ];
+    turns.forEach((messages, index) => {
+      const turn_index = index + 1;
+      store.startTurn("late", { turn_index, user_message: String(messages[0]?.content) });
+      for (const message of messages) store.appendMessage("late", { turn_index, message });
+      store.completeTurn("late", { turn_index, wall_time_ms: 1 });
+    });
+    const stored = store.listMessages("late");
+
+    const history = await loadHistory(store, "late");
+    assertStrictHistory(history);
+    expect(history.map((message) => message.tool_call_id ?? message.role)).toEqual([
+      "user",
+      "assistant",
+      "a",
+      "user",
+      "assistant",
+    ]);
+    expect(history[2]?.content).toMatch(/interrupted/);
+    expect(history.some((message) => message.content.includes("late"))).toBe(false);
+    // The record keeps the late result and gains no second reply to `a`.
+    expect(store.listMessages("late")).toEqual(stored);
+    expect(await loadHistory(store, "late")).toEqual(history);
+  });
+
+  it("sends a reply stored after the next assistant message of its turn as interrupted too", async () => {
+    const { store } = lab;
+    store.createSession({ session_id: "moved-on", title: "moved on", config: {} });
+    store.startTurn("moved-on", { turn_index: 1, user_message: "go" });
+    for (const message of [
+      user("go"),
+      assistant("", "a", "b"),
+      reply("a"),
+      assistant("x"),
+      reply("b"),
+    ])
+      store.appendMessage("moved-on", { turn_index: 1, message });
+    store.completeTurn("moved-on", { turn_index: 1, wall_time_ms: 1 });
+    const history = await loadHistory(store, "moved-on");
+    assertStrictHistory(history);
+    expect(history.map((message) => message.content)).toEqual([
+      "go",
+      "",
+      '{"for":"a"}',
+      expect.stringMatching(/interrupted/),
+      "x",
+    ]);
+  });
+
+  it("imports a document with a late reply as it is, and its next turn is one a strict endpoint accepts", async () => {
+    const { store } = lab;
+    store.createSession({
+      session_id: "source",
+      title: "late",
+      config: { tool_invocation_mode: "chat_agent_tools" },
+    });
+    store.startTurn("source", { turn_index: 1, user_message: "search" });
+    store.appendMessage("source", { turn_index: 1, message: user("search") });
+    store.appendMessage("source", { turn_index: 1, message: assistant("", "a") });
+    store.completeTurn("source", { turn_index: 1, wall_time_ms: 1, status: "cancelled" });
+    store.startTurn("source", { turn_index: 2, user_message: "again" });
+    for (const message of [
+      user("again"),
+      { ...reply("a"), content: '{"late":true}' },
+      assistant("ok"),
+    ])
+      store.appendMessage("source", { turn_index: 2, message });
+    store.completeTurn("source", { turn_index: 2, wall_time_ms: 1 });
+    const document = JSON.parse(JSON.stringify(store.exportSession("source"))) as unknown;
+
+    expect(store.importSession(document, { session_id: "copy" })).toBe("copy");
+    const imported = store.listMessages("copy").map((m) => m.tool_call_id ?? m.role);
+    expect(imported).toEqual(["user", "assistant", "user", "a", "assistant"]);
+
+    const server = await FakeOpenAIServer.start();
+    try {
+      server.enqueue(answerRound("Done."));
+      await completedTurn({
+        store,
+        session_id: "copy",
+        message: "and now?",
+        models: { chat: fakeServerModel(server) },
+      });
+      const sent = requestMessages(server, 0);
+      assertStrictHistory(sent);
+      expect(sent.map((m) => m.tool_call_id ?? m.role)).toEqual([
+        "system",
+        "user",
+        "assistant",
+        "a",
+        "user",
+        "assistant",
+        "user",
+      ]);
+      expect(sent[3]?.content).toMatch(/interrupted/);
+      expect(JSON.stringify(sent)).not.toContain("late");
+      // The late result is still in the record, where the document had it.
+      expect(store.listMessages("copy").map((m) => m.content)).toContain('{"late":true}');
+    } finally {
+      await server.close();
+    }
   });
 
   it.each(MODES)(

@@ -18,35 +18,52 @@ interface CallSlot {
   call: ToolCallEvent;
   turn_index: number;
   reply: ChatMessage | null;
+  /** A reply to this call is stored, in place or late (e.g. an earlier repair). */
+  stored: boolean;
 }
 
 /**
  * The session's history as a strict endpoint will accept it: every assistant tool call followed at
  * once by exactly one reply. Groups are written atomically, but a file may still hold an assistant
- * tool call without its reply (written message by message by an older lab, or by hand); each such
- * call gets an "interrupted" reply, stored, before the history is used.
+ * tool call without its reply (written message by message by an older lab, by hand, or imported);
+ * each such call gets an "interrupted" reply, stored once, before the history is used.
  *
- * Each reply is placed right after the call it answers, whatever its position in the file: a
- * repaired reply is appended at the end, and a strict endpoint refuses a reply after a later
- * message. A reply goes to the most recent unanswered call with its id (ids may repeat across
- * rounds); a reply that answers no call stays stored but is left out of the history.
+ * A reply answers a call only when it sits in the run of tool messages right after the call's
+ * assistant message, which is where OpenAI- and Anthropic-compatible endpoints require it. A reply
+ * stored later (after the next user or assistant message: a tool that finished after its turn
+ * ended, or a repair appended at the end of the file) came after the conversation moved on: it
+ * stays in the record but is not sent; the call is answered "interrupted" in place. Sending it
+ * there instead would show the model a result it never had when it wrote what followed.
  */
 export async function loadHistory(store: SessionStore, sessionId: string): Promise<ChatMessage[]> {
   const records = await store.listMessages(sessionId);
   const entries: { message: ChatMessage; slots: CallSlot[] }[] = [];
-  const open = new Map<string, CallSlot[]>();
+  /** Every call by id, to learn which ones have some reply stored, in place or not. */
+  const byId = new Map<string, CallSlot[]>();
+  /** The calls of the assistant message the current run of tool messages follows. */
+  let open: CallSlot[] = [];
   for (const record of records) {
     if (record.role === "tool") {
-      const slot = open.get(record.tool_call_id ?? "")?.pop();
-      if (slot) slot.reply = toMessage(record);
+      const id = record.tool_call_id ?? "";
+      const slot = open.find((candidate) => candidate.call.id === id && candidate.reply === null);
+      if (slot) {
+        slot.reply = toMessage(record);
+        slot.stored = true;
+        continue;
+      }
+      // A late reply: it marks the most recent call with its id that has none stored yet.
+      const late = (byId.get(id) ?? []).findLast((candidate) => !candidate.stored);
+      if (late) late.stored = true;
       continue;
     }
     const slots = record.tool_calls.map((call) => ({
       call,
       turn_index: record.turn_index,
       reply: null,
+      stored: false,
     }));
-    for (const slot of slots) open.set(slot.call.id, [...(open.get(slot.call.id) ?? []), slot]);
+    for (const slot of slots) byId.set(slot.call.id, [...(byId.get(slot.call.id) ?? []), slot]);
+    open = slots;
     entries.push({ message: toMessage(record), slots });
   }
 
@@ -54,6 +71,8 @@ export async function loadHistory(store: SessionStore, sessionId: string): Promi
   for (const slot of entries.flatMap((entry) => entry.slots)) {
     if (slot.reply !== null) continue;
     slot.reply = interruptedReply(slot.call);
+    // A call with a late reply already has its record; a repair would only add a second one.
+    if (slot.stored) continue;
     orphans.set(slot.turn_index, [...(orphans.get(slot.turn_index) ?? []), slot.reply]);
   }
   for (const [turn_index, messages] of orphans) {

@@ -1,6 +1,9 @@
+import { OutputLimitError } from "../domain/errors.js";
+import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
+import { type CutCallProgress, elapsedSince, estimateCutUsage } from "./cut-call-usage.js";
 import type { TurnContext } from "./turn-context.js";
 
 export interface AssembledToolCall {
@@ -31,8 +34,9 @@ export interface ModelCallSpec {
 
 /**
  * One measured model call: streams it, reports retries, and records it as one usage row with the
- * port's TTFT and elapsed time, plus request and response audit entries. A stream that fails
- * throws its typed provider error after an audit entry; nothing is recorded as a usage row then.
+ * port's TTFT and elapsed time, plus request and response audit entries. A stream that fails or
+ * is cancelled throws (its typed provider error after an audit entry); when output had streamed by
+ * then, the call is still recorded, with token counts estimated from the prompt and that output.
  */
 export async function callModel(
   context: TurnContext,
@@ -55,16 +59,58 @@ export async function callModel(
   let text = "";
   const toolCalls: AssembledToolCall[] = [];
   let pendingUsage: { usage: TokenUsage; estimated: boolean } | null = null;
+  const startedAt = performance.now();
+  let ttftMs: number | null = null;
+  /** Raw arguments by tool call index, as far as they streamed. */
+  const toolArguments = new Map<number, string>();
+  const maxOutput = context.config.limits.max_output_chars;
+  /** Room left under the output limit: text and tool arguments share it. */
+  let room = maxOutput;
+  // Stopping this call at the limit must not cancel the turn, hence its own signal.
+  const call = new AbortController();
+  const stopCall = () => call.abort(context.signal.reason);
+  if (context.signal.aborted) stopCall();
+  context.signal.addEventListener("abort", stopCall, { once: true });
+  const overLimit = () => {
+    call.abort(new OutputLimitError(maxOutput));
+    const marker = cutMarker("model output", maxOutput);
+    text += marker;
+    spec.onText?.(marker);
+    return new OutputLimitError(maxOutput);
+  };
   try {
-    for await (const part of model.stream(request, { signal: context.signal })) {
+    for await (const part of model.stream(request, { signal: call.signal })) {
       switch (part.type) {
-        case "text-delta":
-          text += part.text;
-          spec.onText?.(part.text);
+        case "first-token":
+          ttftMs = part.ttft_ms;
           break;
-        case "tool-call":
+        case "text-delta": {
+          ttftMs ??= elapsedSince(startedAt);
+          const kept = part.text.slice(0, room);
+          room -= kept.length;
+          text += kept;
+          if (kept) spec.onText?.(kept);
+          if (kept.length < part.text.length) throw overLimit();
+          break;
+        }
+        case "tool-call-delta": {
+          ttftMs ??= elapsedSince(startedAt);
+          const kept = part.arguments_delta.slice(0, room);
+          room -= kept.length;
+          toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
+          if (kept.length < part.arguments_delta.length) throw overLimit();
+          break;
+        }
+        case "tool-call": {
+          ttftMs ??= elapsedSince(startedAt);
+          const streamed = toolArguments.get(part.index)?.length ?? 0;
+          const extra = Math.max(0, part.raw_arguments.length - streamed);
+          if (extra > room) throw overLimit();
+          room -= extra;
+          toolArguments.set(part.index, part.raw_arguments);
           toolCalls.push(part);
           break;
+        }
         case "retry": {
           const retry = { ...withoutType(part), reason: redactSecretText(part.reason) };
           context.emit({ type: "retry", round_index, agent, ...retry });
@@ -105,6 +151,7 @@ export async function callModel(
               event_name: spec.event?.name ?? null,
               used_fallback: spec.call_kind === "argument_fallback",
               metric_key: spec.metric_key,
+              estimated: pendingUsage?.estimated ?? true,
             },
           });
           context.emit({
@@ -137,6 +184,22 @@ export async function callModel(
       }
     }
   } catch (error) {
+    call.abort(error);
+    if (text !== "" || toolArguments.size > 0) {
+      const progress: CutCallProgress = {
+        text,
+        tool_arguments: [...toolArguments.values()],
+        started_at: startedAt,
+        first_output_at: ttftMs,
+      };
+      // The cut is what the caller must see; a store that fails here fails the turn's next write.
+      await recordCutCall(
+        context,
+        spec,
+        progress,
+        context.signal.aborted ? "cancelled" : "failed",
+      ).catch(() => {});
+    }
     if (!context.signal.aborted) {
       await context.audit(
         `${prefix}_error`,
@@ -148,9 +211,63 @@ export async function callModel(
       );
     }
     throw error;
+  } finally {
+    context.signal.removeEventListener("abort", stopCall);
   }
   // The port promises a `finish` part; a model that ends without one has failed.
   throw new Error(`${model.provider}:${model.model} ended its stream without a finish part`);
+}
+
+/**
+ * The usage row of a call cut short after output had streamed: the tokens were spent (and billed)
+ * even though the endpoint's usage never arrived, so a turn that streamed text never reads 0
+ * calls. Same metric key as a finished call; `estimated` says where the counts come from.
+ */
+async function recordCutCall(
+  context: TurnContext,
+  spec: ModelCallSpec,
+  progress: CutCallProgress,
+  reason: "cancelled" | "failed",
+): Promise<void> {
+  const usage = estimateCutUsage(spec.request, progress);
+  const elapsed_ms = elapsedSince(progress.started_at);
+  const { agent, round_index } = spec;
+  await context.store.appendUsage(context.session_id, {
+    turn_index: context.turn_index,
+    round_index,
+    usage,
+    ttft_ms: progress.first_output_at,
+    elapsed_ms,
+    metadata: {
+      agent,
+      call_kind: spec.call_kind,
+      event_id: spec.event?.id ?? null,
+      event_name: spec.event?.name ?? null,
+      used_fallback: spec.call_kind === "argument_fallback",
+      metric_key: spec.metric_key,
+      estimated: true,
+    },
+  });
+  context.emit({
+    type: "usage",
+    round_index,
+    agent,
+    call_kind: spec.call_kind,
+    metric_key: spec.metric_key,
+    usage,
+    estimated: true,
+    ttft_ms: progress.first_output_at,
+    elapsed_ms,
+  });
+  await context.audit(
+    "usage_estimated",
+    {
+      agent,
+      metric_key: spec.metric_key,
+      reason: `the call was ${reason} before the endpoint reported usage; counted with the o200k_base tokenizer from the prompt and the ${progress.text.length} characters that streamed`,
+    },
+    round_index,
+  );
 }
 
 function withoutType<Part extends { type: string }>(part: Part): Omit<Part, "type"> {

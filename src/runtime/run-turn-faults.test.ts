@@ -219,8 +219,8 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
         ["user", "hello"],
         ["assistant", "The answer is part"],
       ]);
-      // A failed call records no usage row; the audit says what happened.
-      expect(turn.calls).toEqual([]);
+      // The failed call's tokens were spent: one row, counted by the lab and labelled estimated.
+      expect(turn.calls).toMatchObject([{ metric_key: "chat:1:1", estimated: true }]);
       expectInOrder(turn.auditEvents, [
         "turn_start",
         "chat_agent_request",
@@ -291,14 +291,17 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
           { role: "assistant", tool_call_id: null, tool_calls: ["mock_search:evt_1_1_1"] },
           { role: "tool", tool_call_id: "evt_1_1_1", tool_calls: [] },
         ]);
-        expect(turn.calls.map((row) => row.metric_key)).toEqual(["tool:1:1:evt_1_1_1"]);
+        expect(turn.calls.map((row) => `${row.metric_key} ${row.estimated}`).sort()).toEqual([
+          "chat:1:1 true",
+          "tool:1:1:evt_1_1_1 false",
+        ]);
       } else {
         // Native tool calls run only once the stream has finished: nothing ran, the text is kept.
         expect(turn.messages.map(messageShape)).toEqual([
           { role: "user", tool_call_id: null, tool_calls: [] },
           { role: "assistant", tool_call_id: null, tool_calls: [] },
         ]);
-        expect(turn.calls).toEqual([]);
+        expect(turn.calls).toMatchObject([{ metric_key: "chat:1:1", estimated: true }]);
       }
       expect(turn.messages[1]?.content.trim()).toBe("Searching.");
       await expectNextTurnRuns();

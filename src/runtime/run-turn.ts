@@ -174,6 +174,7 @@ async function runClaimedTurn(
       turn_index,
       tools,
       signal: work.signal,
+      max_result_chars: config.limits.max_tool_result_chars,
       emit,
       audit,
     }),

@@ -110,6 +110,7 @@ export function describeSessionStoreContract(
         used_fallback: false,
         tool_latency_ms: null,
         metric_key: null,
+        estimated: false,
         created_at: "ignored",
       });
       expect(usage.turns).toStrictEqual([
@@ -123,6 +124,7 @@ export function describeSessionStoreContract(
           call_count: 1,
           fallback_count: 0,
           tool_count: 0,
+          estimated_count: 0,
           turn_wall_time_ms: 425,
         },
       ]);
@@ -135,6 +137,7 @@ export function describeSessionStoreContract(
         call_count: 1,
         fallback_count: 0,
         tool_count: 0,
+        estimated_count: 0,
         turn_wall_time_ms: 425,
       });
     });
@@ -216,6 +219,7 @@ export function describeSessionStoreContract(
         call_count: 3,
         fallback_count: 1,
         tool_count: 1,
+        estimated_count: 0,
         turn_wall_time_ms: 95,
       };
       expect(usage.turns).toStrictEqual([{ turn_index: 1, ...expected }]);

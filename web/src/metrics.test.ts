@@ -3,6 +3,7 @@ import type { UsageCallRecord, UsageSummary } from "./api-types.js";
 import {
   compareMetrics,
   delta,
+  estimatedLabel,
   niceTicks,
   type SessionMetrics,
   sessionMetrics,
@@ -201,5 +202,17 @@ describe("niceTicks", () => {
     expect(niceTicks(0.9, 3)).toEqual([0, 0.5, 1]);
     expect(niceTicks(2, 5, 1)).toEqual([0, 1, 2]);
     expect(niceTicks(0)).toEqual([0, 1]);
+  });
+});
+
+describe("estimatedLabel", () => {
+  it("labels a figure that includes estimated calls, and only such a figure", () => {
+    expect(estimatedLabel({ estimated_count: 0 })).toBeNull();
+    expect(estimatedLabel(null)).toBeNull();
+    expect(estimatedLabel({ estimated_count: 1 })).toEqual({
+      text: "estimated",
+      title: expect.stringMatching(/^1 call without the endpoint's usage/),
+    });
+    expect(estimatedLabel({ estimated_count: 3 })?.title).toMatch(/^3 calls /);
   });
 });

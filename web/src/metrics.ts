@@ -208,6 +208,21 @@ function sumWallTime(
   return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0);
 }
 
+/**
+ * The label a token figure carries when some of its calls were counted by the lab rather than
+ * reported by the endpoint (a call cut short, or an endpoint without usage); null when none were.
+ */
+export function estimatedLabel(
+  rollup: Pick<UsageRollup, "estimated_count"> | null | undefined,
+): { text: string; title: string } | null {
+  const count = rollup?.estimated_count ?? 0;
+  if (count === 0) return null;
+  return {
+    text: "estimated",
+    title: `${count} ${count === 1 ? "call" : "calls"} without the endpoint's usage (cut short, or not reported), counted with the lab's tokenizer`,
+  };
+}
+
 /** A session's headline numbers; mean TTFT averages each turn's first chat completion. */
 export function sessionMetrics(
   usage: UsageSummary,

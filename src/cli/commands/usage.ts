@@ -30,6 +30,8 @@ export function registerUsageCommand(program: Command, context: CommandContext):
       `
 TTFT is the time to first token of each turn's first chat completion; ELAPSED sums every call's
 time, WALL is the turn's measured wall clock (smaller when tools ran while the model streamed).
+A TOTAL marked * includes estimated counts: calls cut short (cancelled, failed mid-stream) or
+whose endpoint reported no usage, counted with the lab's tokenizer ("estimated": true in --json).
 
 Examples:
   $ agent-lab usage 3f1c…
@@ -81,11 +83,21 @@ export function printUsage(io: CliIo, sessionId: string, summary: UsageSummary):
         align: "right",
       },
       { header: "CACHED", value: (row) => formatCount(row.cached_tokens), align: "right" },
-      { header: "TOTAL", value: (row) => formatCount(row.total_tokens), align: "right" },
+      {
+        header: "TOTAL",
+        value: (row) => `${formatCount(row.total_tokens)}${row.estimated_count > 0 ? "*" : ""}`,
+        align: "right",
+      },
       { header: "TTFT", value: (row) => formatMs(row.ttft_ms), align: "right" },
       { header: "ELAPSED", value: (row) => formatMs(row.elapsed_ms), align: "right" },
       { header: "WALL", value: (row) => formatMs(row.turn_wall_time_ms), align: "right" },
     ])}\n`,
   );
   if (summary.turns.length === 0) io.stdout.write("\nNo calls recorded yet.\n");
+  const estimated = summary.session.estimated_count;
+  if (estimated > 0) {
+    io.stdout.write(
+      `\n* estimated: ${estimated} ${estimated === 1 ? "call" : "calls"} without the endpoint's usage (cut short, or not reported), counted with the lab's tokenizer\n`,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 import type { ToolCallEvent } from "../../domain/events.js";
 import type { ChatMessage } from "../../domain/messages.js";
+import { auditPayload } from "../audit-payload.js";
 import { callModel } from "../model-call.js";
 import type { TurnContext } from "../turn-context.js";
 import { parseArguments } from "./parse-arguments.js";
@@ -104,7 +105,7 @@ export async function repairArguments(
     {
       event_id: event.id,
       ok: outcome.ok,
-      ...(outcome.ok ? { arguments: outcome.arguments } : { error: outcome.error }),
+      ...(outcome.ok ? { arguments: auditPayload(outcome.arguments) } : { error: outcome.error }),
     },
     round_index,
   );

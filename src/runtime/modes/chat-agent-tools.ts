@@ -47,7 +47,12 @@ export const chatAgentTools: ModeStrategy = {
       return candidate;
     };
     const runs = result.tool_calls.map((call) => {
-      const { event, parsed } = eventFrom(uniqueId(call.id), call.name, call.raw_arguments);
+      const { event, parsed } = eventFrom(
+        uniqueId(call.id),
+        call.name,
+        call.raw_arguments,
+        context.config.limits.max_tool_argument_chars,
+      );
       return dispatchEvent(context, state, event, () =>
         context.kernel.execute(event, {
           round_index,

@@ -1,15 +1,36 @@
 import type { ToolCallEvent } from "../../domain/events.js";
+import { cutText } from "../../domain/limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
+import { auditPayload } from "../audit-payload.js";
 import type { RoundState, TurnContext } from "../turn-context.js";
 import { parseArguments } from "./parse-arguments.js";
 
-/** A tool call as the chat agent wrote it, with its arguments parsed when they are JSON. */
+/**
+ * A tool call as the chat agent wrote it, with its arguments parsed when they are JSON. Arguments
+ * over `maxChars` are refused (the tool is not run) and only their start is kept, with a marker:
+ * the call is stored in the assistant message, and a runaway argument must not be stored whole.
+ */
 export function eventFrom(
   id: string,
   name: string,
   raw_arguments: string,
+  maxChars: number,
   cutOff = false,
 ): { event: ToolCallEvent; parsed: ReturnType<typeof parseArguments> } {
+  if (raw_arguments.length > maxChars) {
+    return {
+      event: {
+        id,
+        name,
+        arguments: {},
+        raw_arguments: cutText(raw_arguments, maxChars, "tool arguments"),
+      },
+      parsed: {
+        ok: false,
+        error: `the arguments are ${raw_arguments.length} characters, over limits.max_tool_argument_chars (${maxChars}): the tool was not run`,
+      },
+    };
+  }
   const parsed = cutOff
     ? ({ ok: false, error: "the event tag was cut off before </event>" } as const)
     : parseArguments(raw_arguments);
@@ -36,7 +57,11 @@ export function dispatchEvent(
   const run = (async () => {
     await context.audit(
       "event_detected",
-      { event_id: event.id, event_name: event.name, raw_arguments: event.raw_arguments },
+      {
+        event_id: event.id,
+        event_name: event.name,
+        raw_arguments: auditPayload(event.raw_arguments),
+      },
       round_index,
     );
     state.replies.set(event.id, await handle());

@@ -65,7 +65,13 @@ function dispatch(
 ): void {
   const { round_index } = state;
   const id = `evt_${context.turn_index}_${round_index}_${state.calls.length + 1}`;
-  const { event, parsed } = eventFrom(id, piece.name, piece.raw_arguments, !piece.complete);
+  const { event, parsed } = eventFrom(
+    id,
+    piece.name,
+    piece.raw_arguments,
+    context.config.limits.max_tool_argument_chars,
+    !piece.complete,
+  );
   void dispatchEvent(context, state, event, async () => {
     let final = event;
     let used_fallback = false;

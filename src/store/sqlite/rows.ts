@@ -138,6 +138,7 @@ export interface UsageRow {
   used_fallback: number;
   tool_latency_ms: number | null;
   metric_key: string | null;
+  estimated: number;
   created_at: string;
 }
 
@@ -161,6 +162,7 @@ export function toUsageCallRecord(row: UsageRow, mode: ToolInvocationMode): Usag
     used_fallback: row.used_fallback !== 0,
     tool_latency_ms: row.tool_latency_ms,
     metric_key: row.metric_key,
+    estimated: row.estimated !== 0,
     created_at: row.created_at,
   };
 }

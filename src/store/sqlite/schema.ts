@@ -5,7 +5,7 @@
  */
 
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export interface TableLayout {
   name: string;
@@ -102,7 +102,8 @@ export const TABLES: readonly TableLayout[] = [
       event_name TEXT,
       used_fallback INTEGER NOT NULL DEFAULT 0,
       tool_latency_ms INTEGER,
-      metric_key TEXT
+      metric_key TEXT,
+      estimated INTEGER NOT NULL DEFAULT 0
     )`,
     columns: [
       ["agent", "TEXT NOT NULL DEFAULT 'chat_agent'"],
@@ -112,6 +113,8 @@ export const TABLES: readonly TableLayout[] = [
       ["used_fallback", "INTEGER NOT NULL DEFAULT 0"],
       ["tool_latency_ms", "INTEGER"],
       ["metric_key", "TEXT"],
+      // Version 2: token counts the lab estimated (no usage reported, or the call was cut short).
+      ["estimated", "INTEGER NOT NULL DEFAULT 0"],
     ],
   },
   {

@@ -45,10 +45,10 @@ export class SessionTransfer {
       INSERT INTO usage_stats (
         session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
         cached_tokens, ttft_ms, elapsed_ms, created_at, agent, call_kind, event_id, event_name,
-        used_fallback, tool_latency_ms, metric_key)
+        used_fallback, tool_latency_ms, metric_key, estimated)
       VALUES (@session_id, @turn_index, @round_index, @prompt_tokens, @completion_tokens, @total_tokens,
         @cached_tokens, @ttft_ms, @elapsed_ms, @created_at, @agent, @call_kind, @event_id, @event_name,
-        @used_fallback, @tool_latency_ms, @metric_key)`);
+        @used_fallback, @tool_latency_ms, @metric_key, @estimated)`);
   }
 
   /** Deletes every row of the session; the caller has checked that it exists. */
@@ -123,6 +123,7 @@ export class SessionTransfer {
         used_fallback: call.used_fallback ? 1 : 0,
         tool_latency_ms: call.tool_latency_ms,
         metric_key: call.metric_key,
+        estimated: call.estimated ? 1 : 0,
       });
     }
   }

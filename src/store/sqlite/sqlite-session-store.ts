@@ -330,6 +330,7 @@ export class SqliteSessionStore implements SessionStore {
         created_at: now(),
         ...metadata,
         used_fallback: metadata.used_fallback ? 1 : 0,
+        estimated: metadata.estimated ? 1 : 0,
       }),
     );
     if (changes === 1) return true;

@@ -54,16 +54,16 @@ const SQL = {
       INSERT INTO usage_stats (
         session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
         cached_tokens, ttft_ms, elapsed_ms, created_at, agent, call_kind, event_id, event_name,
-        used_fallback, tool_latency_ms, metric_key)
+        used_fallback, tool_latency_ms, metric_key, estimated)
       SELECT @session_id, @turn_index, @round_index, @prompt_tokens, @completion_tokens, @total_tokens,
         @cached_tokens, @ttft_ms, @elapsed_ms, @created_at, @agent, @call_kind, @event_id, @event_name,
-        @used_fallback, @tool_latency_ms, @metric_key
+        @used_fallback, @tool_latency_ms, @metric_key, @estimated
       WHERE EXISTS (SELECT 1 FROM turns WHERE session_id = @session_id AND turn_index = @turn_index)
       ON CONFLICT (session_id, metric_key) DO NOTHING`,
   listUsage: `
       SELECT id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
              cached_tokens, ttft_ms, elapsed_ms, agent, call_kind, event_id, event_name,
-             used_fallback, tool_latency_ms, metric_key, created_at
+             used_fallback, tool_latency_ms, metric_key, estimated, created_at
       FROM usage_stats WHERE session_id = ? ORDER BY id`,
 } as const;
 

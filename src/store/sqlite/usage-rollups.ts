@@ -11,6 +11,7 @@ interface TurnAggregateRow {
   call_count: number;
   fallback_count: number;
   tool_count: number;
+  estimated_count: number;
 }
 
 /**
@@ -27,7 +28,8 @@ export const TURN_AGGREGATE_SQL = `
          SUM(elapsed_ms) AS elapsed_ms,
          COUNT(*) AS call_count,
          SUM(call_kind = 'argument_fallback') AS fallback_count,
-         SUM(call_kind = 'tool_execution') AS tool_count
+         SUM(call_kind = 'tool_execution') AS tool_count,
+         SUM(estimated) AS estimated_count
   FROM usage_stats WHERE session_id = ? GROUP BY turn_index ORDER BY turn_index`;
 
 export class UsageRollups {
@@ -71,6 +73,7 @@ export function sumRollups(turns: readonly UsageRollup[]): UsageRollup {
     session.call_count += turn.call_count;
     session.fallback_count += turn.fallback_count;
     session.tool_count += turn.tool_count;
+    session.estimated_count += turn.estimated_count;
     if (turn.turn_wall_time_ms !== null) {
       session.turn_wall_time_ms = (session.turn_wall_time_ms ?? 0) + turn.turn_wall_time_ms;
     }

@@ -4,7 +4,7 @@ import { TimingChart } from "../charts/timing-chart.js";
 import { TokensChart } from "../charts/tokens-chart.js";
 import { WaterfallChart } from "../charts/waterfall-chart.js";
 import { formatInt, formatMs } from "../format.js";
-import { turnTimings, waterfallLayout } from "../metrics.js";
+import { estimatedLabel, turnTimings, waterfallLayout } from "../metrics.js";
 
 /** The usage tab: per-turn numbers, tokens and timing charts, and one turn's call waterfall. */
 export function UsagePanel({ usage, turns }: { usage: UsageSummary; turns: TurnRecord[] }) {
@@ -119,13 +119,22 @@ function UsageRow({
   ttft: number | null;
   wall: number | null;
 }) {
+  const estimated = estimatedLabel(rollup);
   return (
     <tr>
       <th scope="row">{label}</th>
       <td className="num">{formatInt(rollup?.prompt_tokens)}</td>
       <td className="num">{formatInt(rollup?.cached_tokens)}</td>
       <td className="num">{formatInt(rollup?.completion_tokens)}</td>
-      <td className="num strong">{formatInt(rollup?.total_tokens)}</td>
+      <td className="num strong">
+        {formatInt(rollup?.total_tokens)}
+        {estimated ? (
+          <span className="muted small" title={estimated.title} data-testid="usage-estimated">
+            {" "}
+            {estimated.text}
+          </span>
+        ) : null}
+      </td>
       <td className="num">{formatInt(rollup?.call_count)}</td>
       <td className="num">{formatInt(rollup?.fallback_count)}</td>
       <td className="num">{formatInt(rollup?.tool_count)}</td>

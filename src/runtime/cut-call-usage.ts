@@ -1,0 +1,38 @@
+import type { TokenUsage } from "../domain/usage.js";
+import type { ChatModelRequest } from "../providers/chat-model.js";
+import { countTokens, promptTokens } from "../providers/tokenizer.js";
+
+/** What a model call had produced when it was cut short (cancelled, or failed mid-stream). */
+export interface CutCallProgress {
+  text: string;
+  tool_arguments: readonly string[];
+  started_at: number;
+  /** When the first text or tool call arrived, or null. */
+  first_output_at: number | null;
+}
+
+/**
+ * Token counts for a call that never got the endpoint's usage: the prompt as the lab's tokenizer
+ * counts it, and the output that streamed before the cut. The endpoint billed at least this much;
+ * the row says it is an estimate.
+ */
+export function estimateCutUsage(request: ChatModelRequest, progress: CutCallProgress): TokenUsage {
+  const tools = request.tools ?? [];
+  const prompt_tokens = promptTokens(
+    request.messages,
+    tools.length > 0 ? JSON.stringify(tools) : "",
+  ).length;
+  let completion_tokens = countTokens(progress.text);
+  for (const raw of progress.tool_arguments) completion_tokens += countTokens(raw);
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: prompt_tokens + completion_tokens,
+    cached_tokens: 0,
+  };
+}
+
+/** Milliseconds with one decimal, as the providers report them. */
+export function elapsedSince(start: number, end = performance.now()): number {
+  return Math.round((end - start) * 10) / 10;
+}
