@@ -9,6 +9,8 @@ import { turnEventsOf } from "./test-fixtures.js";
 const SERVERS = 3;
 const PER_SERVER = 2;
 const ROUNDS = 15;
+/** One token for the three servers, as a team would share it through $AGENT_LAB_TOKEN. */
+const TOKEN = "race-token-0123456789abcdefghij";
 
 /** `agent-lab --db PATH serve --port 0` on the built package, in its own process. */
 function serve(database: string): { child: ChildProcess; url: Promise<string> } {
@@ -26,7 +28,7 @@ function serve(database: string): { child: ChildProcess; url: Promise<string> } 
       "--port",
       "0",
     ],
-    { env: { ...process.env, AGENT_LAB_TOKEN: "" }, stdio: ["ignore", "pipe", "pipe"] },
+    { env: { ...process.env, AGENT_LAB_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] },
   );
   let stdout = "";
   let stderr = "";
@@ -87,7 +89,7 @@ describe("several serve processes on one database", () => {
         Array.from({ length: PER_SERVER }, async (_, index) => {
           const response = await fetch(new URL("/api/sessions/race/turns", url), {
             method: "POST",
-            headers: { "content-type": "application/json" },
+            headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
             body: JSON.stringify({ message: `round ${round}, server ${server}, post ${index}` }),
           });
           return { status: response.status, body: await response.text() };
