@@ -14,5 +14,13 @@ export interface Tool {
   parameters: Record<string, unknown>;
   /** Longest a call may run before it is abandoned with a timeout error. Default 30,000. */
   timeout_ms?: number;
+  /** The turn pauses at a call to this tool until it is approved or denied (issue 10). */
+  requires_approval?: boolean;
+  /** Where the tool comes from, for listings and the audit log. */
+  source?: ToolSourceKind;
+  /** Hints a source gives (MCP annotations: readOnlyHint, destructiveHint, …), kept as given. */
+  annotations?: Record<string, unknown>;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
 }
+
+export type ToolSourceKind = "builtin" | "declared" | "http" | "mcp";
