@@ -26,10 +26,11 @@ export const MockOutcome = z.union([
 export type MockOutcome = z.output<typeof MockOutcome>;
 
 /** The first case whose matchers all fit the arguments wins; else `default`. */
-export const MockCase = z.strictObject({
-  when: z.record(z.string(), ArgumentMatcher).default({}),
-  then: MockOutcome,
-});
+const When = z.record(z.string(), ArgumentMatcher).default({});
+export const MockCase = z.union([
+  z.strictObject({ when: When, result: z.unknown() }),
+  z.strictObject({ when: When, error: z.string().min(1) }),
+]);
 
 export const DeclaredToolMock = z.union([
   MockOutcome,
