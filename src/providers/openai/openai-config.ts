@@ -141,6 +141,7 @@ export function resolveOpenAIConfig(
 export function resolveHeaders(
   headers: Readonly<Record<string, string>>,
   env: Environment,
+  where = "openai config: headers",
 ): Record<string, string> {
   const resolved: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -153,7 +154,7 @@ export function resolveHeaders(
     const secret = env[variable]?.trim();
     if (!secret) {
       throw new InvalidInputError(
-        `openai config: headers.${name}: the environment variable ${variable} is not set`,
+        `${where}.${name}: the environment variable ${variable} is not set`,
       );
     }
     rememberSecretValue(secret);

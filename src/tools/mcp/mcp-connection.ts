@@ -1,0 +1,96 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { redactSecretText } from "../../domain/secrets.js";
+import type { McpServerDefinition } from "../../domain/tool-sources.js";
+import { type Environment, resolveHeaders } from "../../providers/openai/openai-config.js";
+
+/**
+ * One live session with an MCP server: the SDK client over stdio (a child process) or Streamable
+ * HTTP. `alive` turns false when the transport closes (the child exited, the client closed), so
+ * the source knows to start a new one rather than send into a dead pipe.
+ */
+export interface McpConnection {
+  readonly client: Client;
+  readonly alive: boolean;
+  /** The child's process id (stdio), or null. */
+  readonly pid: number | null;
+  /** Why the transport closed, for the error of a call it cut short. */
+  describeExit(): string;
+  close(): Promise<void>;
+}
+
+/** The last stderr a child wrote, kept for error messages; the pipe must be drained anyway. */
+const STDERR_TAIL_CHARS = 2_000;
+const CLIENT_INFO = { name: "agent-lab", version: "0.1.0" };
+
+export async function connectMcpServer(
+  server: string,
+  definition: McpServerDefinition,
+  env: Environment,
+): Promise<McpConnection> {
+  let stderrTail = "";
+  let alive = true;
+  let transport: Transport;
+  let stdio: StdioClientTransport | null = null;
+  if (definition.command !== undefined) {
+    stdio = new StdioClientTransport({
+      command: definition.command,
+      args: definition.args,
+      // Values are resolved now, at start: the config keeps `${NAME}`, never the secret.
+      env: resolveHeaders(definition.env, env, `MCP server ${server}: env`),
+      ...(definition.cwd === undefined ? {} : { cwd: definition.cwd }),
+      // Piped, not inherited: a server's logging must not land in the CLI's output.
+      stderr: "pipe",
+    });
+    stdio.stderr?.on("data", (chunk: Buffer) => {
+      stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
+    });
+    transport = stdio;
+  } else {
+    const headers = resolveHeaders(definition.headers, env, `MCP server ${server}: headers`);
+    transport = new StreamableHTTPClientTransport(new URL(definition.url as string), {
+      requestInit: { headers },
+    });
+  }
+  const client = new Client(CLIENT_INFO);
+  client.onclose = () => {
+    alive = false;
+  };
+  // Errors also reach the pending request that suffered them; this only keeps them off stderr.
+  client.onerror = () => {};
+  try {
+    await client.connect(transport, { timeout: definition.timeout_ms });
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw new Error(
+      `MCP server ${server} did not start: ${messageOf(error)}${stderrNote(stderrTail)}`,
+      { cause: error },
+    );
+  }
+  const pid = stdio?.pid ?? null;
+  return {
+    client,
+    get alive() {
+      return alive;
+    },
+    pid,
+    describeExit: () => stderrNote(stderrTail),
+    close: async () => {
+      alive = false;
+      // StdioClientTransport.close ends stdin, then SIGTERM, then SIGKILL: no orphan child.
+      await client.close();
+    },
+  };
+}
+
+function stderrNote(tail: string): string {
+  const lines = tail.trim().split("\n").slice(-3).join(" | ");
+  return lines ? `; stderr: ${redactSecretText(lines).slice(-500)}` : "";
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
