@@ -91,3 +91,6 @@ export async function startEverythingHttp(): Promise<RunningHttpServer> {
     },
   };
 }
+
+/** `${NAME}`: how a lab config names an environment variable. */
+export const envReference = (name: string): string => `\${${name}}`;

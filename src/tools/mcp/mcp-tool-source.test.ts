@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   EVERYTHING_ENTRY,
+  envReference,
   FAULTY_ENTRY,
   FILESYSTEM_ENTRY,
   processExists,
@@ -105,11 +106,11 @@ describe("MCP tool source: server-everything over stdio", () => {
     await expect(call(find(tools, "everything__echo"), { message: "x" })).rejects.toThrow(/closed/);
   });
 
-  it("resolves ${NAME} env values at start, and refuses a literal secret or a missing variable", async () => {
+  it("resolves env references at start, and refuses a literal secret or a missing variable", async () => {
     const server = source(
       "everything",
       stdioDefinition(EVERYTHING_ENTRY, ["stdio"], {
-        env: { LAB_PROBE: "${LAB_PROBE_SOURCE}", LAB_MODE: "plain" },
+        env: { LAB_PROBE: envReference("LAB_PROBE_SOURCE"), LAB_MODE: "plain" },
       }),
       { LAB_PROBE_SOURCE: "resolved-value-123" },
     );
@@ -119,7 +120,9 @@ describe("MCP tool source: server-everything over stdio", () => {
 
     const missing = source(
       "everything",
-      stdioDefinition(EVERYTHING_ENTRY, ["stdio"], { env: { LAB_PROBE: "${LAB_UNSET_VAR}" } }),
+      stdioDefinition(EVERYTHING_ENTRY, ["stdio"], {
+        env: { LAB_PROBE: envReference("LAB_UNSET_VAR") },
+      }),
       {},
     );
     await expect(missing.tools()).rejects.toThrow(
@@ -140,7 +143,10 @@ describe("MCP tool source: other transports and servers", () => {
     cleanups.push(running.stop);
     const server = source(
       "remote",
-      McpServerDefinition.parse({ url: running.url, headers: { "X-Lab-Token": "${LAB_TOKEN}" } }),
+      McpServerDefinition.parse({
+        url: running.url,
+        headers: { "X-Lab-Token": envReference("LAB_TOKEN") },
+      }),
       { LAB_TOKEN: "token-value-456" },
     );
     const tools = await server.tools();
