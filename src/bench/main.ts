@@ -3,9 +3,10 @@ import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
 import { runServerBench } from "./server-bench.js";
 import { runStoreBench } from "./store-bench.js";
+import { runToolsBench } from "./tools-bench.js";
 
 /**
- * `npm run bench [store|providers]...`: every benchmark by default, each figure a ratio against a
+ * `npm run bench [store|providers|runtime|server|tools]...`: every benchmark by default, each figure a ratio against a
  * baseline measured in the same run.
  */
 const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
@@ -13,6 +14,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   providers: runProviderBench,
   runtime: runRuntimeBench,
   server: runServerBench,
+  tools: runToolsBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
