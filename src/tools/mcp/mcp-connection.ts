@@ -34,6 +34,7 @@ export async function connectMcpServer(
   let alive = true;
   let transport: Transport;
   let stdio: StdioClientTransport | null = null;
+  let http: StreamableHTTPClientTransport | null = null;
   if (definition.command !== undefined) {
     stdio = new StdioClientTransport({
       command: definition.command,
@@ -50,9 +51,10 @@ export async function connectMcpServer(
     transport = stdio;
   } else {
     const headers = resolveHeaders(definition.headers, env, `MCP server ${server}: headers`);
-    transport = new StreamableHTTPClientTransport(new URL(definition.url as string), {
+    http = new StreamableHTTPClientTransport(new URL(definition.url as string), {
       requestInit: { headers },
     });
+    transport = http;
   }
   const client = new Client(CLIENT_INFO);
   client.onclose = () => {
@@ -79,6 +81,8 @@ export async function connectMcpServer(
     describeExit: () => stderrNote(stderrTail),
     close: async () => {
       alive = false;
+      // Tells an HTTP server to drop the session now rather than when it times it out.
+      await http?.terminateSession().catch(() => {});
       // StdioClientTransport.close ends stdin, then SIGTERM, then SIGKILL: no orphan child.
       await client.close();
     },

@@ -21,7 +21,8 @@ export interface McpContentRecord {
 
 /** A result with only text is that text; otherwise this object. */
 export interface McpToolValue {
-  text: string;
+  /** Absent when it only repeated `structured_content` as JSON. */
+  text?: string;
   structured_content?: unknown;
   content?: McpContentRecord[];
 }
@@ -63,8 +64,13 @@ export function mapCallToolResult(result: CallResult): string | McpToolValue {
     return { text: JSON.stringify(result.toolResult), structured_content: result.toolResult };
   }
   if (records.length === 0 && result.structuredContent === undefined) return text;
+  // Servers are asked to repeat structured content as JSON text; stored twice it costs twice.
+  const repeated =
+    records.length === 0 &&
+    result.structuredContent !== undefined &&
+    text === JSON.stringify(result.structuredContent);
   return {
-    text,
+    ...(repeated ? {} : { text }),
     ...(result.structuredContent === undefined
       ? {}
       : { structured_content: result.structuredContent }),

@@ -155,6 +155,15 @@ describe("MCP tool source: other transports and servers", () => {
       "Echo: over http",
     );
     expect(await call(find(tools, "remote__get-sum"), { a: 2, b: 3 })).toContain("5");
+
+    // The server goes away: the call fails clearly, and so does the next one, which reconnects.
+    await running.stop();
+    await expect(call(find(tools, "remote__echo"), { message: "gone" })).rejects.toThrow(
+      /MCP server remote, tool echo: .*fetch failed.*; the next call starts it again/,
+    );
+    await expect(call(find(tools, "remote__echo"), { message: "gone" })).rejects.toThrow(
+      /MCP server remote did not start: .*fetch failed/,
+    );
   });
 
   it("reads and writes a temp folder through server-filesystem", async () => {
@@ -252,6 +261,27 @@ describe("MCP tool source: faults", () => {
     );
     // The renamed tool still reaches the server under its own name.
     expect(await call(find(tools, "faulty__weird_name_x"))).toBe("called weird.name/x");
+  });
+
+  it("a server that never answers the handshake fails the start within timeout_ms, leaving no child", async () => {
+    const folder = temporaryDirectory();
+    cleanups.push(folder.remove);
+    const pidFile = join(folder.path, "pid");
+    const silent = source(
+      "silent",
+      McpServerDefinition.parse({
+        command: process.execPath,
+        args: [
+          "-e",
+          "require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)",
+          pidFile,
+        ],
+        timeout_ms: 300,
+      }),
+    );
+    await expect(silent.tools()).rejects.toThrow(/MCP server silent did not start: .*timed out/i);
+    expect(silent.pid).toBeNull();
+    expect(await waitUntilGone(Number(readFileSync(pidFile, "utf8")))).toBe(true);
   });
 
   it("refuses a server that cannot start, and a name too long to prefix tools, naming them", async () => {
