@@ -62,10 +62,16 @@ export async function connectMcpServer(
   };
   // Errors also reach the pending request that suffered them; this only keeps them off stderr.
   client.onerror = () => {};
+  const connecting = client.connect(transport, { timeout: definition.timeout_ms });
+  // The child is spawned synchronously by connect; its pid is known before the handshake ends.
+  const startedPid = stdio?.pid ?? null;
   try {
-    await client.connect(transport, { timeout: definition.timeout_ms });
+    await connecting;
   } catch (error) {
     await client.close().catch(() => {});
+    // The SDK closes on a failed handshake without waiting for the child to go, and a server
+    // that never answered is not owed a graceful exit: it must not outlive the failed start.
+    if (startedPid !== null) killQuietly(startedPid);
     throw new Error(
       `MCP server ${server} did not start: ${messageOf(error)}${stderrNote(stderrTail)}`,
       { cause: error },
@@ -87,6 +93,14 @@ export async function connectMcpServer(
       await client.close();
     },
   };
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
 }
 
 function stderrNote(tail: string): string {
