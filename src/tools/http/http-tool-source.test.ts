@@ -30,6 +30,10 @@ function route(request: IncomingMessage, response: ServerResponse, body: string)
       response.writeHead(200, { "content-type": "application/json" });
       response.end(JSON.stringify({ got: JSON.parse(body), ok: true }));
       return;
+    case "/echo-auth":
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ you_sent: request.headers.authorization }));
+      return;
     case "/text":
       response.writeHead(200, { "content-type": "text/plain" });
       response.end("plain answer");
@@ -135,6 +139,15 @@ describe("HTTP tools", () => {
     );
     expect((await registry.run("lookup", {})).ok).toBe(true);
     expect(received.at(-1)?.headers.authorization).toBe("Bearer tok-123456789");
+    // An endpoint that echoes the credential back does not get it into the record.
+    const echoing = await onlyTool(
+      definition("/echo-auth", {
+        headers: { Authorization: `Bearer ${envReference("LAB_HTTP_TOKEN")}` },
+      }),
+      { LAB_HTTP_TOKEN: "tok-123456789" },
+    );
+    const echoed = await echoing.run("lookup", {});
+    expect(echoed).toMatchObject({ ok: true, value: { you_sent: "Bearer [redacted]" } });
 
     const unset = await onlyTool(
       definition("/json", { headers: { "X-Key": envReference("LAB_UNSET_HTTP") } }),

@@ -62,7 +62,9 @@ async function callHttpTool(
         `${where}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${redirect}${excerpt ? `: ${excerpt}${cut ? "…" : ""}` : ""}`,
       );
     }
-    const { text, cut, bytes } = await readLimitedBody(response, definition.max_response_bytes);
+    const body = await readLimitedBody(response, definition.max_response_bytes);
+    const { cut, bytes } = body;
+    const text = redactSecretText(body.text);
     if (cut) {
       return `${text}…[cut: response over max_response_bytes (${definition.max_response_bytes}); the rest was not read]`;
     }

@@ -110,13 +110,20 @@ describe("MCP tool source: server-everything over stdio", () => {
     const server = source(
       "everything",
       stdioDefinition(EVERYTHING_ENTRY, ["stdio"], {
-        env: { LAB_PROBE: envReference("LAB_PROBE_SOURCE"), LAB_MODE: "plain" },
+        env: {
+          LAB_PROBE: envReference("LAB_PROBE_SOURCE"),
+          LAB_SECRET: envReference("LAB_SECRET_SOURCE"),
+          LAB_MODE: "plain",
+        },
       }),
-      { LAB_PROBE_SOURCE: "resolved-value-123" },
+      { LAB_PROBE_SOURCE: "v-42", LAB_SECRET_SOURCE: "secret-value-123456" },
     );
     const env = await call(find(await server.tools(), "everything__get-env"));
-    expect(env).toContain('"LAB_PROBE": "resolved-value-123"');
+    expect(env).toContain('"LAB_PROBE": "v-42"');
     expect(env).toContain('"LAB_MODE": "plain"');
+    // A value the lab resolved as a secret, echoed by the server, is redacted before it is kept.
+    expect(env).toContain('"LAB_SECRET": "[redacted]"');
+    expect(env).not.toContain("secret-value-123456");
 
     const missing = source(
       "everything",
@@ -228,7 +235,18 @@ describe("MCP tool source: faults", () => {
     // Through the registry, as the kernel runs it: an error result, not a throw.
     const outcome = await new ToolRegistry(tools).run("faulty__hang", {});
     expect(outcome).toMatchObject({ ok: false, kind: "timeout" });
+    // A cancelled turn abandons the call; the server is told, and is not restarted for it.
+    const cancel = new AbortController();
+    setTimeout(() => cancel.abort(new Error("cancelled")), 100);
+    const cancelled = await new ToolRegistry(tools).run(
+      "faulty__hang",
+      {},
+      { signal: cancel.signal },
+    );
+    expect(cancelled).toMatchObject({ ok: false, kind: "interrupted" });
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await call(find(tools, "faulty__pid"))).toBe(String(pid));
+    expect(server.pid).toBe(pid);
   });
 
   it("isError: true becomes an error result carrying the server's text", async () => {

@@ -1,7 +1,9 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { redactSecretText } from "../../domain/secrets.js";
 import type { McpServerDefinition } from "../../domain/tool-sources.js";
 import type { Environment } from "../../providers/openai/openai-config.js";
+import { redactResult } from "../redact-result.js";
 import type { Tool } from "../tool.js";
 import type { ToolSource } from "../tool-source.js";
 import { connectMcpServer, type McpConnection, messageOf } from "./mcp-connection.js";
@@ -146,14 +148,26 @@ export class McpToolSource implements ToolSource {
         timeout: this.#definition.timeout_ms,
       });
     } catch (error) {
-      throw this.#callFailure(tool, connection, error);
+      throw this.#callFailure(tool, connection, error, signal);
     }
-    return mapCallToolResult(result);
+    try {
+      return redactResult(mapCallToolResult(result));
+    } catch (error) {
+      throw error instanceof McpToolCallError
+        ? new McpToolCallError(redactSecretText(error.message))
+        : error;
+    }
   }
 
-  #callFailure(tool: string, connection: McpConnection, error: unknown): Error {
+  #callFailure(
+    tool: string,
+    connection: McpConnection,
+    error: unknown,
+    signal: AbortSignal,
+  ): Error {
     const where = `MCP server ${this.#server}, tool ${tool}`;
-    if (error instanceof McpToolCallError) return error;
+    // Cancelled or timed out by the caller: the SDK told the server; the connection stays.
+    if (signal.aborted) return new Error(`${where}: ${messageOf(signal.reason)}`, { cause: error });
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       return new Error(`${where}: no answer within ${this.#definition.timeout_ms} ms`);
     }
