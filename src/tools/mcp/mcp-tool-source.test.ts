@@ -89,6 +89,29 @@ describe("MCP tool source: server-everything over stdio", () => {
       expect.objectContaining({ type: "image", mime_type: "image/png", bytes: 4033 }),
     ]);
     expect(JSON.stringify(image)).not.toContain("iVBORw0KGgo");
+
+    // Embedded resources: a text one is readable and goes in the message; a blob is summarized.
+    const reference = find(tools, "everything__get-resource-reference");
+    const text = (await call(reference, { resourceType: "Text", resourceId: 2 })) as Record<
+      string,
+      unknown
+    >;
+    expect(text.content).toEqual([
+      expect.objectContaining({ type: "resource", uri: expect.stringContaining("text/2") }),
+    ]);
+    expect(text.text).toMatch(/\[resource demo:\/\/resource\/dynamic\/text\/2 text\/plain\]\n\S/);
+    const blob = (await call(reference, { resourceType: "Blob", resourceId: 3 })) as Record<
+      string,
+      unknown
+    >;
+    expect(blob.content).toEqual([
+      expect.objectContaining({
+        type: "resource",
+        bytes: expect.any(Number),
+        sha256: expect.any(String),
+      }),
+    ]);
+    expect(blob.text).toMatch(/\[resource demo:\/\/resource\/dynamic\/blob\/3 [^\]]+, \d+ B\]/);
   });
 
   it("starts lazily, reuses one server across calls, and leaves no child process after close()", async () => {
