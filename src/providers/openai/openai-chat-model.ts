@@ -188,7 +188,9 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   #headers(): Headers {
-    const headers = new Headers(resolveHeaders(this.#config.headers, this.#env));
+    const headers = new Headers(
+      resolveHeaders(this.#config.headers, this.#env, "openai config: headers"),
+    );
     headers.set("content-type", "application/json");
     headers.set("accept", "text/event-stream");
     if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);

@@ -1,11 +1,7 @@
 import { z } from "zod";
 import { InvalidInputError } from "../../domain/errors.js";
 import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
-import {
-  findCredentialProblems,
-  HEADER_ENV_REFERENCE,
-  rememberSecretValue,
-} from "../../domain/secrets.js";
+import { findCredentialProblems, rememberSecretValue } from "../../domain/secrets.js";
 import { parseInput } from "../../domain/validation.js";
 import type { BackoffSettings } from "./retry-policy.js";
 
@@ -75,7 +71,9 @@ export interface ResolvedOpenAIConfig {
   backoff: BackoffSettings;
 }
 
-export type Environment = Readonly<Record<string, string | undefined>>;
+export { type Environment, resolveHeaders } from "../../domain/env-references.js";
+
+import type { Environment } from "../../domain/env-references.js";
 
 /**
  * Validates the config and reads what it points to in the environment. Errors name the field
@@ -131,34 +129,4 @@ export function resolveOpenAIConfig(
     },
     apiKey,
   };
-}
-
-/**
- * The configured headers with their `${NAME}` references read from the environment now, at
- * request time: the config keeps the reference, never the value. Each value read is remembered
- * as a secret, so an endpoint that echoes it gets it redacted from everything the lab keeps.
- */
-export function resolveHeaders(
-  headers: Readonly<Record<string, string>>,
-  env: Environment,
-  where = "openai config: headers",
-): Record<string, string> {
-  const resolved: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const reference = HEADER_ENV_REFERENCE.exec(value);
-    if (reference === null) {
-      resolved[name] = value;
-      continue;
-    }
-    const [, scheme, variable = ""] = reference;
-    const secret = env[variable]?.trim();
-    if (!secret) {
-      throw new InvalidInputError(
-        `${where}.${name}: the environment variable ${variable} is not set`,
-      );
-    }
-    rememberSecretValue(secret);
-    resolved[name] = scheme ? `${scheme} ${secret}` : secret;
-  }
-  return resolved;
 }

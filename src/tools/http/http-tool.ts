@@ -1,6 +1,6 @@
+import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import type { HttpToolDefinition } from "../../domain/tool-sources.js";
-import { type Environment, resolveHeaders } from "../../providers/openai/openai-config.js";
 import type { Tool } from "../tool.js";
 import { readLimitedBody } from "./read-limited-body.js";
 

@@ -2,9 +2,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import type { McpServerDefinition } from "../../domain/tool-sources.js";
-import { type Environment, resolveHeaders } from "../../providers/openai/openai-config.js";
 
 /**
  * One live session with an MCP server: the SDK client over stdio (a child process) or Streamable
