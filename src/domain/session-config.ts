@@ -6,6 +6,7 @@ import {
   LONE_SURROGATE_MESSAGE,
   MAX_CONFIG_DEPTH,
 } from "./json-limits.js";
+import { ApprovalOverrides, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approvals.js";
 import { Limits } from "./limits.js";
 import { findCredentialProblems, type JsonPath } from "./secrets.js";
 
@@ -111,6 +112,10 @@ const LabSessionConfigShape = z
     tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
     max_rounds: z.number().int().min(1).max(50).default(6),
     limits: Limits.prefault({}),
+    /** Overrides a tool's `requires_approval`, by tool name: `{ mock_ticket: false }`. */
+    approvals: ApprovalOverrides.default({}),
+    /** A call waiting longer than this for a decision is denied (decided_by `timeout`). */
+    approval_timeout_ms: z.number().int().min(1).default(DEFAULT_APPROVAL_TIMEOUT_MS),
   })
   .superRefine(checkStorableConfig);
 export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);
