@@ -136,7 +136,8 @@ export async function awaitApproval(
     arguments: edited ? (decided.arguments ?? null) : null,
     wait_ms,
   });
-  if (decided.decision === "deny") return { kind: "denied", error: denialMessage(decided), wait_ms };
+  if (decided.decision === "deny")
+    return { kind: "denied", error: denialMessage(decided), wait_ms };
   return {
     kind: "approved",
     arguments: decided.arguments ?? event.arguments,
@@ -188,7 +189,11 @@ async function decide(
         settle(
           parsed.success
             ? parsed.data
-            : { decision: "deny", decided_by: "policy", reason: "the approver gave no valid decision" },
+            : {
+                decision: "deny",
+                decided_by: "policy",
+                reason: "the approver gave no valid decision",
+              },
         );
       },
       (error: unknown) =>

@@ -40,7 +40,7 @@ export class EventKernel {
   constructor(private readonly scope: KernelScope) {}
 
   async execute(event: ToolCallEvent, options: ExecuteOptions): Promise<ChatMessage> {
-    const { store, session_id, turn_index, tools, signal } = this.scope;
+    const { store, session_id, turn_index } = this.scope;
     const { round_index, used_fallback } = options;
     await this.scope.audit(
       "tool_start",
@@ -75,9 +75,8 @@ export class EventKernel {
         event_id: event.id,
         event_name: event.name,
         used_fallback,
+        // The tool alone, never an approval wait (that is in the tool_end audit row).
         tool_latency_ms: outcome.latency_ms,
-        // Kept apart: elapsed_ms and tool_latency_ms time the tool alone, never the wait.
-        ...(approval_wait_ms === null ? {} : { approval_wait_ms }),
         metric_key: `tool:${turn_index}:${round_index}:${event.id}`,
       },
     });
@@ -89,6 +88,7 @@ export class EventKernel {
         ok: outcome.ok,
         latency_ms: outcome.latency_ms,
         result_chars: content.length,
+        ...(approval_wait_ms === null ? {} : { approval_wait_ms }),
         ...(outcome.ok ? {} : { error: auditPayload(outcome.error), error_kind: outcome.kind }),
       },
       round_index,
@@ -156,7 +156,10 @@ export class EventKernel {
   }
 }
 
-function failure(kind: Extract<ToolRunResult, { ok: false }>["kind"], error: string): ToolRunResult {
+function failure(
+  kind: Extract<ToolRunResult, { ok: false }>["kind"],
+  error: string,
+): ToolRunResult {
   return { ok: false, error, latency_ms: 0, kind };
 }
 
