@@ -61,44 +61,53 @@ async function promptDecision(
 
 /**
  * Questions on the command's own standard input, for `run`; the prompt goes to stderr so that
- * `--json` output stays one document. Closed by `close()` once the turn is over.
+ * `--json` output stays one document. Lines are queued as they come, so answers typed (or piped)
+ * ahead of their question are kept. Closed by `close()` once the turn is over.
  */
 export function stdinAsker(io: CliIo): { ask: Ask; close(): void } {
   let readline: ReturnType<typeof createInterface> | null = null;
-  let closed = false;
+  let ended = false;
+  const lines: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
   const open = (input: NodeJS.ReadableStream & { isTTY?: boolean }) => {
     const created = createInterface({
       input,
       output: io.stderr as NodeJS.WritableStream,
       terminal: input.isTTY === true,
     });
+    created.on("line", (line) => {
+      const next = waiting.shift();
+      if (next) next(line);
+      else lines.push(line);
+    });
     // Ctrl-C at the question cancels the turn, as it does anywhere else in `run`.
     created.on("SIGINT", () => process.emit("SIGINT"));
+    // The end of the input answers "no" to whatever is still asked.
     created.on("close", () => {
-      closed = true;
+      ended = true;
+      for (const next of waiting.splice(0)) next("");
     });
     return created;
   };
   return {
     ask: (query, signal) => {
-      if (io.stdin === undefined || closed) return Promise.resolve("");
+      if (io.stdin === undefined) return Promise.resolve("");
       if (readline === null) readline = open(io.stdin);
-      const asking = readline;
+      io.stderr.write(query);
+      const queued = lines.shift();
+      if (queued !== undefined) return Promise.resolve(queued);
+      if (ended) return Promise.resolve("");
       return new Promise<string>((resolve, reject) => {
-        // The end of the input answers "no".
-        const onClose = () => resolve("");
-        asking.once("close", onClose);
-        asking.question(query, { signal }).then(
-          (answer) => {
-            asking.off("close", onClose);
-            resolve(answer);
-          },
-          (error: unknown) => {
-            asking.off("close", onClose);
-            if (signal.aborted) reject(error);
-            else resolve("");
-          },
-        );
+        const answer = (line: string) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(line);
+        };
+        const onAbort = () => {
+          waiting.splice(waiting.indexOf(answer), 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        waiting.push(answer);
       });
     },
     close: () => readline?.close(),

@@ -157,7 +157,11 @@ describe("agent-lab chat", () => {
   });
 
   it("cancels the running turn on Ctrl-C, stores it cancelled, and goes on to the next line", async () => {
-    const running = startCli(["--db", db, "chat", "--config", slowConfig()], {}, { stdin: "pipe" });
+    const running = startCli(
+      ["--db", db, "chat", "--approve", "all", "--config", slowConfig()],
+      {},
+      { stdin: "pipe" },
+    );
     running.write(`${MESSAGE}\n`);
     await running.stdoutContains("Here is");
     running.child.kill("SIGINT");
