@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApprovalOverrides, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approvals.js";
 import {
   describeTooDeep,
   findMalformedText,
@@ -6,7 +7,6 @@ import {
   LONE_SURROGATE_MESSAGE,
   MAX_CONFIG_DEPTH,
 } from "./json-limits.js";
-import { ApprovalOverrides, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approvals.js";
 import { Limits } from "./limits.js";
 import { findCredentialProblems, type JsonPath } from "./secrets.js";
 

@@ -168,9 +168,7 @@ describe.each(MODES)("approvals, %s", (mode) => {
     });
     expect(end?.status).toBe("completed");
     expect(ticket.filed).toEqual([]);
-    expect(reply().error).toMatch(
-      /^the edited arguments are invalid: priority: /,
-    );
+    expect(reply().error).toMatch(/^the edited arguments are invalid: priority: /);
   });
 
   it("no decision in time: denied by timeout, and the approver is told to stop asking", async () => {
