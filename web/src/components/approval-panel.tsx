@@ -59,7 +59,10 @@ export function ApprovalPanel({ sessionId, card }: { sessionId: string; card: To
         rows={Math.min(12, text.split("\n").length + 1)}
         value={text}
         disabled={busy}
-        onChange={(event) => setText(event.target.value)}
+        onChange={(event) => {
+          setText(event.target.value);
+          setError(null);
+        }}
       />
       <label htmlFor={reasonId}>Reason (sent to the model when you deny)</label>
       <input
