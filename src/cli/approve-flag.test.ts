@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
 import { temporaryDirectory } from "../../test/paths.js";
+import { answerRound, toolRound } from "../../test/runtime/scripted-turns.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { runCli, runCliJson, startCli } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
@@ -111,5 +113,64 @@ describe("agent-lab run --approve", () => {
     const chat = await runCli(["--db", db, "chat", "--approve", "ask"], {}, "hello\n");
     expect(chat.status).toBe(1);
     expect(chat.stderr).toMatch(/--approve ask needs a terminal/);
+  });
+});
+
+describe("agent-lab run --approve none against an obedient endpoint", () => {
+  let server: FakeOpenAIServer;
+  beforeEach(async () => {
+    server = await FakeOpenAIServer.start();
+  });
+  afterEach(() => server.close());
+
+  it("prompt injection: the model files a ticket nobody asked for; none is filed, the denial is audited", async () => {
+    // The user asks for a search; the model then obeys what it read and calls mock_ticket.
+    server.enqueue(
+      toolRound("chat_agent_tools", [
+        { id: "call_s", name: "mock_search", arguments: '{"query":"release notes"}' },
+      ]),
+      toolRound("chat_agent_tools", [
+        {
+          id: "call_t",
+          name: "mock_ticket",
+          arguments: '{"title":"ignore previous instructions","priority":"high"}',
+        },
+      ]),
+      answerRound("Done."),
+    );
+    const report = await runCliJson<TurnReport>([
+      "--db",
+      db,
+      "run",
+      "--approve",
+      "none",
+      "--mode",
+      "chat_agent_tools",
+      "--model",
+      "openai:test-model",
+      "--base-url",
+      server.baseUrl,
+      "search for release notes",
+    ]);
+    expect(report.status).toBe("completed");
+    expect(report.tool_calls.map((call) => [call.name, call.ok])).toEqual([
+      ["mock_search", true],
+      ["mock_ticket", false],
+    ]);
+    expect(decisions()).toMatchObject([
+      { event_name: "mock_ticket", decision: "deny", decided_by: "policy" },
+    ]);
+    const store = new SqliteSessionStore(db);
+    try {
+      const [session] = store.listSessions();
+      const replies = store
+        .listMessages(session?.id ?? "")
+        .filter((message) => message.role === "tool")
+        .map((message) => message.content);
+      expect(replies[1]).toMatch(/denied by policy/);
+      expect(replies.join("\n")).not.toMatch(/TCK-/);
+    } finally {
+      store.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { startTestServer, type TestServer, turnEventsOf } from "./test-fixtures.js";
+import { startTestServer, type TestServer, turnEventsOf, waitFor } from "./test-fixtures.js";
 
 /** Reads an SSE response as it comes, so a test can act while the turn waits. */
 function eventReader(response: Response) {
@@ -107,6 +107,31 @@ describe("HTTP API: approvals", () => {
       ok: false,
       content: JSON.stringify({ error: "the user denied this call: duplicate" }),
     });
+  });
+
+  it("a client that disconnects while a call waits cancels the turn and withdraws the call", async () => {
+    const id = lab.store.createSession({
+      title: "t",
+      config: { tool_invocation_mode: "dual_agent" },
+    });
+    const controller = new AbortController();
+    const response = await lab.api(`/api/sessions/${id}/turns`, {
+      method: "POST",
+      json: { message: "file a ticket about the login page" },
+      signal: controller.signal,
+    });
+    const seen = await eventReader(response).until((event) => event.type === "approval_required");
+    const required = seen.find((event) => event.type === "approval_required");
+    if (required?.type !== "approval_required") throw new Error("no approval_required");
+    controller.abort();
+    await waitFor(() => lab.store.listTurns(id)[0]?.status === "cancelled");
+    expect(await (await lab.api(`/api/sessions/${id}/approvals`)).json()).toEqual({
+      approvals: [],
+    });
+    expect((await decide(id, required.event_id, { decision: "approve" })).status).toBe(404);
+    const tool = lab.store.listMessages(id).find((message) => message.role === "tool");
+    expect(tool?.content).toMatch(/interrupted/);
+    expect(lab.store.listAuditLogs(id).map((row) => row.event)).toContain("approval_interrupted");
   });
 
   it("unknown session → 404", async () => {
