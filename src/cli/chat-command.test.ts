@@ -47,7 +47,7 @@ const prompts = (stdout: string) => stdout.split(PROMPT).length - 1;
 describe("agent-lab chat", () => {
   it("runs each piped line as a turn of one session, with /usage, until /exit", async () => {
     const result = await runCli(
-      ["--db", db, "chat"],
+      ["--db", db, "chat", "--approve", "all"],
       {},
       [MESSAGE, "", "file a ticket about slow builds", "/usage", "/exit", "never sent"].join("\n"),
     );
@@ -122,9 +122,18 @@ describe("agent-lab chat", () => {
   });
 
   it("continues an existing session given with --session, and refuses another mode", async () => {
-    const first = await runCliJson<TurnReport>(["--db", db, "run", "--title", "Earlier", MESSAGE]);
+    const first = await runCliJson<TurnReport>([
+      "--db",
+      db,
+      "run",
+      "--approve",
+      "all",
+      "--title",
+      "Earlier",
+      MESSAGE,
+    ]);
     const result = await runCli(
-      ["--db", db, "chat", "--session", first.session_id],
+      ["--db", db, "chat", "--approve", "all", "--session", first.session_id],
       {},
       "file a ticket about slow builds\n",
     );
@@ -148,7 +157,11 @@ describe("agent-lab chat", () => {
   });
 
   it("cancels the running turn on Ctrl-C, stores it cancelled, and goes on to the next line", async () => {
-    const running = startCli(["--db", db, "chat", "--config", slowConfig()], {}, { stdin: "pipe" });
+    const running = startCli(
+      ["--db", db, "chat", "--approve", "all", "--config", slowConfig()],
+      {},
+      { stdin: "pipe" },
+    );
     running.write(`${MESSAGE}\n`);
     await running.stdoutContains("Here is");
     running.child.kill("SIGINT");

@@ -17,6 +17,8 @@ beforeAll(async () => {
     "--db",
     db,
     "run",
+    "--approve",
+    "all",
     "--title",
     "Flaky tests",
     "search for agent lab and file a ticket about flaky tests",

@@ -30,7 +30,7 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
   "agent-lab run in %s",
   (mode) => {
     it("streams the answer with one line per tool call and result, then a footer", async () => {
-      const result = await runCli(["--db", db, "run", "--mode", mode, MESSAGE]);
+      const result = await runCli(["--db", db, "run", "--approve", "all", "--mode", mode, MESSAGE]);
       expect(result.stderr).toBe("");
       expect(result.status).toBe(0);
       const lines = result.stdout.split("\n");
@@ -47,7 +47,16 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
     });
 
     it("prints one JSON object whose usage is the stored roll-up, and continues the session", async () => {
-      const first = await runCliJson<TurnReport>(["--db", db, "run", "--mode", mode, MESSAGE]);
+      const first = await runCliJson<TurnReport>([
+        "--db",
+        db,
+        "run",
+        "--approve",
+        "all",
+        "--mode",
+        mode,
+        MESSAGE,
+      ]);
       expect(first).toMatchObject({ turn_index: 1, status: "completed", mode, error: null });
       expect(first.answer).toContain("Here is what the tools returned:");
       expect(first.tool_calls).toHaveLength(2);
@@ -78,6 +87,8 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
         "--db",
         db,
         "run",
+        "--approve",
+        "all",
         "--session",
         first.session_id,
         "file a ticket about slow builds",
@@ -269,7 +280,7 @@ describe("agent-lab run: Ctrl-C", () => {
       tool_invocation_mode: "chat_agent_tools",
       chat_agent: { options: { tokens_per_second: 20 } },
     });
-    const running = startCli(["--db", db, "run", "--config", config, MESSAGE]);
+    const running = startCli(["--db", db, "run", "--approve", "all", "--config", config, MESSAGE]);
     await running.stdoutContains("Here is");
     running.child.kill("SIGINT");
     const result = await running.result;

@@ -17,9 +17,27 @@ let sessionId: string;
 beforeEach(async () => {
   folder = temporaryDirectory();
   db = join(folder.path, "lab.sqlite3");
-  const first = await runCliJson<TurnReport>(["--db", db, "run", "--title", "Flaky", MESSAGE]);
+  const first = await runCliJson<TurnReport>([
+    "--db",
+    db,
+    "run",
+    "--approve",
+    "all",
+    "--title",
+    "Flaky",
+    MESSAGE,
+  ]);
   sessionId = first.session_id;
-  await runCliJson(["--db", db, "run", "--session", sessionId, "file a ticket about slow builds"]);
+  await runCliJson([
+    "--db",
+    db,
+    "run",
+    "--approve",
+    "all",
+    "--session",
+    sessionId,
+    "file a ticket about slow builds",
+  ]);
 });
 afterEach(() => folder.remove());
 

@@ -52,6 +52,21 @@ export class TurnPrinter {
         );
         break;
       }
+      case "approval_required":
+        this.#line(`  ? ${event.event_name} waits for approval`);
+        break;
+      case "approval_decided": {
+        const verdict = event.decision === "approve" ? "✓ approved" : "✗ denied";
+        const edited =
+          event.arguments === null
+            ? ""
+            : ` with ${truncate(JSON.stringify(event.arguments), DETAIL_WIDTH)}`;
+        const reason = event.reason ? `: ${truncate(event.reason, DETAIL_WIDTH)}` : "";
+        this.#line(
+          `  ${verdict} ${event.event_name} by ${event.decided_by}${edited} (waited ${formatMs(event.wait_ms)})${reason}`,
+        );
+        break;
+      }
       case "retry": {
         const status = event.status === null ? "" : `, status ${event.status}`;
         this.#line(

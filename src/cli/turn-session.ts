@@ -1,4 +1,5 @@
 import { type Command, Option } from "commander";
+import type { ApprovalPolicy } from "../domain/approvals.js";
 import { SessionModeMismatchError } from "../domain/errors.js";
 import type { SessionRecord } from "../domain/records.js";
 import {
@@ -31,9 +32,10 @@ export interface SessionFlags {
   baseUrl?: string;
   config?: string;
   title?: string;
+  approve?: ApprovalPolicy;
 }
 
-/** Adds --session, --mode, --model, --event-model, --base-url, --config and --title. */
+/** Adds --session, --mode, --model, --event-model, --base-url, --config, --title and --approve. */
 export function addSessionOptions(command: Command, titleDefault: string): Command {
   return command
     .option("--session <id>", "continue this session (or create it with this id)")
@@ -50,7 +52,13 @@ export function addSessionOptions(command: Command, titleDefault: string): Comma
     .option("--event-model <spec>", "the event agent's model (default: sim)")
     .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
     .option("--config <file>", "a JSON session config; the flags above override it")
-    .option("--title <title>", `a new session's title (default: ${titleDefault})`);
+    .option("--title <title>", `a new session's title (default: ${titleDefault})`)
+    .addOption(
+      new Option(
+        "--approve <policy>",
+        "calls to tools that require approval (mock_ticket): all, none, or ask at the prompt (default: ask when stdin is a terminal, else none)",
+      ).choices(["all", "none", "ask"]),
+    );
 }
 
 export interface SessionPlan {

@@ -90,6 +90,11 @@ export const Suite = z.strictObject({
   concurrency: z.number().int().min(1).max(64).default(4),
   /** Extends the built-in price table, by model string. */
   prices: z.record(z.string(), Price).default({}),
+  /**
+   * Nobody is there to ask, so calls to tools that require approval (mock_ticket) are decided by
+   * this policy: `all` approves, `none` denies; either is audited as decided_by `policy`.
+   */
+  approval: z.enum(["all", "none"]).default("all"),
   scenarios: z.array(Scenario).min(1),
 });
 export type Suite = z.output<typeof Suite>;

@@ -9,6 +9,20 @@ describe("LabSessionConfig", () => {
     expect(config.event_agent.model).toBe("sim");
     expect(config.tools).toEqual(["mock_search", "mock_ticket"]);
     expect(config.max_rounds).toBe(6);
+    expect(config.approvals).toEqual({});
+    expect(config.approval_timeout_ms).toBe(600_000);
+  });
+
+  it("takes per-tool approval overrides and a timeout, and names a bad one", () => {
+    const config = LabSessionConfig.parse({
+      approvals: { mock_ticket: false },
+      approval_timeout_ms: 5_000,
+    });
+    expect(config.approvals).toEqual({ mock_ticket: false });
+    const bad = LabSessionConfig.safeParse({ approvals: { mock_ticket: "no" } });
+    expect(bad.success).toBe(false);
+    expect(JSON.stringify(bad.error?.issues[0]?.path)).toBe('["approvals","mock_ticket"]');
+    expect(LabSessionConfig.safeParse({ approval_timeout_ms: 0 }).success).toBe(false);
   });
 
   it("puts the event agent on the chat agent's endpoint when the config names none", () => {

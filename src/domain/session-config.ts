@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApprovalOverrides, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approvals.js";
 import {
   describeTooDeep,
   findMalformedText,
@@ -111,6 +112,10 @@ const LabSessionConfigShape = z
     tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
     max_rounds: z.number().int().min(1).max(50).default(6),
     limits: Limits.prefault({}),
+    /** Overrides a tool's `requires_approval`, by tool name: `{ mock_ticket: false }`. */
+    approvals: ApprovalOverrides.default({}),
+    /** A call waiting longer than this for a decision is denied (decided_by `timeout`). */
+    approval_timeout_ms: z.number().int().min(1).default(DEFAULT_APPROVAL_TIMEOUT_MS),
   })
   .superRefine(checkStorableConfig);
 export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);

@@ -44,6 +44,28 @@ export type TurnEvent =
       event: ToolCallEvent | null;
       error: string | null;
     }
+  /** A call to a tool that requires approval waits for a decision before it runs. */
+  | {
+      type: "approval_required";
+      round_index: number;
+      event_id: string;
+      event_name: string;
+      arguments: Record<string, unknown>;
+      timeout_ms: number;
+    }
+  | {
+      type: "approval_decided";
+      round_index: number;
+      event_id: string;
+      event_name: string;
+      decision: "approve" | "deny";
+      decided_by: "user" | "policy" | "timeout";
+      reason: string | null;
+      /** The edited arguments, when the approver changed them. */
+      arguments: Record<string, unknown> | null;
+      /** Time spent waiting, kept apart from the tool's latency and the turn's wall time. */
+      wait_ms: number;
+    }
   | {
       type: "tool_result";
       round_index: number;

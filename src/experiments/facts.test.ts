@@ -7,6 +7,7 @@ import {
   openTemporaryStore,
   type TemporaryStore,
 } from "../../test/runtime/turn-harness.js";
+import { policyApprover } from "../domain/approvals.js";
 import type { LabSessionConfigInput } from "../domain/session-config.js";
 import { readRunFacts } from "./facts.js";
 import { scoreRun } from "./score.js";
@@ -25,6 +26,7 @@ describe.each(MODES)("readRunFacts after real turns on the sim model, %s", (mode
       session_id: "run",
       message,
       config: { tool_invocation_mode: mode, ...config },
+      approve: policyApprover("all"),
     });
     expect(error).toBeNull();
     return end;
@@ -132,6 +134,8 @@ describe("the bundled suite on the sim model", () => {
               session_id: scenario.id,
               message: user,
               config: cell.config as LabSessionConfigInput,
+              // As runExperiment does: the suite's approval policy.
+              approve: policyApprover(suite.approval),
             });
             expect(error).toBeNull();
           }

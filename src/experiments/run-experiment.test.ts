@@ -275,3 +275,67 @@ describe("runExperiment: repetitions on the simulated model", () => {
     expect(new Set(pinnedSeeds)).toStrictEqual(new Set([7]));
   });
 });
+
+describe("runExperiment: approvals", () => {
+  function ticketSuite(approval?: "all" | "none"): Suite {
+    return Suite.parse({
+      name: "tickets",
+      matrix: { modes: ["chat_agent_tools", "dual_agent"], chat_models: ["sim"] },
+      ...(approval === undefined ? {} : { approval }),
+      scenarios: [
+        {
+          id: "ticket",
+          category: "simple",
+          turns: [
+            {
+              user: "file a ticket about flaky tests",
+              expect: { tools: [{ name: "mock_ticket" }] },
+            },
+          ],
+        },
+      ],
+    });
+  }
+  /** Every approval decision of every run, and the tool results the model read. */
+  function outcomes() {
+    const sessions = store.listSessions();
+    return {
+      decisions: sessions.flatMap((session) =>
+        store
+          .listAuditLogs(session.id)
+          .filter((row) => row.event === "approval_decided")
+          .map((row) => row.details),
+      ),
+      results: sessions.flatMap((session) =>
+        store
+          .listMessages(session.id)
+          .filter((message) => message.role === "tool")
+          .map((message) => message.content),
+      ),
+    };
+  }
+
+  it("a suite approves by policy by default, recorded as approved by policy", async () => {
+    await runExperiment({ store, suite: ticketSuite() });
+    const { decisions, results } = outcomes();
+    expect(decisions).toHaveLength(2);
+    for (const decision of decisions) {
+      expect(decision).toMatchObject({
+        decision: "approve",
+        decided_by: "policy",
+        reason: "approved by policy",
+      });
+    }
+    for (const result of results) expect(JSON.parse(result)).toMatchObject({ status: "open" });
+  });
+
+  it("approval: none denies by policy; no ticket is filed", async () => {
+    await runExperiment({ store, suite: ticketSuite("none") });
+    const { decisions, results } = outcomes();
+    expect(decisions.map((decision) => [decision.decision, decision.decided_by])).toEqual([
+      ["deny", "policy"],
+      ["deny", "policy"],
+    ]);
+    for (const result of results) expect(result).toMatch(/denied by policy/);
+  });
+});

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { policyApprover } from "../domain/approvals.js";
 import { InvalidInputError } from "../domain/errors.js";
 import type {
   Cell,
@@ -288,6 +289,7 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
       message: turn.user,
       session_id: sessionId,
       models,
+      approve: policyApprover(options.suite.approval),
       ...(signal !== undefined ? { signal } : {}),
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
       ...(options.model_dependencies !== undefined

@@ -3,7 +3,8 @@ import { cutText } from "../domain/limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { SessionStore } from "../store/session-store.js";
-import type { ToolRegistry } from "../tools/registry.js";
+import type { ToolRegistry, ToolRunResult } from "../tools/registry.js";
+import { type ApprovalScope, awaitApproval, requiresApproval } from "./approval-gate.js";
 import { auditPayload } from "./audit-payload.js";
 
 export interface KernelScope {
@@ -16,6 +17,8 @@ export interface KernelScope {
   max_result_chars: number;
   emit(event: TurnEvent): void;
   audit(event: string, details: Record<string, unknown>, round_index?: number): Promise<void>;
+  /** Calls to tools that require approval wait here first. */
+  approvals: Omit<ApprovalScope, "emit" | "audit" | "signal" | "session_id" | "turn_index">;
 }
 
 export interface ExecuteOptions {
@@ -23,6 +26,8 @@ export interface ExecuteOptions {
   used_fallback: boolean;
   /** Set when the arguments never became an object (not JSON): the tool is not run. */
   argument_error?: string | null;
+  /** Told when an approver edited the arguments, so the stored call shows what actually ran. */
+  on_edit?: (edited: ToolCallEvent) => void;
 }
 
 /**
@@ -35,7 +40,7 @@ export class EventKernel {
   constructor(private readonly scope: KernelScope) {}
 
   async execute(event: ToolCallEvent, options: ExecuteOptions): Promise<ChatMessage> {
-    const { store, session_id, turn_index, tools, signal } = this.scope;
+    const { store, session_id, turn_index } = this.scope;
     const { round_index, used_fallback } = options;
     await this.scope.audit(
       "tool_start",
@@ -47,14 +52,12 @@ export class EventKernel {
       },
       round_index,
     );
-    const outcome = options.argument_error
-      ? ({
-          ok: false,
-          error: options.argument_error,
-          latency_ms: 0,
-          kind: "invalid_arguments",
-        } as const)
-      : await tools.run(event.name, event.arguments, { signal });
+    const { outcome, approval_wait_ms } = options.argument_error
+      ? {
+          outcome: failure("invalid_arguments", options.argument_error),
+          approval_wait_ms: null,
+        }
+      : await this.#run(event, options);
     const content = cutText(
       outcome.ok ? JSON.stringify(outcome.value ?? null) : JSON.stringify({ error: outcome.error }),
       this.scope.max_result_chars,
@@ -72,6 +75,7 @@ export class EventKernel {
         event_id: event.id,
         event_name: event.name,
         used_fallback,
+        // The tool alone, never an approval wait (that is in the tool_end audit row).
         tool_latency_ms: outcome.latency_ms,
         metric_key: `tool:${turn_index}:${round_index}:${event.id}`,
       },
@@ -84,6 +88,7 @@ export class EventKernel {
         ok: outcome.ok,
         latency_ms: outcome.latency_ms,
         result_chars: content.length,
+        ...(approval_wait_ms === null ? {} : { approval_wait_ms }),
         ...(outcome.ok ? {} : { error: auditPayload(outcome.error), error_kind: outcome.kind }),
       },
       round_index,
@@ -100,6 +105,62 @@ export class EventKernel {
     });
     return { role: "tool", content, name: event.name, tool_call_id: event.id, tool_calls: [] };
   }
+
+  /**
+   * Runs the call, first waiting for a decision when its tool requires approval. Arguments that
+   * do not fit the schema are refused before anyone is asked, and edited ones are checked again.
+   */
+  async #run(
+    event: ToolCallEvent,
+    options: ExecuteOptions,
+  ): Promise<{ outcome: ToolRunResult; approval_wait_ms: number | null }> {
+    const { tools, signal, approvals } = this.scope;
+    const run = (args: Record<string, unknown>) => tools.run(event.name, args, { signal });
+    if (!requiresApproval(tools.get(event.name), approvals.overrides)) {
+      return { outcome: await run(event.arguments), approval_wait_ms: null };
+    }
+    const valid = tools.validate(event.name, event.arguments);
+    if (!valid.ok) {
+      return { outcome: failure("invalid_arguments", valid.error), approval_wait_ms: null };
+    }
+    const gate = await awaitApproval(
+      {
+        ...approvals,
+        session_id: this.scope.session_id,
+        turn_index: this.scope.turn_index,
+        signal,
+        emit: this.scope.emit,
+        audit: this.scope.audit,
+      },
+      event,
+      options.round_index,
+    );
+    const approval_wait_ms = gate.wait_ms;
+    if (gate.kind === "interrupted") {
+      return { outcome: failure("interrupted", "interrupted"), approval_wait_ms };
+    }
+    if (gate.kind === "denied") return { outcome: failure("denied", gate.error), approval_wait_ms };
+    if (gate.edited) {
+      const edited = tools.validate(event.name, gate.arguments);
+      if (!edited.ok) {
+        const error = `the edited arguments are invalid: ${edited.error}`;
+        return { outcome: failure("invalid_arguments", error), approval_wait_ms };
+      }
+      options.on_edit?.({
+        ...event,
+        arguments: gate.arguments,
+        raw_arguments: JSON.stringify(gate.arguments),
+      });
+    }
+    return { outcome: await run(gate.arguments), approval_wait_ms };
+  }
+}
+
+function failure(
+  kind: Extract<ToolRunResult, { ok: false }>["kind"],
+  error: string,
+): ToolRunResult {
+  return { ok: false, error, latency_ms: 0, kind };
 }
 
 /** The reply stored for a tool call whose turn ended before it did. */

@@ -22,6 +22,7 @@ import {
   type TemporaryStore,
   type TurnEndEvent,
 } from "../../test/runtime/turn-harness.js";
+import { policyApprover } from "../domain/approvals.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import type { SimOptionsInput } from "../providers/sim/sim-options.js";
@@ -78,6 +79,7 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
       message,
       config: fakeServerConfig(mode, server),
       models: { chat: fakeServerModel(server) },
+      approve: policyApprover("all"),
     });
   /** The id a tool call gets: the endpoint's in chat_agent_tools, the runtime's in dual_agent. */
   const idOf = (endpointId: string, round = 1, position = 1) =>
@@ -218,6 +220,7 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
       config: { tool_invocation_mode: mode },
       models: { chat: sim() },
       tools,
+      approve: policyApprover("all"),
     });
     expect(end?.status).toBe("completed");
     const turn = storedTurn(lab.store, "s");

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Approver } from "../domain/approvals.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
 import { redactSecretText } from "../domain/secrets.js";
@@ -13,6 +14,7 @@ import type { SessionStore } from "../store/session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
+import { PauseClock } from "./approval-gate.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel, interruptedReply } from "./event-kernel.js";
 import { loadHistory } from "./history.js";
@@ -44,6 +46,11 @@ export interface RunTurnOptions {
   /** Models to use instead of building them from the config (kept across turns by a caller). */
   models?: { chat?: ChatModel; event?: ChatModel };
   model_dependencies?: OpenAIChatModelDependencies;
+  /**
+   * Decides calls to tools that require approval (`mock_ticket` by default). Without one, such a
+   * call is denied (decided_by `policy`): a library caller that asks nobody gets no side effects.
+   */
+  approve?: Approver;
 }
 
 const UserMessage = z.string().trim().min(1, "the message is empty");
@@ -159,6 +166,7 @@ async function runClaimedTurn(
   const stopWork = () => work.abort(signal.reason);
   if (signal.aborted) stopWork();
   signal.addEventListener("abort", stopWork, { once: true });
+  const pauses = new PauseClock();
   const context: TurnContext = {
     store,
     session_id: sessionId,
@@ -177,6 +185,12 @@ async function runClaimedTurn(
       max_result_chars: config.limits.max_tool_result_chars,
       emit,
       audit,
+      approvals: {
+        approve: options.approve,
+        overrides: config.approvals,
+        timeout_ms: config.approval_timeout_ms,
+        pauses,
+      },
     }),
     signal: work.signal,
     cancelled: () => signal.aborted,
@@ -207,9 +221,15 @@ async function runClaimedTurn(
     history,
   );
 
-  const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
+  // Waiting for approvals is a person's time, not the lab's: the wall time leaves it out.
+  const approval_wait_ms = pauses.total_ms();
+  const wall_time_ms = Math.round((performance.now() - startedAt - approval_wait_ms) * 10) / 10;
   await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
-  await audit("turn_end", { status, wall_time_ms });
+  await audit("turn_end", {
+    status,
+    wall_time_ms,
+    ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}),
+  });
   const rollups = await store.usageRollups(sessionId);
   const usage = rollups.turns.find((turn) => turn.turn_index === turn_index) ?? {
     turn_index,

@@ -3,7 +3,9 @@ import { Hono } from "hono";
 import type { SessionStore } from "../store/session-store.js";
 import { ActiveTurns } from "./active-turns.js";
 import { errorResponse, RouteNotFoundError } from "./http-errors.js";
+import { PendingApprovals } from "./pending-approvals.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
+import { registerApprovalRoutes } from "./routes/approvals.js";
 import { registerExperimentRoutes } from "./routes/experiments.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerSessionRoutes } from "./routes/sessions.js";
@@ -66,6 +68,7 @@ export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveT
   const deps: ServerDependencies = {
     store: options.store,
     turns,
+    approvals: new PendingApprovals(),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxImportBytes: options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES,
     runTurnDefaults: options.runTurnDefaults ?? {},
@@ -80,6 +83,7 @@ export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveT
   registerMetaRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerTurnRoutes(app, deps);
+  registerApprovalRoutes(app, deps);
   registerTransferRoutes(app, deps);
   registerExperimentRoutes(app, deps);
   app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));

@@ -62,6 +62,8 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   not_found: 404,
   session_not_found: 404,
   turn_not_found: 404,
+  approval_not_found: 404,
+  approval_decided: 409,
   session_exists: 409,
   turn_exists: 409,
   session_mode_mismatch: 409,

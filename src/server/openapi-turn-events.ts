@@ -63,6 +63,23 @@ export const TURN_EVENTS: Record<string, JsonObject> = {
     event: { anyOf: [toolCallEvent, { type: "null" }] },
     error: { type: ["string", "null"] },
   },
+  approval_required: {
+    round_index: { type: "integer" },
+    event_id: { type: "string" },
+    event_name: { type: "string" },
+    arguments: { type: "object" },
+    timeout_ms: { type: "number" },
+  },
+  approval_decided: {
+    round_index: { type: "integer" },
+    event_id: { type: "string" },
+    event_name: { type: "string" },
+    decision: { enum: ["approve", "deny"] },
+    decided_by: { enum: ["user", "policy", "timeout"] },
+    reason: { type: ["string", "null"] },
+    arguments: { type: ["object", "null"] },
+    wait_ms: { type: "number" },
+  },
   tool_result: {
     round_index: { type: "integer" },
     event_id: { type: "string" },

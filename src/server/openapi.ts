@@ -8,6 +8,7 @@ import {
   SessionExportDocument,
 } from "../domain/session-export.js";
 import { TURN_EVENTS } from "./openapi-turn-events.js";
+import { ApprovalBody } from "./routes/approvals.js";
 import { CreateSessionBody } from "./routes/sessions.js";
 import { TurnBody } from "./routes/turns.js";
 
@@ -37,8 +38,8 @@ const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",
   401: "the request lacks the server's token: `Authorization: Bearer TOKEN` or the browser's cookie (unauthorized)",
   403: "a foreign Host header (DNS rebinding) or a cross-origin change (forbidden)",
-  404: "unknown session (session_not_found) or route (not_found)",
-  409: "session_exists, session_mode_mismatch or turn_in_progress",
+  404: "unknown session (session_not_found), route (not_found) or call not waiting for approval (approval_not_found)",
+  409: "session_exists, session_mode_mismatch, turn_in_progress or approval_decided",
   413: "the body is larger than the limit (payload_too_large)",
   415: "the body is not application/json (unsupported_media_type)",
   500: "an unexpected failure, reported with a generic message (internal_error)",
@@ -92,6 +93,16 @@ function components(): JsonObject {
       SessionExport: schemaOf(SessionExportDocument, "output"),
       CreateSessionBody: schemaOf(CreateSessionBody, "input"),
       TurnBody: schemaOf(TurnBody, "input"),
+      ApprovalBody: schemaOf(ApprovalBody, "input"),
+      PendingApproval: object({
+        call_id: { type: "string" },
+        session_id: { type: "string" },
+        turn_index: { type: "integer" },
+        round_index: { type: "integer" },
+        event_name: { type: "string" },
+        arguments: { type: "object" },
+        requested_at: { type: "string", format: "date-time" },
+      }),
       TurnEvent: {
         oneOf: Object.entries(TURN_EVENTS).map(([type, properties]) =>
           object({ type: { const: type }, ...properties }),
@@ -186,6 +197,46 @@ function paths(): JsonObject {
             description: "the turn's events",
             content: { "text/event-stream": { schema: ref("TurnEvent") } },
           },
+          ...errors(400, 404, 409, 413, 415),
+        },
+      },
+    },
+    "/api/sessions/{id}/approvals": {
+      parameters: [sessionId],
+      get: {
+        operationId: "listApprovals",
+        summary: "The calls of the session's running turn that wait for approval",
+        responses: {
+          200: ok(
+            "the waiting calls",
+            object({ approvals: { type: "array", items: ref("PendingApproval") } }),
+          ),
+          ...errors(404),
+        },
+      },
+    },
+    "/api/sessions/{id}/approvals/{call_id}": {
+      parameters: [
+        sessionId,
+        {
+          name: "call_id",
+          in: "path",
+          required: true,
+          description: "the waiting call's id",
+          schema: { type: "string" },
+        },
+      ],
+      post: {
+        operationId: "decideApproval",
+        summary: "Approve (optionally with edited arguments) or deny one waiting call",
+        description:
+          "Recorded as decided_by user. Edited arguments are checked against the tool's schema before it runs; invalid ones give the model an error result. A denied call gives the model the error `the user denied this call: REASON`.",
+        requestBody: { required: true, content: json(ref("ApprovalBody")) },
+        responses: {
+          200: ok(
+            "the decision was handed to the turn",
+            object({ call_id: { type: "string" }, decision: { enum: ["approve", "deny"] } }),
+          ),
           ...errors(400, 404, 409, 413, 415),
         },
       },

@@ -1,16 +1,19 @@
 import type { RunTurnOptions } from "../runtime/run-turn.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ActiveTurns } from "./active-turns.js";
+import type { PendingApprovals } from "./pending-approvals.js";
 
 /** What every turn the server runs shares: the tools, fixed models, the OpenAI adapter's env. */
 export type RunTurnDefaults = Partial<
-  Pick<RunTurnOptions, "tools" | "models" | "model_dependencies">
+  Pick<RunTurnOptions, "tools" | "models" | "model_dependencies" | "approve">
 >;
 
 /** What the routes are given by `createApp`. */
 export interface ServerDependencies {
   store: SessionStore;
   turns: ActiveTurns;
+  /** Calls of this server's turns waiting for a decision (the approvals routes answer them). */
+  approvals: PendingApprovals;
   /** Largest accepted JSON body, in bytes (413 above). */
   maxBodyBytes: number;
   /** Largest accepted import document, in bytes: exports of long sessions are large. */

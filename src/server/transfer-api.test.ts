@@ -35,7 +35,8 @@ describe("HTTP API: export and import", () => {
   it("export → import → export round-trips a session over HTTP", async () => {
     const id = lab.store.createSession({
       title: "to export",
-      config: { tool_invocation_mode: "dual_agent" },
+      // The ticket is filed unasked: this test is about the round trip, not approvals.
+      config: { tool_invocation_mode: "dual_agent", approvals: { mock_ticket: false } },
     });
     await runTurn(id, "search for agent lab and file a ticket about flaky tests");
     await runTurn(id, "thanks");

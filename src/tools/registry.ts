@@ -16,7 +16,14 @@ export type ToolRunResult =
       ok: false;
       error: string;
       latency_ms: number;
-      kind: "unknown_tool" | "invalid_arguments" | "failed" | "timeout" | "interrupted";
+      kind:
+        | "unknown_tool"
+        | "invalid_arguments"
+        | "failed"
+        | "timeout"
+        | "interrupted"
+        // Refused by an approver (the kernel's, before the tool runs).
+        | "denied";
     };
 
 export type ToolFailureKind = Extract<ToolRunResult, { ok: false }>["kind"];

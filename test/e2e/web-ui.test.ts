@@ -132,6 +132,8 @@ describe("the web UI in chromium", () => {
     })()`);
     await sendMessage(page, TWO_TOOLS_MESSAGE);
     await page.getByTestId("stop-button").waitFor({ state: "visible" });
+    // Filing a ticket waits for the user's approval.
+    await page.getByTestId("approve-button").click({ timeout: WAIT_MS });
     await waitForTurnStatus(page, "completed");
     const samples = await page.evaluate<{ status: string | null; text: number }[]>(
       "(() => { clearInterval(window.__sampler); return window.__samples; })()",
@@ -180,6 +182,71 @@ describe("the web UI in chromium", () => {
     expect(await page.getByTestId("turn-status").textContent()).toContain("completed");
 
     await screenshot(page, "01-dual-agent-turn");
+    expectCleanPage({ page, ...opened });
+  });
+
+  it("approves one ticket with edited arguments and denies another, from the tool card", async () => {
+    const sessionId = await lab.createSession("E2E: approvals", {
+      tool_invocation_mode: "chat_agent_tools",
+    });
+    const { page, ...opened } = await newPage();
+    await openSession(page, lab, sessionId);
+
+    await sendMessage(page, "file a ticket about flaky tests");
+    const panel = page.getByTestId("approval-panel");
+    await panel.waitFor({ state: "visible", timeout: WAIT_MS });
+    const waiting = page.getByTestId("tool-card").first();
+    expect(await waiting.getAttribute("data-state")).toBe("approval");
+    expect(await page.getByTestId("approval-arguments").inputValue()).toContain('"flaky tests"');
+    // The API lists the same call as waiting.
+    const pending = await lab.api<{ approvals: { event_name: string }[] }>(
+      `/api/sessions/${encodeURIComponent(sessionId)}/approvals`,
+    );
+    expect(pending.approvals.map((approval) => approval.event_name)).toEqual(["mock_ticket"]);
+    // Invalid JSON is refused in the page, before anything is sent.
+    await page.getByTestId("approval-arguments").fill("{ not json");
+    await page.getByTestId("approve-button").click();
+    await page.getByTestId("approval-error").waitFor({ state: "visible" });
+    await page
+      .getByTestId("approval-arguments")
+      .fill('{ "title": "flaky tests (edited)", "priority": "high" }');
+    await screenshot(page, "04-approval-pending");
+    await page.getByTestId("approve-button").click();
+    await waitForTurnStatus(page, "completed");
+    const approved = page.getByTestId("tool-card").first();
+    await expect.poll(() => approved.getAttribute("data-state"), { timeout: WAIT_MS }).toBe("ok");
+    expect(await approved.locator(".tool-card-preview").textContent()).toContain("(edited)");
+
+    await sendMessage(page, "file a ticket about slow builds");
+    await panel.waitFor({ state: "visible", timeout: WAIT_MS });
+    await page.getByTestId("approval-reason").fill("we track builds elsewhere");
+    await page.getByTestId("deny-button").click();
+    await waitForTurnStatus(page, "completed");
+    const denied = page.getByTestId("tool-card").last();
+    await expect.poll(() => denied.getAttribute("data-state"), { timeout: WAIT_MS }).toBe("error");
+    await denied
+      .locator(".tool-card-header")
+      .click()
+      .catch(() => {});
+    await screenshot(page, "05-approval-denied");
+
+    const audit = await lab.api<{ audit: { event: string; details: Record<string, unknown> }[] }>(
+      `/api/sessions/${encodeURIComponent(sessionId)}/audit`,
+    );
+    expect(
+      audit.audit
+        .filter((row) => row.event === "approval_decided")
+        .map((row) => [row.details.decision, row.details.decided_by, row.details.reason]),
+    ).toEqual([
+      ["approve", "user", null],
+      ["deny", "user", "we track builds elsewhere"],
+    ]);
+    const messages = await lab.api<{ messages: { role: string; content: string }[] }>(
+      `/api/sessions/${encodeURIComponent(sessionId)}/messages`,
+    );
+    const replies = messages.messages.filter((message) => message.role === "tool");
+    expect(replies[0]?.content).toContain("flaky tests (edited)");
+    expect(replies[1]?.content).toContain("the user denied this call: we track builds elsewhere");
     expectCleanPage({ page, ...opened });
   });
 

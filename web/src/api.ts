@@ -106,6 +106,16 @@ export const api = {
   /** Sends an exported document back; the text is passed through as the server validates it. */
   importSession: (documentText: string) =>
     request<Partial<SessionResponse>>("/api/import", { method: "POST", body: documentText }),
+  /** Answers a call waiting for approval (decided_by user); edited arguments only with approve. */
+  decideApproval: (
+    id: string,
+    callId: string,
+    body: { decision: "approve" | "deny"; arguments?: Record<string, unknown>; reason?: string },
+  ) =>
+    request<{ call_id: string; decision: string }>(
+      `${sessionPath(id)}/approvals/${encodeURIComponent(callId)}`,
+      { method: "POST", body: JSON.stringify(body) },
+    ),
   listExperiments: (signal?: AbortSignal) =>
     request<ExperimentListResponse>("/api/experiments", withSignal(signal)),
   getExperiment: (id: string, signal?: AbortSignal) =>

@@ -146,3 +146,62 @@ describe("applyTurnEvent", () => {
     expect(live.turn.error).toEqual({ code: "provider_error", message: "boom" });
   });
 });
+
+describe("a call waiting for approval", () => {
+  const call: TurnEvent[] = [
+    {
+      type: "turn_start",
+      session_id: "s",
+      turn_index: 1,
+      mode: "chat_agent_tools",
+      simulated: true,
+    },
+    { type: "round_start", round_index: 1 },
+    {
+      type: "tool_call",
+      round_index: 1,
+      event: {
+        id: "c1",
+        name: "mock_ticket",
+        arguments: { title: "x" },
+        raw_arguments: '{"title":"x"}',
+      },
+    },
+    {
+      type: "approval_required",
+      round_index: 1,
+      event_id: "c1",
+      event_name: "mock_ticket",
+      arguments: { title: "x" },
+      timeout_ms: 600_000,
+    },
+  ];
+  const fold = (list: TurnEvent[]) => list.reduce(applyTurnEvent, startLiveTurn("file a ticket"));
+
+  it("is pending with its arguments until decided, then runs with the edited ones", () => {
+    const waiting = fold(call);
+    const card = waiting.turn.rounds[0]?.tools[0];
+    expect(card).toMatchObject({ state: "approval", approval: { state: "pending" } });
+    expect(livePhase(waiting)).toBe("approval");
+    const decided = fold([
+      ...call,
+      {
+        type: "approval_decided",
+        round_index: 1,
+        event_id: "c1",
+        event_name: "mock_ticket",
+        decision: "approve",
+        decided_by: "user",
+        reason: null,
+        arguments: { title: "y" },
+        wait_ms: 1200,
+      },
+    ]);
+    expect(decided.turn.rounds[0]?.tools[0]).toMatchObject({
+      state: "running",
+      arguments: { title: "y" },
+      approval: { state: "approved", decided_by: "user", wait_ms: 1200 },
+    });
+    expect(livePhase(decided)).toBe("tools");
+  });
+});

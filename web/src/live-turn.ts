@@ -147,6 +147,34 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
           error: event.error,
         },
       }));
+    case "approval_required":
+      return withTool(live, event.round_index, event.event_id, (card) => ({
+        ...card,
+        state: "approval",
+        arguments: event.arguments,
+        approval: {
+          state: "pending",
+          decided_by: null,
+          reason: null,
+          wait_ms: null,
+          deadline: Date.now() + event.timeout_ms,
+        },
+      }));
+    case "approval_decided":
+      return withTool(live, event.round_index, event.event_id, (card) => ({
+        ...card,
+        state: "running",
+        ...(event.arguments
+          ? { arguments: event.arguments, raw_arguments: JSON.stringify(event.arguments) }
+          : {}),
+        approval: {
+          state: event.decision === "approve" ? "approved" : "denied",
+          decided_by: event.decided_by,
+          reason: event.reason,
+          wait_ms: event.wait_ms,
+          deadline: null,
+        },
+      }));
     case "tool_result":
       return withTool(live, event.round_index, event.event_id, (card) => ({
         ...card,
@@ -197,7 +225,14 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
   }
 }
 
-export type LivePhase = "starting" | "waiting" | "streaming" | "repairing" | "tools" | "finished";
+export type LivePhase =
+  | "starting"
+  | "waiting"
+  | "streaming"
+  | "repairing"
+  | "approval"
+  | "tools"
+  | "finished";
 
 /** What the running turn is doing now, for the progress line. */
 export function livePhase(live: LiveTurn): LivePhase {
@@ -205,6 +240,7 @@ export function livePhase(live: LiveTurn): LivePhase {
   const round = live.turn.rounds.find((item) => item.round_index === live.current_round);
   if (!round) return "starting";
   if (round.tools.some((card) => card.state === "repairing")) return "repairing";
+  if (round.tools.some((card) => card.state === "approval")) return "approval";
   if (round.tools.some((card) => card.state === "running")) return "tools";
   return round.text === "" && round.tools.length === 0 ? "waiting" : "streaming";
 }

@@ -8,7 +8,17 @@ import type { AuditRecord, MessageRecord, TurnRecord, UsageCallRecord } from "./
 /** A stored turn's status ("running" for one still streaming). */
 export type TurnState = TurnRecord["status"];
 
-export type ToolState = "running" | "repairing" | "ok" | "error";
+export type ToolState = "running" | "repairing" | "approval" | "ok" | "error";
+
+/** A call that waited (or waits) for approval, as the live turn reported it. */
+export interface ApprovalInfo {
+  state: "pending" | "approved" | "denied";
+  decided_by: "user" | "policy" | "timeout" | null;
+  reason: string | null;
+  wait_ms: number | null;
+  /** When the call must be decided by, as `Date.now()` time (the session's approval timeout). */
+  deadline: number | null;
+}
 
 export interface FallbackInfo {
   state: "running" | "ok" | "failed";
@@ -28,6 +38,8 @@ export interface ToolCardData {
   latency_ms: number | null;
   used_fallback: boolean;
   fallback: FallbackInfo | null;
+  /** Only on a live turn's card: stored transcripts show the decision in the audit log. */
+  approval?: ApprovalInfo | null;
 }
 
 export interface TranscriptRound {

@@ -1,10 +1,12 @@
 import { createInterface, type Interface } from "node:readline/promises";
 import type { Command } from "commander";
+import type { Approver } from "../../domain/approvals.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
 import type { OpenAIChatModelDependencies } from "../../providers/openai/openai-chat-model.js";
 import type { SqliteSessionStore } from "../../store/sqlite/sqlite-session-store.js";
+import { approvalPolicyOf, cliApprover } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
 import { type DatabaseLocation, openStoreForWriting } from "../database-path.js";
 import { type CliIo, plural, terminalSafe, writeError } from "../output.js";
@@ -46,9 +48,11 @@ export function registerChatCommand(program: Command, context: CommandContext): 
       "after",
       `
 The session is created by the first message, with the config of --config and the flags; an
-existing one (--session ID) keeps its config. In the loop: /usage, /session, /help, /exit (or
+existing one (--session ID) keeps its config. --approve ask (the default at a terminal) asks
+before a call to a tool that requires approval (mock_ticket) runs; piped input defaults to none.
+In the loop: /usage, /session, /help, /exit (or
 Ctrl-D). Ctrl-C cancels the running turn and the chat goes on; at an empty prompt, or twice within
-a second, it leaves (exit code 130). Lines can be piped in: echo "hello" | agent-lab chat
+a second, it leaves (exit code 130). Lines can be piped in: echo "hello" | agent-lab chat --approve all
 
 Examples:
   $ agent-lab chat
@@ -70,6 +74,13 @@ async function chatCommand(
   if (io.stdin === undefined) throw new InvalidInputError("chat needs a standard input to read");
   const model_dependencies = { env: io.env };
   const requested = requestedSessionConfig(flags, model_dependencies);
+  const policy = approvalPolicyOf(flags.approve, io);
+  // Piped lines are messages: an answer to the prompt could not be told apart from the next one.
+  if (policy === "ask" && !(io.stdin.isTTY === true && io.stdout.isTTY === true)) {
+    throw new InvalidInputError(
+      "--approve ask needs a terminal (stdin and stdout); with piped input use --approve all or --approve none",
+    );
+  }
   const location = context.database(command);
   const store = openStoreForWriting(location, (line) => io.stderr.write(`${line}\n`));
   try {
@@ -119,6 +130,8 @@ class ChatRepl {
   #lastInterrupt = Number.NEGATIVE_INFINITY;
   /** Set when the chat is to end with this code (Ctrl-C at the prompt, SIGTERM). */
   #exitCode: number | null = null;
+  /** Asks at the chat's own prompt (`--approve ask`), or decides by policy. */
+  readonly #approve: Approver;
 
   constructor(options: ChatReplOptions) {
     this.#io = options.io;
@@ -139,6 +152,11 @@ class ChatRepl {
           prompt: PROMPT,
         })
       : createInterface({ input: options.input, terminal: false });
+    // The question takes the next typed line; the loop reading messages waits for the turn.
+    this.#approve = cliApprover(
+      approvalPolicyOf(this.#flags.approve, options.io),
+      () => (query, signal) => this.#readline.question(query, { signal }),
+    );
   }
 
   async run(): Promise<number> {
@@ -272,6 +290,7 @@ class ChatRepl {
           ...(this.#models ? { models: this.#models } : {}),
           signal: controller.signal,
           model_dependencies: this.#model_dependencies,
+          approve: this.#approve,
         },
         printer,
         (event) => {

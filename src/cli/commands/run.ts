@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { approvalPolicyOf, cliApprover, stdinAsker } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import { writeError, writeJson } from "../output.js";
@@ -33,10 +34,12 @@ export function registerRunCommand(program: Command, context: CommandContext): v
       `
 A new session takes its config from --config and the flags; an existing one (--session ID) keeps
 the config it was created with, and its mode is locked. Ctrl-C cancels the turn and keeps what it
-produced, marked cancelled (exit code 130).
+produced, marked cancelled (exit code 130). A call to a tool that requires approval (mock_ticket)
+waits for --approve: ask prompts "approve mock_ticket {…}? [y/N/e(dit)]" (the default at a
+terminal); without a terminal the default is none, which denies it.
 
 Examples:
-  $ agent-lab run "search for agent lab and file a ticket about flaky tests"
+  $ agent-lab run --approve all "search for agent lab and file a ticket about flaky tests"
   $ agent-lab run --mode chat_agent_tools --json "search for vitest"
   $ agent-lab run --session 3f1c… "and now file a ticket about it"
   $ OPENAI_API_KEY=… agent-lab run --model openai:gpt-4.1-mini "search for agent lab"
@@ -70,6 +73,7 @@ async function runCommand(
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const asker = stdinAsker(io);
   try {
     const { config } = planSession(store, flags, requested, io);
     const printer = flags.json ? null : new TurnPrinter(io);
@@ -82,6 +86,7 @@ async function runCommand(
         ...(config !== undefined ? { config } : {}),
         signal: controller.signal,
         model_dependencies,
+        approve: cliApprover(approvalPolicyOf(flags.approve, io), () => asker.ask),
       },
       printer,
     );
@@ -102,6 +107,7 @@ async function runCommand(
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    asker.close();
     store.close();
   }
 }

@@ -58,6 +58,9 @@ export const chatAgentTools: ModeStrategy = {
           round_index,
           used_fallback: false,
           argument_error: parsed.ok ? null : parsed.error,
+          on_edit: (edited) => {
+            state.calls[state.calls.indexOf(event)] = edited;
+          },
         }),
       );
     });

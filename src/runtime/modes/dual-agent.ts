@@ -89,7 +89,14 @@ function dispatch(
         argument_error = `${verdict.error}; ${repaired.error}`;
       }
     }
-    return context.kernel.execute(final, { round_index, used_fallback, argument_error });
+    return context.kernel.execute(final, {
+      round_index,
+      used_fallback,
+      argument_error,
+      on_edit: (edited) => {
+        state.calls[state.calls.indexOf(final)] = edited;
+      },
+    });
   });
 }
 

@@ -38,6 +38,8 @@ export function registerTurnRoutes(app: Hono, deps: ServerDependencies): void {
           ? {}
           : { config: { tool_invocation_mode: body.tool_invocation_mode } }),
         signal: turn.signal,
+        // Calls needing approval wait for an answer through the approvals routes.
+        approve: deps.runTurnDefaults.approve ?? deps.approvals.approve,
       });
       const first = await events.next();
       if (first.done) throw new Error("the turn ended without reporting anything");

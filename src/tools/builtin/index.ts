@@ -10,7 +10,10 @@ export interface BuiltinToolOptions {
   latency_ms?: number;
 }
 
-/** The built-in tools, deterministic and side-effect free: `[mock_search, mock_ticket]`. */
+/**
+ * The built-in tools, deterministic and storing nothing: `[mock_search, mock_ticket]`. Filing a
+ * ticket stands for a side effect, so `mock_ticket` requires approval.
+ */
 export function createBuiltinTools(options: BuiltinToolOptions = {}): Tool[] {
   const toolOptions = options.latency_ms === undefined ? {} : { latency_ms: options.latency_ms };
   return [createMockSearchTool(toolOptions), createMockTicketTool(toolOptions)];

@@ -27,6 +27,8 @@ export function createMockTicketTool(options: MockTicketOptions = {}): Tool {
   const latencyMs = latencyOption(options.latency_ms, MOCK_TICKET_NAME);
   return {
     name: MOCK_TICKET_NAME,
+    // Filing a ticket is a side effect: a prompt injection must not do it unasked (OWASP LLM01).
+    requires_approval: true,
     description:
       "Create a ticket in the issue tracker (a bug report, task or support request) and return " +
       "its id, status and url. Use it when the user asks to file, open or report a ticket or issue.",

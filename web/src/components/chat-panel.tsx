@@ -11,6 +11,7 @@ const PHASE_LABELS: Record<ReturnType<typeof livePhase>, string> = {
   waiting: "waiting for the first token",
   streaming: "streaming",
   repairing: "repairing tool arguments (event agent)",
+  approval: "waiting for your approval",
   tools: "running tools",
   finished: "finished",
 };
@@ -132,7 +133,7 @@ export function ChatPanel({
         {transcript.map((turn) => (
           <TurnView key={turn.turn_index ?? "live"} turn={turn} />
         ))}
-        {live && liveShown ? <TurnView turn={live.turn} live /> : null}
+        {live && liveShown ? <TurnView turn={live.turn} live sessionId={sessionId} /> : null}
         <div ref={endRef} />
       </div>
 

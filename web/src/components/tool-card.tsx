@@ -1,10 +1,12 @@
 import { useId, useState } from "react";
 import { formatMs, prettyJson, prettyJsonText } from "../format.js";
 import type { ToolCardData } from "../transcript.js";
+import { ApprovalPanel } from "./approval-panel.js";
 
 const STATE_LABELS: Record<ToolCardData["state"], string> = {
   running: "running",
   repairing: "repairing arguments",
+  approval: "waiting for approval",
   ok: "ok",
   error: "error",
 };
@@ -13,11 +15,15 @@ const STATE_LABELS: Record<ToolCardData["state"], string> = {
 export function ToolCard({
   card,
   defaultOpen = false,
+  sessionId,
 }: {
   card: ToolCardData;
   defaultOpen?: boolean;
+  /** Set on a live turn: a call waiting for approval shows Approve / Deny. */
+  sessionId?: string;
 }) {
   const [open, setOpen] = useState(defaultOpen || card.state === "error");
+  const pending = card.approval?.state === "pending" && sessionId !== undefined;
   const bodyId = useId();
   const argumentsPreview = card.arguments ? JSON.stringify(card.arguments) : card.raw_arguments;
   return (
@@ -40,6 +46,15 @@ export function ToolCard({
         <span className="tool-card-name">{card.name}</span>
         <span className="tool-card-preview">{argumentsPreview}</span>
         <span className="tool-card-meta">
+          {card.approval && card.approval.state !== "pending" ? (
+            <span
+              className={`badge badge-approval-${card.approval.state}`}
+              data-testid="approval-badge"
+              title={card.approval.reason ?? undefined}
+            >
+              {card.approval.state} by {card.approval.decided_by}
+            </span>
+          ) : null}
           {card.used_fallback ? (
             <span
               className="badge badge-fallback"
@@ -53,13 +68,16 @@ export function ToolCard({
             <span className="tool-card-latency">{formatMs(card.latency_ms)}</span>
           ) : null}
           <span className={`badge tool-state tool-state-${card.state}`}>
-            {card.state === "running" || card.state === "repairing" ? (
+            {card.state === "running" || card.state === "repairing" || card.state === "approval" ? (
               <span className="spinner spinner-small" aria-hidden="true" />
             ) : null}
             {STATE_LABELS[card.state]}
           </span>
         </span>
       </button>
+      {pending && sessionId !== undefined ? (
+        <ApprovalPanel sessionId={sessionId} card={card} />
+      ) : null}
       <div id={bodyId} className="tool-card-body" hidden={!open}>
         <section>
           <h4>Arguments</h4>

@@ -5,7 +5,16 @@ import { StatusBadge } from "./status.js";
 import { ToolCard } from "./tool-card.js";
 
 /** One turn: the user's message, then each round's text and tool cards. */
-export function TurnView({ turn, live = false }: { turn: TranscriptTurn; live?: boolean }) {
+export function TurnView({
+  turn,
+  live = false,
+  sessionId,
+}: {
+  turn: TranscriptTurn;
+  live?: boolean;
+  /** A live turn's session: its cards waiting for approval can be answered. */
+  sessionId?: string;
+}) {
   const multipleRounds = turn.rounds.length > 1;
   return (
     <article
@@ -47,7 +56,11 @@ export function TurnView({ turn, live = false }: { turn: TranscriptTurn; live?: 
             {round.tools.length > 0 ? (
               <div className="tool-cards">
                 {round.tools.map((card) => (
-                  <ToolCard key={card.id} card={card} />
+                  <ToolCard
+                    key={card.id}
+                    card={card}
+                    {...(sessionId !== undefined ? { sessionId } : {})}
+                  />
                 ))}
               </div>
             ) : null}
