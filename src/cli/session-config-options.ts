@@ -1,15 +1,12 @@
 import { readFileSync } from "node:fs";
-import { AgentLabError, InvalidInputError } from "../domain/errors.js";
+import { InvalidInputError } from "../domain/errors.js";
 import {
   type AgentConfig,
   LabSessionConfig,
   type ToolInvocationMode,
 } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { ToolRegistry } from "../tools/registry.js";
+import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
 
 /** The `run` flags that shape a new session's config. */
 export interface SessionConfigFlags {
@@ -72,10 +69,10 @@ export function readSessionConfigFile(path: string): {
  * once here, so a bad model string, a base URL on a simulated model or an unknown tool is refused
  * before anything is stored (runTurn would create the session before refusing them).
  */
-export function requestedSessionConfig(
+export async function requestedSessionConfig(
   flags: SessionConfigFlags,
-  dependencies: OpenAIChatModelDependencies = {},
-): RequestedConfig {
+  providers: TurnProviders,
+): Promise<RequestedConfig> {
   const file = flags.config === undefined ? undefined : readSessionConfigFile(flags.config);
   const base = file?.config ?? LabSessionConfig.parse({});
   const chat_agent: AgentConfig = {
@@ -115,9 +112,7 @@ export function requestedSessionConfig(
     },
     "session config",
   );
-  checked("chat_agent", () => createChatModel(config.chat_agent, dependencies));
-  checked("event_agent", () => createChatModel(config.event_agent, dependencies));
-  checked("tools", () => new ToolRegistry(createBuiltinTools()).select(config.tools));
+  await prepareTurn(config, providers);
   const new_session_flags = [
     flags.config !== undefined ? "--config" : null,
     flags.model !== undefined ? "--model" : null,
@@ -129,16 +124,4 @@ export function requestedSessionConfig(
     explicit_mode: flags.mode ?? (file?.has_mode ? base.tool_invocation_mode : undefined),
     new_session_flags,
   };
-}
-
-/** Runs a check whose refusal is reported under the config field it concerns. */
-function checked(field: string, check: () => unknown): void {
-  try {
-    check();
-  } catch (error) {
-    if (error instanceof AgentLabError) {
-      throw new InvalidInputError(`${field}: ${error.message}`, { cause: error });
-    }
-    throw error;
-  }
 }

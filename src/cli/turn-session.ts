@@ -8,9 +8,8 @@ import {
 } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { ChatModel } from "../providers/chat-model.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import { type RunTurnOptions, runTurn } from "../runtime/run-turn.js";
+import type { ModelProvider } from "../runtime/turn-providers.js";
 import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import type { CliIo } from "./output.js";
 import type { RequestedConfig } from "./session-config-options.js";
@@ -113,13 +112,13 @@ export function planSession(
  */
 export function sessionModels(
   config: LabSessionConfig | null,
-  dependencies: OpenAIChatModelDependencies,
+  models: ModelProvider,
 ): { chat: ChatModel; event: ChatModel } | null {
   if (config === null) return null;
   try {
     return {
-      chat: createChatModel(config.chat_agent, dependencies),
-      event: createChatModel(config.event_agent, dependencies),
+      chat: models.chatModel(config.chat_agent),
+      event: models.chatModel(config.event_agent),
     };
   } catch {
     return null;

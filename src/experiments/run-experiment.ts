@@ -10,13 +10,9 @@ import type {
 } from "../domain/experiment.js";
 import { LabSessionConfig } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import { runTurn } from "../runtime/run-turn.js";
+import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
 import type { SessionStore } from "../store/session-store.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
 import { findExperimentRuns, type StoredRun } from "./experiment-runs.js";
 import type { ExperimentProgress, RunLabel } from "./progress.js";
 import { buildExperimentReport } from "./report-build.js";
@@ -37,10 +33,8 @@ export interface RunExperimentOptions {
   signal?: AbortSignal;
   /** Called once the plan is known (done = skipped), then after every finished run. */
   onProgress?: (progress: ExperimentProgress) => void;
-  /** The tools configs may select from; default the built-ins. */
-  tools?: readonly Tool[];
-  /** For `openai:` models: the environment holding the keys, a fetch. */
-  model_dependencies?: OpenAIChatModelDependencies;
+  /** Where models and tools come from (`createLabProviders`). */
+  providers: TurnProviders;
 }
 
 export interface RunError {
@@ -102,7 +96,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   const experimentId = options.experimentId ?? experimentIdOf(suite);
   const cells = expandCells(suite);
   const plan = planRuns(options, experimentId, cells, counts.repetitions);
-  checkCells(plan, options);
+  await checkCells(plan, options);
 
   const stored = await findExperimentRuns(store, experimentId);
   const completeKeys = new Set(stored.filter((run) => run.complete).map((run) => run.tag.run_key));
@@ -218,16 +212,16 @@ function planRuns(
  * Refuses, before anything is stored, a cell whose models or tools cannot be built: every one of
  * its runs would fail the same way.
  */
-function checkCells(plan: readonly PlannedRun[], options: RunExperimentOptions): void {
+async function checkCells(
+  plan: readonly PlannedRun[],
+  options: RunExperimentOptions,
+): Promise<void> {
   const checked = new Set<string>();
-  const registry = new ToolRegistry(options.tools ?? createBuiltinTools());
   for (const run of plan) {
     if (checked.has(run.cell.id)) continue;
     checked.add(run.cell.id);
     try {
-      createChatModel(run.config.chat_agent, options.model_dependencies);
-      createChatModel(run.config.event_agent, options.model_dependencies);
-      registry.select(run.config.tools);
+      await prepareTurn(run.config, options.providers);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new InvalidInputError(
@@ -271,8 +265,8 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
       await store.deleteSession(old.session.id);
   }
   const models = {
-    chat: createChatModel(run.config.chat_agent, options.model_dependencies),
-    event: createChatModel(run.config.event_agent, options.model_dependencies),
+    chat: options.providers.models.chatModel(run.config.chat_agent),
+    event: options.providers.models.chatModel(run.config.event_agent),
   };
   const sessionId = await store.createSession({
     session_id: randomUUID(),
@@ -288,11 +282,8 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
       message: turn.user,
       session_id: sessionId,
       models,
+      providers: options.providers,
       ...(signal !== undefined ? { signal } : {}),
-      ...(options.tools !== undefined ? { tools: options.tools } : {}),
-      ...(options.model_dependencies !== undefined
-        ? { model_dependencies: options.model_dependencies }
-        : {}),
     })) {
       if (event.type === "turn_end") status = event.status;
     }

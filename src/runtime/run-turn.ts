@@ -7,12 +7,8 @@ import type { TurnEvent, TurnStatus } from "../domain/turn-events.js";
 import { emptyUsageRollup } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
 import type { ChatModel } from "../providers/chat-model.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
+import type { ToolRegistry } from "../tools/registry.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel, interruptedReply } from "./event-kernel.js";
 import { loadHistory } from "./history.js";
@@ -27,6 +23,7 @@ import {
 } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
+import { prepareTurn, type TurnProviders } from "./turn-providers.js";
 
 export interface RunTurnOptions {
   store: SessionStore;
@@ -39,11 +36,10 @@ export interface RunTurnOptions {
   config?: LabSessionConfigInput;
   /** Cancels the turn: the model stream and the tools stop, partial work is kept. */
   signal?: AbortSignal;
-  /** The tools the config may select from; default the built-ins. */
-  tools?: readonly Tool[];
+  /** Where models and tools come from (the composition root builds these). */
+  providers: TurnProviders;
   /** Models to use instead of building them from the config (kept across turns by a caller). */
   models?: { chat?: ChatModel; event?: ChatModel };
-  model_dependencies?: OpenAIChatModelDependencies;
 }
 
 const UserMessage = z.string().trim().min(1, "the message is empty");
@@ -94,13 +90,9 @@ async function driveTurn(
     sessionId,
     config,
     prepared: { chat_model, event_model, tools },
-  } = await openSession(options, (config) => ({
-    chat_model:
-      options.models?.chat ?? createChatModel(config.chat_agent, options.model_dependencies),
-    event_model:
-      options.models?.event ?? createChatModel(config.event_agent, options.model_dependencies),
-    tools: new ToolRegistry(options.tools ?? createBuiltinTools()).select(config.tools),
-  }));
+  } = await openSession(options, (config) =>
+    prepareTurn(config, options.providers, { models: options.models, signal }),
+  );
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
   const claim = await claimTurn(store, sessionId, message);
   const { turn_index } = claim;

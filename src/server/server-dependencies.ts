@@ -1,11 +1,13 @@
+import type { LabProviders } from "../composition/lab-providers.js";
 import type { RunTurnOptions } from "../runtime/run-turn.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ActiveTurns } from "./active-turns.js";
 
-/** What every turn the server runs shares: the tools, fixed models, the OpenAI adapter's env. */
-export type RunTurnDefaults = Partial<
-  Pick<RunTurnOptions, "tools" | "models" | "model_dependencies">
->;
+/** What every turn the server runs shares: where models and tools come from, fixed models. */
+export interface RunTurnDefaults {
+  providers: LabProviders;
+  models?: RunTurnOptions["models"];
+}
 
 /** What the routes are given by `createApp`. */
 export interface ServerDependencies {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { z } from "zod";
+import { createLabProviders } from "../../composition/lab-providers.js";
 import { parseInput } from "../../domain/validation.js";
 import { ProgressReporter } from "../../experiments/progress.js";
 import { renderHtmlReport } from "../../experiments/report-html.js";
@@ -97,6 +98,7 @@ async function benchCommand(
   const suiteFile = suiteArgument === BUNDLED_SUITE ? bundledSuitePath() : suiteArgument;
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);
+  const providers = createLabProviders({ model_dependencies: { env: io.env } });
   const store = openStoreForWriting(context.database(command), (line) =>
     io.stderr.write(`${line}\n`),
   );
@@ -121,7 +123,7 @@ async function benchCommand(
       suiteFile,
       experimentId,
       signal: controller.signal,
-      model_dependencies: { env: io.env },
+      providers,
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.repetitions !== undefined ? { repetitions: flags.repetitions } : {}),
       onProgress: (state) => {
@@ -165,6 +167,7 @@ async function benchCommand(
     progress.finish();
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
+    await providers.tools.close();
     store.close();
   }
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { createLabProviders, type LabProviders } from "../../composition/lab-providers.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import { writeError, writeJson } from "../output.js";
@@ -54,9 +55,24 @@ async function runCommand(
   context: CommandContext,
 ): Promise<number> {
   const { io } = context;
-  const model_dependencies = { env: io.env };
+  const providers = createLabProviders({ model_dependencies: { env: io.env } });
+  try {
+    return await runWithProviders(message, flags, command, context, providers);
+  } finally {
+    await providers.tools.close();
+  }
+}
+
+async function runWithProviders(
+  message: string,
+  flags: RunFlags,
+  command: Command,
+  context: CommandContext,
+  providers: LabProviders,
+): Promise<number> {
+  const { io } = context;
   // The flags are checked before the database is opened: a refusal leaves no file behind.
-  const requested = requestedSessionConfig(flags, model_dependencies);
+  const requested = await requestedSessionConfig(flags, providers);
   const store = openStoreForWriting(context.database(command), (line) =>
     io.stderr.write(`${line}\n`),
   );
@@ -81,7 +97,7 @@ async function runCommand(
         ...(flags.title !== undefined ? { title: flags.title } : {}),
         ...(config !== undefined ? { config } : {}),
         signal: controller.signal,
-        model_dependencies,
+        providers,
       },
       printer,
     );

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { createLabProviders } from "../../composition/lab-providers.js";
 import { parseInput } from "../../domain/validation.js";
 import {
   DEFAULT_HOST,
@@ -84,6 +85,7 @@ Examples:
         const store = openStoreForWriting(context.database(command), (line) =>
           io.stderr.write(`${line}\n`),
         );
+        const providers = createLabProviders({ model_dependencies: { env: io.env } });
         let server: RunningServer;
         try {
           server = await startServer({
@@ -91,10 +93,11 @@ Examples:
             host: options.host,
             port: options.port,
             token: options.token,
-            runTurnDefaults: { model_dependencies: { env: io.env } },
+            runTurnDefaults: { providers },
             log: (line) => io.stderr.write(`${line}\n`),
           });
         } catch (error) {
+          await providers.tools.close();
           store.close();
           throw error;
         }
@@ -117,6 +120,7 @@ Examples:
           await server.close();
         } finally {
           for (const name of STOP_SIGNALS) process.off(name, onSignal);
+          await providers.tools.close();
           store.close();
         }
       },
