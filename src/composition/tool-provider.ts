@@ -1,6 +1,8 @@
+import { InvalidInputError } from "../domain/errors.js";
 import type { LabSessionConfig } from "../domain/session-config.js";
 import type { ToolProvider } from "../runtime/turn-providers.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
+import { createDeclaredTool } from "../tools/declared/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
 import type { ToolSource } from "../tools/tool-source.js";
@@ -45,9 +47,22 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
 
   return {
     async toolsFor(config: LabSessionConfig, signal?: AbortSignal): Promise<ToolRegistry> {
-      const needsSources = config.tools.some((name) => !builtinNames.has(name));
-      const available = [...builtins, ...(needsSources ? await sourceTools(signal) : [])];
-      return new ToolRegistry(available).select(config.tools);
+      const declared = declaredTools(config);
+      const declaredNames = new Set(declared.map((tool) => tool.name));
+      const needsSources = config.tools.some(
+        (name) => !builtinNames.has(name) && !declaredNames.has(name),
+      );
+      const offered = [...builtins, ...(needsSources ? await sourceTools(signal) : [])];
+      for (const tool of offered) {
+        if (declaredNames.has(tool.name)) {
+          throw new InvalidInputError(
+            `declared tool ${tool.name} has the name of a ${tool.source ?? "builtin"} tool; rename it`,
+          );
+        }
+      }
+      // Declared tools are always offered; naming one in `tools` too is harmless.
+      const selected = config.tools.filter((name) => !declaredNames.has(name));
+      return new ToolRegistry([...offered, ...declared]).select([...selected, ...declaredNames]);
     },
     async list(signal?: AbortSignal): Promise<ToolListing[]> {
       const tools = [...builtins, ...(await sourceTools(signal))];
@@ -59,6 +74,16 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
       await Promise.allSettled(sources.map((source) => source.close()));
     },
   };
+}
+
+function declaredTools(config: LabSessionConfig): Tool[] {
+  const definitions = config.declared_tools ?? [];
+  const seen = new Set<string>();
+  for (const { name } of definitions) {
+    if (seen.has(name)) throw new InvalidInputError(`declared tool ${name} is declared twice`);
+    seen.add(name);
+  }
+  return definitions.map(createDeclaredTool);
 }
 
 export function listing(tool: Tool): ToolListing {

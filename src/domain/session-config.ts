@@ -8,6 +8,7 @@ import {
 } from "./json-limits.js";
 import { Limits } from "./limits.js";
 import { findCredentialProblems, type JsonPath } from "./secrets.js";
+import { DeclaredTool } from "./tool-sources.js";
 
 interface IssueSink {
   addIssue(issue: { code: "custom"; path: JsonPath; message: string }): void;
@@ -109,6 +110,8 @@ const LabSessionConfigShape = z
     chat_agent: AgentConfig.prefault({}),
     event_agent: AgentConfig.prefault({}),
     tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
+    /** Mock tools defined inline, offered beside `tools` (absent means none). */
+    declared_tools: z.array(DeclaredTool).optional(),
     max_rounds: z.number().int().min(1).max(50).default(6),
     limits: Limits.prefault({}),
   })

@@ -196,7 +196,11 @@ function planRuns(
           },
           config: parseInput(
             LabSessionConfig,
-            { ...withRepetitionSeed(cell.config, repetition), experiment: tag },
+            {
+              ...withRepetitionSeed(cell.config, repetition),
+              ...declaredToolsOf(cell.config, suite, scenario),
+              experiment: tag,
+            },
             `suite ${suite.name}: cell ${cell.label}: config`,
           ),
           title: `${suite.name} · ${cell.label} · ${scenario.id} #${repetition}`,
@@ -218,8 +222,10 @@ async function checkCells(
 ): Promise<void> {
   const checked = new Set<string>();
   for (const run of plan) {
-    if (checked.has(run.cell.id)) continue;
-    checked.add(run.cell.id);
+    // Scenarios may declare tools of their own, so each pair is checked once.
+    const key = `${run.cell.id}/${run.scenario.id}`;
+    if (checked.has(key)) continue;
+    checked.add(key);
     try {
       await prepareTurn(run.config, options.providers);
     } catch (error) {
@@ -291,6 +297,25 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
     if (status === "failed") failed = true;
   }
   return failed ? "failed" : "finished";
+}
+
+/**
+ * A run's declared tools: the config's, then the suite's, then the scenario's; a later one of the
+ * same name replaces an earlier one, so a scenario can give a suite-wide tool other answers.
+ */
+function declaredToolsOf(
+  config: Record<string, unknown>,
+  suite: Suite,
+  scenario: Scenario,
+): { declared_tools?: unknown[] } {
+  const fromConfig = Array.isArray(config.declared_tools) ? config.declared_tools : [];
+  const byName = new Map<unknown, unknown>();
+  for (const tool of [...fromConfig, ...suite.tools, ...scenario.tools]) {
+    const name = (tool as { name?: unknown } | null)?.name;
+    byName.delete(name);
+    byName.set(name, tool);
+  }
+  return byName.size === 0 ? {} : { declared_tools: [...byName.values()] };
 }
 
 /**
