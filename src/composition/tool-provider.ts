@@ -7,11 +7,18 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
 import type { ToolSource } from "../tools/tool-source.js";
 
+/** A source of the lab config file, and the name prefix its tools carry (MCP: `SERVER`). */
+export interface PrefixedToolSource {
+  source: ToolSource;
+  /** Tools named `PREFIX__TOOL` come from this source; null: any other name (HTTP tools). */
+  prefix: string | null;
+}
+
 export interface LabToolProviderOptions {
   /** The in-process tools; default the built-ins. */
   builtins?: readonly Tool[] | undefined;
   /** The lab config file's sources (MCP servers, HTTP tools); started on first need. */
-  sources?: readonly ToolSource[] | undefined;
+  sources?: readonly PrefixedToolSource[] | undefined;
 }
 
 /** A listed tool, for `agent-lab tools` and `GET /api/tools`. */
@@ -30,9 +37,14 @@ export interface LabToolProvider extends ToolProvider {
   close(): Promise<void>;
 }
 
+const SEPARATOR = "__";
+/** `SERVER__*` in `tools` selects every tool of that MCP server. */
+const ALL_OF_SOURCE = `${SEPARATOR}*`;
+
 /**
- * The tools a config selects: the built-ins and the sources' tools named in `tools`. A source is
- * asked for its tools only when a name is not a built-in, so an MCP server nobody selects never
+ * The tools a config selects: the built-ins, the sources' tools named in `tools`, and the config's
+ * declared tools, which are always offered. A source is asked for its tools only when `tools`
+ * names one of them (`SERVER__TOOL` asks that MCP server only), so a server nobody selects never
  * starts.
  */
 export function createToolProvider(options: LabToolProviderOptions = {}): LabToolProvider {
@@ -40,8 +52,19 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
   const sources = options.sources ?? [];
   const builtinNames = new Set(builtins.map((tool) => tool.name));
 
-  async function sourceTools(signal?: AbortSignal): Promise<Tool[]> {
-    const lists = await Promise.all(sources.map((source) => source.tools(signal)));
+  /** The sources a name may come from: its prefix's, else the unprefixed ones. */
+  function sourcesOf(name: string): PrefixedToolSource[] {
+    const at = name.indexOf(SEPARATOR);
+    const prefix = at > 0 ? name.slice(0, at) : null;
+    const owners = sources.filter((entry) => entry.prefix !== null && entry.prefix === prefix);
+    return owners.length > 0 ? owners : sources.filter((entry) => entry.prefix === null);
+  }
+
+  async function toolsOf(
+    entries: readonly PrefixedToolSource[],
+    signal?: AbortSignal,
+  ): Promise<Tool[]> {
+    const lists = await Promise.all(entries.map((entry) => entry.source.tools(signal)));
     return lists.flat();
   }
 
@@ -49,10 +72,23 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
     async toolsFor(config: LabSessionConfig, signal?: AbortSignal): Promise<ToolRegistry> {
       const declared = declaredTools(config);
       const declaredNames = new Set(declared.map((tool) => tool.name));
-      const needsSources = config.tools.some(
+      for (const name of declaredNames) {
+        const owner = sources.find(
+          (entry) => entry.prefix !== null && name.startsWith(`${entry.prefix}${SEPARATOR}`),
+        );
+        // Checked by name, without starting the server: SERVER__… belongs to that server.
+        if (owner !== undefined) {
+          throw new InvalidInputError(
+            `declared tool ${name} has the name of a mcp tool (${owner.prefix}${SEPARATOR}… names belong to MCP server ${owner.prefix}); rename it`,
+          );
+        }
+      }
+      const wanted = config.tools.filter(
         (name) => !builtinNames.has(name) && !declaredNames.has(name),
       );
-      const offered = [...builtins, ...(needsSources ? await sourceTools(signal) : [])];
+      const needed = [...new Set(wanted.flatMap(sourcesOf))];
+      const fromSources = await toolsOf(needed, signal);
+      const offered = [...builtins, ...fromSources];
       for (const tool of offered) {
         if (declaredNames.has(tool.name)) {
           throw new InvalidInputError(
@@ -60,18 +96,27 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
           );
         }
       }
+      const selected = config.tools.flatMap((name) => {
+        if (declaredNames.has(name)) return [];
+        if (!name.endsWith(ALL_OF_SOURCE)) return [name];
+        const prefix = name.slice(0, -1);
+        const all = fromSources.filter((tool) => tool.name.startsWith(prefix));
+        if (all.length === 0) {
+          throw new InvalidInputError(`${name} selects nothing: no tool is named ${prefix}…`);
+        }
+        return all.map((tool) => tool.name);
+      });
       // Declared tools are always offered; naming one in `tools` too is harmless.
-      const selected = config.tools.filter((name) => !declaredNames.has(name));
       return new ToolRegistry([...offered, ...declared]).select([...selected, ...declaredNames]);
     },
     async list(signal?: AbortSignal): Promise<ToolListing[]> {
-      const tools = [...builtins, ...(await sourceTools(signal))];
+      const tools = [...builtins, ...(await toolsOf(sources, signal))];
       // Built once to refuse duplicates and bad schemas the same way a turn would.
       new ToolRegistry(tools);
       return tools.map(listing);
     },
     async close(): Promise<void> {
-      await Promise.allSettled(sources.map((source) => source.close()));
+      await Promise.allSettled(sources.map((entry) => entry.source.close()));
     },
   };
 }

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { z } from "zod";
-import { createLabProviders } from "../../composition/lab-providers.js";
 import { parseInput } from "../../domain/validation.js";
 import { ProgressReporter } from "../../experiments/progress.js";
 import { renderHtmlReport } from "../../experiments/report-html.js";
@@ -98,7 +97,7 @@ async function benchCommand(
   const suiteFile = suiteArgument === BUNDLED_SUITE ? bundledSuitePath() : suiteArgument;
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);
-  const providers = createLabProviders({ model_dependencies: { env: io.env } });
+  const providers = context.providers(command);
   const store = openStoreForWriting(context.database(command), (line) =>
     io.stderr.write(`${line}\n`),
   );

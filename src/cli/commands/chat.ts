@@ -1,6 +1,5 @@
 import { createInterface, type Interface } from "node:readline/promises";
 import type { Command } from "commander";
-import { createLabProviders } from "../../composition/lab-providers.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
@@ -67,7 +66,7 @@ async function chatCommand(
   command: Command,
   context: CommandContext,
 ): Promise<number> {
-  const providers = createLabProviders({ model_dependencies: { env: context.io.env } });
+  const providers = context.providers(command);
   try {
     return await chatWithProviders(flags, command, context, providers);
   } finally {

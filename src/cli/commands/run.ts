@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createLabProviders, type LabProviders } from "../../composition/lab-providers.js";
+import type { LabProviders } from "../../composition/lab-providers.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import { writeError, writeJson } from "../output.js";
@@ -54,8 +54,7 @@ async function runCommand(
   command: Command,
   context: CommandContext,
 ): Promise<number> {
-  const { io } = context;
-  const providers = createLabProviders({ model_dependencies: { env: io.env } });
+  const providers = context.providers(command);
   try {
     return await runWithProviders(message, flags, command, context, providers);
   } finally {

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { createLabProviders } from "../../composition/lab-providers.js";
 import { parseInput } from "../../domain/validation.js";
 import {
   DEFAULT_HOST,
@@ -85,7 +84,7 @@ Examples:
         const store = openStoreForWriting(context.database(command), (line) =>
           io.stderr.write(`${line}\n`),
         );
-        const providers = createLabProviders({ model_dependencies: { env: io.env } });
+        const providers = context.providers(command);
         let server: RunningServer;
         try {
           server = await startServer({
