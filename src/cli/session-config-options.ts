@@ -15,6 +15,8 @@ export interface SessionConfigFlags {
   model?: string | undefined;
   eventModel?: string | undefined;
   baseUrl?: string | undefined;
+  system?: string | undefined;
+  systemFile?: string | undefined;
 }
 
 export interface RequestedConfig {
@@ -75,9 +77,11 @@ export async function requestedSessionConfig(
 ): Promise<RequestedConfig> {
   const file = flags.config === undefined ? undefined : readSessionConfigFile(flags.config);
   const base = file?.config ?? LabSessionConfig.parse({});
+  const system_prompt = systemPromptOf(flags);
   const chat_agent: AgentConfig = {
     ...base.chat_agent,
     ...(flags.model !== undefined ? { model: flags.model } : {}),
+    ...(system_prompt !== undefined ? { system_prompt } : {}),
   };
   // Unless an event agent is named, it follows the chat agent: `--model openai:X` alone must not
   // pair a real chat agent with the simulated one.
@@ -118,10 +122,39 @@ export async function requestedSessionConfig(
     flags.model !== undefined ? "--model" : null,
     flags.eventModel !== undefined ? "--event-model" : null,
     flags.baseUrl !== undefined ? "--base-url" : null,
+    flags.system !== undefined ? "--system" : null,
+    flags.systemFile !== undefined ? "--system-file" : null,
   ].filter((flag): flag is string => flag !== null);
   return {
     config,
     explicit_mode: flags.mode ?? (file?.has_mode ? base.tool_invocation_mode : undefined),
     new_session_flags,
   };
+}
+
+/** `--system TEXT` or `--system-file FILE`; an empty prompt is refused (it would be sent as is). */
+function systemPromptOf(flags: SessionConfigFlags): string | undefined {
+  if (flags.system !== undefined && flags.systemFile !== undefined) {
+    throw new InvalidInputError("give --system or --system-file, not both");
+  }
+  let text = flags.system;
+  if (flags.systemFile !== undefined) {
+    try {
+      text = readFileSync(flags.systemFile, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason =
+        code === "ENOENT"
+          ? "no such file"
+          : code === "EISDIR"
+            ? "is a folder, not a file"
+            : (error as Error).message;
+      throw new InvalidInputError(`--system-file ${flags.systemFile}: ${reason}`);
+    }
+  }
+  if (text !== undefined && text.trim() === "") {
+    const where = flags.systemFile !== undefined ? `--system-file ${flags.systemFile}` : "--system";
+    throw new InvalidInputError(`${where}: the system prompt is empty`);
+  }
+  return text;
 }

@@ -29,6 +29,8 @@ export interface SessionFlags {
   eventModel?: string;
   baseUrl?: string;
   config?: string;
+  system?: string;
+  systemFile?: string;
   title?: string;
 }
 
@@ -49,6 +51,13 @@ export function addSessionOptions(command: Command, titleDefault: string): Comma
     .option("--event-model <spec>", "the event agent's model (default: sim)")
     .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
     .option("--config <file>", "a JSON session config; the flags above override it")
+    .addOption(
+      new Option(
+        "--system <text>",
+        "the chat agent's system prompt (dual_agent still appends the event catalog)",
+      ).conflicts("systemFile"),
+    )
+    .option("--system-file <file>", "read the chat agent's system prompt from a file")
     .option("--title <title>", `a new session's title (default: ${titleDefault})`);
 }
 

@@ -44,6 +44,8 @@ export const Scenario = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an id is letters, digits, _ . -"),
   category: ScenarioCategory,
   description: z.string().optional(),
+  /** The chat agent's system prompt in this scenario's runs, over the cell's. */
+  system_prompt: z.string().min(1).optional(),
   /** Declared (mock) tools for this scenario's runs, beside the suite's; same name replaces. */
   tools: z.array(DeclaredTool).default([]),
   turns: z

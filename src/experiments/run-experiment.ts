@@ -196,11 +196,7 @@ function planRuns(
           },
           config: parseInput(
             LabSessionConfig,
-            {
-              ...withRepetitionSeed(cell.config, repetition),
-              ...declaredToolsOf(cell.config, suite, scenario),
-              experiment: tag,
-            },
+            { ...runConfigOf(cell.config, suite, scenario, repetition), experiment: tag },
             `suite ${suite.name}: cell ${cell.label}: config`,
           ),
           title: `${suite.name} · ${cell.label} · ${scenario.id} #${repetition}`,
@@ -299,6 +295,21 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
   return failed ? "failed" : "finished";
 }
 
+/** The cell's config with the repetition's seed and the scenario's tools and system prompt. */
+function runConfigOf(
+  cellConfig: Record<string, unknown>,
+  suite: Suite,
+  scenario: Scenario,
+  repetition: number,
+): Record<string, unknown> {
+  const seeded = withRepetitionSeed(cellConfig, repetition);
+  return {
+    ...seeded,
+    ...declaredToolsOf(seeded, suite, scenario),
+    ...systemPromptOf(seeded, scenario),
+  };
+}
+
 /**
  * A run's declared tools: the config's, then the suite's, then the scenario's; a later one of the
  * same name replaces an earlier one, so a scenario can give a suite-wide tool other answers.
@@ -316,6 +327,17 @@ function declaredToolsOf(
     byName.set(name, tool);
   }
   return byName.size === 0 ? {} : { declared_tools: [...byName.values()] };
+}
+
+/** A scenario's system prompt replaces the cell's for the chat agent. */
+function systemPromptOf(
+  config: Record<string, unknown>,
+  scenario: Scenario,
+): { chat_agent?: Record<string, unknown> } {
+  if (scenario.system_prompt === undefined) return {};
+  const chat = config.chat_agent;
+  const agent = typeof chat === "object" && chat !== null ? (chat as Record<string, unknown>) : {};
+  return { chat_agent: { ...agent, system_prompt: scenario.system_prompt } };
 }
 
 /**

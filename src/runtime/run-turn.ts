@@ -177,6 +177,7 @@ async function runClaimedTurn(
     audit,
   };
   const simulated = chat_model.simulated || event_model.simulated;
+  const strategy = STRATEGIES[config.tool_invocation_mode];
   await audit("turn_start", {
     mode: config.tool_invocation_mode,
     chat_model: `${chat_model.provider}:${chat_model.model}`,
@@ -184,6 +185,8 @@ async function runClaimedTurn(
     simulated,
     tools: tools.names(),
     max_rounds: config.max_rounds,
+    // What every round of this turn sends as the system message (dual_agent: with the catalog).
+    system_prompt: strategy.systemPrompt(context),
   });
   emit({
     type: "turn_start",
@@ -193,11 +196,7 @@ async function runClaimedTurn(
     simulated,
   });
 
-  const { status, answer } = await runRounds(
-    context,
-    STRATEGIES[config.tool_invocation_mode],
-    history,
-  );
+  const { status, answer } = await runRounds(context, strategy, history);
 
   const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
   await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
