@@ -1,4 +1,5 @@
-import { type ArgumentMatcher, matchArgument, matchArguments } from "../domain/argument-matcher.js";
+import type { ArgumentMatcher } from "../domain/argument-matcher.js";
+import { matchArgument, matchArguments } from "../domain/match-argument.js";
 import type {
   ExpectedToolCall,
   RunScore,

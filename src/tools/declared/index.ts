@@ -1,4 +1,4 @@
-import { matchArguments } from "../../domain/argument-matcher.js";
+import { matchArguments } from "../../domain/match-argument.js";
 import type { DeclaredTool, MockOutcome } from "../../domain/tool-sources.js";
 import type { Tool } from "../tool.js";
 
