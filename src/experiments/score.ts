@@ -1,11 +1,11 @@
 import type { ArgumentMatcher } from "../domain/argument-matcher.js";
-import { matchArgument, matchArguments } from "../domain/match-argument.js";
 import type {
   ExpectedToolCall,
   RunScore,
   TurnExpectation,
   TurnFacts,
 } from "../domain/experiment.js";
+import { matchArgument, matchArguments } from "../domain/match-argument.js";
 
 /**
  * Scores one run (a scenario's turns, as stored) against the scenario's expectations.
