@@ -1,3 +1,9 @@
+export {
+  createLabProviders,
+  type LabProviderOptions,
+  type LabProviders,
+} from "./composition/lab-providers.js";
+export { type LabRunTurnOptions as RunTurnOptions, runTurn } from "./composition/run-turn.js";
 export * from "./domain/errors.js";
 export * from "./domain/event-protocol.js";
 export * from "./domain/events.js";
@@ -30,7 +36,13 @@ export {
   type SimOptionsInput,
 } from "./providers/sim/sim-options.js";
 export { countTokens, promptTokens, tokenize } from "./providers/tokenizer.js";
-export { type RunTurnOptions, runTurn } from "./runtime/run-turn.js";
+export {
+  type ModelProvider,
+  type PreparedTurn,
+  prepareTurn,
+  type ToolProvider,
+  type TurnProviders,
+} from "./runtime/turn-providers.js";
 export { type CreateAppOptions, createApp } from "./server/app.js";
 export { type RunningServer, type StartServerOptions, startServer } from "./server/start-server.js";
 export type { Awaitable, ClaimedTurn, SessionStore } from "./store/session-store.js";

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runTurn } from "../composition/run-turn.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
-import { runTurn } from "../runtime/run-turn.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { type Figure, median, printFigures } from "./measure.js";

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { createLabProviders } from "../composition/lab-providers.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
 import { McpServerDefinition } from "../domain/tool-sources.js";
 import { runTurn } from "../runtime/run-turn.js";
@@ -98,6 +99,7 @@ async function labCostPerRound(
   const event = new TimedModel(new OneCallModel(tool.name, args));
   const labs: number[] = [];
   const walls: number[] = [];
+  const providers = createLabProviders({ builtins: timed.tools });
   for (let turn = 0; turn < TURNS; turn++) {
     const before = chat.spent_ms + event.spent_ms + timed.spent();
     const start = performance.now();
@@ -108,7 +110,7 @@ async function labCostPerRound(
       message: `call the tool ${turn}`,
       config: { tool_invocation_mode: mode, tools: [tool.name] },
       models: { chat, event },
-      tools: timed.tools,
+      providers,
     })) {
       if (turnEvent.type === "round_end") rounds++;
       if (turnEvent.type === "tool_result" && turnEvent.ok) calls++;

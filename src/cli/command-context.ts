@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { createLabProvidersFor, type LabProviders } from "../composition/lab-providers.js";
 import { type DatabaseLocation, resolveDatabasePath } from "./database-path.js";
 import type { CliIo } from "./output.js";
 
@@ -7,6 +8,11 @@ export interface CommandContext {
   io: CliIo;
   /** The database named by the global `--db`, $AGENT_LAB_DB or the per-user default. */
   database(command: Command): DatabaseLocation;
+  /**
+   * The models and tools of a command, with the sources of the lab config file (`--lab-config`,
+   * $AGENT_LAB_CONFIG, or agent-lab.yaml beside the database). The caller closes its tools.
+   */
+  providers(command: Command): LabProviders & { lab_config: string | null };
   /** A command's exit code (0 unless set). */
   exitCode: number;
 }
@@ -17,6 +23,13 @@ export function createCommandContext(io: CliIo): CommandContext {
     database(command) {
       const { db } = command.optsWithGlobals<{ db?: string }>();
       return resolveDatabasePath(db, io.env);
+    },
+    providers(command) {
+      const { labConfig } = command.optsWithGlobals<{ labConfig?: string }>();
+      return createLabProvidersFor(
+        { flag: labConfig, env: io.env, database_path: this.database(command).path },
+        { model_dependencies: { env: io.env } },
+      );
     },
     exitCode: 0,
   };

@@ -10,6 +10,7 @@ import { registerRunCommand } from "./commands/run.js";
 import { registerServeCommand } from "./commands/serve.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerShowCommand } from "./commands/show.js";
+import { registerToolsCommand } from "./commands/tools.js";
 import { registerUsageCommand } from "./commands/usage.js";
 import { type CliIo, processIo, writeError } from "./output.js";
 
@@ -29,6 +30,10 @@ export function buildProgram(context: CommandContext = createCommandContext(proc
     .option(
       "--db <path>",
       "the lab's SQLite file (default: $AGENT_LAB_DB, else $XDG_DATA_HOME/agent-lab/lab.sqlite3 or ~/.local/share/agent-lab/lab.sqlite3)",
+    )
+    .option(
+      "--lab-config <file>",
+      "the lab config file with MCP servers and HTTP tools (default: $AGENT_LAB_CONFIG, else agent-lab.yaml next to the database, when present)",
     )
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -68,6 +73,7 @@ Examples:
   registerDeleteCommand(program, context);
   registerServeCommand(program, context);
   registerBenchCommand(program, context);
+  registerToolsCommand(program, context);
   return program;
 }
 

@@ -1,15 +1,12 @@
 import { readFileSync } from "node:fs";
-import { AgentLabError, InvalidInputError } from "../domain/errors.js";
+import { InvalidInputError } from "../domain/errors.js";
 import {
   type AgentConfig,
   LabSessionConfig,
   type ToolInvocationMode,
 } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { ToolRegistry } from "../tools/registry.js";
+import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
 
 /** The `run` flags that shape a new session's config. */
 export interface SessionConfigFlags {
@@ -18,6 +15,8 @@ export interface SessionConfigFlags {
   model?: string | undefined;
   eventModel?: string | undefined;
   baseUrl?: string | undefined;
+  system?: string | undefined;
+  systemFile?: string | undefined;
 }
 
 export interface RequestedConfig {
@@ -72,15 +71,17 @@ export function readSessionConfigFile(path: string): {
  * once here, so a bad model string, a base URL on a simulated model or an unknown tool is refused
  * before anything is stored (runTurn would create the session before refusing them).
  */
-export function requestedSessionConfig(
+export async function requestedSessionConfig(
   flags: SessionConfigFlags,
-  dependencies: OpenAIChatModelDependencies = {},
-): RequestedConfig {
+  providers: TurnProviders,
+): Promise<RequestedConfig> {
   const file = flags.config === undefined ? undefined : readSessionConfigFile(flags.config);
   const base = file?.config ?? LabSessionConfig.parse({});
+  const system_prompt = systemPromptOf(flags);
   const chat_agent: AgentConfig = {
     ...base.chat_agent,
     ...(flags.model !== undefined ? { model: flags.model } : {}),
+    ...(system_prompt !== undefined ? { system_prompt } : {}),
   };
   // Unless an event agent is named, it follows the chat agent: `--model openai:X` alone must not
   // pair a real chat agent with the simulated one.
@@ -115,14 +116,14 @@ export function requestedSessionConfig(
     },
     "session config",
   );
-  checked("chat_agent", () => createChatModel(config.chat_agent, dependencies));
-  checked("event_agent", () => createChatModel(config.event_agent, dependencies));
-  checked("tools", () => new ToolRegistry(createBuiltinTools()).select(config.tools));
+  await prepareTurn(config, providers);
   const new_session_flags = [
     flags.config !== undefined ? "--config" : null,
     flags.model !== undefined ? "--model" : null,
     flags.eventModel !== undefined ? "--event-model" : null,
     flags.baseUrl !== undefined ? "--base-url" : null,
+    flags.system !== undefined ? "--system" : null,
+    flags.systemFile !== undefined ? "--system-file" : null,
   ].filter((flag): flag is string => flag !== null);
   return {
     config,
@@ -131,14 +132,29 @@ export function requestedSessionConfig(
   };
 }
 
-/** Runs a check whose refusal is reported under the config field it concerns. */
-function checked(field: string, check: () => unknown): void {
-  try {
-    check();
-  } catch (error) {
-    if (error instanceof AgentLabError) {
-      throw new InvalidInputError(`${field}: ${error.message}`, { cause: error });
-    }
-    throw error;
+/** `--system TEXT` or `--system-file FILE`; an empty prompt is refused (it would be sent as is). */
+function systemPromptOf(flags: SessionConfigFlags): string | undefined {
+  if (flags.system !== undefined && flags.systemFile !== undefined) {
+    throw new InvalidInputError("give --system or --system-file, not both");
   }
+  let text = flags.system;
+  if (flags.systemFile !== undefined) {
+    try {
+      text = readFileSync(flags.systemFile, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason =
+        code === "ENOENT"
+          ? "no such file"
+          : code === "EISDIR"
+            ? "is a folder, not a file"
+            : (error as Error).message;
+      throw new InvalidInputError(`--system-file ${flags.systemFile}: ${reason}`);
+    }
+  }
+  if (text !== undefined && text.trim() === "") {
+    const where = flags.systemFile !== undefined ? `--system-file ${flags.systemFile}` : "--system";
+    throw new InvalidInputError(`${where}: the system prompt is empty`);
+  }
+  return text;
 }

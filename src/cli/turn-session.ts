@@ -9,9 +9,8 @@ import {
 } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { ChatModel } from "../providers/chat-model.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import { type RunTurnOptions, runTurn } from "../runtime/run-turn.js";
+import type { ModelProvider } from "../runtime/turn-providers.js";
 import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import type { CliIo } from "./output.js";
 import type { RequestedConfig } from "./session-config-options.js";
@@ -31,6 +30,8 @@ export interface SessionFlags {
   eventModel?: string;
   baseUrl?: string;
   config?: string;
+  system?: string;
+  systemFile?: string;
   title?: string;
   approve?: ApprovalPolicy;
 }
@@ -52,6 +53,13 @@ export function addSessionOptions(command: Command, titleDefault: string): Comma
     .option("--event-model <spec>", "the event agent's model (default: sim)")
     .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
     .option("--config <file>", "a JSON session config; the flags above override it")
+    .addOption(
+      new Option(
+        "--system <text>",
+        "the chat agent's system prompt (dual_agent still appends the event catalog)",
+      ).conflicts("systemFile"),
+    )
+    .option("--system-file <file>", "read the chat agent's system prompt from a file")
     .option("--title <title>", `a new session's title (default: ${titleDefault})`)
     .addOption(
       new Option(
@@ -121,13 +129,13 @@ export function planSession(
  */
 export function sessionModels(
   config: LabSessionConfig | null,
-  dependencies: OpenAIChatModelDependencies,
+  models: ModelProvider,
 ): { chat: ChatModel; event: ChatModel } | null {
   if (config === null) return null;
   try {
     return {
-      chat: createChatModel(config.chat_agent, dependencies),
-      event: createChatModel(config.event_agent, dependencies),
+      chat: models.chatModel(config.chat_agent),
+      event: models.chatModel(config.event_agent),
     };
   } catch {
     return null;

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { ArgumentMatcher } from "./argument-matcher.js";
 import { ToolInvocationMode } from "./session-config.js";
+import { DeclaredTool } from "./tool-sources.js";
 
 /**
  * Experiments: a suite of scenarios run across a matrix of configurations, many times, each run a
@@ -7,15 +9,7 @@ import { ToolInvocationMode } from "./session-config.js";
  * any face (CLI, HTTP, web) can score a stored session without the suite file.
  */
 
-/** How one expected argument is matched: a bare value means `equals`. */
-export const ArgumentMatcher = z.union([
-  z.strictObject({ equals: z.unknown() }),
-  z.strictObject({ contains: z.string() }),
-  z.strictObject({ regex: z.string() }),
-  z.strictObject({ any: z.literal(true) }),
-  z.unknown().transform((value) => ({ equals: value })),
-]);
-export type ArgumentMatcher = z.output<typeof ArgumentMatcher>;
+export { ArgumentMatcher } from "./argument-matcher.js";
 
 export const ExpectedToolCall = z.strictObject({
   name: z.string().min(1),
@@ -50,6 +44,10 @@ export const Scenario = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an id is letters, digits, _ . -"),
   category: ScenarioCategory,
   description: z.string().optional(),
+  /** The chat agent's system prompt in this scenario's runs, over the cell's. */
+  system_prompt: z.string().min(1).optional(),
+  /** Declared (mock) tools for this scenario's runs, beside the suite's; same name replaces. */
+  tools: z.array(DeclaredTool).default([]),
   turns: z
     .array(z.strictObject({ user: z.string().min(1), expect: TurnExpectation.prefault({}) }))
     .min(1),
@@ -88,6 +86,8 @@ export const Suite = z.strictObject({
   matrix: Matrix.prefault({}),
   repetitions: z.number().int().min(1).max(1000).default(1),
   concurrency: z.number().int().min(1).max(64).default(4),
+  /** Declared (mock) tools offered in every run, beside the config's `tools`. */
+  tools: z.array(DeclaredTool).default([]),
   /** Extends the built-in price table, by model string. */
   prices: z.record(z.string(), Price).default({}),
   /**

@@ -9,6 +9,7 @@ import {
 } from "./json-limits.js";
 import { Limits } from "./limits.js";
 import { findCredentialProblems, type JsonPath } from "./secrets.js";
+import { DeclaredTool } from "./tool-sources.js";
 
 interface IssueSink {
   addIssue(issue: { code: "custom"; path: JsonPath; message: string }): void;
@@ -43,7 +44,48 @@ export function checkStorableConfig(
   for (const { path, message } of findCredentialProblems(config)) {
     context.addIssue({ code: "custom", path: [...prefix, ...path], message });
   }
+  for (const { path, message } of findToolSourceDefinitions(config)) {
+    context.addIssue({ code: "custom", path: [...prefix, ...path], message });
+  }
 }
+
+const LAB_CONFIG_ONLY =
+  "is defined only in the lab config file (agent-lab.yaml); a session selects its tools by name in tools";
+
+/**
+ * MCP servers and HTTP tools start commands and reach URLs, so only the machine's owner may define
+ * them (the lab config file). A config from a request, an import or a suite that tries is refused,
+ * naming the field, rather than having the key ignored: the sender would think it took effect.
+ */
+function findToolSourceDefinitions(config: unknown): { path: JsonPath; message: string }[] {
+  if (!isRecord(config)) return [];
+  const problems: { path: JsonPath; message: string }[] = [];
+  for (const key of ["mcp_servers", "http_tools"]) {
+    if (key in config) {
+      const what = key === "mcp_servers" ? "an MCP server" : "an HTTP tool";
+      problems.push({ path: [key], message: `${what} ${LAB_CONFIG_ONLY}` });
+    }
+  }
+  // `tools` holds names; an object there is refused by its schema with the same explanation.
+  const declared = config.declared_tools;
+  if (Array.isArray(declared)) {
+    declared.forEach((entry, index) => {
+      if (!isRecord(entry)) return;
+      for (const key of ["command", "url"]) {
+        if (key in entry) {
+          problems.push({
+            path: ["declared_tools", index, key],
+            message: `a tool with a ${key} (MCP or HTTP) ${LAB_CONFIG_ONLY}`,
+          });
+        }
+      }
+    });
+  }
+  return problems;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 export const ToolInvocationMode = z.enum(["chat_agent_tools", "dual_agent"]);
 export type ToolInvocationMode = z.infer<typeof ToolInvocationMode>;
@@ -87,6 +129,16 @@ export type AgentConfig = z.output<typeof AgentConfig>;
 
 export const DEFAULT_TOOLS = ["mock_search", "mock_ticket"] as const;
 
+/** A tool's name; an object with a command or a URL is a definition, which only the lab file holds. */
+const ToolSelection = z
+  .string({
+    error: (issue) =>
+      isRecord(issue.input) && ("command" in issue.input || "url" in issue.input)
+        ? `a tool with a command or url (MCP or HTTP) ${LAB_CONFIG_ONLY}`
+        : undefined,
+  })
+  .min(1);
+
 /**
  * The full config the runtime reads. Everything has a default, so `{}` is a working session on the
  * simulated model with the built-in tools.
@@ -109,7 +161,9 @@ const LabSessionConfigShape = z
     tool_invocation_mode: ToolInvocationMode.default(DEFAULT_TOOL_INVOCATION_MODE),
     chat_agent: AgentConfig.prefault({}),
     event_agent: AgentConfig.prefault({}),
-    tools: z.array(z.string().min(1)).default([...DEFAULT_TOOLS]),
+    tools: z.array(ToolSelection).default([...DEFAULT_TOOLS]),
+    /** Mock tools defined inline, offered beside `tools` (absent means none). */
+    declared_tools: z.array(DeclaredTool).optional(),
     max_rounds: z.number().int().min(1).max(50).default(6),
     limits: Limits.prefault({}),
     /** Overrides a tool's `requires_approval`, by tool name: `{ mock_ticket: false }`. */

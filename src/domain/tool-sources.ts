@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ArgumentMatcher } from "./experiment.js";
+import { ArgumentMatcher } from "./argument-matcher.js";
 
 /**
  * The shapes of tools that come from outside the lab's built-ins (issue 10): declared (mock) tools,

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
+import { createLabProviders } from "../composition/lab-providers.js";
 import { type ExperimentReport, ExperimentTag, Suite } from "../domain/experiment.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
@@ -71,6 +72,7 @@ describe("runExperiment", () => {
       suite,
       suiteFile: "small.yaml",
       onProgress: (state) => progress.push(state),
+      providers: createLabProviders(),
     });
 
     const experimentId = experimentIdOf(suite);
@@ -138,7 +140,7 @@ describe("runExperiment", () => {
 
   it("resumes: a second run starts no session and reports the same", async () => {
     const suite = smallSuite();
-    const first = await runExperiment({ store, suite });
+    const first = await runExperiment({ store, suite, providers: createLabProviders() });
     const ids = store.findSessionsByExperiment(first.experiment_id).map((session) => session.id);
 
     const progress: ExperimentProgress[] = [];
@@ -146,6 +148,7 @@ describe("runExperiment", () => {
       store,
       suite,
       onProgress: (state) => progress.push(state),
+      providers: createLabProviders(),
     });
     expect(second).toMatchObject({ total: 8, skipped: 8, finished: 8, stopped: false });
     expect(progress).toEqual([{ done: 8, total: 8, skipped: 8, failed_runs: 0, current: null }]);
@@ -155,7 +158,12 @@ describe("runExperiment", () => {
     expect(comparable(second.report)).toEqual(comparable(first.report));
 
     // More repetitions of the same suite: the same experiment, only the new runs run.
-    const more = await runExperiment({ store, suite, repetitions: 3 });
+    const more = await runExperiment({
+      store,
+      suite,
+      repetitions: 3,
+      providers: createLabProviders(),
+    });
     expect(more).toMatchObject({ experiment_id: first.experiment_id, total: 12, skipped: 8 });
     expect(store.findSessionsByExperiment(first.experiment_id)).toHaveLength(12);
     expect(more.report.cells.map((cell) => cell.runs)).toEqual([6, 6]);
@@ -190,7 +198,7 @@ describe("runExperiment", () => {
       suite,
       concurrency: 2,
       signal: controller.signal,
-      tools,
+      providers: createLabProviders({ builtins: tools }),
     });
     expect(stopped.stopped).toBe(true);
     expect(stopped.finished).toBeGreaterThanOrEqual(1);
@@ -206,7 +214,12 @@ describe("runExperiment", () => {
     );
     const finishedIds = afterStop.filter((run) => run.complete).map((run) => run.session.id);
 
-    const resumed = await runExperiment({ store, suite, concurrency: 4, tools });
+    const resumed = await runExperiment({
+      store,
+      suite,
+      concurrency: 4,
+      providers: createLabProviders({ builtins: tools }),
+    });
     expect(resumed).toMatchObject({ total: 8, skipped: stopped.finished, finished: 8 });
     expect(resumed.stopped).toBe(false);
 
@@ -229,16 +242,21 @@ describe("runExperiment", () => {
       matrix: { modes: ["dual_agent"], chat_models: ["sim"] },
       config: { chat_agent: { base_url: "http://127.0.0.1:9/v1" } },
     });
-    await expect(runExperiment({ store, suite })).rejects.toThrow(
+    await expect(runExperiment({ store, suite, providers: createLabProviders() })).rejects.toThrow(
       /cell dual_agent · sim: .*simulated model takes no base_url/,
     );
     expect(store.listSessions()).toEqual([]);
   });
 
   it("validates its counts", async () => {
-    await expect(runExperiment({ store, suite: smallSuite(), concurrency: 0 })).rejects.toThrow(
-      /runExperiment: concurrency/,
-    );
+    await expect(
+      runExperiment({
+        store,
+        suite: smallSuite(),
+        concurrency: 0,
+        providers: createLabProviders(),
+      }),
+    ).rejects.toThrow(/runExperiment: concurrency/);
   });
 });
 
@@ -258,7 +276,7 @@ describe("isRunComplete", () => {
 describe("runExperiment: repetitions on the simulated model", () => {
   it("gives each repetition its own seed unless the suite set one, so seeded draws differ", async () => {
     const suite = smallSuite({ malformed_arguments_rate: 0.5 });
-    await runExperiment({ store, suite });
+    await runExperiment({ store, suite, providers: createLabProviders() });
     const seeds = (await store.findSessionsByExperiment(experimentIdOf(suite))).map((session) => {
       const tag = ExperimentTag.parse(session.config.experiment);
       const chat = session.config.chat_agent as { options: { seed: number } };
@@ -268,7 +286,7 @@ describe("runExperiment: repetitions on the simulated model", () => {
     expect(seeds.filter((entry) => entry.endsWith("#2:43"))).toHaveLength(4);
 
     const pinned = smallSuite({ seed: 7 });
-    await runExperiment({ store, suite: pinned });
+    await runExperiment({ store, suite: pinned, providers: createLabProviders() });
     const pinnedSeeds = (await store.findSessionsByExperiment(experimentIdOf(pinned))).map(
       (session) => (session.config.chat_agent as { options: { seed: number } }).options.seed,
     );
@@ -316,7 +334,7 @@ describe("runExperiment: approvals", () => {
   }
 
   it("a suite approves by policy by default, recorded as approved by policy", async () => {
-    await runExperiment({ store, suite: ticketSuite() });
+    await runExperiment({ store, suite: ticketSuite(), providers: createLabProviders() });
     const { decisions, results } = outcomes();
     expect(decisions).toHaveLength(2);
     for (const decision of decisions) {
@@ -330,7 +348,7 @@ describe("runExperiment: approvals", () => {
   });
 
   it("approval: none denies by policy; no ticket is filed", async () => {
-    await runExperiment({ store, suite: ticketSuite("none") });
+    await runExperiment({ store, suite: ticketSuite("none"), providers: createLabProviders() });
     const { decisions, results } = outcomes();
     expect(decisions.map((decision) => [decision.decision, decision.decided_by])).toEqual([
       ["deny", "policy"],

@@ -11,16 +11,13 @@ import type {
 } from "../domain/experiment.js";
 import { LabSessionConfig } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import { runTurn } from "../runtime/run-turn.js";
+import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
 import type { SessionStore } from "../store/session-store.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
 import { findExperimentRuns, type StoredRun } from "./experiment-runs.js";
 import type { ExperimentProgress, RunLabel } from "./progress.js";
 import { buildExperimentReport } from "./report-build.js";
+import { runConfigOf } from "./run-config.js";
 import { expandCells, experimentIdOf } from "./suite.js";
 
 export interface RunExperimentOptions {
@@ -38,10 +35,8 @@ export interface RunExperimentOptions {
   signal?: AbortSignal;
   /** Called once the plan is known (done = skipped), then after every finished run. */
   onProgress?: (progress: ExperimentProgress) => void;
-  /** The tools configs may select from; default the built-ins. */
-  tools?: readonly Tool[];
-  /** For `openai:` models: the environment holding the keys, a fetch. */
-  model_dependencies?: OpenAIChatModelDependencies;
+  /** Where models and tools come from (`createLabProviders`). */
+  providers: TurnProviders;
 }
 
 export interface RunError {
@@ -103,7 +98,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   const experimentId = options.experimentId ?? experimentIdOf(suite);
   const cells = expandCells(suite);
   const plan = planRuns(options, experimentId, cells, counts.repetitions);
-  checkCells(plan, options);
+  await checkCells(plan, options);
 
   const stored = await findExperimentRuns(store, experimentId);
   const completeKeys = new Set(stored.filter((run) => run.complete).map((run) => run.tag.run_key));
@@ -203,7 +198,7 @@ function planRuns(
           },
           config: parseInput(
             LabSessionConfig,
-            { ...withRepetitionSeed(cell.config, repetition), experiment: tag },
+            { ...runConfigOf(cell.config, suite, scenario, repetition), experiment: tag },
             `suite ${suite.name}: cell ${cell.label}: config`,
           ),
           title: `${suite.name} · ${cell.label} · ${scenario.id} #${repetition}`,
@@ -219,16 +214,18 @@ function planRuns(
  * Refuses, before anything is stored, a cell whose models or tools cannot be built: every one of
  * its runs would fail the same way.
  */
-function checkCells(plan: readonly PlannedRun[], options: RunExperimentOptions): void {
+async function checkCells(
+  plan: readonly PlannedRun[],
+  options: RunExperimentOptions,
+): Promise<void> {
   const checked = new Set<string>();
-  const registry = new ToolRegistry(options.tools ?? createBuiltinTools());
   for (const run of plan) {
-    if (checked.has(run.cell.id)) continue;
-    checked.add(run.cell.id);
+    // Scenarios may declare tools of their own, so each pair is checked once.
+    const key = `${run.cell.id}/${run.scenario.id}`;
+    if (checked.has(key)) continue;
+    checked.add(key);
     try {
-      createChatModel(run.config.chat_agent, options.model_dependencies);
-      createChatModel(run.config.event_agent, options.model_dependencies);
-      registry.select(run.config.tools);
+      await prepareTurn(run.config, options.providers);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new InvalidInputError(
@@ -272,8 +269,8 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
       await store.deleteSession(old.session.id);
   }
   const models = {
-    chat: createChatModel(run.config.chat_agent, options.model_dependencies),
-    event: createChatModel(run.config.event_agent, options.model_dependencies),
+    chat: options.providers.models.chatModel(run.config.chat_agent),
+    event: options.providers.models.chatModel(run.config.event_agent),
   };
   const sessionId = await store.createSession({
     session_id: randomUUID(),
@@ -290,11 +287,8 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
       session_id: sessionId,
       models,
       approve: policyApprover(options.suite.approval),
+      providers: options.providers,
       ...(signal !== undefined ? { signal } : {}),
-      ...(options.tools !== undefined ? { tools: options.tools } : {}),
-      ...(options.model_dependencies !== undefined
-        ? { model_dependencies: options.model_dependencies }
-        : {}),
     })) {
       if (event.type === "turn_end") status = event.status;
     }
@@ -302,25 +296,4 @@ async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promi
     if (status === "failed") failed = true;
   }
   return failed ? "failed" : "finished";
-}
-
-/**
- * The simulated model is deterministic: without a seed of their own, repetitions would replay one
- * another. Each repetition gets the next seed (unless the suite set one), so a seeded rate such as
- * `malformed_arguments_rate` varies across repetitions as it would across real calls.
- */
-function withRepetitionSeed(
-  config: Record<string, unknown>,
-  repetition: number,
-): Record<string, unknown> {
-  const seeded = { ...config };
-  for (const role of ["chat_agent", "event_agent"] as const) {
-    const agent = seeded[role] as
-      | { model?: unknown; options?: Record<string, unknown> }
-      | undefined;
-    if (!agent || typeof agent.model !== "string" || !agent.model.startsWith("sim")) continue;
-    if (agent.options?.seed !== undefined) continue;
-    seeded[role] = { ...agent, options: { ...agent.options, seed: 41 + repetition } };
-  }
-  return seeded;
 }

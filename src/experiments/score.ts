@@ -1,11 +1,11 @@
-import { isDeepStrictEqual } from "node:util";
+import type { ArgumentMatcher } from "../domain/argument-matcher.js";
 import type {
-  ArgumentMatcher,
   ExpectedToolCall,
   RunScore,
   TurnExpectation,
   TurnFacts,
 } from "../domain/experiment.js";
+import { matchArgument, matchArguments } from "../domain/match-argument.js";
 
 /**
  * Scores one run (a scenario's turns, as stored) against the scenario's expectations.
@@ -103,40 +103,13 @@ export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScor
   };
 }
 
-/**
- * Whether one argument value satisfies a matcher: `equals` (deep, exact), `contains` (a string
- * holding the text, case-insensitive), `regex` (a string the pattern matches), `any` (present).
- */
-export function matchArgument(matcher: ArgumentMatcher, actual: unknown): boolean {
-  if ("any" in matcher) return actual !== undefined;
-  if ("contains" in matcher) {
-    return (
-      typeof actual === "string" && actual.toLowerCase().includes(matcher.contains.toLowerCase())
-    );
-  }
-  if ("regex" in matcher) {
-    if (typeof actual !== "string") return false;
-    try {
-      return new RegExp(matcher.regex).test(actual);
-    } catch {
-      return false;
-    }
-  }
-  return isDeepStrictEqual(actual, matcher.equals);
-}
+// Declared tools' mock cases match arguments the same way, so the matcher lives in the domain.
+export { matchArgument };
 
 type Call = TurnFacts["tool_calls"][number];
 
 function argumentsMatch(tool: ExpectedToolCall, call: Call): boolean {
-  return (
-    call.name === tool.name &&
-    Object.entries(tool.arguments).every(([name, matcher]) =>
-      matchArgument(
-        matcher,
-        Object.hasOwn(call.arguments, name) ? call.arguments[name] : undefined,
-      ),
-    )
-  );
+  return call.name === tool.name && matchArguments(tool.arguments, call.arguments);
 }
 
 /** The called names against the expected ones, as multisets. */

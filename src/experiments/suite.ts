@@ -1,19 +1,9 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import {
-  type Document,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseDocument,
-  type Node as YamlNode,
-} from "yaml";
-import type { z } from "zod";
 import { InvalidInputError } from "../domain/errors.js";
 import { type Cell, Suite } from "../domain/experiment.js";
 import { LabSessionConfig } from "../domain/session-config.js";
 import { describeIssues } from "../domain/validation.js";
+import { type YamlProblem as Problem, parseYamlFile, readTextFile } from "../files/yaml-file.js";
 
 /**
  * Suite files: YAML read into the `Suite` schema with errors that point into the file
@@ -21,85 +11,17 @@ import { describeIssues } from "../domain/validation.js";
  * string`), the matrix expanded into cells, and the experiment id that makes runs resumable.
  */
 
-interface Problem {
-  path: PropertyKey[];
-  message: string;
-  /** Point at the key itself rather than its value (an unknown key). */
-  at_key?: boolean;
-}
-
 /** Parses a suite's YAML text. Every problem is reported, one per line, with its line:column. */
 export function parseSuite(text: string, fileName: string): Suite {
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false });
-  const where = (offset: number) => {
-    const { line, col } = lineCounter.linePos(offset);
-    return `${fileName}:${line}:${col}`;
-  };
-  if (document.errors.length > 0) {
-    throw new InvalidInputError(
-      document.errors
-        .map((error) => `${where(error.pos[0])}: YAML syntax error: ${error.message}`)
-        .join("\n"),
-    );
-  }
-  let value: unknown;
-  try {
-    value = document.toJS({ maxAliasCount: 1000 });
-  } catch (error) {
-    throw new InvalidInputError(`${where(0)}: YAML error: ${(error as Error).message}`);
-  }
-  if (document.contents === null) {
-    throw new InvalidInputError(
-      `${where(0)}: the file is empty; a suite needs a name and scenarios`,
-    );
-  }
-  const result = Suite.safeParse(value);
-  const problems = result.success
-    ? semanticProblems(value, result.data)
-    : zodProblems(result.error);
-  if (problems.length > 0) {
-    throw new InvalidInputError(
-      problems
-        .map((problem) => {
-          const path = problem.path.map(String).join(".");
-          const offset = offsetOf(document, problem.path, problem.at_key === true);
-          return `${where(offset)}: ${path ? `${path}: ` : ""}${problem.message}`;
-        })
-        .join("\n"),
-    );
-  }
-  return result.data as Suite;
+  return parseYamlFile(text, fileName, Suite, {
+    empty: "the file is empty; a suite needs a name and scenarios",
+    problems: semanticProblems,
+  });
 }
 
 /** Reads and parses a suite file; a missing or unreadable file is named in the error. */
 export function loadSuite(path: string): Suite {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new InvalidInputError(`suite file not found: ${path}`);
-    if (code === "EISDIR") {
-      throw new InvalidInputError(`suite file ${path} is a directory; name a .yaml file`);
-    }
-    throw new InvalidInputError(`cannot read suite file ${path}: ${(error as Error).message}`);
-  }
-  return parseSuite(text, path);
-}
-
-function zodProblems(error: z.ZodError): Problem[] {
-  return error.issues.flatMap((issue): Problem[] => {
-    // One line per unknown key, pointing at the key.
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({
-        path: [...issue.path, key],
-        message: `unknown key ${JSON.stringify(key)}`,
-        at_key: true,
-      }));
-    }
-    return [{ path: issue.path, message: issue.message }];
-  });
+  return parseSuite(readTextFile(path, "suite file"), path);
 }
 
 const MATCHER_KEYS = ["equals", "contains", "regex", "any"];
@@ -199,42 +121,6 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * Where a path points in the document: the value's start, or its key's for `atKey`. A path that
- * leads nowhere (a missing key) points at the deepest node that exists, its parent.
- */
-function offsetOf(document: Document, path: readonly PropertyKey[], atKey: boolean): number {
-  let node: unknown = document.contents;
-  let offset = rangeStart(node) ?? 0;
-  for (const [index, segment] of path.entries()) {
-    const last = index === path.length - 1;
-    if (isMap(node)) {
-      const pair = node.items.find(
-        (item) => isScalar(item.key) && String(item.key.value) === String(segment),
-      );
-      if (pair === undefined) return offset;
-      const keyStart = rangeStart(pair.key);
-      if (last && atKey && keyStart !== null) return keyStart;
-      node = pair.value;
-      // `key:` with no value: point at the key.
-      offset = rangeStart(node) ?? keyStart ?? offset;
-    } else if (isSeq(node) && typeof segment === "number") {
-      node = node.items[segment];
-      const start = rangeStart(node);
-      if (start === null) return offset;
-      offset = start;
-    } else {
-      return offset;
-    }
-  }
-  return offset;
-}
-
-function rangeStart(node: unknown): number | null {
-  const range = (node as YamlNode | null | undefined)?.range;
-  return range ? range[0] : null;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ChatToolDefinition } from "../domain/chat-tool.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { TokenUsage } from "../domain/usage.js";
 
@@ -7,12 +8,8 @@ import type { TokenUsage } from "../domain/usage.js";
  * what the lab measures.
  */
 
-/** A tool offered to the model natively; `parameters` is a JSON Schema object. */
-export interface ChatToolDefinition {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+// The tool shape belongs to the domain (tools and the runtime build it); re-exported for adapters.
+export type { ChatToolDefinition } from "../domain/chat-tool.js";
 
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 

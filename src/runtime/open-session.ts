@@ -29,7 +29,7 @@ export interface OpenedSession<Prepared> {
  */
 export async function openSession<Prepared>(
   options: OpenSessionOptions,
-  prepare: (config: LabSessionConfig) => Prepared,
+  prepare: (config: LabSessionConfig) => Promise<Prepared>,
 ): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
@@ -44,10 +44,10 @@ export async function openSession<Prepared>(
         await store.ensureSession(options.session_id, { title: existing.title, config: requested });
       }
       const config = parseInput(LabSessionConfig, existing.config, `session ${existing.id} config`);
-      return { sessionId: existing.id, config, prepared: prepare(config) };
+      return { sessionId: existing.id, config, prepared: await prepare(config) };
     }
     const config = requested ?? LabSessionConfig.parse({});
-    const prepared = prepare(config);
+    const prepared = await prepare(config);
     // Two turns may start the same new session at once and both see it missing: ensureSession
     // creates it or, when the other turn just did, only checks the mode, leaving the refusal to
     // the turn lock. The stored config is then the one used.
@@ -57,10 +57,10 @@ export async function openSession<Prepared>(
     const storedConfig = parseInput(LabSessionConfig, stored.config, `session ${stored.id} config`);
     return isDeepStrictEqual(storedConfig, config)
       ? { sessionId: stored.id, config, prepared }
-      : { sessionId: stored.id, config: storedConfig, prepared: prepare(storedConfig) };
+      : { sessionId: stored.id, config: storedConfig, prepared: await prepare(storedConfig) };
   }
   const config = requested ?? LabSessionConfig.parse({});
-  const prepared = prepare(config);
+  const prepared = await prepare(config);
   const sessionId = await store.createSession({ title, config });
   return { sessionId, config, prepared };
 }

@@ -30,12 +30,12 @@ import {
   storedTurn,
   type TemporaryStore,
 } from "../../test/runtime/turn-harness.js";
+import type { LabRunTurnOptions as RunTurnOptions } from "../composition/run-turn.js";
 import { createChatModel } from "../providers/create-chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import type { SimOptionsInput } from "../providers/sim/sim-options.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/tool.js";
-import type { RunTurnOptions } from "./run-turn.js";
 
 /**
  * Turns that go wrong: a tool that times out, a turn that hits max_rounds, a provider that fails

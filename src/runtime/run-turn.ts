@@ -8,12 +8,8 @@ import type { TurnEvent, TurnStatus } from "../domain/turn-events.js";
 import { emptyUsageRollup } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
 import type { ChatModel } from "../providers/chat-model.js";
-import { createChatModel } from "../providers/create-chat-model.js";
-import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { ToolRegistry } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
+import type { ToolRegistry } from "../tools/registry.js";
 import { PauseClock } from "./approval-gate.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel, interruptedReply } from "./event-kernel.js";
@@ -29,6 +25,7 @@ import {
 } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
+import { prepareTurn, type TurnProviders } from "./turn-providers.js";
 
 export interface RunTurnOptions {
   store: SessionStore;
@@ -41,11 +38,10 @@ export interface RunTurnOptions {
   config?: LabSessionConfigInput;
   /** Cancels the turn: the model stream and the tools stop, partial work is kept. */
   signal?: AbortSignal;
-  /** The tools the config may select from; default the built-ins. */
-  tools?: readonly Tool[];
+  /** Where models and tools come from (the composition root builds these). */
+  providers: TurnProviders;
   /** Models to use instead of building them from the config (kept across turns by a caller). */
   models?: { chat?: ChatModel; event?: ChatModel };
-  model_dependencies?: OpenAIChatModelDependencies;
   /**
    * Decides calls to tools that require approval (`mock_ticket` by default). Without one, such a
    * call is denied (decided_by `policy`): a library caller that asks nobody gets no side effects.
@@ -101,13 +97,9 @@ async function driveTurn(
     sessionId,
     config,
     prepared: { chat_model, event_model, tools },
-  } = await openSession(options, (config) => ({
-    chat_model:
-      options.models?.chat ?? createChatModel(config.chat_agent, options.model_dependencies),
-    event_model:
-      options.models?.event ?? createChatModel(config.event_agent, options.model_dependencies),
-    tools: new ToolRegistry(options.tools ?? createBuiltinTools()).select(config.tools),
-  }));
+  } = await openSession(options, (config) =>
+    prepareTurn(config, options.providers, { models: options.models, signal }),
+  );
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
   const claim = await claimTurn(store, sessionId, message);
   const { turn_index } = claim;
@@ -199,6 +191,7 @@ async function runClaimedTurn(
     audit,
   };
   const simulated = chat_model.simulated || event_model.simulated;
+  const strategy = STRATEGIES[config.tool_invocation_mode];
   await audit("turn_start", {
     mode: config.tool_invocation_mode,
     chat_model: `${chat_model.provider}:${chat_model.model}`,
@@ -206,6 +199,8 @@ async function runClaimedTurn(
     simulated,
     tools: tools.names(),
     max_rounds: config.max_rounds,
+    // What every round of this turn sends as the system message (dual_agent: with the catalog).
+    system_prompt: strategy.systemPrompt(context),
   });
   emit({
     type: "turn_start",
@@ -215,11 +210,7 @@ async function runClaimedTurn(
     simulated,
   });
 
-  const { status, answer } = await runRounds(
-    context,
-    STRATEGIES[config.tool_invocation_mode],
-    history,
-  );
+  const { status, answer } = await runRounds(context, strategy, history);
 
   // Waiting for approvals is a person's time, not the lab's: the wall time leaves it out.
   const approval_wait_ms = pauses.total_ms();

@@ -52,6 +52,8 @@ export function newRoundState(round_index: number): RoundState {
 /** One tool invocation mode. The turn loop calls `runRound` and never asks which mode it has. */
 export interface ModeStrategy {
   readonly mode: ToolInvocationMode;
+  /** The chat agent's system message, as sent every round of the turn (recorded at turn_start). */
+  systemPrompt(context: TurnContext): string;
   /** Streams one chat-agent call and runs the tools it asks for, filling `state`. */
   runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
+import { createLabProviders } from "../composition/lab-providers.js";
 import type { SessionStore } from "../store/session-store.js";
 import { ActiveTurns } from "./active-turns.js";
 import { errorResponse, RouteNotFoundError } from "./http-errors.js";
@@ -32,8 +33,8 @@ export interface CreateAppOptions {
    * loopback names (localhost, 127.0.0.1, [::1]) on any port. `startServer` sets the bound ones.
    */
   allowedHosts?: AllowedHosts | undefined;
-  /** Tools, fixed models or the OpenAI adapter's environment, for every turn. */
-  runTurnDefaults?: RunTurnDefaults | undefined;
+  /** Models and tools for every turn (default: the built-ins, keys from process.env); fixed models. */
+  runTurnDefaults?: Partial<RunTurnDefaults> | undefined;
   /** Largest JSON body in bytes (default 1 MiB); larger → 413. */
   maxBodyBytes?: number | undefined;
   /** Largest import document in bytes (default 32 MiB). */
@@ -71,7 +72,10 @@ export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveT
     approvals: new PendingApprovals(),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxImportBytes: options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES,
-    runTurnDefaults: options.runTurnDefaults ?? {},
+    runTurnDefaults: {
+      ...options.runTurnDefaults,
+      providers: options.runTurnDefaults?.providers ?? createLabProviders(),
+    },
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     version: VERSION,
     reportError: (where, error) => log(describeFailure(where, error, options.token)),

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runTurn } from "../composition/run-turn.js";
 import type {
   CellRun,
   CellSummary,
@@ -8,7 +9,6 @@ import type {
   RunScore,
   TurnExpectation,
 } from "../domain/experiment.js";
-import { runTurn } from "../runtime/run-turn.js";
 import { startTestServer, type TestServer } from "./test-fixtures.js";
 
 interface ErrorBody {

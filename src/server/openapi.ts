@@ -73,6 +73,13 @@ function components(): JsonObject {
       },
     },
     schemas: {
+      ToolListing: object({
+        name: { type: "string" },
+        source: { enum: ["builtin", "declared", "http", "mcp"] },
+        description: { type: "string" },
+        parameters: { type: "object", description: "the JSON Schema of the arguments" },
+        requires_approval: { type: "boolean" },
+      }),
       Error: object({ error: object({ code: { type: "string" }, message: { type: "string" } }) }),
       SessionOverview: object({
         id: { type: "string" },
@@ -131,6 +138,18 @@ function paths(): JsonObject {
         operationId: "openapi",
         summary: "This document",
         responses: { 200: ok("the OpenAPI document", { type: "object" }), ...errors() },
+      },
+    },
+    "/api/tools": {
+      get: {
+        operationId: "listTools",
+        summary: "Every tool the lab can offer a session (built-ins, MCP servers, HTTP tools)",
+        description:
+          "A session selects them by name in its config's `tools` (MCP tools are SERVER__TOOL; SERVER__* selects all of a server's); declared tools travel in the config and are not listed. Listing starts the lab config file's MCP servers.",
+        responses: {
+          200: ok("the tools", object({ tools: { type: "array", items: ref("ToolListing") } })),
+          ...errors(),
+        },
       },
     },
     "/api/sessions": {

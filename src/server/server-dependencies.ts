@@ -1,12 +1,16 @@
+import type { LabProviders } from "../composition/lab-providers.js";
 import type { RunTurnOptions } from "../runtime/run-turn.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ActiveTurns } from "./active-turns.js";
 import type { PendingApprovals } from "./pending-approvals.js";
 
-/** What every turn the server runs shares: the tools, fixed models, the OpenAI adapter's env. */
-export type RunTurnDefaults = Partial<
-  Pick<RunTurnOptions, "tools" | "models" | "model_dependencies" | "approve">
->;
+/** What every turn the server runs shares: where models and tools come from, fixed models, and
+ * an approver that replaces the API's pending approvals (tests). */
+export interface RunTurnDefaults {
+  providers: LabProviders;
+  models?: RunTurnOptions["models"];
+  approve?: RunTurnOptions["approve"];
+}
 
 /** What the routes are given by `createApp`. */
 export interface ServerDependencies {

@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
+import type { ChatToolDefinition } from "../domain/chat-tool.js";
 import { InvalidInputError } from "../domain/errors.js";
-import type { ChatToolDefinition } from "../providers/chat-model.js";
 import { formatSchemaErrors, ROOT } from "./schema-errors.js";
 import type { Tool } from "./tool.js";
 

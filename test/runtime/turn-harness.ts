@@ -1,5 +1,9 @@
 import { join } from "node:path";
 import { expect } from "vitest";
+import {
+  type LabRunTurnOptions as RunTurnOptions,
+  runTurn,
+} from "../../src/composition/run-turn.js";
 import type { MessageRecord } from "../../src/domain/records.js";
 import type { ToolInvocationMode } from "../../src/domain/session-config.js";
 import type { TurnEvent } from "../../src/domain/turn-events.js";
@@ -10,7 +14,6 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../../src/providers/chat-model.js";
-import { type RunTurnOptions, runTurn } from "../../src/runtime/run-turn.js";
 import { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import type { Tool } from "../../src/tools/tool.js";

@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 const [distDir, dbPath, sessionId, label] = process.argv.slice(2);
 const load = (path) => import(pathToFileURL(join(distDir, path)).href);
 const { SqliteSessionStore } = await load("index.js");
-const { runTurn } = await load("runtime/run-turn.js");
+const { runTurn } = await load("composition/run-turn.js");
 
 const store = new SqliteSessionStore(dbPath);
 process.stdout.write("ready\n");

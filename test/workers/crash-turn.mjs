@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 const [distDir, dbPath, sessionId, mode] = process.argv.slice(2);
 const load = (path) => import(pathToFileURL(join(distDir, path)).href);
 const { SqliteSessionStore } = await load("index.js");
-const { runTurn } = await load("runtime/run-turn.js");
+const { runTurn } = await load("composition/run-turn.js");
 const { createBuiltinTools } = await load("tools/builtin/index.js");
 
 const [search, ticket] = createBuiltinTools();

@@ -67,6 +67,7 @@ export const BUILTIN_TOOLS = ["mock_search", "mock_ticket"] as const;
 
 export interface AgentSettings {
   model: string;
+  system_prompt?: string;
   /** Adapter options, e.g. the simulated model's `first_token_ms`, `tokens_per_second`. */
   options?: Record<string, unknown>;
 }
@@ -76,7 +77,18 @@ export interface NewSessionConfig {
   chat_agent: AgentSettings;
   event_agent: AgentSettings;
   tools: string[];
+  /** Mock tools defined inline (DeclaredTool, src/domain/tool-sources.ts); the server validates. */
+  declared_tools?: unknown[];
   max_rounds?: number;
+}
+
+/** One tool of `GET /api/tools`. */
+export interface ToolListing {
+  name: string;
+  source: "builtin" | "declared" | "http" | "mcp";
+  description: string;
+  parameters: Record<string, unknown>;
+  requires_approval: boolean;
 }
 
 export interface HealthResponse {

@@ -13,6 +13,7 @@ import type {
   SessionDetailResponse,
   SessionListResponse,
   SessionResponse,
+  ToolListing,
   TurnEvent,
   UsageSummary,
 } from "./api-types.js";
@@ -86,6 +87,8 @@ const experimentPath = (id: string) => `/api/experiments/${encodeURIComponent(id
 
 export const api = {
   health: (signal?: AbortSignal) => request<HealthResponse>("/api/health", withSignal(signal)),
+  tools: (signal?: AbortSignal) =>
+    request<{ tools: ToolListing[] }>("/api/tools", withSignal(signal)),
   listSessions: (signal?: AbortSignal) =>
     request<SessionListResponse>("/api/sessions", withSignal(signal)),
   createSession: (title: string, config: NewSessionConfig) =>

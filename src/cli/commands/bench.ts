@@ -97,6 +97,7 @@ async function benchCommand(
   const suiteFile = suiteArgument === BUNDLED_SUITE ? bundledSuitePath() : suiteArgument;
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);
+  const providers = context.providers(command);
   const store = openStoreForWriting(context.database(command), (line) =>
     io.stderr.write(`${line}\n`),
   );
@@ -121,7 +122,7 @@ async function benchCommand(
       suiteFile,
       experimentId,
       signal: controller.signal,
-      model_dependencies: { env: io.env },
+      providers,
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.repetitions !== undefined ? { repetitions: flags.repetitions } : {}),
       onProgress: (state) => {
@@ -165,6 +166,7 @@ async function benchCommand(
     progress.finish();
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
+    await providers.tools.close();
     store.close();
   }
 }

@@ -4,7 +4,7 @@ import type { Approver } from "../../domain/approvals.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
-import type { OpenAIChatModelDependencies } from "../../providers/openai/openai-chat-model.js";
+import type { TurnProviders } from "../../runtime/turn-providers.js";
 import type { SqliteSessionStore } from "../../store/sqlite/sqlite-session-store.js";
 import { approvalPolicyOf, cliApprover } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
@@ -70,10 +70,23 @@ async function chatCommand(
   command: Command,
   context: CommandContext,
 ): Promise<number> {
+  const providers = context.providers(command);
+  try {
+    return await chatWithProviders(flags, command, context, providers);
+  } finally {
+    await providers.tools.close();
+  }
+}
+
+async function chatWithProviders(
+  flags: SessionFlags,
+  command: Command,
+  context: CommandContext,
+  providers: TurnProviders,
+): Promise<number> {
   const { io } = context;
   if (io.stdin === undefined) throw new InvalidInputError("chat needs a standard input to read");
-  const model_dependencies = { env: io.env };
-  const requested = requestedSessionConfig(flags, model_dependencies);
+  const requested = await requestedSessionConfig(flags, providers);
   const policy = approvalPolicyOf(flags.approve, io);
   // Piped lines are messages: an answer to the prompt could not be told apart from the next one.
   if (policy === "ask" && !(io.stdin.isTTY === true && io.stdout.isTTY === true)) {
@@ -92,7 +105,7 @@ async function chatCommand(
       location,
       flags,
       plan,
-      model_dependencies,
+      providers,
     });
     return await repl.run();
   } finally {
@@ -107,7 +120,7 @@ interface ChatReplOptions {
   location: DatabaseLocation;
   flags: SessionFlags;
   plan: SessionPlan;
-  model_dependencies: OpenAIChatModelDependencies;
+  providers: TurnProviders;
 }
 
 /** The read–run–print loop: one turn per line, slash commands, and Ctrl-C per turn. */
@@ -117,7 +130,7 @@ class ChatRepl {
   readonly #location: DatabaseLocation;
   readonly #flags: SessionFlags;
   readonly #plan: SessionPlan;
-  readonly #model_dependencies: OpenAIChatModelDependencies;
+  readonly #providers: TurnProviders;
   /** Kept across turns: the simulated model's prompt cache lives in the instance. */
   readonly #models: { chat: ChatModel; event: ChatModel } | null;
   readonly #readline: Interface;
@@ -139,8 +152,8 @@ class ChatRepl {
     this.#location = options.location;
     this.#flags = options.flags;
     this.#plan = options.plan;
-    this.#model_dependencies = options.model_dependencies;
-    this.#models = sessionModels(options.plan.effective, options.model_dependencies);
+    this.#providers = options.providers;
+    this.#models = sessionModels(options.plan.effective, options.providers.models);
     this.#sessionId = options.plan.existing?.id;
     const output = options.io.stdout as Partial<NodeJS.WriteStream>;
     this.#terminal = options.input.isTTY === true && output.isTTY === true;
@@ -289,7 +302,7 @@ class ChatRepl {
           ...(config !== undefined ? { config } : {}),
           ...(this.#models ? { models: this.#models } : {}),
           signal: controller.signal,
-          model_dependencies: this.#model_dependencies,
+          providers: this.#providers,
           approve: this.#approve,
         },
         printer,

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { LabProviders } from "../../composition/lab-providers.js";
 import { approvalPolicyOf, cliApprover, stdinAsker } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
@@ -56,10 +57,24 @@ async function runCommand(
   command: Command,
   context: CommandContext,
 ): Promise<number> {
+  const providers = context.providers(command);
+  try {
+    return await runWithProviders(message, flags, command, context, providers);
+  } finally {
+    await providers.tools.close();
+  }
+}
+
+async function runWithProviders(
+  message: string,
+  flags: RunFlags,
+  command: Command,
+  context: CommandContext,
+  providers: LabProviders,
+): Promise<number> {
   const { io } = context;
-  const model_dependencies = { env: io.env };
   // The flags are checked before the database is opened: a refusal leaves no file behind.
-  const requested = requestedSessionConfig(flags, model_dependencies);
+  const requested = await requestedSessionConfig(flags, providers);
   const store = openStoreForWriting(context.database(command), (line) =>
     io.stderr.write(`${line}\n`),
   );
@@ -85,7 +100,7 @@ async function runCommand(
         ...(flags.title !== undefined ? { title: flags.title } : {}),
         ...(config !== undefined ? { config } : {}),
         signal: controller.signal,
-        model_dependencies,
+        providers,
         approve: cliApprover(approvalPolicyOf(flags.approve, io), () => asker.ask),
       },
       printer,

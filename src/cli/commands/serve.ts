@@ -84,6 +84,7 @@ Examples:
         const store = openStoreForWriting(context.database(command), (line) =>
           io.stderr.write(`${line}\n`),
         );
+        const providers = context.providers(command);
         let server: RunningServer;
         try {
           server = await startServer({
@@ -91,10 +92,11 @@ Examples:
             host: options.host,
             port: options.port,
             token: options.token,
-            runTurnDefaults: { model_dependencies: { env: io.env } },
+            runTurnDefaults: { providers },
             log: (line) => io.stderr.write(`${line}\n`),
           });
         } catch (error) {
+          await providers.tools.close();
           store.close();
           throw error;
         }
@@ -117,6 +119,7 @@ Examples:
           await server.close();
         } finally {
           for (const name of STOP_SIGNALS) process.off(name, onSignal);
+          await providers.tools.close();
           store.close();
         }
       },

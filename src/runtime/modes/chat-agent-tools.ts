@@ -14,13 +14,17 @@ export const DEFAULT_SYSTEM_PROMPT =
 export const chatAgentTools: ModeStrategy = {
   mode: "chat_agent_tools",
 
+  systemPrompt(context: TurnContext): string {
+    return context.config.chat_agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT;
+  },
+
   async runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState) {
     const { round_index } = state;
     const agent = context.config.chat_agent;
     const result = await callModel(context, {
       model: context.chat_model,
       request: {
-        messages: [systemMessage(agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT), ...history],
+        messages: [systemMessage(chatAgentTools.systemPrompt(context)), ...history],
         tools: context.tools.definitions(),
         ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
         conversation_id: context.session_id,

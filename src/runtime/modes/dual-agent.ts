@@ -20,6 +20,12 @@ import { EventTagParser, type ParsedPiece } from "./event-tag-parser.js";
 export const dualAgent: ModeStrategy = {
   mode: "dual_agent",
 
+  /** The user's prompt (or the default), then the event catalog, which the mode always adds. */
+  systemPrompt(context: TurnContext): string {
+    const prompt = context.config.chat_agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT;
+    return `${prompt}\n\n${renderEventCatalog(context.tools.definitions())}`;
+  },
+
   async runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState) {
     const { round_index } = state;
     const agent = context.config.chat_agent;
@@ -34,14 +40,10 @@ export const dualAgent: ModeStrategy = {
         }
       }
     };
-    const catalog = renderEventCatalog(context.tools.definitions());
     const result = await callModel(context, {
       model: context.chat_model,
       request: {
-        messages: [
-          systemMessage(`${agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT}\n\n${catalog}`),
-          ...renderForEvents(history),
-        ],
+        messages: [systemMessage(dualAgent.systemPrompt(context)), ...renderForEvents(history)],
         ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
         conversation_id: context.session_id,
       },

@@ -1,17 +1,10 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
-import {
-  AgentLabError,
-  InvalidInputError,
-  SessionNotFoundError,
-  TurnInProgressError,
-} from "../../domain/errors.js";
+import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
 import { WellFormedString } from "../../domain/json-limits.js";
 import type { SessionRecord } from "../../domain/records.js";
 import { LabSessionConfig } from "../../domain/session-config.js";
-import { createChatModel } from "../../providers/create-chat-model.js";
-import { createBuiltinTools } from "../../tools/builtin/index.js";
-import { ToolRegistry } from "../../tools/registry.js";
+import { prepareTurn } from "../../runtime/turn-providers.js";
 import { readJsonBody } from "../request-body.js";
 import type { ServerDependencies } from "../server-dependencies.js";
 
@@ -33,32 +26,10 @@ export async function requireSession(deps: ServerDependencies, c: Context): Prom
  * Builds what a turn would build from the config (models, tools), so a config whose every turn
  * would fail (an unknown tool, a bad model string or option) is refused before it is stored.
  */
-function checkRunnable(config: LabSessionConfig, deps: ServerDependencies): void {
-  const attempts: [string, () => unknown][] = [
-    [
-      "config.chat_agent",
-      () => createChatModel(config.chat_agent, deps.runTurnDefaults.model_dependencies),
-    ],
-    [
-      "config.event_agent",
-      () => createChatModel(config.event_agent, deps.runTurnDefaults.model_dependencies),
-    ],
-    [
-      "config.tools",
-      () =>
-        new ToolRegistry(deps.runTurnDefaults.tools ?? createBuiltinTools()).select(config.tools),
-    ],
-  ];
-  for (const [field, attempt] of attempts) {
-    try {
-      attempt();
-    } catch (error) {
-      if (error instanceof AgentLabError) {
-        throw new InvalidInputError(`request body: ${field}: ${error.message}`);
-      }
-      throw error;
-    }
-  }
+async function checkRunnable(config: LabSessionConfig, deps: ServerDependencies): Promise<void> {
+  await prepareTurn(config, deps.runTurnDefaults.providers, {
+    field_prefix: "request body: config.",
+  });
 }
 
 export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void {
@@ -69,7 +40,7 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
   app.post("/api/sessions", async (c) => {
     const body = await readJsonBody(c, CreateSessionBody, deps.maxBodyBytes);
     const config = body.config ?? LabSessionConfig.parse({});
-    checkRunnable(config, deps);
+    await checkRunnable(config, deps);
     const id = await store.createSession({ title: body.title, config });
     return c.json({ session: await store.getSession(id) }, 201);
   });

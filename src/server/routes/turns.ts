@@ -29,8 +29,10 @@ export function registerTurnRoutes(app: Hono, deps: ServerDependencies): void {
     let streaming = false;
     try {
       request.addEventListener("abort", onRequestAbort, { once: true });
+      const { providers, models } = deps.runTurnDefaults;
       const events = runTurn({
-        ...deps.runTurnDefaults,
+        providers,
+        ...(models !== undefined ? { models } : {}),
         store: deps.store,
         session_id: session.id,
         message: body.message,

@@ -1,6 +1,11 @@
-import { type FormEvent, useId, useState } from "react";
+import { type FormEvent, useEffect, useId, useState } from "react";
 import { api } from "../api.js";
-import { BUILTIN_TOOLS, type NewSessionConfig, type ToolInvocationMode } from "../api-types.js";
+import {
+  BUILTIN_TOOLS,
+  type NewSessionConfig,
+  type ToolInvocationMode,
+  type ToolListing,
+} from "../api-types.js";
 import { isSimulatedModel, modeLabel } from "../format.js";
 import { navigate, sessionHref } from "../router.js";
 import { ErrorNotice } from "./status.js";
@@ -22,6 +27,24 @@ function withSimOptions(
     : { model };
 }
 
+const DECLARED_TOOLS_EXAMPLE = `[{"name": "lookup_order", "description": "Look an order up",
+  "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+  "mock": {"cases": [{"when": {"order_id": "A1"}, "result": {"status": "shipped"}}],
+           "default": {"error": "no such order"}}}]`;
+
+/** The declared tools text: empty, or a JSON array (its items are checked by the server). */
+function parseDeclaredTools(text: string): unknown[] | null {
+  if (text.trim() === "") return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`Declared tools: not valid JSON (${(error as Error).message})`);
+  }
+  if (!Array.isArray(value)) throw new Error("Declared tools: give a JSON array of tools");
+  return value;
+}
+
 /** Creates a session and opens it. Defaults: the simulated model, both built-in tools. */
 export function NewSessionForm() {
   const [title, setTitle] = useState("");
@@ -32,17 +55,38 @@ export function NewSessionForm() {
   const [maxRounds, setMaxRounds] = useState("6");
   const [realisticTiming, setRealisticTiming] = useState(false);
   const [malformedRate, setMalformedRate] = useState("0");
+  const [systemPrompt, setSystemPrompt] = useState("");
+  const [declaredText, setDeclaredText] = useState("");
+  const [available, setAvailable] = useState<ToolListing[] | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const id = useId();
+
+  useEffect(() => {
+    const controller = new AbortController();
+    // Without the list (an older server, a failure) the built-ins are still offered.
+    api.tools(controller.signal).then(
+      (response) => setAvailable(response.tools),
+      () => {},
+    );
+    return () => controller.abort();
+  }, []);
+  const toolNames = available?.map((tool) => tool.name) ?? [...BUILTIN_TOOLS];
 
   const toggleTool = (tool: string, checked: boolean) =>
     setTools((current) => (checked ? [...current, tool] : current.filter((item) => item !== tool)));
 
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
     setError(null);
+    let declared: unknown[] | null;
+    try {
+      declared = parseDeclaredTools(declaredText);
+    } catch (caught) {
+      setError(caught);
+      return;
+    }
+    setBusy(true);
     const rounds = Number.parseInt(maxRounds, 10);
     const chat = chatModel.trim() || "sim";
     // Left empty, the event agent follows the chat agent (as a config without one does).
@@ -50,12 +94,16 @@ export function NewSessionForm() {
     const rate = Number.parseFloat(malformedRate);
     const config: NewSessionConfig = {
       tool_invocation_mode: mode,
-      chat_agent: withSimOptions(chat, {
-        ...(realisticTiming ? SIM_REALISTIC_TIMING : {}),
-        ...(Number.isFinite(rate) && rate > 0 ? { malformed_arguments_rate: rate } : {}),
-      }),
+      chat_agent: {
+        ...withSimOptions(chat, {
+          ...(realisticTiming ? SIM_REALISTIC_TIMING : {}),
+          ...(Number.isFinite(rate) && rate > 0 ? { malformed_arguments_rate: rate } : {}),
+        }),
+        ...(systemPrompt.trim() ? { system_prompt: systemPrompt } : {}),
+      },
       event_agent: withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
-      tools: BUILTIN_TOOLS.filter((tool) => tools.includes(tool)),
+      tools: toolNames.filter((tool) => tools.includes(tool)),
+      ...(declared ? { declared_tools: declared } : {}),
       ...(Number.isFinite(rounds) ? { max_rounds: rounds } : {}),
     };
     try {
@@ -145,19 +193,57 @@ export function NewSessionForm() {
         </div>
         <fieldset className="field field-wide tools-fieldset">
           <legend>Tools</legend>
-          {BUILTIN_TOOLS.map((tool) => (
-            <label key={tool} className="checkbox">
-              <input
-                type="checkbox"
-                name="tools"
-                value={tool}
-                checked={tools.includes(tool)}
-                onChange={(event) => toggleTool(tool, event.target.checked)}
-              />
-              <code>{tool}</code>
-            </label>
-          ))}
+          {toolNames.map((tool) => {
+            const listing = available?.find((item) => item.name === tool);
+            return (
+              <label key={tool} className="checkbox" title={listing?.description}>
+                <input
+                  type="checkbox"
+                  name="tools"
+                  value={tool}
+                  checked={tools.includes(tool)}
+                  onChange={(event) => toggleTool(tool, event.target.checked)}
+                />
+                <code>{tool}</code>
+                {listing && listing.source !== "builtin" ? (
+                  <span className="muted small"> ({listing.source})</span>
+                ) : null}
+                {listing?.requires_approval ? (
+                  <span className="muted small"> · needs approval</span>
+                ) : null}
+              </label>
+            );
+          })}
         </fieldset>
+        <div className="field field-wide">
+          <label htmlFor={`${id}-system`}>System prompt (chat agent)</label>
+          <textarea
+            id={`${id}-system`}
+            name="system_prompt"
+            data-testid="new-session-system-prompt"
+            rows={3}
+            value={systemPrompt}
+            placeholder="empty: the mode's default prompt"
+            onChange={(event) => setSystemPrompt(event.target.value)}
+          />
+          <small className="muted">In dual_agent the event catalog is appended to it.</small>
+        </div>
+        <div className="field field-wide">
+          <label htmlFor={`${id}-declared`}>Declared tools (JSON array, optional)</label>
+          <textarea
+            id={`${id}-declared`}
+            name="declared_tools"
+            data-testid="new-session-declared-tools"
+            rows={4}
+            value={declaredText}
+            placeholder={DECLARED_TOOLS_EXAMPLE}
+            spellCheck={false}
+            onChange={(event) => setDeclaredText(event.target.value)}
+          />
+          <small className="muted">
+            Mock tools offered beside the ones ticked above: a fixed result, an error, or cases.
+          </small>
+        </div>
       </div>
       <details className="sim-options">
         <summary>Simulated model options</summary>

@@ -8,6 +8,7 @@ import type {
 } from "../api-types.js";
 import { AuditPanel } from "../components/audit-panel.js";
 import { ChatPanel } from "../components/chat-panel.js";
+import { SessionSetup } from "../components/session-setup.js";
 import {
   EmptyState,
   ErrorNotice,
@@ -176,6 +177,7 @@ export function SessionPage({ id }: { id: string }) {
             {resource.loading ? "Refreshing…" : "Refresh"}
           </button>
         </div>
+        <SessionSetup config={session.config} audit={data.audit} />
         {resource.error ? <ErrorNotice error={resource.error} title="Refresh failed" /> : null}
       </header>
 

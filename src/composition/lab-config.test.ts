@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LabSessionConfig } from "../domain/session-config.js";
+import type { Tool } from "../tools/tool.js";
+import type { ToolSource } from "../tools/tool-source.js";
+import { findLabConfig, labToolSources, parseLabConfig } from "./lab-config.js";
+import { createToolProvider } from "./tool-provider.js";
+
+describe("the lab config file (agent-lab.yaml)", () => {
+  it("reads MCP servers and HTTP tools", () => {
+    const config = parseLabConfig(
+      [
+        "mcp_servers:",
+        "  files:",
+        "    command: npx",
+        "    args: [server-filesystem, /tmp]",
+        "http_tools:",
+        "  - name: weather",
+        "    url: http://127.0.0.1:9/weather",
+        "    headers: { authorization: 'Bearer $" + "{WEATHER_TOKEN}' }",
+      ].join("\n"),
+      "agent-lab.yaml",
+    );
+    expect(config.mcp_servers.files).toMatchObject({ command: "npx", timeout_ms: 30_000 });
+    expect(config.http_tools[0]).toMatchObject({ name: "weather", timeout_ms: 30_000 });
+  });
+
+  it("names file:line:col and the field of each problem", () => {
+    const text = [
+      "mcp_servers:",
+      "  files:",
+      "    comand: npx",
+      "http_tools:",
+      "  - name: weather",
+      "    url: 42",
+    ].join("\n");
+    expect(() => parseLabConfig(text, "lab/agent-lab.yaml")).toThrow(
+      /lab\/agent-lab\.yaml:3:5: mcp_servers\.files\.comand: unknown key "comand"/,
+    );
+    expect(() => parseLabConfig(text, "lab/agent-lab.yaml")).toThrow(
+      /lab\/agent-lab\.yaml:6:10: http_tools\.0\.url: /,
+    );
+    expect(() => parseLabConfig("mcp_servers: [", "x.yaml")).toThrow(/x\.yaml:1:\d+: YAML syntax/);
+    expect(() => parseLabConfig("", "x.yaml")).toThrow(/x\.yaml:1:1: the file is empty/);
+  });
+
+  it("creates no source until one is asked for its tools", () => {
+    // The factories of main's placeholders throw when called: building the list must not call them.
+    const sources = labToolSources(
+      parseLabConfig("mcp_servers:\n  a:\n    command: nope\n", "agent-lab.yaml"),
+    );
+    expect(sources.map((entry) => [entry.prefix, entry.source.name])).toEqual([["a", "mcp:a"]]);
+  });
+
+  describe("where it is found", () => {
+    let folder: string;
+    beforeEach(() => {
+      folder = mkdtempSync(join(tmpdir(), "lab-config-"));
+    });
+    afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+    it("--lab-config, else $AGENT_LAB_CONFIG, else agent-lab.yaml beside the database", () => {
+      const database_path = join(folder, "lab.sqlite3");
+      expect(findLabConfig({ env: {}, database_path })).toBeNull();
+      writeFileSync(join(folder, "agent-lab.yaml"), "http_tools: []\n");
+      expect(findLabConfig({ env: {}, database_path })).toBe(join(folder, "agent-lab.yaml"));
+      expect(findLabConfig({ env: { AGENT_LAB_CONFIG: "/e.yaml" }, database_path })).toBe(
+        "/e.yaml",
+      );
+      expect(
+        findLabConfig({ flag: "/f.yaml", env: { AGENT_LAB_CONFIG: "/e.yaml" }, database_path }),
+      ).toBe("/f.yaml");
+    });
+  });
+});
+
+/** A source standing in for an MCP server: counts starts and closes. */
+function fakeSource(name: string, toolNames: string[]) {
+  const state = { started: 0, closed: 0 };
+  const tools: Tool[] = toolNames.map((tool) => ({
+    name: tool,
+    description: `${tool} of ${name}`,
+    parameters: { type: "object", properties: {} },
+    source: "mcp",
+    execute: async () => tool,
+  }));
+  const source: ToolSource = {
+    name: `mcp:${name}`,
+    async tools() {
+      state.started++;
+      return tools;
+    },
+    async close() {
+      state.closed++;
+    },
+  };
+  return { source, state };
+}
+
+describe("the lab's tool provider", () => {
+  const config = (input: object) => LabSessionConfig.parse(input);
+
+  it("selects SERVER__TOOL, SERVER__* selects a server's every tool, and unselected servers never start", async () => {
+    const docs = fakeSource("docs", ["docs__search", "docs__read"]);
+    const shell = fakeSource("shell", ["shell__run"]);
+    const provider = createToolProvider({
+      sources: [
+        { prefix: "docs", source: docs.source },
+        { prefix: "shell", source: shell.source },
+      ],
+    });
+    expect((await provider.toolsFor(config({}))).names()).toEqual(["mock_search", "mock_ticket"]);
+    expect(docs.state.started).toBe(0);
+
+    const one = await provider.toolsFor(config({ tools: ["docs__read"] }));
+    expect(one.names()).toEqual(["docs__read"]);
+    const all = await provider.toolsFor(config({ tools: ["mock_search", "docs__*"] }));
+    expect(all.names()).toEqual(["mock_search", "docs__search", "docs__read"]);
+    expect(shell.state.started).toBe(0);
+
+    await expect(provider.toolsFor(config({ tools: ["docs__write"] }))).rejects.toThrow(
+      /unknown tool docs__write; available: .*docs__search/,
+    );
+    await expect(provider.toolsFor(config({ tools: ["nobody__*"] }))).rejects.toThrow(
+      /nobody__\* selects nothing/,
+    );
+    await provider.close();
+    expect(docs.state.closed).toBe(1);
+  });
+
+  it("refuses a declared tool named like a server's tool", async () => {
+    const docs = fakeSource("docs", ["docs__search"]);
+    const provider = createToolProvider({ sources: [{ prefix: "docs", source: docs.source }] });
+    await expect(
+      provider.toolsFor(
+        config({
+          tools: ["docs__search"],
+          declared_tools: [{ name: "docs__search", mock: { result: 1 } }],
+        }),
+      ),
+    ).rejects.toThrow(/declared tool docs__search has the name of a mcp tool/);
+  });
+
+  it("lists every tool with its source, schema and approval", async () => {
+    const docs = fakeSource("docs", ["docs__search"]);
+    const listed = await createToolProvider({
+      sources: [{ prefix: "docs", source: docs.source }],
+    }).list();
+    expect(listed.map((tool) => [tool.name, tool.source])).toEqual([
+      ["mock_search", "builtin"],
+      ["mock_ticket", "builtin"],
+      ["docs__search", "mcp"],
+    ]);
+    expect(listed[0]?.parameters).toMatchObject({ type: "object" });
+    expect(listed.every((tool) => typeof tool.requires_approval === "boolean")).toBe(true);
+  });
+});

@@ -1,0 +1,82 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { LabConfigFile } from "../domain/tool-sources.js";
+import { parseYamlFile, readTextFile } from "../files/yaml-file.js";
+import { createHttpToolSource } from "../tools/http/index.js";
+import { createMcpToolSource } from "../tools/mcp/index.js";
+import type { ToolSource } from "../tools/tool-source.js";
+import type { PrefixedToolSource } from "./tool-provider.js";
+
+/**
+ * The lab config file, `agent-lab.yaml`: what this machine's lab may run (MCP servers, HTTP
+ * tools). Only its owner writes it; requests and imports may only select its tools by name.
+ */
+
+export const LAB_CONFIG_ENV = "AGENT_LAB_CONFIG";
+export const LAB_CONFIG_FILE_NAME = "agent-lab.yaml";
+
+export interface LabConfigLocation {
+  /** `--lab-config`. */
+  flag?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The database file; `agent-lab.yaml` beside it is read when present. */
+  database_path?: string | undefined;
+}
+
+/**
+ * `--lab-config`, else `$AGENT_LAB_CONFIG`, else `agent-lab.yaml` next to the database when it
+ * exists; null when none. A file named explicitly must exist (loading it says so).
+ */
+export function findLabConfig(location: LabConfigLocation): string | null {
+  if (location.flag) return location.flag;
+  const fromEnv = location.env[LAB_CONFIG_ENV];
+  if (fromEnv) return fromEnv;
+  if (location.database_path === undefined || location.database_path === ":memory:") return null;
+  const beside = join(dirname(location.database_path), LAB_CONFIG_FILE_NAME);
+  return existsSync(beside) ? beside : null;
+}
+
+/** Parses the file; errors name file:line:col and the field, as suite files' do. */
+export function parseLabConfig(text: string, fileName: string): LabConfigFile {
+  return parseYamlFile(text, fileName, LabConfigFile, {
+    empty: "the file is empty; give mcp_servers or http_tools (or remove the file)",
+  });
+}
+
+export function loadLabConfig(path: string): LabConfigFile {
+  return parseLabConfig(readTextFile(path, "lab config file"), path);
+}
+
+/**
+ * One source per MCP server (its tools are `SERVER__TOOL`) and one for the HTTP tools. Each is
+ * created on its first use, not here: a server is started only when a session selects its tools.
+ */
+export function labToolSources(config: LabConfigFile): PrefixedToolSource[] {
+  const sources: PrefixedToolSource[] = Object.entries(config.mcp_servers).map(
+    ([name, definition]) => ({
+      prefix: name,
+      source: lazySource(`mcp:${name}`, () => createMcpToolSource(name, definition)),
+    }),
+  );
+  if (config.http_tools.length > 0) {
+    sources.push({
+      prefix: null,
+      source: lazySource("http", () => createHttpToolSource(config.http_tools)),
+    });
+  }
+  return sources;
+}
+
+function lazySource(name: string, create: () => ToolSource): ToolSource {
+  let created: ToolSource | null = null;
+  return {
+    name,
+    tools(signal) {
+      created ??= create();
+      return created.tools(signal);
+    },
+    async close() {
+      await created?.close();
+    },
+  };
+}
