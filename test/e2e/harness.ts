@@ -117,12 +117,32 @@ export async function startLab(): Promise<Lab> {
       return body.session.id;
     },
     async runTurn(sessionId, message) {
-      const response = await call(`/api/sessions/${encodeURIComponent(sessionId)}/turns`, {
-        json: { message },
-      });
-      const text = await response.text();
-      if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
-      return text;
+      const base = `/api/sessions/${encodeURIComponent(sessionId)}`;
+      // A turn that files a ticket waits for approval: the harness approves through the API, as a
+      // user clicking Approve would, so tests that set up sessions get their tickets filed.
+      let ended = false;
+      const approving = (async () => {
+        while (!ended) {
+          const pending = (await (await call(`${base}/approvals`)).json()) as {
+            approvals: { call_id: string }[];
+          };
+          for (const { call_id } of pending.approvals) {
+            await call(`${base}/approvals/${encodeURIComponent(call_id)}`, {
+              json: { decision: "approve" },
+            }).catch(() => undefined); // decided or withdrawn meanwhile
+          }
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      try {
+        const response = await call(`${base}/turns`, { json: { message } });
+        const text = await response.text();
+        if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
+        return text;
+      } finally {
+        ended = true;
+        await approving;
+      }
     },
     async close() {
       await server.close();

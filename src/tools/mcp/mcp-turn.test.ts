@@ -72,7 +72,9 @@ async function turnCalling(
   const end = await completedTurn({
     store: temporary.store,
     message: "use the tool",
-    config: fakeServerConfig(mode, fake, { tools: [tool], limits }),
+    // These turns are about the MCP path: a tool that asks for approval (the faulty server's
+    // tools declare no readOnlyHint) is let through by the session's override.
+    config: fakeServerConfig(mode, fake, { tools: [tool], limits, approvals: { [tool]: false } }),
     tools,
   });
   const stored = storedTurn(temporary.store, end.session_id);
