@@ -7,7 +7,7 @@ import { EVERYTHING_ENTRY } from "../../test/mcp/reference-servers.js";
 import { temporaryDirectory } from "../../test/paths.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { runCli, runCliJson } from "./test-fixtures.js";
+import { runCliJson } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 /**
