@@ -158,3 +158,20 @@ describe("the sim calls any offered tool by name", () => {
     expect(textOf(parts)).toMatch(/^I'm the lab's simulated model, so I have no real answer/);
   });
 });
+
+describe("the sim tells how to call a tool by name", () => {
+  it("names the way to call a non-built-in tool when one is offered", async () => {
+    const hello = await run({ messages: [system(), user("hello")], tools: [ECHO] });
+    expect(textOf(hello)).toBe(
+      `Hello! I'm the lab's simulated model. I can call everything__echo: say "call everything__echo with {…arguments as JSON…}".`,
+    );
+    const both = await run({ messages: [system(), user("hello")], tools: OFFERED });
+    expect(textOf(both)).toMatch(
+      /say "call everything__echo with \{…arguments as JSON…\}", or ask me to search for something or to file a ticket\.$/,
+    );
+    const builtins = await run({ messages: [system(), user("hello")], tools: BUILTIN_DEFINITIONS });
+    expect(textOf(builtins)).toBe(
+      "Hello! I'm the lab's simulated model. I can call mock_search, mock_ticket: ask me to search for something or to file a ticket.",
+    );
+  });
+});
