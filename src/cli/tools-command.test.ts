@@ -67,6 +67,18 @@ describe("agent-lab tools", () => {
     expect(selected.stderr).toMatch(/MCP server never/);
   });
 
+  it("a server of agent-lab.yaml that does not start: one line naming it, exit 1, in both outputs", async () => {
+    writeFileSync(join(folder.path, "agent-lab.yaml"), UNUSED_SERVER);
+    for (const args of [["tools"], ["tools", "--json"]]) {
+      const result = await runCli(["--db", db, ...args]);
+      expect(result.status).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(
+        /^agent-lab: MCP server never did not start: spawn \/nonexistent\/agent-lab-test-server ENOENT\n$/,
+      );
+    }
+  });
+
   it("a session config file that defines an MCP server or an HTTP tool is refused, naming the field", async () => {
     const config = join(folder.path, "config.json");
     writeFileSync(config, JSON.stringify({ mcp_servers: { x: { command: "sh" } } }));

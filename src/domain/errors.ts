@@ -130,3 +130,18 @@ export class OutputLimitError extends AgentLabError {
     );
   }
 }
+
+/**
+ * A tool source of the lab config file could not give its tools (an MCP server that did not
+ * start or would not list them): the lab config or that server is at fault, not the request.
+ */
+export class ToolSourceError extends AgentLabError {
+  readonly code = "tool_source_failed" as const;
+  constructor(
+    readonly source: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

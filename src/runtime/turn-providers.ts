@@ -1,4 +1,4 @@
-import { AgentLabError, InvalidInputError } from "../domain/errors.js";
+import { AgentLabError, InvalidInputError, ToolSourceError } from "../domain/errors.js";
 import type { AgentConfig, LabSessionConfig } from "../domain/session-config.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -76,6 +76,7 @@ function field<T>(prefix: string, name: string, build: () => T): T {
 }
 
 function refusal(prefix: string, name: string, error: unknown): unknown {
-  if (!(error instanceof AgentLabError)) return error;
+  // A server of the lab config that fails is not the config's fault: it keeps its own code.
+  if (!(error instanceof AgentLabError) || error instanceof ToolSourceError) return error;
   return new InvalidInputError(`${prefix}${name}: ${error.message}`, { cause: error });
 }

@@ -70,6 +70,8 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   turn_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  // The lab config's MCP server failed, not the request: a bad gateway, named in the message.
+  tool_source_failed: 502,
   // The database refused (disk full, I/O error): nothing changed, the request may be retried.
   storage_failed: 503,
 };

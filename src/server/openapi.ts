@@ -43,6 +43,7 @@ const ERRORS = {
   413: "the body is larger than the limit (payload_too_large)",
   415: "the body is not application/json (unsupported_media_type)",
   500: "an unexpected failure, reported with a generic message (internal_error)",
+  502: "an MCP server of the lab config file did not start or list its tools (tool_source_failed); the message names it",
 } as const;
 
 function errors(...statuses: (keyof typeof ERRORS)[]): JsonObject {
@@ -148,7 +149,7 @@ function paths(): JsonObject {
           "A session selects them by name in its config's `tools` (MCP tools are SERVER__TOOL; SERVER__* selects all of a server's); declared tools travel in the config and are not listed. Listing starts the lab config file's MCP servers.",
         responses: {
           200: ok("the tools", object({ tools: { type: "array", items: ref("ToolListing") } })),
-          ...errors(),
+          ...errors(502),
         },
       },
     },
@@ -172,7 +173,7 @@ function paths(): JsonObject {
         requestBody: { required: true, content: json(ref("CreateSessionBody")) },
         responses: {
           201: ok("created", object({ session: ref("Session") })),
-          ...errors(400, 413, 415),
+          ...errors(400, 413, 415, 502),
         },
       },
     },

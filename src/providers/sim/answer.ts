@@ -1,7 +1,7 @@
 import type { ToolOutcome } from "./conversation.js";
 import type { Intent, IntentKind } from "./intents.js";
 import { summarizeResult } from "./result-summary.js";
-import { toolOf } from "./tool-arguments.js";
+import { kindOfTool, toolOf } from "./tool-arguments.js";
 
 /** The simulated model's prose: answers from tool results, small talk, and what it cannot do. */
 
@@ -60,7 +60,7 @@ export function plainAnswer(userText: string, offered: readonly string[]): strin
   }
   const abilities =
     offered.length > 0
-      ? `I can call ${offered.join(", ")}: ask me to search for something or to file a ticket.`
+      ? `I can call ${offered.join(", ")}: ${howToAsk(offered)}.`
       : "No tools are available to me here.";
   if (GREETING.test(userText)) {
     return `Hello! I'm the lab's simulated model. ${abilities}`;
@@ -69,6 +69,17 @@ export function plainAnswer(userText: string, offered: readonly string[]): strin
   const quoted = userText.trim().replace(/\s+/g, " ");
   const shown = quoted.length > 80 ? `${quoted.slice(0, 79)}…` : quoted;
   return `I'm the lab's simulated model, so I have no real answer to "${shown}". ${abilities}`;
+}
+
+/** The built-ins are asked for in words; any other tool by name (see named-call.ts). */
+function howToAsk(offered: readonly string[]): string {
+  const builtins = "ask me to search for something or to file a ticket";
+  const other = offered.find((name) => kindOfTool(name) === null);
+  if (other === undefined) return builtins;
+  const byName = `say "call ${other} with {…arguments as JSON…}"`;
+  return offered.length > 1 && offered.some((name) => kindOfTool(name) !== null)
+    ? `${byName}, or ${builtins}`
+    : byName;
 }
 
 function calculate(left: number, operator: string, right: number): number {

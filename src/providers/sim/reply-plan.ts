@@ -11,6 +11,7 @@ import {
 import { latestUserText, pendingResults, type ToolOffer, toolOffer } from "./conversation.js";
 import { type Intent, readIntents } from "./intents.js";
 import { drawMalformation, malformArguments } from "./malformed-arguments.js";
+import { type NamedCall, offeredName, readNamedCall } from "./named-call.js";
 import { digest, hashString, SeededRandom } from "./seeded-random.js";
 import type { SimOptions } from "./sim-options.js";
 import { extractArguments, responseFormatTarget } from "./structured-arguments.js";
@@ -78,8 +79,15 @@ export function planReply(
   if (results !== null) return prose(answerFromResults(results));
 
   const userText = latestUserText(request.messages);
-  const reading = readIntents(userText);
   const toolsAllowed = offer.style !== "none" && choice !== "none";
+  const named = readNamedCall(userText);
+  if (named !== null) {
+    const plan = planNamedCall(named, offer, toolsAllowed, callId(0), (args, required) =>
+      chosen(args, required, 0),
+    );
+    if (plan !== null) return plan;
+  }
+  const reading = readIntents(userText);
   const callable = reading.intents.filter(
     (intent) => toolsAllowed && offer.names.includes(toolOf(intent.kind)),
   );
@@ -126,6 +134,48 @@ export function planReply(
 }
 
 const prose = (text: string): ReplyPlan => ({ text, tool_calls: [], finish_reason: "stop" });
+
+/**
+ * "call NAME with {json}": the named tool, if offered, with exactly those arguments (or, without
+ * any, its schema's required fields filled). Null hands the text to the ordinary intent reading:
+ * a name nobody offers, said without arguments, may just be prose ("run the tests").
+ */
+function planNamedCall(
+  named: NamedCall,
+  offer: ToolOffer,
+  toolsAllowed: boolean,
+  id: string,
+  chosen: (args: JsonObject, required: readonly string[]) => string,
+): ReplyPlan | null {
+  const name = offeredName(named.name, offer.names);
+  if (name === null) {
+    if (named.kind === "call" && named.arguments === null) return null;
+    return prose(unknownToolNote(named.name, toolsAllowed ? offer.names : []));
+  }
+  if (!toolsAllowed) {
+    return prose(`I would call ${name}, but tool use is turned off for this reply.`);
+  }
+  if (named.kind === "bad_arguments") {
+    return prose(`I did not call ${name}: its arguments are not valid JSON (${named.problem}).`);
+  }
+  const schema = offer.style === "native" ? offer.tools.find((t) => t.name === name) : undefined;
+  const args = named.arguments ?? conformToSchema({}, schema?.parameters ?? {}, "");
+  const raw = chosen(args, schema === undefined ? [] : requiredOf(schema.parameters));
+  if (offer.style === "native") {
+    return {
+      text: "",
+      tool_calls: [{ id, name, raw_arguments: raw }],
+      finish_reason: "tool_calls",
+    };
+  }
+  return prose(`I'll call ${name}. ${formatEventTag(name, raw)}`);
+}
+
+function unknownToolNote(name: string, offered: readonly string[]): string {
+  const choices =
+    offered.length > 0 ? `I can call ${offered.join(", ")}.` : "No tools are available to me here.";
+  return `I can't call ${name}: no tool by that name is offered here. ${choices}`;
+}
 
 function requiredFor(offer: ToolOffer, name: string): readonly string[] {
   const tool = offer.style === "native" ? offer.tools.find((t) => t.name === name) : undefined;

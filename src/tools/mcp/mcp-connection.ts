@@ -3,6 +3,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
+import { ToolSourceError } from "../../domain/errors.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import type { McpServerDefinition } from "../../domain/tool-sources.js";
 
@@ -72,7 +73,8 @@ export async function connectMcpServer(
     // The SDK closes on a failed handshake without waiting for the child to go, and a server
     // that never answered is not owed a graceful exit: it must not outlive the failed start.
     if (startedPid !== null) killQuietly(startedPid);
-    throw new Error(
+    throw new ToolSourceError(
+      server,
       `MCP server ${server} did not start: ${messageOf(error)}${stderrNote(stderrTail)}`,
       { cause: error },
     );

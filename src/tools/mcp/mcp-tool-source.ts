@@ -1,5 +1,6 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { ToolSourceError } from "../../domain/errors.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import type { McpServerDefinition } from "../../domain/tool-sources.js";
 import type { Environment } from "../../providers/openai/openai-config.js";
@@ -92,9 +93,11 @@ export class McpToolSource implements ToolSource {
           { timeout: this.#definition.timeout_ms, ...(signal ? { signal } : {}) },
         )
         .catch((error: unknown) => {
-          throw new Error(`MCP server ${this.#server}: listing tools failed: ${messageOf(error)}`, {
-            cause: error,
-          });
+          throw new ToolSourceError(
+            this.#server,
+            `MCP server ${this.#server}: listing tools failed: ${messageOf(error)}`,
+            { cause: error },
+          );
         });
       listed.push(...result.tools);
       cursor = result.nextCursor;
