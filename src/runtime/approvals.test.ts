@@ -125,6 +125,35 @@ describe.each(MODES)("approvals, %s", (mode) => {
     expect(auditOf("turn_end")[0]?.details.approval_wait_ms).toBeGreaterThanOrEqual(280);
   });
 
+  it("a turn that fails after a wait leaves the wait out of its wall time too", async () => {
+    server.enqueue(toolRound(mode, [TICKET]), answerRound("Filed."));
+    const approve: Approver = () =>
+      new Promise((resolve) =>
+        setTimeout(() => resolve({ decision: "approve", decided_by: "user" }), 300),
+      );
+    // The round's message group is refused once the call was approved: the turn ends as failed
+    // through the path that catches anything thrown after the claim.
+    const failing = new Proxy(lab.store, {
+      get(target, property, receiver) {
+        if (property === "appendMessages") {
+          return () => {
+            throw new Error("the store refused the round");
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const startedAt = performance.now();
+    const { end, events } = await turn({ approve, store: failing });
+    const outer = performance.now() - startedAt;
+    expect(end?.status).toBe("failed");
+    const decided = eventsOfType(events, "approval_decided")[0];
+    expect(decided?.wait_ms).toBeGreaterThanOrEqual(280);
+    expect(end?.wall_time_ms).toBeLessThanOrEqual(outer - (decided?.wait_ms ?? 0) + 5);
+    expect(lab.store.listTurns("s")[0]?.wall_time_ms).toBe(end?.wall_time_ms);
+  });
+
   it("deny by the user: the model reads the user's reason", async () => {
     server.enqueue(toolRound(mode, [TICKET]), answerRound("OK, not filed."));
     const { end } = await turn({

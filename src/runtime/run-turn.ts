@@ -104,11 +104,14 @@ async function driveTurn(
   const claim = await claimTurn(store, sessionId, message);
   const { turn_index } = claim;
   const startedAt = performance.now();
+  // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
+  const pauses = new PauseClock();
   try {
     await runClaimedTurn(options, signal, emit, {
       sessionId,
       turn_index,
       startedAt,
+      pauses,
       config,
       chat_model,
       event_model,
@@ -116,7 +119,7 @@ async function driveTurn(
     });
   } catch (error) {
     // Whatever threw after the claim (a database refusal, a bug), the turn ends here, as failed.
-    const wall_time_ms = Math.round((performance.now() - startedAt) * 10) / 10;
+    const wall_time_ms = Math.round((performance.now() - startedAt - pauses.total_ms()) * 10) / 10;
     await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit);
   } finally {
     claim.release();
@@ -127,6 +130,7 @@ interface ClaimedTurnSetup {
   sessionId: string;
   turn_index: number;
   startedAt: number;
+  pauses: PauseClock;
   config: LabSessionConfig;
   chat_model: ChatModel;
   event_model: ChatModel;
@@ -140,7 +144,8 @@ async function runClaimedTurn(
   setup: ClaimedTurnSetup,
 ): Promise<void> {
   const { store } = options;
-  const { sessionId, turn_index, startedAt, config, chat_model, event_model, tools } = setup;
+  const { sessionId, turn_index, startedAt, pauses, config, chat_model, event_model, tools } =
+    setup;
   // Read after the claim, so no other turn can land between this history and this turn; it ends
   // with the user message the claim stored.
   const history = await loadHistory(store, sessionId);
@@ -158,7 +163,6 @@ async function runClaimedTurn(
   const stopWork = () => work.abort(signal.reason);
   if (signal.aborted) stopWork();
   signal.addEventListener("abort", stopWork, { once: true });
-  const pauses = new PauseClock();
   const context: TurnContext = {
     store,
     session_id: sessionId,
