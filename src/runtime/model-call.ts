@@ -3,7 +3,8 @@ import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
-import { type CutCallProgress, elapsedSince, estimateCutUsage } from "./cut-call-usage.js";
+import { type CutCallProgress, estimateCutUsage } from "./cut-call-usage.js";
+import { elapsedSince } from "./elapsed.js";
 import type { TurnContext } from "./turn-context.js";
 
 export interface AssembledToolCall {
