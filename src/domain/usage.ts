@@ -100,3 +100,16 @@ export function emptyUsageRollup(): UsageRollup {
     turn_wall_time_ms: null,
   };
 }
+
+/** One turn's rollup, zero when the turn made no calls. */
+export function turnRollup(
+  rollups: Pick<UsageSummary, "turns">,
+  turnIndex: number,
+): TurnUsageRollup {
+  return (
+    rollups.turns.find((turn) => turn.turn_index === turnIndex) ?? {
+      turn_index: turnIndex,
+      ...emptyUsageRollup(),
+    }
+  );
+}

@@ -9,6 +9,7 @@ import { ApprovalDecision } from "../domain/tool-sources.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { Tool } from "../tools/tool.js";
 import { auditPayload } from "./audit-payload.js";
+import { elapsedSince, roundMs } from "./elapsed.js";
 
 /**
  * Time during which at least one call of the turn waited for a decision. Several calls may wait at
@@ -31,7 +32,7 @@ export class PauseClock {
   /** Paused milliseconds so far, including a pause still going on. */
   total_ms(): number {
     const open = this.#waiting > 0 ? performance.now() - this.#since : 0;
-    return round(this.#total + open);
+    return roundMs(this.#total + open);
   }
 }
 
@@ -102,7 +103,7 @@ export async function awaitApproval(
   } finally {
     scope.pauses.end();
   }
-  const wait_ms = round(performance.now() - startedAt);
+  const wait_ms = elapsedSince(startedAt);
   if (decided === null) {
     await scope.audit(
       "approval_interrupted",
@@ -204,8 +205,4 @@ async function decide(
         }),
     );
   });
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 10) / 10;
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   completionChunk,
   FakeOpenAIServer,
@@ -12,12 +12,7 @@ import {
   pieces,
   toolRound,
 } from "../../test/runtime/scripted-turns.js";
-import {
-  collectTurn,
-  eventsOfType,
-  openTemporaryStore,
-  type TemporaryStore,
-} from "../../test/runtime/turn-harness.js";
+import { collectTurn, eventsOfType, useServerLab } from "../../test/runtime/turn-harness.js";
 import { runCli, runCliJson } from "../cli/test-fixtures.js";
 import type { UsageSummary } from "../domain/usage.js";
 import { startTestServer } from "../server/test-fixtures.js";
@@ -57,19 +52,10 @@ async function cancelledTurn(store: SessionStore, server: FakeOpenAIServer, sess
 }
 
 describe("usage of a model call cut short", () => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
-  });
-  afterEach(async () => {
-    await server.close();
-    lab.dispose();
-  });
+  const lab = useServerLab();
 
   it("a cancelled call that streamed text is recorded as one estimated call with its tokens", async () => {
-    const turn = await cancelledTurn(lab.store, server, "cancelled");
+    const turn = await cancelledTurn(lab.store, lab.server, "cancelled");
     const summary = lab.store.usageSummary("cancelled");
     expect(summary.calls).toHaveLength(1);
     const [call] = summary.calls;
@@ -96,21 +82,21 @@ describe("usage of a model call cut short", () => {
   });
 
   it("a call that fails after text streamed is recorded as estimated; a finished one is not", async () => {
-    server.enqueue(cutAnswer("Half an answer, then the connection drops"));
+    lab.server.enqueue(cutAnswer("Half an answer, then the connection drops"));
     const failed = await collectTurn({
       store: lab.store,
       session_id: "failed",
       config: { tool_invocation_mode: "chat_agent_tools" },
       message: "explain",
-      models: { chat: fakeServerModel(server) },
+      models: { chat: fakeServerModel(lab.server) },
     });
     expect(failed.end?.status).toBe("failed");
-    server.enqueue(answerRound("Fine now."));
+    lab.server.enqueue(answerRound("Fine now."));
     const done = await collectTurn({
       store: lab.store,
       session_id: "failed",
       message: "again",
-      models: { chat: fakeServerModel(server) },
+      models: { chat: fakeServerModel(lab.server) },
     });
     expect(done.end?.status).toBe("completed");
     const { calls, session } = lab.store.usageSummary("failed");
@@ -125,7 +111,7 @@ describe("usage of a model call cut short", () => {
   it("records the dual_agent argument_fallback call cut short as fallback:t:r:e, estimated", async () => {
     // Round 1: the chat agent writes an event tag with broken arguments; the event agent (the same
     // fake endpoint) starts repairing them and its connection drops; round 2 answers.
-    server.enqueue(
+    lab.server.enqueue(
       toolRound("dual_agent", [{ id: "x", name: "mock_search", arguments: '{"query": ' }]),
       cutAnswer('{"query": "sqlite'),
       answerRound("Could not search."),
@@ -135,7 +121,7 @@ describe("usage of a model call cut short", () => {
       session_id: "fallback",
       config: { tool_invocation_mode: "dual_agent" },
       message: "search for sqlite wal mode",
-      models: { chat: fakeServerModel(server), event: fakeServerModel(server) },
+      models: { chat: fakeServerModel(lab.server), event: fakeServerModel(lab.server) },
     });
     expect(turn.end?.status).toBe("completed");
     const fallback = lab.store
@@ -151,7 +137,7 @@ describe("usage of a model call cut short", () => {
   });
 
   it("the CLI's usage prints the estimate with a label, and --json carries it", async () => {
-    await cancelledTurn(lab.store, server, "cli");
+    await cancelledTurn(lab.store, lab.server, "cli");
     const json = await runCliJson<UsageSummary>(["--db", lab.path, "usage", "cli"]);
     expect(json.calls[0]).toMatchObject({ estimated: true });
     expect(json.session).toMatchObject({ call_count: 1, estimated_count: 1 });

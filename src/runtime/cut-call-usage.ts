@@ -31,8 +31,3 @@ export function estimateCutUsage(request: ChatModelRequest, progress: CutCallPro
     cached_tokens: 0,
   };
 }
-
-/** Milliseconds with one decimal, as the providers report them. */
-export function elapsedSince(start: number, end = performance.now()): number {
-  return Math.round((end - start) * 10) / 10;
-}

@@ -3,7 +3,8 @@ import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
-import { type CutCallProgress, elapsedSince, estimateCutUsage } from "./cut-call-usage.js";
+import { type CutCallProgress, estimateCutUsage } from "./cut-call-usage.js";
+import { elapsedSince } from "./elapsed.js";
 import type { TurnContext } from "./turn-context.js";
 
 export interface AssembledToolCall {
@@ -72,11 +73,12 @@ export async function callModel(
   if (context.signal.aborted) stopCall();
   context.signal.addEventListener("abort", stopCall, { once: true });
   const overLimit = () => {
-    call.abort(new OutputLimitError(maxOutput));
+    const error = new OutputLimitError(maxOutput);
+    call.abort(error);
     const marker = cutMarker("model output", maxOutput);
     text += marker;
     spec.onText?.(marker);
-    return new OutputLimitError(maxOutput);
+    return error;
   };
   try {
     for await (const part of model.stream(request, { signal: call.signal })) {
@@ -138,28 +140,7 @@ export async function callModel(
             total_tokens: 0,
             cached_tokens: 0,
           };
-          await context.store.appendUsage(context.session_id, {
-            turn_index: context.turn_index,
-            round_index,
-            usage,
-            ttft_ms: part.ttft_ms,
-            elapsed_ms: part.elapsed_ms,
-            metadata: {
-              agent,
-              call_kind: spec.call_kind,
-              event_id: spec.event?.id ?? null,
-              event_name: spec.event?.name ?? null,
-              used_fallback: spec.call_kind === "argument_fallback",
-              metric_key: spec.metric_key,
-              estimated: pendingUsage?.estimated ?? true,
-            },
-          });
-          context.emit({
-            type: "usage",
-            round_index,
-            agent,
-            call_kind: spec.call_kind,
-            metric_key: spec.metric_key,
+          await recordUsage(context, spec, {
             usage,
             estimated: pendingUsage?.estimated ?? true,
             ttft_ms: part.ttft_ms,
@@ -229,14 +210,36 @@ async function recordCutCall(
   progress: CutCallProgress,
   reason: "cancelled" | "failed",
 ): Promise<void> {
-  const usage = estimateCutUsage(spec.request, progress);
-  const elapsed_ms = elapsedSince(progress.started_at);
+  await recordUsage(context, spec, {
+    usage: estimateCutUsage(spec.request, progress),
+    estimated: true,
+    ttft_ms: progress.first_output_at,
+    elapsed_ms: elapsedSince(progress.started_at),
+  });
+  await context.audit(
+    "usage_estimated",
+    {
+      agent: spec.agent,
+      metric_key: spec.metric_key,
+      reason: `the call was ${reason} before the endpoint reported usage; counted with the o200k_base tokenizer from the prompt and the ${progress.text.length} characters that streamed`,
+    },
+    spec.round_index,
+  );
+}
+
+/** One call's usage row, and the same counts as a `usage` event for the live view. */
+async function recordUsage(
+  context: TurnContext,
+  spec: ModelCallSpec,
+  measured: { usage: TokenUsage; estimated: boolean; ttft_ms: number | null; elapsed_ms: number },
+): Promise<void> {
   const { agent, round_index } = spec;
+  const { usage, estimated, ttft_ms, elapsed_ms } = measured;
   await context.store.appendUsage(context.session_id, {
     turn_index: context.turn_index,
     round_index,
     usage,
-    ttft_ms: progress.first_output_at,
+    ttft_ms,
     elapsed_ms,
     metadata: {
       agent,
@@ -245,7 +248,7 @@ async function recordCutCall(
       event_name: spec.event?.name ?? null,
       used_fallback: spec.call_kind === "argument_fallback",
       metric_key: spec.metric_key,
-      estimated: true,
+      estimated,
     },
   });
   context.emit({
@@ -255,19 +258,10 @@ async function recordCutCall(
     call_kind: spec.call_kind,
     metric_key: spec.metric_key,
     usage,
-    estimated: true,
-    ttft_ms: progress.first_output_at,
+    estimated,
+    ttft_ms,
     elapsed_ms,
   });
-  await context.audit(
-    "usage_estimated",
-    {
-      agent,
-      metric_key: spec.metric_key,
-      reason: `the call was ${reason} before the endpoint reported usage; counted with the o200k_base tokenizer from the prompt and the ${progress.text.length} characters that streamed`,
-    },
-    round_index,
-  );
 }
 
 function withoutType<Part extends { type: string }>(part: Part): Omit<Part, "type"> {

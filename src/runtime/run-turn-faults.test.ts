@@ -1,11 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  completionChunk,
-  errorReply,
-  FakeOpenAIServer,
-  SSE_DONE,
-  sseEvent,
-} from "../../test/fake-openai-server.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { completionChunk, errorReply, SSE_DONE, sseEvent } from "../../test/fake-openai-server.js";
 import {
   answerRound,
   cutAnswer,
@@ -16,7 +10,6 @@ import {
   toolRoundEvents,
 } from "../../test/runtime/scripted-turns.js";
 import {
-  assertStrictEverywhere,
   callSummary,
   collectTurn,
   completedTurn,
@@ -24,11 +17,10 @@ import {
   expectInOrder,
   MODES,
   messageShape,
-  openTemporaryStore,
   RecordingModel,
   slowTool,
   storedTurn,
-  type TemporaryStore,
+  useServerLab,
 } from "../../test/runtime/turn-harness.js";
 import type { LabRunTurnOptions as RunTurnOptions } from "../composition/run-turn.js";
 import { createChatModel } from "../providers/create-chat-model.js";
@@ -49,24 +41,11 @@ const HELLO_ANSWER =
   "Hello! I'm the lab's simulated model. I can call mock_search, mock_ticket: ask me to search for something or to file a ticket.";
 
 describe.each(MODES)("runTurn under faults, %s", (mode) => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
   let recorders: RecordingModel[];
-
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
+  // Whatever the scenario, what is stored and what each model was sent are strict-valid.
+  const lab = useServerLab({ strict: () => recorders });
+  beforeEach(() => {
     recorders = [];
-  });
-
-  afterEach(async () => {
-    try {
-      // Whatever the scenario, what is stored and what each model was sent are strict-valid.
-      assertStrictEverywhere(lab.store, recorders, server);
-    } finally {
-      await server.close();
-      lab.dispose();
-    }
   });
 
   const sim = (options: SimOptionsInput = {}): RecordingModel => {
@@ -88,8 +67,8 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
       store: lab.store,
       session_id: "s",
       message,
-      config: fakeServerConfig(mode, server),
-      models: { chat: fakeServerModel(server) },
+      config: fakeServerConfig(mode, lab.server),
+      models: { chat: fakeServerModel(lab.server) },
       ...extra,
     });
   const idOf = (endpointId: string, round = 1) =>
@@ -108,13 +87,13 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
   describe("6. tool timeout", () => {
     it("a custom slow tool times out; the reply says so and the turn completes, fast", async () => {
       const slow = slowTool({ timeout_ms: 50 });
-      server.enqueue(
+      lab.server.enqueue(
         toolRound(mode, [{ id: "call_s", name: "slow_lookup", arguments: '{"query":"wal"}' }]),
         answerRound("The lookup timed out."),
       );
       const startedAt = performance.now();
       const { end } = await fakeTurn(SEARCH, {
-        config: fakeServerConfig(mode, server, { tools: ["mock_search", "slow_lookup"] }),
+        config: fakeServerConfig(mode, lab.server, { tools: ["mock_search", "slow_lookup"] }),
         tools: [...createBuiltinTools(), slow],
       });
       expect(performance.now() - startedAt).toBeLessThan(2_000);
@@ -130,7 +109,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
       expect(toolRow?.elapsed_ms).toBeLessThan(1_000);
       const toolEnd = lab.store.listAuditLogs("s").find((entry) => entry.event === "tool_end");
       expect(toolEnd?.details).toMatchObject({ ok: false, error_kind: "timeout" });
-      expect(requestMessages(server, 1).at(-1)?.content).toContain("timed out after 50 ms");
+      expect(requestMessages(lab.server, 1).at(-1)?.content).toContain("timed out after 50 ms");
     });
 
     it("the sim's call to a slow mock_search times out and is answered from the error", async () => {
@@ -150,7 +129,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
 
   describe("7. max_rounds", () => {
     it("a model that always calls a tool stops at max_rounds with every call answered", async () => {
-      server.enqueue(
+      lab.server.enqueue(
         toolRound(mode, [{ id: "call_r1", name: "mock_search", arguments: '{"query":"a"}' }]),
         toolRound(
           mode,
@@ -159,11 +138,11 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
         ),
       );
       const { events, end } = await fakeTurn(SEARCH, {
-        config: fakeServerConfig(mode, server, { max_rounds: 2 }),
+        config: fakeServerConfig(mode, lab.server, { max_rounds: 2 }),
       });
       expect(end?.status).toBe("max_rounds");
       expect(end?.answer.trim()).toBe("More.");
-      expect(server.requests).toHaveLength(2);
+      expect(lab.server.requests).toHaveLength(2);
       const turn = storedTurn(lab.store, "s");
       expect(turn.status).toBe("max_rounds");
       const [first, second] = [idOf("call_r1", 1), idOf("call_r2", 2)];
@@ -206,7 +185,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
 
   describe("8. provider failure mid-turn", () => {
     it("a stream cut after some text: failed, error event, partial text kept", async () => {
-      server.enqueue(cutAnswer("The answer is part"));
+      lab.server.enqueue(cutAnswer("The answer is part"));
       const { events, end, error } = await fakeTurn("hello");
       expect(error).toBeNull();
       expect(end?.status).toBe("failed");
@@ -231,11 +210,11 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
       const failed = lab.store.listAuditLogs("s").find((entry) => entry.event === "turn_failed");
       expect(failed?.details).toMatchObject({ code: "provider_stream_error" });
 
-      server.enqueue(answerRound("Back again."));
+      lab.server.enqueue(answerRound("Back again."));
       const next = await fakeTurn("are you there?");
       expect(next.end).toMatchObject({ status: "completed", turn_index: 2, answer: "Back again." });
       // The next request carries the partial answer as an ordinary assistant message.
-      expect(requestMessages(server, 1).map((message) => message.role)).toEqual([
+      expect(requestMessages(lab.server, 1).map((message) => message.role)).toEqual([
         "system",
         "user",
         "assistant",
@@ -244,7 +223,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
     });
 
     it("a 400 in round 2, after a tool ran: failed, the tool group kept, next turn fine", async () => {
-      server.enqueue(
+      lab.server.enqueue(
         toolRound(mode, [{ id: "call_f", name: "mock_search", arguments: '{"query":"wal"}' }]),
         errorReply(400, "This model's context is too long"),
       );
@@ -268,7 +247,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
         "chat:1:1",
         `tool:1:1:${id}`,
       ]);
-      server.enqueue(answerRound("Fine now."));
+      lab.server.enqueue(answerRound("Fine now."));
       const next = await fakeTurn("try again");
       expect(next.end?.status).toBe("completed");
     });
@@ -280,7 +259,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
         [{ id: "call_c", name: "mock_search", arguments: '{"query":"wal"}' }],
         "Searching.",
       ).slice(0, -3);
-      server.enqueue({ body, ending: "destroy" });
+      lab.server.enqueue({ body, ending: "destroy" });
       const { end } = await fakeTurn(SEARCH);
       expect(end?.status).toBe("failed");
       const turn = storedTurn(lab.store, "s");
@@ -308,9 +287,12 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
     });
 
     it("a 429 before the stream is retried: a retry event and audit entry, one usage row", async () => {
-      server.enqueue(errorReply(429, "Slow down", { "retry-after-ms": "10" }), answerRound("Hi."));
+      lab.server.enqueue(
+        errorReply(429, "Slow down", { "retry-after-ms": "10" }),
+        answerRound("Hi."),
+      );
       const retrying = createChatModel(
-        { model: "openai:fake-model", base_url: server.baseUrl, options: { max_retries: 1 } },
+        { model: "openai:fake-model", base_url: lab.server.baseUrl, options: { max_retries: 1 } },
         { env: {} },
       );
       const { events, end } = await fakeTurn("hello", { models: { chat: retrying } });
@@ -340,7 +322,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
     });
 
     it("a stream that ends without a finish reason is a failure, not an answer", async () => {
-      server.enqueue({
+      lab.server.enqueue({
         body: [
           sseEvent(completionChunk({ role: "assistant", content: "" })),
           sseEvent(completionChunk({ content: "Looks done" })),

@@ -1,7 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   completionChunk,
-  FakeOpenAIServer,
   SSE_PING,
   sseEvent,
   streamReply,
@@ -9,13 +8,11 @@ import {
 } from "../../test/fake-openai-server.js";
 import { fakeServerConfig } from "../../test/runtime/scripted-turns.js";
 import {
-  assertStrictEverywhere,
   collectTurn,
   eventsOfType,
   MODES,
-  openTemporaryStore,
   storedTurn,
-  type TemporaryStore,
+  useServerLab,
 } from "../../test/runtime/turn-harness.js";
 import { createChatModel } from "../providers/create-chat-model.js";
 
@@ -25,34 +22,19 @@ import { createChatModel } from "../providers/create-chat-model.js";
  */
 
 describe.each(MODES)("runTurn and how a model stream ends, %s", (mode) => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
-
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
-  });
-
-  afterEach(async () => {
-    try {
-      assertStrictEverywhere(lab.store, [], server);
-    } finally {
-      await server.close();
-      lab.dispose();
-    }
-  });
+  const lab = useServerLab({ strict: true });
 
   const turn = (options: Record<string, number>) =>
     collectTurn({
       store: lab.store,
       session_id: "s",
       message: "hello",
-      config: fakeServerConfig(mode, server),
+      config: fakeServerConfig(mode, lab.server),
       models: {
         chat: createChatModel(
           {
             model: "openai:fake-model",
-            base_url: server.baseUrl,
+            base_url: lab.server.baseUrl,
             options: { max_retries: 0, ...options },
           },
           { env: {} },
@@ -61,7 +43,7 @@ describe.each(MODES)("runTurn and how a model stream ends, %s", (mode) => {
     });
 
   it("an endpoint that sends one chunk, then only `: ping` forever: failed, idle_timeout named", async () => {
-    server.enqueue(
+    lab.server.enqueue(
       streamReply([sseEvent(completionChunk({ content: "Thinking" }))], {
         ending: "stall",
         keepAlive: { text: SSE_PING, everyMs: 20 },
@@ -83,14 +65,14 @@ describe.each(MODES)("runTurn and how a model stream ends, %s", (mode) => {
     for (let index = 0; index < 50; index++) {
       steps.push(sseEvent(completionChunk({ content: "." })), { waitMs: 30 });
     }
-    server.enqueue(streamReply(steps));
+    lab.server.enqueue(streamReply(steps));
     const { events, end } = await turn({ deadline_ms: 200 });
     expect(end?.status).toBe("failed");
     expect(eventsOfType(events, "error")[0]?.message).toContain("deadline of 200 ms");
   });
 
   it("a last event ended by a lone \\r: the turn completes with the whole answer", async () => {
-    server.enqueue(streamReply(unterminatedFinish("All of it.", "\r")));
+    lab.server.enqueue(streamReply(unterminatedFinish("All of it.", "\r")));
     const { end, error } = await turn({});
     expect(error).toBeNull();
     expect(end).toMatchObject({ status: "completed", answer: "All of it." });

@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   answerRound,
   fakeServerConfig,
@@ -8,7 +7,6 @@ import {
   toolRound,
 } from "../../test/runtime/scripted-turns.js";
 import {
-  assertStrictEverywhere,
   callSummary,
   collectTurn,
   completedTurn,
@@ -16,11 +14,10 @@ import {
   expectInOrder,
   MODES,
   messageShape,
-  openTemporaryStore,
   RecordingModel,
   storedTurn,
-  type TemporaryStore,
   type TurnEndEvent,
+  useServerLab,
 } from "../../test/runtime/turn-harness.js";
 import { policyApprover } from "../domain/approvals.js";
 import type { ChatModel } from "../providers/chat-model.js";
@@ -39,24 +36,11 @@ import { createBuiltinTools } from "../tools/builtin/index.js";
 const SEARCH = "search for sqlite wal mode";
 
 describe.each(MODES)("runTurn scenarios, %s", (mode) => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
   let recorders: RecordingModel[];
-
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
+  // Whatever the scenario, what is stored and what each model was sent are strict-valid.
+  const lab = useServerLab({ strict: () => recorders });
+  beforeEach(() => {
     recorders = [];
-  });
-
-  afterEach(async () => {
-    try {
-      // Whatever the scenario, what is stored and what each model was sent are strict-valid.
-      assertStrictEverywhere(lab.store, recorders, server);
-    } finally {
-      await server.close();
-      lab.dispose();
-    }
   });
 
   const sim = (options: SimOptionsInput = {}): RecordingModel => {
@@ -77,8 +61,8 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
       store: lab.store,
       session_id: "s",
       message,
-      config: fakeServerConfig(mode, server),
-      models: { chat: fakeServerModel(server) },
+      config: fakeServerConfig(mode, lab.server),
+      models: { chat: fakeServerModel(lab.server) },
       approve: policyApprover("all"),
     });
   /** The id a tool call gets: the endpoint's in chat_agent_tools, the runtime's in dual_agent. */
@@ -179,7 +163,7 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
   });
 
   it("1. one tool (fake endpoint): the reply goes back to the model in round 2", async () => {
-    server.enqueue(
+    lab.server.enqueue(
       toolRound(
         mode,
         [{ id: "call_a", name: "mock_search", arguments: '{"query":"sqlite wal"}' }],
@@ -200,7 +184,7 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
       completion_tokens: 5,
     });
 
-    const second = requestMessages(server, 1);
+    const second = requestMessages(lab.server, 1);
     if (mode === "chat_agent_tools") {
       expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_a" });
       expect(second.at(-2)?.tool_calls?.map((call) => call.id)).toEqual(["call_a"]);
@@ -252,7 +236,7 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
   });
 
   it("2. two calls sharing one id (an endpoint fault): both run, each keeps its own reply", async () => {
-    server.enqueue(
+    lab.server.enqueue(
       toolRound(mode, [
         { id: "call_0", name: "mock_search", arguments: '{"query":"wal"}' },
         { id: "call_0", name: "mock_ticket", arguments: '{"title":"WAL docs"}' },
@@ -365,7 +349,7 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
   });
 
   it('4. bad arguments (endpoint writes {"q":…}): repaired / an error naming the field', async () => {
-    server.enqueue(
+    lab.server.enqueue(
       toolRound(mode, [{ id: "call_q", name: "mock_search", arguments: '{"q":"sqlite wal"}' }]),
       answerRound("Here you go."),
     );
@@ -377,18 +361,18 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
         { ok: true, used_fallback: true },
       ]);
       // The chat agent is shown what ran, not what it first wrote.
-      expect(requestMessages(server, 1).at(-1)?.content).toContain(
+      expect(requestMessages(lab.server, 1).at(-1)?.content).toContain(
         '<event_result id="evt_1_1_1" name="mock_search">{"query":"sqlite wal mode"',
       );
     } else {
-      const error = expectErrorRoundTrip(end, requestMessages(server, 1));
+      const error = expectErrorRoundTrip(end, requestMessages(lab.server, 1));
       expect(error).toBe("q: is not allowed (allowed: query, limit); query: is required");
-      expect(requestMessages(server, 1).at(-1)).toMatchObject({ tool_call_id: "call_q" });
+      expect(requestMessages(lab.server, 1).at(-1)).toMatchObject({ tool_call_id: "call_q" });
     }
   });
 
   it("5. unknown tool: an error reply, and the turn goes on to complete", async () => {
-    server.enqueue(
+    lab.server.enqueue(
       toolRound(mode, [{ id: "call_u", name: "does_not_exist", arguments: "{}" }]),
       answerRound("That tool does not exist; here is what I know."),
     );

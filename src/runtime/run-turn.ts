@@ -1,28 +1,22 @@
 import { z } from "zod";
 import type { Approver } from "../domain/approvals.js";
-import type { ToolCallEvent } from "../domain/events.js";
-import type { ChatMessage } from "../domain/messages.js";
-import { redactSecretText } from "../domain/secrets.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
-import type { TurnEvent, TurnStatus } from "../domain/turn-events.js";
-import { emptyUsageRollup } from "../domain/usage.js";
+import type { TurnEvent } from "../domain/turn-events.js";
+import { turnRollup } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { PauseClock } from "./approval-gate.js";
+import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
-import { EventKernel, interruptedReply } from "./event-kernel.js";
+import { EventKernel } from "./event-kernel.js";
 import { loadHistory } from "./history.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
 import { openSession } from "./open-session.js";
-import {
-  type ModeStrategy,
-  newRoundState,
-  type RoundState,
-  type TurnContext,
-} from "./turn-context.js";
+import { runRounds } from "./run-rounds.js";
+import type { ModeStrategy, TurnContext } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
 import { prepareTurn, type TurnProviders } from "./turn-providers.js";
@@ -119,7 +113,7 @@ async function driveTurn(
     });
   } catch (error) {
     // Whatever threw after the claim (a database refusal, a bug), the turn ends here, as failed.
-    const wall_time_ms = Math.round((performance.now() - startedAt - pauses.total_ms()) * 10) / 10;
+    const wall_time_ms = elapsedSince(startedAt + pauses.total_ms());
     await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit);
   } finally {
     claim.release();
@@ -216,20 +210,15 @@ async function runClaimedTurn(
 
   const { status, answer } = await runRounds(context, strategy, history);
 
-  // Waiting for approvals is a person's time, not the lab's: the wall time leaves it out.
   const approval_wait_ms = pauses.total_ms();
-  const wall_time_ms = Math.round((performance.now() - startedAt - approval_wait_ms) * 10) / 10;
+  const wall_time_ms = elapsedSince(startedAt + approval_wait_ms);
   await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
   await audit("turn_end", {
     status,
     wall_time_ms,
     ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}),
   });
-  const rollups = await store.usageRollups(sessionId);
-  const usage = rollups.turns.find((turn) => turn.turn_index === turn_index) ?? {
-    turn_index,
-    ...emptyUsageRollup(),
-  };
+  const usage = turnRollup(await store.usageRollups(sessionId), turn_index);
   emit({
     type: "turn_end",
     session_id: sessionId,
@@ -239,105 +228,4 @@ async function runClaimedTurn(
     wall_time_ms,
     usage,
   });
-}
-
-async function runRounds(
-  context: TurnContext,
-  strategy: ModeStrategy,
-  history: ChatMessage[],
-): Promise<{ status: TurnStatus; answer: string }> {
-  const { max_rounds } = context.config;
-  for (let round_index = 1; round_index <= max_rounds; round_index++) {
-    context.emit({ type: "round_start", round_index });
-    const state = newRoundState(round_index);
-    try {
-      await strategy.runRound(context, history, state);
-    } catch (error) {
-      return endEarly(context, history, state, error);
-    }
-    const group = roundGroup(state);
-    await context.store.appendMessages(context.session_id, {
-      turn_index: context.turn_index,
-      messages: group,
-    });
-    history.push(...group);
-    context.emit({
-      type: "round_end",
-      round_index,
-      finish_reason: state.finish_reason,
-      tool_calls: state.calls.length,
-    });
-    if (state.calls.length === 0) return { status: "completed", answer: state.text };
-    // A cancellation that arrived while this round's tools ran ends the turn here: another round
-    // would log a request that is never sent.
-    if (context.cancelled()) return cancelledEnd(context, state);
-    if (round_index === max_rounds) {
-      await context.audit(
-        "max_rounds_reached",
-        { max_rounds, pending_tool_calls: state.calls.length },
-        round_index,
-      );
-      return { status: "max_rounds", answer: state.text };
-    }
-  }
-  return { status: "max_rounds", answer: "" };
-}
-
-/** The assistant message and its tool replies, in call order, as one atomic group. */
-function roundGroup(state: RoundState): ChatMessage[] {
-  const assistant: ChatMessage = {
-    role: "assistant",
-    content: state.text,
-    tool_calls: state.calls,
-  };
-  return [
-    assistant,
-    ...state.calls.map(
-      (call: ToolCallEvent) => state.replies.get(call.id) ?? interruptedReply(call),
-    ),
-  ];
-}
-
-/**
- * A round cut short by cancellation or a failure: the tools still running are stopped, and what
- * the user saw is kept, with every started tool call answered (by its result or "interrupted").
- */
-async function endEarly(
-  context: TurnContext,
-  history: ChatMessage[],
-  state: RoundState,
-  error: unknown,
-): Promise<{ status: TurnStatus; answer: string }> {
-  const cancelled = context.cancelled();
-  // Tools already dispatched must not outlive the turn; they answer "interrupted" on the abort.
-  context.abandon();
-  await Promise.allSettled(state.pending);
-  if (state.text || state.calls.length > 0) {
-    const group = roundGroup(state);
-    await context.store.appendMessages(context.session_id, {
-      turn_index: context.turn_index,
-      messages: group,
-    });
-    history.push(...group);
-  }
-  const code = (error as { code?: string }).code ?? "internal_error";
-  // Any ChatModel's error may quote its endpoint; what reaches the SSE stream is redacted here.
-  const message = redactSecretText(error instanceof Error ? error.message : String(error));
-  if (cancelled) return cancelledEnd(context, state);
-  await context.audit("turn_failed", { code, message }, state.round_index);
-  context.emit({ type: "error", code, message });
-  return { status: "failed", answer: state.text };
-}
-
-/** A turn the user cancelled, once what the round produced is stored. */
-async function cancelledEnd(
-  context: TurnContext,
-  state: RoundState,
-): Promise<{ status: TurnStatus; answer: string }> {
-  await context.audit(
-    "turn_cancelled",
-    { partial_text: state.text.length, tool_calls: state.calls.length },
-    state.round_index,
-  );
-  return { status: "cancelled", answer: state.text };
 }

@@ -1,18 +1,8 @@
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  completionChunk,
-  FakeOpenAIServer,
-  sseEvent,
-  streamReply,
-} from "../../test/fake-openai-server.js";
+import { describe, expect, it } from "vitest";
+import { completionChunk, sseEvent, streamReply } from "../../test/fake-openai-server.js";
 import { answerRound, fakeServerModel, toolRound } from "../../test/runtime/scripted-turns.js";
-import {
-  collectTurn,
-  openTemporaryStore,
-  slowTool,
-  type TemporaryStore,
-} from "../../test/runtime/turn-harness.js";
+import { collectTurn, slowTool, useServerLab } from "../../test/runtime/turn-harness.js";
 import type { LabSessionConfigInput } from "../domain/session-config.js";
 import type { Tool } from "../tools/tool.js";
 
@@ -39,16 +29,7 @@ function storedSizes(path: string, sessionId: string) {
 }
 
 describe("size limits", () => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
-  });
-  afterEach(async () => {
-    await server.close();
-    lab.dispose();
-  });
+  const lab = useServerLab();
 
   const config = (limits: LabSessionConfigInput["limits"]): LabSessionConfigInput => ({
     tool_invocation_mode: "chat_agent_tools",
@@ -58,7 +39,7 @@ describe("size limits", () => {
 
   it("stops a model answer at max_output_chars, stores the start with a marker, and fails the turn clearly", async () => {
     const chunk = "x".repeat(10_000);
-    server.enqueue(
+    lab.server.enqueue(
       streamReply([
         sseEvent(completionChunk({ role: "assistant", content: "" })),
         ...Array.from({ length: 100 }, () => sseEvent(completionChunk({ content: chunk }))),
@@ -69,7 +50,7 @@ describe("size limits", () => {
       session_id: "big-answer",
       config: config({ max_output_chars: CAP }),
       message: "say a lot",
-      models: { chat: fakeServerModel(server) },
+      models: { chat: fakeServerModel(lab.server) },
     });
     expect(turn.end?.status).toBe("failed");
     expect(turn.events).toContainEqual(
@@ -90,7 +71,7 @@ describe("size limits", () => {
   it("refuses tool arguments over max_tool_argument_chars without running the tool, and never copies them to the audit log", async () => {
     const tool = slowTool({ name: "mock_search", delay_ms: 1 });
     const huge = JSON.stringify({ query: "q".repeat(200_000) });
-    server.enqueue(
+    lab.server.enqueue(
       toolRound("chat_agent_tools", [{ id: "call_1", name: "mock_search", arguments: huge }]),
       answerRound("The search was refused."),
     );
@@ -100,7 +81,7 @@ describe("size limits", () => {
       config: config({ max_tool_argument_chars: CAP }),
       message: "search for a lot",
       tools: [tool as Tool],
-      models: { chat: fakeServerModel(server) },
+      models: { chat: fakeServerModel(lab.server) },
     });
     expect(turn.end?.status).toBe("completed");
     expect(tool.calls).toHaveLength(0);
@@ -127,7 +108,7 @@ describe("size limits", () => {
       ...slowTool({ name: "mock_search" }),
       execute: async () => ({ text: "r".repeat(100_000) }),
     };
-    server.enqueue(
+    lab.server.enqueue(
       toolRound("chat_agent_tools", [
         { id: "call_1", name: "mock_search", arguments: '{"query":"a"}' },
       ]),
@@ -139,7 +120,7 @@ describe("size limits", () => {
       config: config({ max_tool_result_chars: 5_000 }),
       message: "search",
       tools: [tool],
-      models: { chat: fakeServerModel(server) },
+      models: { chat: fakeServerModel(lab.server) },
     });
     expect(turn.end?.status).toBe("completed");
     const reply = lab.store.listMessages("big-result").find((m) => m.role === "tool");

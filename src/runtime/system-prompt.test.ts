@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
+import type { FakeOpenAIServer } from "../../test/fake-openai-server.js";
 import {
   answerRound,
   fakeServerConfig,
@@ -11,6 +11,7 @@ import {
   MODES,
   openTemporaryStore,
   type TemporaryStore,
+  useServerLab,
 } from "../../test/runtime/turn-harness.js";
 import { createLabProviders } from "../composition/lab-providers.js";
 import { Suite } from "../domain/experiment.js";
@@ -18,7 +19,7 @@ import { runExperiment } from "../experiments/run-experiment.js";
 
 const PROMPT = "You are the order desk of Example Co. Answer in one sentence.";
 
-function turnStartDetails(lab: TemporaryStore, sessionId: string) {
+function turnStartDetails(lab: Pick<TemporaryStore, "store">, sessionId: string) {
   return lab.store
     .listAuditLogs(sessionId)
     .filter((entry) => entry.event === "turn_start")
@@ -26,21 +27,10 @@ function turnStartDetails(lab: TemporaryStore, sessionId: string) {
 }
 
 describe.each(MODES)("the system prompt, %s", (mode) => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
-
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
-  });
-
-  afterEach(async () => {
-    await server.close();
-    lab.dispose();
-  });
+  const lab = useServerLab();
 
   it("is sent as the system message every round, and recorded once per turn as sent", async () => {
-    server.enqueue(
+    lab.server.enqueue(
       toolRound(mode, [{ id: "c1", name: "mock_search", arguments: '{"query":"orders"}' }]),
       answerRound("Found them."),
     );
@@ -49,11 +39,11 @@ describe.each(MODES)("the system prompt, %s", (mode) => {
       session_id: "s",
       message: "search for orders",
       model_dependencies: { env: {} },
-      ...withPrompt(mode, server),
+      ...withPrompt(mode, lab.server),
     });
     expect(error).toBeNull();
     expect(end?.status).toBe("completed");
-    const sent = [0, 1].map((index) => requestMessages(server, index)[0]);
+    const sent = [0, 1].map((index) => requestMessages(lab.server, index)[0]);
     expect(sent.map((message) => message?.role)).toEqual(["system", "system"]);
     const [recorded] = turnStartDetails(lab, "s");
     expect(recorded?.system_prompt).toBe(sent[0]?.content);

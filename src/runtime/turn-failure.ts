@@ -1,6 +1,6 @@
 import { AgentLabError } from "../domain/errors.js";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
+import { emptyUsageRollup, type TurnUsageRollup, turnRollup } from "../domain/usage.js";
 import type { SessionStore } from "../store/session-store.js";
 
 /** How often, and how long, a failed turn's end is retried while the database refuses it. */
@@ -13,7 +13,7 @@ export interface TurnFailure {
 }
 
 /** What a turn that threw reports: a lab error as it is; anything else as an internal error. */
-export function describeFailure(error: unknown): TurnFailure {
+function describeFailure(error: unknown): TurnFailure {
   if (error instanceof AgentLabError) return { code: error.code, message: error.message };
   return {
     code: "internal_error",
@@ -83,8 +83,7 @@ export async function endFailedTurn(
   }
   let usage: TurnUsageRollup = { turn_index: turnIndex, ...emptyUsageRollup() };
   try {
-    const rollups = await store.usageRollups(sessionId);
-    usage = rollups.turns.find((turn) => turn.turn_index === turnIndex) ?? usage;
+    usage = turnRollup(await store.usageRollups(sessionId), turnIndex);
   } catch {
     // The usage rows are unreadable too: report none rather than no end.
   }

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import {
   type LabRunTurnOptions as RunTurnOptions,
   runTurn,
@@ -17,7 +17,7 @@ import type {
 import { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import type { Tool } from "../../src/tools/tool.js";
-import type { FakeOpenAIServer } from "../fake-openai-server.js";
+import { FakeOpenAIServer } from "../fake-openai-server.js";
 import { temporaryDirectory } from "../paths.js";
 import { requestMessages } from "./scripted-turns.js";
 import { assertStrictHistory } from "./strict-history.js";
@@ -45,6 +45,59 @@ export function openTemporaryStore(): TemporaryStore {
       } finally {
         directory.remove();
       }
+    },
+  };
+}
+
+/** What `useServerLab` gives each test: its store, the store's file, and a fake endpoint. */
+export interface ServerLab {
+  readonly store: SqliteSessionStore;
+  readonly path: string;
+  readonly server: FakeOpenAIServer;
+}
+
+/**
+ * A temporary store and a fake OpenAI server for each test of the enclosing describe, closed after
+ * it. With `strict`, every stored and sent history must be strict-valid first
+ * (`assertStrictEverywhere`); a function names the recording models to check as well.
+ */
+export function useServerLab(
+  options: { strict?: boolean | (() => readonly RecordingModel[]) } = {},
+): ServerLab {
+  let lab: TemporaryStore | undefined;
+  let server: FakeOpenAIServer | undefined;
+  beforeEach(async () => {
+    lab = openTemporaryStore();
+    server = await FakeOpenAIServer.start();
+  });
+  afterEach(async () => {
+    const { strict } = options;
+    try {
+      if (strict && lab && server) {
+        assertStrictEverywhere(lab.store, typeof strict === "function" ? strict() : [], server);
+      }
+    } finally {
+      await server?.close();
+      lab?.dispose();
+      lab = undefined;
+      server = undefined;
+    }
+  });
+  const current = () => {
+    if (lab === undefined || server === undefined) {
+      throw new Error("useServerLab's store and server exist only while a test runs");
+    }
+    return { lab, server };
+  };
+  return {
+    get store() {
+      return current().lab.store;
+    },
+    get path() {
+      return current().lab.path;
+    },
+    get server() {
+      return current().server;
     },
   };
 }

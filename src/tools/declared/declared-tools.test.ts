@@ -1,12 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeOpenAIServer } from "../../../test/fake-openai-server.js";
+import { describe, expect, it } from "vitest";
 import { answerRound, fakeServerConfig, toolRound } from "../../../test/runtime/scripted-turns.js";
 import {
   collectTurn,
   eventsOfType,
   MODES,
-  openTemporaryStore,
-  type TemporaryStore,
+  useServerLab,
 } from "../../../test/runtime/turn-harness.js";
 import { createLabProviders } from "../../composition/lab-providers.js";
 import { Suite } from "../../domain/experiment.js";
@@ -83,21 +81,10 @@ describe("createDeclaredTool", () => {
 });
 
 describe.each(MODES)("declared tools in a turn, %s", (mode) => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
-
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
-  });
-
-  afterEach(async () => {
-    await server.close();
-    lab.dispose();
-  });
+  const lab = useServerLab();
 
   it("offers the declared tool beside the selected ones and stores its result", async () => {
-    server.enqueue(
+    lab.server.enqueue(
       toolRound(mode, [{ id: "call_1", name: "lookup_order", arguments: '{"order_id":"A1"}' }]),
       answerRound("It has shipped."),
     );
@@ -105,7 +92,10 @@ describe.each(MODES)("declared tools in a turn, %s", (mode) => {
       store: lab.store,
       session_id: "s",
       message: "where is order A1?",
-      config: fakeServerConfig(mode, server, { tools: ["mock_search"], declared_tools: [LOOKUP] }),
+      config: fakeServerConfig(mode, lab.server, {
+        tools: ["mock_search"],
+        declared_tools: [LOOKUP],
+      }),
       model_dependencies: { env: {} },
     });
     expect(error).toBeNull();
@@ -117,7 +107,7 @@ describe.each(MODES)("declared tools in a turn, %s", (mode) => {
     expect(stored).toHaveLength(1);
     expect(stored[0]?.content).toContain("shipped");
     // What the model was offered: the selected built-in and the declared tool.
-    const offered = JSON.stringify(server.requests[0]?.body);
+    const offered = JSON.stringify(lab.server.requests[0]?.body);
     expect(offered).toContain("lookup_order");
     expect(offered).toContain("mock_search");
     expect(offered).not.toContain("mock_ticket");
@@ -128,36 +118,25 @@ describe.each(MODES)("declared tools in a turn, %s", (mode) => {
       store: lab.store,
       session_id: "s",
       message: "hello",
-      config: fakeServerConfig(mode, server, {
+      config: fakeServerConfig(mode, lab.server, {
         declared_tools: [{ name: "mock_search", mock: { result: 1 } }],
       }),
       model_dependencies: { env: {} },
     });
     expect(String(error)).toMatch(/declared tool mock_search has the name of a builtin tool/);
     expect(lab.store.getSession("s")).toBeNull();
-    expect(server.requests).toHaveLength(0);
+    expect(lab.server.requests).toHaveLength(0);
   });
 });
 
 describe("declared tools in a suite", () => {
-  let lab: TemporaryStore;
-  let server: FakeOpenAIServer;
-
-  beforeEach(async () => {
-    lab = openTemporaryStore();
-    server = await FakeOpenAIServer.start();
-  });
-
-  afterEach(async () => {
-    await server.close();
-    lab.dispose();
-  });
+  const lab = useServerLab();
 
   it("suite-level and per-scenario tools become each run's declared_tools, and are scored", async () => {
     const suite = Suite.parse({
       name: "declared",
       config: {
-        chat_agent: { base_url: server.baseUrl, options: { max_retries: 0 } },
+        chat_agent: { base_url: lab.server.baseUrl, options: { max_retries: 0 } },
         tools: [],
       },
       matrix: { chat_models: ["openai:fake-model"], event_models: ["sim"] },
@@ -189,13 +168,13 @@ describe("declared tools in a suite", () => {
     });
     // Runs go repetition by repetition, scenario by scenario, across the cells (both modes).
     for (const mode of MODES) {
-      server.enqueue(
+      lab.server.enqueue(
         toolRound(mode, [{ id: "c1", name: "lookup_order", arguments: '{"order_id":"A1"}' }]),
         answerRound("Shipped."),
       );
     }
     for (const mode of MODES) {
-      server.enqueue(
+      lab.server.enqueue(
         toolRound(mode, [{ id: "c2", name: "refund", arguments: "{}" }]),
         answerRound("Order refunded."),
       );
