@@ -5,6 +5,7 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../providers/chat-model.js";
+import { closingParts, hasToolResults } from "./scripted-model.js";
 
 /**
  * An instant chat agent for the tools benchmark: round one calls one named tool (a native call
@@ -26,11 +27,7 @@ export class OneCallModel implements ChatModel {
   ): AsyncGenerator<ChatModelPart> {
     yield { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: 0 };
     yield { type: "first-token", ttft_ms: 0 };
-    const answered = request.messages.some(
-      (message) =>
-        message.role === "tool" ||
-        (message.role === "user" && message.content.includes("<event_result")),
-    );
+    const answered = hasToolResults(request);
     const args = JSON.stringify(this.args);
     const native = (request.tools ?? []).length > 0;
     if (answered) {
@@ -40,17 +37,6 @@ export class OneCallModel implements ChatModel {
     } else {
       yield { type: "text-delta", text: formatEventTag(this.tool, args) };
     }
-    yield {
-      type: "usage",
-      usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cached_tokens: 0 },
-      estimated: false,
-    };
-    yield {
-      type: "finish",
-      finish_reason: answered || !native ? "stop" : "tool_calls",
-      ttft_ms: 0,
-      elapsed_ms: 0,
-      attempts: 1,
-    };
+    yield* closingParts(answered || !native ? "stop" : "tool_calls", 0);
   }
 }

@@ -27,14 +27,9 @@ export class ScriptedToolModel implements ChatModel {
     const started = performance.now();
     yield { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: 0 };
     yield { type: "first-token", ttft_ms: performance.now() - started };
-    const answered = request.messages.some(
-      (message) =>
-        message.role === "tool" ||
-        (message.role === "user" && message.content.includes("<event_result")),
-    );
-    if (answered) {
+    if (hasToolResults(request)) {
       yield { type: "text-delta", text: "Here is what I found." };
-      yield* this.#close(started, "stop");
+      yield* closingParts("stop", performance.now() - started);
       return;
     }
     const args = '{"query":"early dispatch"}';
@@ -59,23 +54,27 @@ export class ScriptedToolModel implements ChatModel {
     if (native) {
       yield { type: "tool-call", index: 0, id: "call_1", name: "mock_search", raw_arguments: args };
     }
-    yield* this.#close(started, native ? "tool_calls" : "stop");
+    yield* closingParts(native ? "tool_calls" : "stop", performance.now() - started);
   }
+}
 
-  *#close(started: number, finish_reason: string): Generator<ChatModelPart> {
-    yield {
-      type: "usage",
-      usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cached_tokens: 0 },
-      estimated: false,
-    };
-    yield {
-      type: "finish",
-      finish_reason,
-      ttft_ms: 0,
-      elapsed_ms: performance.now() - started,
-      attempts: 1,
-    };
-  }
+/** Whether round one is over: a native tool result or an `<event_result>` is in the history. */
+export function hasToolResults(request: ChatModelRequest): boolean {
+  return request.messages.some(
+    (message) =>
+      message.role === "tool" ||
+      (message.role === "user" && message.content.includes("<event_result")),
+  );
+}
+
+/** A scripted reply's last parts: fixed usage, then the finish. */
+export function* closingParts(finish_reason: string, elapsed_ms: number): Generator<ChatModelPart> {
+  yield {
+    type: "usage",
+    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cached_tokens: 0 },
+    estimated: false,
+  };
+  yield { type: "finish", finish_reason, ttft_ms: 0, elapsed_ms, attempts: 1 };
 }
 
 /** Wraps a model and adds up the time spent inside it, so the lab's own cost can be separated out. */

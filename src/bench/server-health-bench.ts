@@ -13,9 +13,14 @@ export const HEAVY_MESSAGE_CHARS = 300_000;
 const HEAVY_TURNS = 3;
 const IDLE_SAMPLES = 50;
 
+/** Every API route, health included, asks for the server's access token. */
+const authorization = (server: RunningServer) => `Bearer ${server.token}`;
+
 async function healthMs(server: RunningServer): Promise<number> {
   const start = performance.now();
-  const response = await fetch(new URL("/api/health", server.url));
+  const response = await fetch(new URL("/api/health", server.url), {
+    headers: { authorization: authorization(server) },
+  });
   await response.arrayBuffer();
   if (!response.ok) throw new Error(`/api/health answered ${response.status}`);
   return performance.now() - start;
@@ -45,7 +50,7 @@ async function heavyTurn(store: SqliteSessionStore, server: RunningServer): Prom
   const session = store.createSession({ title: "heavy", config: {} });
   const response = await fetch(new URL(`/api/sessions/${session}/turns`, server.url), {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization: authorization(server) },
     body: HEAVY_BODY,
   });
   const text = await response.text();

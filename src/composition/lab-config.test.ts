@@ -46,12 +46,18 @@ describe("the lab config file (agent-lab.yaml)", () => {
     expect(() => parseLabConfig("", "x.yaml")).toThrow(/x\.yaml:1:1: the file is empty/);
   });
 
-  it("creates no source until one is asked for its tools", () => {
-    // The factories of main's placeholders throw when called: building the list must not call them.
+  it("creates no source until one is asked for its tools", async () => {
     const sources = labToolSources(
       parseLabConfig("mcp_servers:\n  a:\n    command: nope\n", "agent-lab.yaml"),
     );
     expect(sources.map((entry) => [entry.prefix, entry.source.name])).toEqual([["a", "mcp:a"]]);
+    // A server name too long to prefix tools is refused when the source is created: building the
+    // list must not create it, so only a session selecting that server fails.
+    const long = "s".repeat(60);
+    const [unused] = labToolSources(
+      parseLabConfig(`mcp_servers:\n  ${long}:\n    command: nope\n`, "agent-lab.yaml"),
+    );
+    await expect(unused?.source.tools()).rejects.toThrow(/too long to prefix tool names/);
   });
 
   describe("where it is found", () => {

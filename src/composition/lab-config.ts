@@ -71,7 +71,8 @@ function lazySource(name: string, create: () => ToolSource): ToolSource {
   let created: ToolSource | null = null;
   return {
     name,
-    tools(signal) {
+    // Async, so a definition refused at creation rejects like any source that cannot start.
+    async tools(signal) {
       created ??= create();
       return created.tools(signal);
     },

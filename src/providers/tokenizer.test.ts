@@ -1,6 +1,7 @@
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import {
+  countPromptTokens,
   countTokens,
   estimateTokensFromBytes,
   isEstimatedPrompt,
@@ -52,6 +53,33 @@ describe("tokenizer bounds", () => {
     expect(promptTokens(long).length - promptTokens([]).length).toBeGreaterThan(
       estimateTokensFromBytes(long[0]?.content ?? ""),
     );
+  });
+
+  it("counts a prompt as long as its token sequence, without building it", () => {
+    const messages = [
+      { role: "system" as const, content: "Be brief.", tool_calls: [] },
+      {
+        role: "assistant" as const,
+        content: "",
+        tool_calls: [
+          {
+            id: "call_1",
+            name: "mock_search",
+            arguments: { query: "cats" },
+            raw_arguments: '{"query":"cats"}',
+          },
+        ],
+      },
+      {
+        role: "tool" as const,
+        content: "z".repeat(MAX_EXACT_CHARS + 3),
+        tool_call_id: "call_1",
+        tool_calls: [],
+      },
+    ];
+    const tools = JSON.stringify([{ name: "mock_search" }]);
+    expect(countPromptTokens(messages, tools)).toBe(promptTokens(messages, tools).length);
+    expect(countPromptTokens([])).toBe(promptTokens([]).length);
   });
 
   it("truncates to a token budget on both paths", () => {

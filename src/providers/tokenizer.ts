@@ -91,6 +91,17 @@ export function promptTokens(messages: readonly ChatMessage[], toolsJson = ""): 
   return promptSegments(messages, toolsJson).flat();
 }
 
+/** How many tokens a chat prompt is: `promptTokens(...).length` without building the array. */
+export function countPromptTokens(messages: readonly ChatMessage[], toolsJson = ""): number {
+  return countSegmentTokens(promptSegments(messages, toolsJson));
+}
+
+export function countSegmentTokens(segments: readonly (readonly number[])[]): number {
+  let count = 0;
+  for (const segment of segments) count += segment.length;
+  return count;
+}
+
 /**
  * The same tokens, one read-only array per text, shared with the tokenizer's cache: a text seen
  * before is the very same array, so a prefix cache can skip it without comparing its tokens, and

@@ -1,14 +1,13 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
+import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
 import { ProviderApiError, ProviderConnectionError, ProviderStreamError } from "../errors.js";
 import { AttemptSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
 import { sanitizeRequestId } from "./endpoint-message.js";
 import {
-  type Environment,
   type OpenAIConfigInput,
   type ResolvedOpenAIConfig,
-  resolveHeaders,
   resolveOpenAIConfig,
 } from "./openai-config.js";
 import { ProgressBudget, readBody } from "./read-body.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Environment } from "../../domain/env-references.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
 import { findCredentialProblems, rememberSecretValue } from "../../domain/secrets.js";
@@ -70,10 +71,6 @@ export interface ResolvedOpenAIConfig {
   deadline_ms: number;
   backoff: BackoffSettings;
 }
-
-export { type Environment, resolveHeaders } from "../../domain/env-references.js";
-
-import type { Environment } from "../../domain/env-references.js";
 
 /**
  * Validates the config and reads what it points to in the environment. Errors name the field

@@ -1,6 +1,6 @@
 import type { ChatMessage } from "../../domain/messages.js";
 import type { TokenUsage } from "../../domain/usage.js";
-import { countTokens, promptTokens } from "../tokenizer.js";
+import { countPromptTokens, countTokens } from "../tokenizer.js";
 import type { ToolCallPart } from "./completion-stream-decoder.js";
 import type { WireTool } from "./request-body.js";
 
@@ -14,10 +14,7 @@ export function estimateUsage(
   text: string,
   toolCalls: readonly ToolCallPart[],
 ): TokenUsage {
-  const prompt_tokens = promptTokens(
-    messages,
-    tools.length > 0 ? JSON.stringify(tools) : "",
-  ).length;
+  const prompt_tokens = countPromptTokens(messages, tools.length > 0 ? JSON.stringify(tools) : "");
   let completion_tokens = countTokens(text);
   for (const call of toolCalls) completion_tokens += countTokens(call.raw_arguments);
   return {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { commonPrefixLength, commonSegmentPrefix, PrefixCache } from "./prefix-cache.js";
+import { commonSegmentPrefix, PrefixCache } from "./prefix-cache.js";
 
 describe("PrefixCache", () => {
-  it("measures common prefixes", () => {
-    expect(commonPrefixLength([1, 2, 3], [1, 2, 4, 5])).toBe(2);
-    expect(commonPrefixLength([1, 2], [1, 2, 3])).toBe(2);
-    expect(commonPrefixLength([], [1])).toBe(0);
-    expect(commonPrefixLength([9], [1])).toBe(0);
+  it("measures common prefixes of one-segment prompts", () => {
+    expect(commonSegmentPrefix([[1, 2, 3]], [[1, 2, 4, 5]])).toBe(2);
+    expect(commonSegmentPrefix([[1, 2]], [[1, 2, 3]])).toBe(2);
+    expect(commonSegmentPrefix([[]], [[1]])).toBe(0);
+    expect(commonSegmentPrefix([[9]], [[1]])).toBe(0);
   });
 
   it("measures common prefixes of segmented prompts as if flattened", () => {

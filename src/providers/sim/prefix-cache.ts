@@ -69,10 +69,3 @@ export function commonSegmentPrefix(left: TokenSegments, right: TokenSegments): 
   }
   return common;
 }
-
-export function commonPrefixLength(left: readonly number[], right: readonly number[]): number {
-  const length = Math.min(left.length, right.length);
-  let index = 0;
-  while (index < length && left[index] === right[index]) index++;
-  return index;
-}

@@ -1,6 +1,7 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
 import {
+  countSegmentTokens,
   countTokens,
   isEstimatedPrompt,
   isEstimatedText,
@@ -58,7 +59,7 @@ export class SimChatModel implements ChatModel {
     const plan = limitLength(planReply(request, this.options, requestDigest), request.max_tokens);
     const toolsAndFormat = renderToolsAndFormat(request);
     const prompt = promptSegments(request.messages, toolsAndFormat);
-    const promptTokenCount = prompt.reduce((sum, segment) => sum + segment.length, 0);
+    const promptTokenCount = countSegmentTokens(prompt);
     const cachedTokens = this.#cache.lookupAndStore(conversationKey(request), prompt);
     const completionTokens =
       countTokens(plan.text) +

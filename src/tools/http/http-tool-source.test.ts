@@ -49,6 +49,11 @@ function route(request: IncomingMessage, response: ServerResponse, body: string)
     case "/slow":
       // Never answers; the client must give up.
       return;
+    case "/stall-body":
+      // Headers and the start of a body, then nothing: the read must give up too.
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write('{"partial":');
+      return;
     case "/huge": {
       response.writeHead(200, { "content-type": "application/json" });
       const chunk = Buffer.alloc(64 * 1024, "a");
@@ -185,7 +190,16 @@ describe("HTTP tools", () => {
       "lookup",
       {},
     );
-    expect(outcome).toMatchObject({ ok: false });
+    expect(outcome).toMatchObject({ ok: false, kind: "timeout" });
+    expect(outcome.ok ? "" : outcome.error).toMatch(/300 ms/);
+  });
+
+  it("an endpoint that stops mid-body times out", async () => {
+    const outcome = await (await onlyTool(definition("/stall-body", { timeout_ms: 300 }))).run(
+      "lookup",
+      {},
+    );
+    expect(outcome).toMatchObject({ ok: false, kind: "timeout" });
     expect(outcome.ok ? "" : outcome.error).toMatch(/300 ms/);
   });
 

@@ -37,52 +37,44 @@ async function callHttpTool(
     "content-type": "application/json",
     accept: "application/json, text/plain;q=0.9, */*;q=0.5",
   };
-  const timeout = AbortSignal.timeout(definition.timeout_ms);
   let response: Response;
   try {
+    // `signal` is aborted by the registry at `timeout_ms` (the tool's timeout), which then reports
+    // the timeout itself; the abort stops the request and the body read alike.
     response = await fetch(definition.url, {
       method: "POST",
       headers,
       body: JSON.stringify(args),
       redirect: "manual",
-      signal: AbortSignal.any([signal, timeout]),
+      signal,
     });
   } catch (error) {
-    if (timeout.aborted)
-      throw new Error(`${where}: no response within ${definition.timeout_ms} ms`);
     throw new Error(`${where}: request failed: ${redactSecretText(causeOf(error))}`);
   }
-  try {
-    if (!response.ok) {
-      const { text, cut } = await readLimitedBody(response, ERROR_EXCERPT_BYTES);
-      const excerpt = redactSecretText(text.replace(/\s+/g, " ").trim());
-      const redirect =
-        response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
-      throw new Error(
-        `${where}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${redirect}${excerpt ? `: ${excerpt}${cut ? "…" : ""}` : ""}`,
-      );
-    }
-    const body = await readLimitedBody(response, definition.max_response_bytes);
-    const { cut, bytes } = body;
-    const text = redactSecretText(body.text);
-    if (cut) {
-      return `${text}…[cut: response over max_response_bytes (${definition.max_response_bytes}); the rest was not read]`;
-    }
-    const type = response.headers.get("content-type") ?? "";
-    if (/\bjson\b/i.test(type) || /^\s*[[{]/.test(text)) {
-      try {
-        return JSON.parse(text);
-      } catch {
-        // A body that says JSON and is not: the text is still worth more to the model than nothing.
-      }
-    }
-    return bytes === 0 ? "" : text;
-  } catch (error) {
-    if (timeout.aborted) {
-      throw new Error(`${where}: the response did not finish within ${definition.timeout_ms} ms`);
-    }
-    throw error;
+  if (!response.ok) {
+    const { text, cut } = await readLimitedBody(response, ERROR_EXCERPT_BYTES);
+    const excerpt = redactSecretText(text.replace(/\s+/g, " ").trim());
+    const redirect =
+      response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
+    throw new Error(
+      `${where}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${redirect}${excerpt ? `: ${excerpt}${cut ? "…" : ""}` : ""}`,
+    );
   }
+  const body = await readLimitedBody(response, definition.max_response_bytes);
+  const { cut, bytes } = body;
+  const text = redactSecretText(body.text);
+  if (cut) {
+    return `${text}…[cut: response over max_response_bytes (${definition.max_response_bytes}); the rest was not read]`;
+  }
+  const type = response.headers.get("content-type") ?? "";
+  if (/\bjson\b/i.test(type) || /^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A body that says JSON and is not: the text is still worth more to the model than nothing.
+    }
+  }
+  return bytes === 0 ? "" : text;
 }
 
 /** fetch's "fetch failed" hides the reason (ECONNREFUSED, …) in `cause`. */

@@ -1,8 +1,8 @@
+import type { Environment } from "../../domain/env-references.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import { findCredentialProblems } from "../../domain/secrets.js";
 import { HttpToolDefinition } from "../../domain/tool-sources.js";
 import { parseInput } from "../../domain/validation.js";
-import type { Environment } from "../../providers/openai/openai-config.js";
 import type { Tool } from "../tool.js";
 import type { ToolSource } from "../tool-source.js";
 import { httpTool } from "./http-tool.js";

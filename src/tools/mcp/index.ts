@@ -1,8 +1,8 @@
+import type { Environment } from "../../domain/env-references.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import { findCredentialProblems } from "../../domain/secrets.js";
 import { McpServerDefinition, McpServerName } from "../../domain/tool-sources.js";
 import { parseInput } from "../../domain/validation.js";
-import type { Environment } from "../../providers/openai/openai-config.js";
 import { checkServerPrefix } from "./mcp-tool-names.js";
 import { McpToolSource } from "./mcp-tool-source.js";
 

@@ -65,21 +65,20 @@ export async function connectMcpServer(
   client.onerror = () => {};
   const connecting = client.connect(transport, { timeout: definition.timeout_ms });
   // The child is spawned synchronously by connect; its pid is known before the handshake ends.
-  const startedPid = stdio?.pid ?? null;
+  const pid = stdio?.pid ?? null;
   try {
     await connecting;
   } catch (error) {
     await client.close().catch(() => {});
     // The SDK closes on a failed handshake without waiting for the child to go, and a server
     // that never answered is not owed a graceful exit: it must not outlive the failed start.
-    if (startedPid !== null) killQuietly(startedPid);
+    if (pid !== null) killQuietly(pid);
     throw new ToolSourceError(
       server,
       `MCP server ${server} did not start: ${messageOf(error)}${stderrNote(stderrTail)}`,
       { cause: error },
     );
   }
-  const pid = stdio?.pid ?? null;
   return {
     client,
     get alive() {

@@ -15,10 +15,8 @@ const HASH_SUFFIX = 9;
 const MIN_TOOL_PART = 4;
 
 export interface ExposedName {
-  /** The name the model sees: `SERVER__TOOL`. */
+  /** The name the model sees: `SERVER__TOOL` (the server is still called by its own name). */
   exposed: string;
-  /** The server's own name for the tool, sent back in `tools/call`. */
-  original: string;
   /** Why the name was changed, or null. */
   note: string | null;
 }
@@ -40,7 +38,7 @@ export function exposeToolNames(server: string, originals: readonly string[]): E
     const plain = `${prefix}${original}`;
     if (VALID_NAME.test(plain) && !taken.has(plain)) {
       taken.add(plain);
-      return { exposed: plain, original, note: null };
+      return { exposed: plain, note: null };
     }
     const cleaned = original.replace(/[^A-Za-z0-9_-]/g, "_") || "tool";
     let exposed = `${prefix}${cleaned}`;
@@ -55,10 +53,6 @@ export function exposeToolNames(server: string, originals: readonly string[]): E
         : /[^A-Za-z0-9_-]/.test(original)
           ? "holds characters outside A-Z, a-z, 0-9, _ and -"
           : "collides with another tool's name";
-    return {
-      exposed,
-      original,
-      note: `tool ${JSON.stringify(original)} ${why}; offered as ${exposed}`,
-    };
+    return { exposed, note: `tool ${JSON.stringify(original)} ${why}; offered as ${exposed}` };
   });
 }

@@ -325,6 +325,29 @@ describe("MCP tool source: faults", () => {
     expect(await waitUntilGone(Number(readFileSync(pidFile, "utf8")))).toBe(true);
   });
 
+  it("close() while the server is still starting fails the start and leaves no child", async () => {
+    const folder = temporaryDirectory();
+    cleanups.push(folder.remove);
+    const pidFile = join(folder.path, "pid");
+    const starting = source(
+      "starting",
+      McpServerDefinition.parse({
+        command: process.execPath,
+        args: [
+          "-e",
+          "require('fs').writeFileSync(process.argv[1], String(process.pid)); import(require('url').pathToFileURL(process.argv[2]).href)",
+          pidFile,
+          FAULTY_ENTRY,
+        ],
+      }),
+    );
+    const tools = starting.tools();
+    await starting.close();
+    await expect(tools).rejects.toThrow(/MCP server starting: the tool source is closed/);
+    expect(starting.pid).toBeNull();
+    expect(await waitUntilGone(Number(readFileSync(pidFile, "utf8")))).toBe(true);
+  });
+
   it("refuses a server that cannot start, and a name too long to prefix tools, naming them", async () => {
     const broken = source("broken", McpServerDefinition.parse({ command: "/nonexistent/server" }));
     await expect(broken.tools()).rejects.toThrow(/MCP server broken did not start/);

@@ -1,9 +1,9 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { Environment } from "../../domain/env-references.js";
 import { ToolSourceError } from "../../domain/errors.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import type { McpServerDefinition } from "../../domain/tool-sources.js";
-import type { Environment } from "../../providers/openai/openai-config.js";
 import { redactResult } from "../redact-result.js";
 import type { Tool } from "../tool.js";
 import type { ToolSource } from "../tool-source.js";
