@@ -139,7 +139,9 @@ describe("agent-lab run: refusals", () => {
     const missing = join(folder.path, "missing.json");
     const result = await runCli(["--db", db, "run", "--config", missing, "hello"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual([`agent-lab: config file ${missing}: no such file`]);
+    expect(stderrLines(result)).toEqual([
+      `agent-lab: config file ${missing}: no such file or folder`,
+    ]);
 
     const broken = writeConfig("broken.json", "{ not json");
     const parsed = await runCli(["--db", db, "run", "--config", broken, "hello"]);
