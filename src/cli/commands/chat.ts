@@ -95,7 +95,7 @@ async function chatWithProviders(
     );
   }
   const location = context.database(command);
-  const store = openStoreForWriting(location, (line) => io.stderr.write(`${line}\n`));
+  const store = openStoreForWriting(location, io.stderr);
   try {
     const plan = planSession(store, flags, requested, io);
     const repl = new ChatRepl({

@@ -81,9 +81,7 @@ Examples:
           { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
           "serve",
         );
-        const store = openStoreForWriting(context.database(command), (line) =>
-          io.stderr.write(`${line}\n`),
-        );
+        const store = openStoreForWriting(context.database(command), io.stderr);
         const providers = context.providers(command);
         let server: RunningServer;
         try {
