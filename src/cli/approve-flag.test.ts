@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
 import { answerRound, toolRound } from "../../test/runtime/scripted-turns.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { freshLab, runCli, runCliJson, startCli } from "./test-fixtures.js";
+import { freshLab, type RunningCli, runCli, runCliJson, startCli } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const MESSAGE = "file a ticket about flaky tests";
@@ -21,6 +21,17 @@ function decisions(): Record<string, unknown>[] {
   } finally {
     store.close();
   }
+}
+
+/** `run --approve ask` with a pipe for stdin, once it waits for the answer. */
+async function askedToApprove(): Promise<RunningCli> {
+  const running = startCli(
+    ["--db", lab.db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
+    {},
+    { stdin: "pipe" },
+  );
+  await running.stdoutContains("waits for approval");
+  return running;
 }
 
 describe("agent-lab run --approve", () => {
@@ -56,12 +67,7 @@ describe("agent-lab run --approve", () => {
   });
 
   it("ask prompts and takes y as the user's approval", async () => {
-    const running = startCli(
-      ["--db", lab.db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
-      {},
-      { stdin: "pipe" },
-    );
-    await running.stdoutContains("waits for approval");
+    const running = await askedToApprove();
     running.write("y\n");
     const result = await running.result;
     expect(result.status).toBe(0);
@@ -72,12 +78,7 @@ describe("agent-lab run --approve", () => {
   });
 
   it("ask: e edits the arguments, which are checked against the schema", async () => {
-    const running = startCli(
-      ["--db", lab.db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
-      {},
-      { stdin: "pipe" },
-    );
-    await running.stdoutContains("waits for approval");
+    const running = await askedToApprove();
     running.write('e\n{"title":"flaky tests","priority":"urgent"}\n');
     const result = await running.result;
     expect(result.stdout).toMatch(
@@ -92,12 +93,7 @@ describe("agent-lab run --approve", () => {
   });
 
   it("ask: anything else (or the end of input) denies, decided by the user", async () => {
-    const running = startCli(
-      ["--db", lab.db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
-      {},
-      { stdin: "pipe" },
-    );
-    await running.stdoutContains("waits for approval");
+    const running = await askedToApprove();
     running.child.stdin?.end();
     const result = await running.result;
     expect(result.status).toBe(0);
