@@ -1,25 +1,17 @@
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
-import { temporaryDirectory } from "../../test/paths.js";
 import { answerRound, toolRound } from "../../test/runtime/scripted-turns.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { runCli, runCliJson, startCli } from "./test-fixtures.js";
+import { freshLab, type RunningCli, runCli, runCliJson, startCli } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const MESSAGE = "file a ticket about flaky tests";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let db: string;
-beforeEach(() => {
-  folder = temporaryDirectory();
-  db = join(folder.path, "lab.sqlite3");
-});
-afterEach(() => folder.remove());
+const lab = freshLab();
 
 /** The approval rows of the only session's audit log. */
 function decisions(): Record<string, unknown>[] {
-  const store = new SqliteSessionStore(db);
+  const store = new SqliteSessionStore(lab.db);
   try {
     const [session] = store.listSessions();
     return store
@@ -31,9 +23,20 @@ function decisions(): Record<string, unknown>[] {
   }
 }
 
+/** `run --approve ask` with a pipe for stdin, once it waits for the answer. */
+async function askedToApprove(): Promise<RunningCli> {
+  const running = startCli(
+    ["--db", lab.db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
+    {},
+    { stdin: "pipe" },
+  );
+  await running.stdoutContains("waits for approval");
+  return running;
+}
+
 describe("agent-lab run --approve", () => {
   it("without a terminal the default is none: the ticket is denied by policy, and said so", async () => {
-    const result = await runCli(["--db", db, "run", "--mode", "chat_agent_tools", MESSAGE]);
+    const result = await runCli(["--db", lab.db, "run", "--mode", "chat_agent_tools", MESSAGE]);
     expect(result.status).toBe(0);
     const lines = result.stdout.split("\n");
     expect(lines).toContain("  ? mock_ticket waits for approval");
@@ -49,7 +52,14 @@ describe("agent-lab run --approve", () => {
   });
 
   it("all approves by policy", async () => {
-    const report = await runCliJson<TurnReport>(["--db", db, "run", "--approve", "all", MESSAGE]);
+    const report = await runCliJson<TurnReport>([
+      "--db",
+      lab.db,
+      "run",
+      "--approve",
+      "all",
+      MESSAGE,
+    ]);
     expect(report.tool_calls.map((call) => [call.name, call.ok])).toEqual([["mock_ticket", true]]);
     expect(decisions()).toMatchObject([
       { decision: "approve", decided_by: "policy", reason: "approved by policy" },
@@ -57,12 +67,7 @@ describe("agent-lab run --approve", () => {
   });
 
   it("ask prompts and takes y as the user's approval", async () => {
-    const running = startCli(
-      ["--db", db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
-      {},
-      { stdin: "pipe" },
-    );
-    await running.stdoutContains("waits for approval");
+    const running = await askedToApprove();
     running.write("y\n");
     const result = await running.result;
     expect(result.status).toBe(0);
@@ -73,12 +78,7 @@ describe("agent-lab run --approve", () => {
   });
 
   it("ask: e edits the arguments, which are checked against the schema", async () => {
-    const running = startCli(
-      ["--db", db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
-      {},
-      { stdin: "pipe" },
-    );
-    await running.stdoutContains("waits for approval");
+    const running = await askedToApprove();
     running.write('e\n{"title":"flaky tests","priority":"urgent"}\n');
     const result = await running.result;
     expect(result.stdout).toMatch(
@@ -93,12 +93,7 @@ describe("agent-lab run --approve", () => {
   });
 
   it("ask: anything else (or the end of input) denies, decided by the user", async () => {
-    const running = startCli(
-      ["--db", db, "run", "--approve", "ask", "--mode", "chat_agent_tools", MESSAGE],
-      {},
-      { stdin: "pipe" },
-    );
-    await running.stdoutContains("waits for approval");
+    const running = await askedToApprove();
     running.child.stdin?.end();
     const result = await running.result;
     expect(result.status).toBe(0);
@@ -107,10 +102,10 @@ describe("agent-lab run --approve", () => {
   });
 
   it("refuses an unknown policy, and chat refuses ask without a terminal", async () => {
-    const bad = await runCli(["--db", db, "run", "--approve", "sometimes", MESSAGE]);
+    const bad = await runCli(["--db", lab.db, "run", "--approve", "sometimes", MESSAGE]);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/--approve/);
-    const chat = await runCli(["--db", db, "chat", "--approve", "ask"], {}, "hello\n");
+    const chat = await runCli(["--db", lab.db, "chat", "--approve", "ask"], {}, "hello\n");
     expect(chat.status).toBe(1);
     expect(chat.stderr).toMatch(/--approve ask needs a terminal/);
   });
@@ -140,7 +135,7 @@ describe("agent-lab run --approve none against an obedient endpoint", () => {
     );
     const report = await runCliJson<TurnReport>([
       "--db",
-      db,
+      lab.db,
       "run",
       "--approve",
       "none",
@@ -160,7 +155,7 @@ describe("agent-lab run --approve none against an obedient endpoint", () => {
     expect(decisions()).toMatchObject([
       { event_name: "mock_ticket", decision: "deny", decided_by: "policy" },
     ]);
-    const store = new SqliteSessionStore(db);
+    const store = new SqliteSessionStore(lab.db);
     try {
       const [session] = store.listSessions();
       const replies = store

@@ -1,23 +1,15 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
+import { describe, expect, it } from "vitest";
 import type { ExperimentReport } from "../domain/experiment.js";
 import { findExperimentRuns } from "../experiments/experiment-runs.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { runCli, startCli, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, startCli, stderrLines } from "./test-fixtures.js";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let db: string;
-
-beforeEach(() => {
-  folder = temporaryDirectory();
-  db = join(folder.path, "lab.sqlite3");
-});
-afterEach(() => folder.remove());
+const lab = freshLab();
 
 function writeSuite(name: string, text: string): string {
-  const path = join(folder.path, name);
+  const path = join(lab.folder, name);
   writeFileSync(path, text);
   return path;
 }
@@ -41,10 +33,10 @@ scenarios:
 
 describe("agent-lab bench", () => {
   it("runs the bundled suite, prints the JSON report and writes report.json and report.html", async () => {
-    const out = join(folder.path, "reports");
+    const out = join(lab.folder, "reports");
     const result = await runCli([
       "--db",
-      db,
+      lab.db,
       "bench",
       "bundled",
       "--out",
@@ -86,7 +78,7 @@ describe("agent-lab bench", () => {
       "bad.yaml",
       "name: bad\nscenarios:\n  - id: one\n    category: simpel\n    turns:\n      - user: hi\n",
     );
-    const result = await runCli(["--db", db, "bench", suite]);
+    const result = await runCli(["--db", lab.db, "bench", suite]);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
     const lines = stderrLines(result);
@@ -97,24 +89,24 @@ describe("agent-lab bench", () => {
       ),
     );
     // Nothing was stored: the suite is checked before the database is opened.
-    expect(existsSync(db)).toBe(false);
+    expect(existsSync(lab.db)).toBe(false);
 
-    const missing = await runCli(["--db", db, "bench", join(folder.path, "nowhere.yaml")]);
+    const missing = await runCli(["--db", lab.db, "bench", join(lab.folder, "nowhere.yaml")]);
     expect(missing.status).toBe(1);
     expect(stderrLines(missing)).toEqual([
-      `agent-lab: suite file not found: ${join(folder.path, "nowhere.yaml")}`,
+      `agent-lab: suite file not found: ${join(lab.folder, "nowhere.yaml")}`,
     ]);
   });
 
   it("refuses bad flags", async () => {
-    const result = await runCli(["--db", db, "bench", "bundled", "--concurrency", "0"]);
+    const result = await runCli(["--db", lab.db, "bench", "bundled", "--concurrency", "0"]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual(["agent-lab: bench: concurrency: must be 1 to 64"]);
   });
 
   it("stops cleanly on Ctrl-C (exit 130) and the same command resumes and finishes", async () => {
     const suite = writeSuite("slow.yaml", SLOW_SUITE);
-    const running = startCli(["--db", db, "bench", suite]);
+    const running = startCli(["--db", lab.db, "bench", suite]);
     let stderr = "";
     const firstRunDone = new Promise<void>((resolve) => {
       running.child.stderr?.on("data", (text: string) => {
@@ -133,7 +125,7 @@ describe("agent-lab bench", () => {
     // The partial report is printed all the same.
     expect(stopped.stdout).toContain("success [95% CI]");
 
-    const resumed = await runCli(["--db", db, "bench", suite]);
+    const resumed = await runCli(["--db", lab.db, "bench", suite]);
     expect(resumed.status).toBe(0);
     const finishedBefore = Number(/stopped: (\d+)/.exec(stopLine)?.[1]);
     expect(stderrLines(resumed)[0]).toMatch(
@@ -145,7 +137,7 @@ describe("agent-lab bench", () => {
     expect(resumed.stdout).toMatch(/^chat_agent_tools · sim +4 /m);
     expect(resumed.stdout).toMatch(/^dual_agent · sim +4 /m);
 
-    const store = new SqliteSessionStore(db);
+    const store = new SqliteSessionStore(lab.db);
     try {
       const experimentId = /experiment (slow-[0-9a-f]{8})/.exec(resumed.stderr)?.[1] ?? "";
       const runs = await findExperimentRuns(store, experimentId);

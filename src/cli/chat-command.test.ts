@@ -1,26 +1,18 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
+import { describe, expect, it } from "vitest";
 import type { TurnRecord } from "../domain/records.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { runCli, runCliJson, startCli, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, runCliJson, startCli, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const MESSAGE = "search for agent lab and file a ticket about flaky tests";
 const PROMPT = "you> ";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let db: string;
-
-beforeEach(() => {
-  folder = temporaryDirectory();
-  db = join(folder.path, "lab.sqlite3");
-});
-afterEach(() => folder.remove());
+const lab = freshLab();
 
 function stored(): { sessions: string[]; turns: TurnRecord[][] } {
-  const store = new SqliteSessionStore(db);
+  const store = new SqliteSessionStore(lab.db);
   try {
     const sessions = store.listSessions().map((session) => session.id);
     return { sessions, turns: sessions.map((id) => store.listTurns(id)) };
@@ -31,7 +23,7 @@ function stored(): { sessions: string[]; turns: TurnRecord[][] } {
 
 /** A config whose chat agent streams slowly enough to be interrupted mid-answer. */
 function slowConfig(): string {
-  const path = join(folder.path, "slow.json");
+  const path = join(lab.folder, "slow.json");
   writeFileSync(
     path,
     JSON.stringify({
@@ -47,7 +39,7 @@ const prompts = (stdout: string) => stdout.split(PROMPT).length - 1;
 describe("agent-lab chat", () => {
   it("runs each piped line as a turn of one session, with /usage, until /exit", async () => {
     const result = await runCli(
-      ["--db", db, "chat", "--approve", "all"],
+      ["--db", lab.db, "chat", "--approve", "all"],
       {},
       [MESSAGE, "", "file a ticket about slow builds", "/usage", "/exit", "never sent"].join("\n"),
     );
@@ -62,7 +54,7 @@ describe("agent-lab chat", () => {
     ]);
 
     const lines = result.stdout.split("\n");
-    expect(lines[0]).toBe(`agent-lab chat · database ${db} (simulated model)`);
+    expect(lines[0]).toBe(`agent-lab chat · database ${lab.db} (simulated model)`);
     expect(lines).toContain(`${PROMPT}${MESSAGE}`);
     expect(lines).toContain(`(session ${sessionId} created)`);
     expect(lines).toContain('  → mock_search {"query":"agent lab"}');
@@ -77,7 +69,7 @@ describe("agent-lab chat", () => {
     ]);
 
     // /usage prints what `agent-lab usage` prints.
-    const usage = await runCli(["--db", db, "usage", sessionId]);
+    const usage = await runCli(["--db", lab.db, "usage", sessionId]);
     expect(result.stdout).toContain(usage.stdout);
     expect(lines.find((line) => line.startsWith("TURN"))).toMatch(/^TURN\s+CALLS\s+TOOLS/);
     expect(lines.find((line) => line.startsWith("2 "))).toMatch(/^2\s+3\s+1\s+0\s/);
@@ -89,7 +81,7 @@ describe("agent-lab chat", () => {
 
   it("ends cleanly at the end of its input, and answers /session, /help and unknown commands", async () => {
     const result = await runCli(
-      ["--db", db, "chat", "--title", "Piped"],
+      ["--db", lab.db, "chat", "--title", "Piped"],
       {},
       [
         "/usage",
@@ -113,7 +105,7 @@ describe("agent-lab chat", () => {
     expect(lines).toContain("No session yet: it is created by your first message.");
     expect(lines).toContain(`Session ${sessions[0]}: Piped · 1 turn`);
     expect(lines).toContain("mode dual_agent · chat agent sim · event agent sim (simulated model)");
-    expect(lines).toContain(`database ${db}`);
+    expect(lines).toContain(`database ${lab.db}`);
     for (const command of ["/usage", "/session", "/help", "/exit"]) {
       expect(result.stdout).toMatch(new RegExp(`^ {2}${command} `, "m"));
     }
@@ -124,7 +116,7 @@ describe("agent-lab chat", () => {
   it("continues an existing session given with --session, and refuses another mode", async () => {
     const first = await runCliJson<TurnReport>([
       "--db",
-      db,
+      lab.db,
       "run",
       "--approve",
       "all",
@@ -133,7 +125,7 @@ describe("agent-lab chat", () => {
       MESSAGE,
     ]);
     const result = await runCli(
-      ["--db", db, "chat", "--approve", "all", "--session", first.session_id],
+      ["--db", lab.db, "chat", "--approve", "all", "--session", first.session_id],
       {},
       "file a ticket about slow builds\n",
     );
@@ -144,7 +136,7 @@ describe("agent-lab chat", () => {
     expect(stored().turns[0]?.map((turn) => turn.status)).toEqual(["completed", "completed"]);
 
     const refused = await runCli(
-      ["--db", db, "chat", "--session", first.session_id, "--mode", "chat_agent_tools"],
+      ["--db", lab.db, "chat", "--session", first.session_id, "--mode", "chat_agent_tools"],
       {},
       "hello\n",
     );
@@ -158,7 +150,7 @@ describe("agent-lab chat", () => {
 
   it("cancels the running turn on Ctrl-C, stores it cancelled, and goes on to the next line", async () => {
     const running = startCli(
-      ["--db", db, "chat", "--approve", "all", "--config", slowConfig()],
+      ["--db", lab.db, "chat", "--approve", "all", "--config", slowConfig()],
       {},
       { stdin: "pipe" },
     );
@@ -187,7 +179,7 @@ describe("agent-lab chat", () => {
     ]);
     const shown = await runCliJson<{ messages: { turn_index: number; content: string }[] }>([
       "--db",
-      db,
+      lab.db,
       "show",
       sessions[0] ?? "",
     ]);
@@ -196,7 +188,7 @@ describe("agent-lab chat", () => {
   });
 
   it("leaves with exit code 130 on Ctrl-C at the empty prompt", async () => {
-    const running = startCli(["--db", db, "chat"], {}, { stdin: "pipe" });
+    const running = startCli(["--db", lab.db, "chat"], {}, { stdin: "pipe" });
     running.write("hello\n");
     await running.stdoutMatches((stdout) => prompts(stdout) === 2, "the second prompt");
     running.child.kill("SIGINT");
@@ -207,12 +199,12 @@ describe("agent-lab chat", () => {
   });
 
   it("refuses bad flags before creating the database", async () => {
-    const result = await runCli(["--db", db, "chat", "--model", "gpt-4"], {}, "hello\n");
+    const result = await runCli(["--db", lab.db, "chat", "--model", "gpt-4"], {}, "hello\n");
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual([
       'agent-lab: chat_agent: model: "gpt-4" is not a model string; use sim, sim:NAME or openai:MODEL',
     ]);
     expect(result.stdout).toBe("");
-    expect(existsSync(db)).toBe(false);
+    expect(existsSync(lab.db)).toBe(false);
   });
 });

@@ -30,22 +30,23 @@ export function resolveDatabasePath(
 }
 
 /**
- * Opens the store for writing, creating the default folder on first use. `note` hears what the
- * user must know about the file: an in-memory database keeps nothing; a file system without WAL.
+ * Opens the store for writing, creating the default folder on first use. `notes` (a command's
+ * stderr) hears what the user must know about the file: an in-memory database keeps nothing; a
+ * file system without WAL.
  */
 export function openStoreForWriting(
   location: DatabaseLocation,
-  note?: (line: string) => void,
+  notes?: { write(text: string): unknown },
 ): SqliteSessionStore {
   if (location.is_default) mkdirSync(dirname(location.path), { recursive: true });
   const store = new SqliteSessionStore(location.path);
   if (!store.persistent) {
-    note?.(
-      `agent-lab: note: the database ${JSON.stringify(location.path)} is in memory: nothing is kept once this command ends`,
+    notes?.write(
+      `agent-lab: note: the database ${JSON.stringify(location.path)} is in memory: nothing is kept once this command ends\n`,
     );
   } else if (store.journal_mode !== "wal") {
-    note?.(
-      `agent-lab: note: ${location.path} cannot use WAL on this file system; using a rollback journal (safe, but slower, and readers wait for writers)`,
+    notes?.write(
+      `agent-lab: note: ${location.path} cannot use WAL on this file system; using a rollback journal (safe, but slower, and readers wait for writers)\n`,
     );
   }
   return store;

@@ -2,26 +2,18 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { completionStream, FakeOpenAIServer, streamReply } from "../../test/fake-openai-server.js";
-import { temporaryDirectory } from "../../test/paths.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
 import type { UsageSummary } from "../domain/usage.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { runCli, runCliJson, startCli, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, runCliJson, startCli, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const MESSAGE = "search for agent lab and file a ticket about flaky tests";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let db: string;
-
-beforeEach(() => {
-  folder = temporaryDirectory();
-  db = join(folder.path, "lab.sqlite3");
-});
-afterEach(() => folder.remove());
+const lab = freshLab();
 
 function writeConfig(name: string, config: unknown): string {
-  const path = join(folder.path, name);
+  const path = join(lab.folder, name);
   writeFileSync(path, typeof config === "string" ? config : JSON.stringify(config));
   return path;
 }
@@ -30,7 +22,16 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
   "agent-lab run in %s",
   (mode) => {
     it("streams the answer with one line per tool call and result, then a footer", async () => {
-      const result = await runCli(["--db", db, "run", "--approve", "all", "--mode", mode, MESSAGE]);
+      const result = await runCli([
+        "--db",
+        lab.db,
+        "run",
+        "--approve",
+        "all",
+        "--mode",
+        mode,
+        MESSAGE,
+      ]);
       expect(result.stderr).toBe("");
       expect(result.status).toBe(0);
       const lines = result.stdout.split("\n");
@@ -49,7 +50,7 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
     it("prints one JSON object whose usage is the stored roll-up, and continues the session", async () => {
       const first = await runCliJson<TurnReport>([
         "--db",
-        db,
+        lab.db,
         "run",
         "--approve",
         "all",
@@ -78,14 +79,14 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
         });
       }
 
-      const usage = await runCliJson<UsageSummary>(["--db", db, "usage", first.session_id]);
+      const usage = await runCliJson<UsageSummary>(["--db", lab.db, "usage", first.session_id]);
       expect(usage.turns).toEqual([first.usage]);
       expect(first.usage.call_count).toBe(usage.calls.length);
       expect(first.usage).toMatchObject({ call_count: 4, tool_count: 2, fallback_count: 0 });
 
       const second = await runCliJson<TurnReport>([
         "--db",
-        db,
+        lab.db,
         "run",
         "--approve",
         "all",
@@ -106,10 +107,10 @@ describe.each<ToolInvocationMode>(["dual_agent", "chat_agent_tools"])(
 
 describe("agent-lab run: refusals", () => {
   it("refuses another mode on an existing session with the mismatch line", async () => {
-    const { session_id } = await runCliJson<TurnReport>(["--db", db, "run", "hello there"]);
+    const { session_id } = await runCliJson<TurnReport>(["--db", lab.db, "run", "hello there"]);
     const result = await runCli([
       "--db",
-      db,
+      lab.db,
       "run",
       "--session",
       session_id,
@@ -122,13 +123,13 @@ describe("agent-lab run: refusals", () => {
     expect(stderrLines(result)).toEqual([
       "agent-lab: session tool invocation mode mismatch: persisted=dual_agent requested=chat_agent_tools",
     ]);
-    const summary = await runCliJson<UsageSummary>(["--db", db, "usage", session_id]);
+    const summary = await runCliJson<UsageSummary>(["--db", lab.db, "usage", session_id]);
     expect(summary.turns).toHaveLength(1);
   });
 
   it("names the config file and the invalid field", async () => {
     const path = writeConfig("bad.json", { max_rounds: 0, chat_agent: { model: "sim" } });
-    const result = await runCli(["--db", db, "run", "--config", path, "hello"]);
+    const result = await runCli(["--db", lab.db, "run", "--config", path, "hello"]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual([
       `agent-lab: config file ${path}: max_rounds: Too small: expected number to be >=1`,
@@ -136,35 +137,37 @@ describe("agent-lab run: refusals", () => {
   });
 
   it("says so when the config file does not exist or is not JSON", async () => {
-    const missing = join(folder.path, "missing.json");
-    const result = await runCli(["--db", db, "run", "--config", missing, "hello"]);
+    const missing = join(lab.folder, "missing.json");
+    const result = await runCli(["--db", lab.db, "run", "--config", missing, "hello"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual([`agent-lab: config file ${missing}: no such file`]);
+    expect(stderrLines(result)).toEqual([
+      `agent-lab: config file ${missing}: no such file or folder`,
+    ]);
 
     const broken = writeConfig("broken.json", "{ not json");
-    const parsed = await runCli(["--db", db, "run", "--config", broken, "hello"]);
+    const parsed = await runCli(["--db", lab.db, "run", "--config", broken, "hello"]);
     expect(parsed.status).toBe(1);
     expect(stderrLines(parsed)).toHaveLength(1);
     expect(parsed.stderr).toMatch(/^agent-lab: config file .*broken\.json: not valid JSON/);
   });
 
   it("refuses a bad model string before creating a session", async () => {
-    const result = await runCli(["--db", db, "run", "--model", "gpt-4", "hello"]);
+    const result = await runCli(["--db", lab.db, "run", "--model", "gpt-4", "hello"]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual([
       'agent-lab: chat_agent: model: "gpt-4" is not a model string; use sim, sim:NAME or openai:MODEL',
     ]);
-    expect(await runCliJson(["--db", db, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", lab.db, "sessions"])).toEqual([]);
   });
 
   it("refuses an unknown tool in the config file before creating a session", async () => {
     const path = writeConfig("tools.json", { tools: ["mock_search", "web_browse"] });
-    const result = await runCli(["--db", db, "run", "--config", path, "hello"]);
+    const result = await runCli(["--db", lab.db, "run", "--config", path, "hello"]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual([
       "agent-lab: tools: unknown tool web_browse; available: mock_search, mock_ticket",
     ]);
-    expect(await runCliJson(["--db", db, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", lab.db, "sessions"])).toEqual([]);
   });
 
   it("lets the flags override the config file", async () => {
@@ -175,7 +178,7 @@ describe("agent-lab run: refusals", () => {
     });
     const report = await runCliJson<TurnReport>([
       "--db",
-      db,
+      lab.db,
       "run",
       "--config",
       path,
@@ -188,7 +191,7 @@ describe("agent-lab run: refusals", () => {
     expect(report.mode).toBe("chat_agent_tools");
     const shown = await runCliJson<{ session: { config: Record<string, unknown> } }>([
       "--db",
-      db,
+      lab.db,
       "show",
       report.session_id,
     ]);
@@ -203,8 +206,8 @@ describe("agent-lab run: refusals", () => {
 
 describe("agent-lab run: where the database is", () => {
   it("uses $AGENT_LAB_DB when there is no --db", async () => {
-    const report = await runCliJson<TurnReport>(["run", "hello"], { AGENT_LAB_DB: db });
-    const store = new SqliteSessionStore(db);
+    const report = await runCliJson<TurnReport>(["run", "hello"], { AGENT_LAB_DB: lab.db });
+    const store = new SqliteSessionStore(lab.db);
     try {
       expect(store.getSession(report.session_id)).not.toBeNull();
     } finally {
@@ -213,10 +216,10 @@ describe("agent-lab run: where the database is", () => {
   });
 
   it("defaults to $XDG_DATA_HOME/agent-lab/lab.sqlite3, creating the folder", async () => {
-    const dataHome = join(folder.path, "data");
+    const dataHome = join(lab.folder, "data");
     const report = await runCliJson<TurnReport>(["run", "hello"], {
       XDG_DATA_HOME: dataHome,
-      HOME: folder.path,
+      HOME: lab.folder,
     });
     const store = new SqliteSessionStore(join(dataHome, "agent-lab", "lab.sqlite3"));
     try {
@@ -227,7 +230,7 @@ describe("agent-lab run: where the database is", () => {
   });
 
   it("fails with one line when the database cannot be opened", async () => {
-    const result = await runCli(["--db", join(folder.path, "no", "such", "lab.db"), "run", "hi"]);
+    const result = await runCli(["--db", join(lab.folder, "no", "such", "lab.db"), "run", "hi"]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toHaveLength(1);
     expect(result.stderr).toMatch(/^agent-lab: cannot open database .*lab\.db/);
@@ -249,7 +252,7 @@ describe("agent-lab run against an OpenAI-compatible endpoint", () => {
     const result = await runCli(
       [
         "--db",
-        db,
+        lab.db,
         "run",
         "--model",
         "openai:test-model",
@@ -270,7 +273,7 @@ describe("agent-lab run against an OpenAI-compatible endpoint", () => {
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
     expect(server.requests[0]?.body).toMatchObject({ model: "test-model", stream: true });
     expect(result.stdout + result.stderr).not.toContain(key);
-    expect(readFileSync(db).includes(key)).toBe(false);
+    expect(readFileSync(lab.db).includes(key)).toBe(false);
   });
 });
 
@@ -280,7 +283,16 @@ describe("agent-lab run: Ctrl-C", () => {
       tool_invocation_mode: "chat_agent_tools",
       chat_agent: { options: { tokens_per_second: 20 } },
     });
-    const running = startCli(["--db", db, "run", "--approve", "all", "--config", config, MESSAGE]);
+    const running = startCli([
+      "--db",
+      lab.db,
+      "run",
+      "--approve",
+      "all",
+      "--config",
+      config,
+      MESSAGE,
+    ]);
     await running.stdoutContains("Here is");
     running.child.kill("SIGINT");
     const result = await running.result;
@@ -293,11 +305,11 @@ describe("agent-lab run: Ctrl-C", () => {
       ),
     ]);
 
-    const [session] = await runCliJson<{ id: string }[]>(["--db", db, "sessions"]);
+    const [session] = await runCliJson<{ id: string }[]>(["--db", lab.db, "sessions"]);
     const shown = await runCliJson<{
       messages: { role: string; content: string }[];
       audit: { event: string; details: Record<string, unknown> }[];
-    }>(["--db", db, "show", session?.id ?? ""]);
+    }>(["--db", lab.db, "show", session?.id ?? ""]);
     expect(shown.audit.map((entry) => entry.event)).toContain("turn_cancelled");
     expect(shown.audit.find((entry) => entry.event === "turn_end")?.details.status).toBe(
       "cancelled",
@@ -305,7 +317,7 @@ describe("agent-lab run: Ctrl-C", () => {
     const partial = shown.messages.at(-1);
     expect(partial?.role).toBe("assistant");
     expect(partial?.content).toMatch(/^Here is/);
-    const store = new SqliteSessionStore(db);
+    const store = new SqliteSessionStore(lab.db);
     try {
       expect(store.listTurns(session?.id ?? "").map((turn) => turn.status)).toEqual(["cancelled"]);
     } finally {

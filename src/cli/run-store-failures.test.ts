@@ -1,30 +1,30 @@
-import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
+import { describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { runCli, runCliJson, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, runCliJson, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let db: string;
-beforeEach(() => {
-  folder = temporaryDirectory();
-  db = join(folder.path, "lab.sqlite3");
-});
-afterEach(() => folder.remove());
+const lab = freshLab();
 
 describe("agent-lab run when the database refuses mid-turn", () => {
   it("--json still prints the report, failed with the database's reason; the next run goes on", async () => {
-    const setup = new SqliteSessionStore(db);
+    const setup = new SqliteSessionStore(lab.db);
     setup.createSession({ title: "s", session_id: "s", config: {} });
     setup.close();
-    const connection = new Database(db);
+    const connection = new Database(lab.db);
     connection.exec(`
       CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant'
       BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
 
-    const result = await runCli(["--db", db, "run", "--session", "s", "--json", "search for x"]);
+    const result = await runCli([
+      "--db",
+      lab.db,
+      "run",
+      "--session",
+      "s",
+      "--json",
+      "search for x",
+    ]);
     expect(result.status).toBe(1);
     const report = JSON.parse(result.stdout) as TurnReport;
     expect(report).toMatchObject({ session_id: "s", turn_index: 1, status: "failed" });
@@ -37,7 +37,7 @@ describe("agent-lab run when the database refuses mid-turn", () => {
 
     connection.exec("DROP TRIGGER refuse_answers");
     connection.close();
-    const next = await runCliJson<TurnReport>(["--db", db, "run", "--session", "s", "hello"]);
+    const next = await runCliJson<TurnReport>(["--db", lab.db, "run", "--session", "s", "hello"]);
     expect(next).toMatchObject({ turn_index: 2, status: "completed" });
   });
 });

@@ -7,6 +7,7 @@ import {
 } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
 import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
+import { fileErrorReason } from "./files.js";
 
 /** The `run` flags that shape a new session's config. */
 export interface SessionConfigFlags {
@@ -38,14 +39,7 @@ export function readSessionConfigFile(path: string): {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === "ENOENT"
-        ? "no such file"
-        : code === "EISDIR"
-          ? "is a folder, not a file"
-          : (error as Error).message;
-    throw new InvalidInputError(`config file ${path}: ${reason}`);
+    throw new InvalidInputError(`config file ${path}: ${fileErrorReason(error)}`);
   }
   let value: unknown;
   try {
@@ -142,14 +136,7 @@ function systemPromptOf(flags: SessionConfigFlags): string | undefined {
     try {
       text = readFileSync(flags.systemFile, "utf8");
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const reason =
-        code === "ENOENT"
-          ? "no such file"
-          : code === "EISDIR"
-            ? "is a folder, not a file"
-            : (error as Error).message;
-      throw new InvalidInputError(`--system-file ${flags.systemFile}: ${reason}`);
+      throw new InvalidInputError(`--system-file ${flags.systemFile}: ${fileErrorReason(error)}`);
     }
   }
   if (text !== undefined && text.trim() === "") {

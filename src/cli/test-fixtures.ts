@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
-import { repoRoot } from "../../test/paths.js";
+import { afterEach, beforeEach } from "vitest";
+import { repoRoot, temporaryDirectory } from "../../test/paths.js";
 
 /** Test helpers: the built CLI (`node bin/agent-lab.js`) as a child process, as users run it. */
 
@@ -122,4 +123,23 @@ export async function runCliJson<Value = unknown>(
 /** The lines a command wrote to stderr. */
 export function stderrLines(result: CliResult): string[] {
   return result.stderr.split("\n").filter((line) => line.length > 0);
+}
+
+/** A test's own folder and the lab database in it (`--db`), fresh for each test. */
+export interface TestLab {
+  readonly folder: string;
+  readonly db: string;
+}
+
+/** Call at the top of a test file: each test gets a new folder, removed after it. */
+export function freshLab(): TestLab {
+  let directory: ReturnType<typeof temporaryDirectory> | null = null;
+  const lab = { folder: "", db: "" };
+  beforeEach(() => {
+    directory = temporaryDirectory();
+    lab.folder = directory.path;
+    lab.db = join(directory.path, "lab.sqlite3");
+  });
+  afterEach(() => directory?.remove());
+  return lab;
 }

@@ -1,25 +1,21 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageRecord, SessionListItem } from "../domain/records.js";
 import type { SessionExport } from "../domain/session-export.js";
 import type { UsageSummary } from "../domain/usage.js";
-import { runCli, runCliJson, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, runCliJson, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const MESSAGE = "search for agent lab and file a ticket about flaky tests";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let db: string;
+const lab = freshLab();
 let sessionId: string;
 
 beforeEach(async () => {
-  folder = temporaryDirectory();
-  db = join(folder.path, "lab.sqlite3");
   const first = await runCliJson<TurnReport>([
     "--db",
-    db,
+    lab.db,
     "run",
     "--approve",
     "all",
@@ -30,7 +26,7 @@ beforeEach(async () => {
   sessionId = first.session_id;
   await runCliJson([
     "--db",
-    db,
+    lab.db,
     "run",
     "--approve",
     "all",
@@ -39,12 +35,10 @@ beforeEach(async () => {
     "file a ticket about slow builds",
   ]);
 });
-afterEach(() => folder.remove());
-
-const path = (name: string) => join(folder.path, name);
+const path = (name: string) => join(lab.folder, name);
 
 async function exported(): Promise<SessionExport> {
-  const result = await runCli(["--db", db, "export", sessionId]);
+  const result = await runCli(["--db", lab.db, "export", sessionId]);
   expect(result.status).toBe(0);
   expect(result.stderr).toBe("");
   return JSON.parse(result.stdout) as SessionExport;
@@ -73,12 +67,12 @@ describe("agent-lab export and import", () => {
     const file = path("flaky.json");
     writeFileSync(file, JSON.stringify(document));
 
-    const imported = await runCli(["--db", db, "import", file, "--session-id", "flaky-copy"]);
+    const imported = await runCli(["--db", lab.db, "import", file, "--session-id", "flaky-copy"]);
     expect(imported.stderr).toBe("");
     expect(imported.status).toBe(0);
     expect(imported.stdout).toBe("flaky-copy\n");
-    expect(await comparable(db, "flaky-copy")).toEqual(await comparable(db, sessionId));
-    const sessions = await runCliJson<SessionListItem[]>(["--db", db, "sessions"]);
+    expect(await comparable(lab.db, "flaky-copy")).toEqual(await comparable(lab.db, sessionId));
+    const sessions = await runCliJson<SessionListItem[]>(["--db", lab.db, "sessions"]);
     expect(sessions.map((session) => [session.id, session.turn_count]).sort()).toEqual(
       [
         ["flaky-copy", 2],
@@ -88,7 +82,7 @@ describe("agent-lab export and import", () => {
     // The copy is a session like any other: it takes another turn.
     const third = await runCliJson<TurnReport>([
       "--db",
-      db,
+      lab.db,
       "run",
       "--session",
       "flaky-copy",
@@ -99,16 +93,16 @@ describe("agent-lab export and import", () => {
 
   it("imports from stdin into another lab under the document's own id (--json)", async () => {
     const other = path("other.sqlite3");
-    const text = (await runCli(["--db", db, "export", sessionId])).stdout;
+    const text = (await runCli(["--db", lab.db, "export", sessionId])).stdout;
     const result = await runCli(["--db", other, "import", "-", "--json"], {}, text);
     expect(result.status).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ session_id: sessionId });
-    expect(await comparable(other, sessionId)).toEqual(await comparable(db, sessionId));
+    expect(await comparable(other, sessionId)).toEqual(await comparable(lab.db, sessionId));
   });
 
   it("writes to --out, and refuses to overwrite the file unless --force", async () => {
     const out = path("out.json");
-    const written = await runCli(["--db", db, "export", sessionId, "--out", out]);
+    const written = await runCli(["--db", lab.db, "export", sessionId, "--out", out]);
     expect(written.status).toBe(0);
     expect(written.stdout).toBe(`Exported session ${sessionId} (2 turns, 9 messages) to ${out}\n`);
     const document = JSON.parse(readFileSync(out, "utf8")) as SessionExport;
@@ -117,7 +111,7 @@ describe("agent-lab export and import", () => {
     expect(rest).toEqual(fresh);
 
     writeFileSync(out, "keep me");
-    const refused = await runCli(["--db", db, "export", sessionId, "--out", out]);
+    const refused = await runCli(["--db", lab.db, "export", sessionId, "--out", out]);
     expect(refused.status).toBe(1);
     expect(refused.stdout).toBe("");
     expect(stderrLines(refused)).toEqual([
@@ -125,13 +119,13 @@ describe("agent-lab export and import", () => {
     ]);
     expect(readFileSync(out, "utf8")).toBe("keep me");
 
-    const forced = await runCli(["--db", db, "export", sessionId, "--out", out, "--force"]);
+    const forced = await runCli(["--db", lab.db, "export", sessionId, "--out", out, "--force"]);
     expect(forced.status).toBe(0);
     expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ session: { id: sessionId } });
   });
 
   it("refuses an unknown session with one line", async () => {
-    const result = await runCli(["--db", db, "export", "no-such-session"]);
+    const result = await runCli(["--db", lab.db, "export", "no-such-session"]);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
     expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
@@ -139,7 +133,7 @@ describe("agent-lab export and import", () => {
 });
 
 describe("agent-lab import: refusals", () => {
-  async function refusal(name: string, content: string, database = db): Promise<string[]> {
+  async function refusal(name: string, content: string, database = lab.db): Promise<string[]> {
     const file = path(name);
     writeFileSync(file, content);
     const result = await runCli(["--db", database, "import", file]);
@@ -192,13 +186,13 @@ describe("agent-lab import: refusals", () => {
     expect(await refusal("same.json", JSON.stringify(document))).toEqual([
       `agent-lab: session already exists: ${sessionId}; pass --session-id to import FILE under another id`,
     ]);
-    const sessions = await runCliJson<SessionListItem[]>(["--db", db, "sessions"]);
+    const sessions = await runCliJson<SessionListItem[]>(["--db", lab.db, "sessions"]);
     expect(sessions.map((session) => session.id)).toEqual([sessionId]);
   });
 
   it("says so when the file does not exist", async () => {
     const missing = path("missing.json");
-    const result = await runCli(["--db", db, "import", missing]);
+    const result = await runCli(["--db", lab.db, "import", missing]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual([`agent-lab: ${missing}: no such file or folder`]);
   });
@@ -206,28 +200,28 @@ describe("agent-lab import: refusals", () => {
 
 describe("agent-lab delete", () => {
   it("deletes with --yes, after which the session is gone", async () => {
-    const result = await runCli(["--db", db, "delete", sessionId, "--yes"]);
+    const result = await runCli(["--db", lab.db, "delete", sessionId, "--yes"]);
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout).toBe(`Deleted session ${sessionId} "Flaky" (2 turns)\n`);
-    const shown = await runCli(["--db", db, "show", sessionId]);
+    const shown = await runCli(["--db", lab.db, "show", sessionId]);
     expect(shown.status).toBe(1);
     expect(stderrLines(shown)).toEqual([`agent-lab: session not found: ${sessionId}`]);
-    expect(await runCliJson(["--db", db, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", lab.db, "sessions"])).toEqual([]);
   });
 
   it("refuses without --yes when stdin is not a terminal, deleting nothing", async () => {
-    const result = await runCli(["--db", db, "delete", sessionId], {}, "y\n");
+    const result = await runCli(["--db", lab.db, "delete", sessionId], {}, "y\n");
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
     expect(stderrLines(result)).toEqual([
       `agent-lab: not deleting session ${sessionId} "Flaky" (2 turns) without confirmation: stdin is not a terminal to ask on; pass --yes`,
     ]);
-    expect((await runCli(["--db", db, "show", sessionId])).status).toBe(0);
+    expect((await runCli(["--db", lab.db, "show", sessionId])).status).toBe(0);
   });
 
   it("refuses an unknown session with one line", async () => {
-    const result = await runCli(["--db", db, "delete", "no-such-session", "--yes"]);
+    const result = await runCli(["--db", lab.db, "delete", "no-such-session", "--yes"]);
     expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
   });

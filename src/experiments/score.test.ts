@@ -5,7 +5,8 @@ import {
   TurnExpectation as TurnExpectationSchema,
   type TurnFacts,
 } from "../domain/experiment.js";
-import { matchArgument, scoreRun } from "./score.js";
+import { matchArgument } from "../domain/match-argument.js";
+import { scoreRun } from "./score.js";
 
 type Call = TurnFacts["tool_calls"][number];
 

@@ -103,9 +103,6 @@ export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScor
   };
 }
 
-// Declared tools' mock cases match arguments the same way, so the matcher lives in the domain.
-export { matchArgument };
-
 type Call = TurnFacts["tool_calls"][number];
 
 function argumentsMatch(tool: ExpectedToolCall, call: Call): boolean {

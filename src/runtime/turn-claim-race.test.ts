@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { distDir, repoRoot, temporaryDirectory } from "../../test/paths.js";
+import { createRaceSession, expectTurnsInSequence } from "../../test/runtime/race-session.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 
 const PROCESSES = 8;
@@ -83,17 +84,7 @@ describe("runTurn: one turn at a time per session, across processes", () => {
 
   it(`${PROCESSES} processes released together, ${ROUNDS} rounds: turns never overlap, messages alternate, the refused get a clear error`, async () => {
     const path = join(directory.path, "race.sqlite3");
-    const setup = new SqliteSessionStore(path);
-    // A model that takes a moment to answer, so a turn is still running when a rival checks.
-    setup.createSession({
-      title: "race",
-      session_id: "race",
-      config: {
-        tool_invocation_mode: "chat_agent_tools",
-        chat_agent: { model: "sim", options: { first_token_ms: 15 } },
-      },
-    });
-    setup.close();
+    createRaceSession(path);
     workers = Array.from({ length: PROCESSES }, (_, index) => new TurnProcess(path, `p${index}`));
     for (const worker of workers) expect(await worker.nextLine()).toBe("ready");
 
@@ -114,15 +105,7 @@ describe("runTurn: one turn at a time per session, across processes", () => {
       expect(turns.map((turn) => turn.turn_index)).toEqual(turns.map((_, index) => index + 1));
       expect(turns.length).toBe(ran.length);
       expect(turns.every((turn) => turn.status === "completed")).toBe(true);
-      // No two turns overlap in time: each starts after the previous one ended.
-      for (let index = 1; index < turns.length; index++) {
-        const previous = turns[index - 1];
-        const current = turns[index];
-        expect(
-          Date.parse(current?.started_at ?? "") >= Date.parse(previous?.completed_at ?? ""),
-          `turn ${current?.turn_index} started before turn ${previous?.turn_index} ended`,
-        ).toBe(true);
-      }
+      expectTurnsInSequence(turns);
       // Stored in strict turn order: user, assistant, user, assistant…, each in its own turn.
       expect(messages.map((message) => message.role)).toEqual(
         turns.flatMap(() => ["user", "assistant"]),

@@ -9,11 +9,8 @@ import type {
   RunScore,
   TurnExpectation,
 } from "../domain/experiment.js";
+import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer } from "./test-fixtures.js";
-
-interface ErrorBody {
-  error: { code: string; message: string };
-}
 
 const EXPERIMENT = "smoke-2026";
 /** Two cells; the second id has a slash and spaces, so it must travel URL-encoded. */

@@ -5,6 +5,7 @@ import { EVERYTHING_ENTRY } from "../../test/mcp/reference-servers.js";
 import { temporaryDirectory } from "../../test/paths.js";
 import { createLabProvidersFor, type LabProviders } from "../composition/lab-providers.js";
 import type { TurnEvent } from "../domain/turn-events.js";
+import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer, turnEventsOf } from "./test-fixtures.js";
 
 /**
@@ -70,10 +71,6 @@ describe.each(["chat_agent_tools", "dual_agent"] as const)(
 );
 
 describe("HTTP API when a tool source of the lab config fails", () => {
-  interface ErrorBody {
-    error: { code: string; message: string };
-  }
-
   it("GET /api/tools answers 502 tool_source_failed naming the server, not a bare 500", async () => {
     await startWith(BROKEN);
     const response = await lab.api("/api/tools");

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { distDir, temporaryDirectory } from "../../test/paths.js";
+import { createRaceSession, expectTurnsInSequence } from "../../test/runtime/race-session.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { turnEventsOf } from "./test-fixtures.js";
 
@@ -69,16 +70,7 @@ describe("several serve processes on one database", () => {
 
   it(`${SERVERS} servers, ${SERVERS * PER_SERVER} turns posted together per round: one turn at a time, the others 409`, async () => {
     const database = join(directory.path, "lab.sqlite3");
-    const setup = new SqliteSessionStore(database);
-    setup.createSession({
-      title: "race",
-      session_id: "race",
-      config: {
-        tool_invocation_mode: "chat_agent_tools",
-        chat_agent: { model: "sim", options: { first_token_ms: 15 } },
-      },
-    });
-    setup.close();
+    createRaceSession(database);
     const started = Array.from({ length: SERVERS }, () => serve(database));
     servers = started.map((server) => server.child);
     const urls = await Promise.all(started.map((server) => server.url));
@@ -101,14 +93,7 @@ describe("several serve processes on one database", () => {
     const store = new SqliteSessionStore(database);
     try {
       const turns = store.listTurns("race");
-      for (let index = 1; index < turns.length; index++) {
-        const previous = turns[index - 1];
-        const current = turns[index];
-        expect(
-          Date.parse(current?.started_at ?? "") >= Date.parse(previous?.completed_at ?? ""),
-          `turn ${current?.turn_index} started before turn ${previous?.turn_index} ended`,
-        ).toBe(true);
-      }
+      expectTurnsInSequence(turns);
       expect(store.listMessages("race").map((message) => message.role)).toEqual(
         turns.flatMap(() => ["user", "assistant"]),
       );

@@ -1,10 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SessionRecord } from "../domain/records.js";
+import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer, turnEventsOf } from "./test-fixtures.js";
-
-interface ErrorBody {
-  error: { code: string; message: string };
-}
 
 describe("HTTP API: sessions", () => {
   let lab: TestServer;

@@ -1,10 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createToolProvider } from "../composition/tool-provider.js";
+import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer } from "./test-fixtures.js";
-
-interface ErrorBody {
-  error: { code: string; message: string };
-}
 
 describe("HTTP API: tools and where they may be defined", () => {
   let lab: TestServer;

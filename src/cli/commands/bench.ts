@@ -98,9 +98,7 @@ async function benchCommand(
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);
   const providers = context.providers(command);
-  const store = openStoreForWriting(context.database(command), (line) =>
-    io.stderr.write(`${line}\n`),
-  );
+  const store = openStoreForWriting(context.database(command), io.stderr);
   const controller = new AbortController();
   let stoppedBy: StopSignal | null = null;
   const onSignal = (signal: StopSignal) => {

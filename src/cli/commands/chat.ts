@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from "node:readline/promises";
 import type { Command } from "commander";
-import type { Approver } from "../../domain/approvals.js";
+import type { ApprovalPolicy, Approver } from "../../domain/approvals.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
@@ -95,7 +95,7 @@ async function chatWithProviders(
     );
   }
   const location = context.database(command);
-  const store = openStoreForWriting(location, (line) => io.stderr.write(`${line}\n`));
+  const store = openStoreForWriting(location, io.stderr);
   try {
     const plan = planSession(store, flags, requested, io);
     const repl = new ChatRepl({
@@ -106,6 +106,7 @@ async function chatWithProviders(
       flags,
       plan,
       providers,
+      policy,
     });
     return await repl.run();
   } finally {
@@ -121,6 +122,8 @@ interface ChatReplOptions {
   flags: SessionFlags;
   plan: SessionPlan;
   providers: TurnProviders;
+  /** `--approve`, or its default, already checked against the terminal. */
+  policy: ApprovalPolicy;
 }
 
 /** The read–run–print loop: one turn per line, slash commands, and Ctrl-C per turn. */
@@ -167,7 +170,7 @@ class ChatRepl {
       : createInterface({ input: options.input, terminal: false });
     // The question takes the next typed line; the loop reading messages waits for the turn.
     this.#approve = cliApprover(
-      approvalPolicyOf(this.#flags.approve, options.io),
+      options.policy,
       () => (query, signal) => this.#readline.question(query, { signal }),
     );
   }

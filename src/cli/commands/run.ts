@@ -75,9 +75,7 @@ async function runWithProviders(
   const { io } = context;
   // The flags are checked before the database is opened: a refusal leaves no file behind.
   const requested = await requestedSessionConfig(flags, providers);
-  const store = openStoreForWriting(context.database(command), (line) =>
-    io.stderr.write(`${line}\n`),
-  );
+  const store = openStoreForWriting(context.database(command), io.stderr);
   const controller = new AbortController();
   let stoppedBy: StopSignal | null = null;
   const onSignal = (signal: StopSignal) => {

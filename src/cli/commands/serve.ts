@@ -81,10 +81,9 @@ Examples:
           { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
           "serve",
         );
-        const store = openStoreForWriting(context.database(command), (line) =>
-          io.stderr.write(`${line}\n`),
-        );
+        // Before the store: a bad lab config file is refused with nothing left open.
         const providers = context.providers(command);
+        const store = openStoreForWriting(context.database(command), io.stderr);
         let server: RunningServer;
         try {
           server = await startServer({
