@@ -6,9 +6,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { type RunningServer, startServer } from "../../src/server/start-server.js";
-import { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
-import { repoRoot, temporaryDirectory } from "../paths.js";
+import type { RunningServer } from "../../src/server/start-server.js";
+import { startTestServer } from "../../src/server/test-fixtures.js";
+import type { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
+import { repoRoot } from "../paths.js";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 export const SCREENSHOT_DIR = join(repoRoot, "test-artifacts", "screenshots");
@@ -69,33 +70,20 @@ export async function startLab(): Promise<Lab> {
   if (!existsSync(join(webRoot, "index.html"))) {
     throw new Error(`the web UI is not built in ${webRoot} (test/global-setup.ts builds it)`);
   }
-  const directory = temporaryDirectory();
-  const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
-  const logs: string[] = [];
-  const server = await startServer({
-    store,
-    host: "127.0.0.1",
-    port: 0,
-    webRoot,
-    log: (line) => logs.push(line),
-  });
+  const lab = await startTestServer({ host: "127.0.0.1", webRoot });
+  const { server, store } = lab;
   const origin = new URL(server.url).origin;
   const token = server.token;
-  if (token === null) throw new Error("the lab's server started without a token");
+  if (token === null) {
+    await lab.close();
+    throw new Error("the lab's server started without a token");
+  }
 
   const call = async (path: string, init: { method?: string; json?: unknown } = {}) => {
-    const response = await fetch(new URL(path, origin), {
-      method: init.method ?? (init.json === undefined ? "GET" : "POST"),
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(init.json === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
-    });
+    const method = init.method ?? (init.json === undefined ? "GET" : "POST");
+    const response = await lab.api(path, { method, json: init.json });
     if (!response.ok) {
-      throw new Error(
-        `${init.method ?? "GET"} ${path}: HTTP ${response.status} ${await response.text()}`,
-      );
+      throw new Error(`${method} ${path}: HTTP ${response.status} ${await response.text()}`);
     }
     return response;
   };
@@ -145,9 +133,8 @@ export async function startLab(): Promise<Lab> {
       }
     },
     async close() {
-      await server.close();
-      store.close();
-      directory.remove();
+      await lab.close();
+      const { logs } = lab;
       if (logs.length > 0) process.stderr.write(`lab server log:\n${logs.join("\n")}\n`);
     },
   };
