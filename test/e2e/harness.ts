@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import type { RunningServer } from "../../src/server/start-server.js";
-import { startTestServer } from "../../src/server/test-fixtures.js";
+import { parseSse, startTestServer } from "../../src/server/test-fixtures.js";
 import type { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
 import { repoRoot } from "../paths.js";
 
@@ -106,31 +106,29 @@ export async function startLab(): Promise<Lab> {
     },
     async runTurn(sessionId, message) {
       const base = `/api/sessions/${encodeURIComponent(sessionId)}`;
-      // A turn that files a ticket waits for approval: the harness approves through the API, as a
-      // user clicking Approve would, so tests that set up sessions get their tickets filed.
-      let ended = false;
-      const approving = (async () => {
-        while (!ended) {
-          const pending = (await (await call(`${base}/approvals`)).json()) as {
-            approvals: { call_id: string }[];
-          };
-          for (const { call_id } of pending.approvals) {
-            await call(`${base}/approvals/${encodeURIComponent(call_id)}`, {
-              json: { decision: "approve" },
-            }).catch(() => undefined); // decided or withdrawn meanwhile
-          }
-          await new Promise((resolve) => setTimeout(resolve, 20));
+      const response = await call(`${base}/turns`, { json: { message } });
+      if (!response.body) throw new Error("the turn sent no stream");
+      // A turn that files a ticket waits for approval: the harness approves each call its stream
+      // asks about, through the API as a user clicking Approve would, so tests that set up
+      // sessions get their tickets filed.
+      const decoder = new TextDecoder();
+      let text = "";
+      let read = 0; // where the events not yet looked at begin
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        const end = text.lastIndexOf("\n\n");
+        if (end < read) continue;
+        for (const sse of parseSse(text.slice(read, end))) {
+          if (sse.event !== "approval_required") continue;
+          const { event_id } = JSON.parse(sse.data) as { event_id: string };
+          await call(`${base}/approvals/${encodeURIComponent(event_id)}`, {
+            json: { decision: "approve" },
+          });
         }
-      })();
-      try {
-        const response = await call(`${base}/turns`, { json: { message } });
-        const text = await response.text();
-        if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
-        return text;
-      } finally {
-        ended = true;
-        await approving;
+        read = end + 2;
       }
+      if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
+      return text;
     },
     async close() {
       await lab.close();
