@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import type { RunningServer } from "../../src/server/start-server.js";
 import { parseSse, startTestServer } from "../../src/server/test-fixtures.js";
 import type { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
@@ -194,6 +195,57 @@ export async function openPage(
     errors,
     close: () => context.close(),
   };
+}
+
+export interface LabFixture {
+  readonly browser: Browser;
+  readonly lab: Lab;
+  /** A page as `openPage` opens it, closed after the test. */
+  newPage(viewport?: { width: number; height: number }, signIn?: boolean): Promise<LabPage>;
+}
+
+/**
+ * A test file's chromium and lab: started before its tests (before the file's own `beforeAll`
+ * hooks, which may seed the lab) and closed after them; the pages a test opens close after it.
+ */
+export function setUpLab(): LabFixture {
+  let browser: Browser | undefined;
+  let lab: Lab | undefined;
+  const pages: LabPage[] = [];
+  beforeAll(async () => {
+    browser = await launchChromium();
+    lab = await startLab();
+  });
+  afterEach(async () => {
+    for (const opened of pages.splice(0)) await opened.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await lab?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the lab is used before its beforeAll ran");
+    return value;
+  };
+  return {
+    get browser() {
+      return started(browser);
+    },
+    get lab() {
+      return started(lab);
+    },
+    async newPage(viewport, signIn) {
+      const opened = await openPage(started(browser), started(lab), viewport, signIn);
+      pages.push(opened);
+      return opened;
+    },
+  };
+}
+
+/** Nothing left 127.0.0.1 and the page threw nothing. */
+export function expectCleanPage(opened: LabPage): void {
+  expect(opened.blocked).toEqual([]);
+  expect(opened.errors).toEqual([]);
 }
 
 /** Saves a PNG of the page as test-artifacts/screenshots/NAME.png and returns its path. */
