@@ -16,8 +16,6 @@ export interface ApprovalInfo {
   decided_by: "user" | "policy" | "timeout" | null;
   reason: string | null;
   wait_ms: number | null;
-  /** When the call must be decided by, as `Date.now()` time (the session's approval timeout). */
-  deadline: number | null;
 }
 
 export interface FallbackInfo {

@@ -75,9 +75,7 @@ export function ToolCard({
           </span>
         </span>
       </button>
-      {pending && sessionId !== undefined ? (
-        <ApprovalPanel sessionId={sessionId} card={card} />
-      ) : null}
+      {pending ? <ApprovalPanel sessionId={sessionId} card={card} /> : null}
       <div id={bodyId} className="tool-card-body" hidden={!open}>
         <section>
           <h4>Arguments</h4>
