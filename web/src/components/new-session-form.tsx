@@ -7,6 +7,7 @@ import {
   type ToolListing,
 } from "../api-types.js";
 import { isSimulatedModel, modeLabel } from "../format.js";
+import { parseJsonInput } from "../json-input.js";
 import { navigate, sessionHref } from "../router.js";
 import { ErrorNotice } from "./status.js";
 
@@ -31,19 +32,6 @@ const DECLARED_TOOLS_EXAMPLE = `[{"name": "lookup_order", "description": "Look a
   "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
   "mock": {"cases": [{"when": {"order_id": "A1"}, "result": {"status": "shipped"}}],
            "default": {"error": "no such order"}}}]`;
-
-/** The declared tools text: empty, or a JSON array (its items are checked by the server). */
-function parseDeclaredTools(text: string): unknown[] | null {
-  if (text.trim() === "") return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`Declared tools: not valid JSON (${(error as Error).message})`);
-  }
-  if (!Array.isArray(value)) throw new Error("Declared tools: give a JSON array of tools");
-  return value;
-}
 
 /** Creates a session and opens it. Defaults: the simulated model, both built-in tools. */
 export function NewSessionForm() {
@@ -79,11 +67,10 @@ export function NewSessionForm() {
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
-    let declared: unknown[] | null;
-    try {
-      declared = parseDeclaredTools(declaredText);
-    } catch (caught) {
-      setError(caught);
+    // Empty, or a JSON array whose items the server checks.
+    const declared = declaredText.trim() === "" ? null : parseJsonInput(declaredText, "array");
+    if (declared && "error" in declared) {
+      setError(new Error(`Declared tools: ${declared.error}`));
       return;
     }
     setBusy(true);
@@ -103,7 +90,7 @@ export function NewSessionForm() {
       },
       event_agent: withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
       tools: toolNames.filter((tool) => tools.includes(tool)),
-      ...(declared ? { declared_tools: declared } : {}),
+      ...(declared ? { declared_tools: declared.value as unknown[] } : {}),
       ...(Number.isFinite(rounds) ? { max_rounds: rounds } : {}),
     };
     try {
