@@ -59,7 +59,8 @@ export function NewSessionForm() {
     );
     return () => controller.abort();
   }, []);
-  const toolNames = available?.map((tool) => tool.name) ?? [...BUILTIN_TOOLS];
+  const offered: (Pick<ToolListing, "name"> & Partial<ToolListing>)[] =
+    available ?? BUILTIN_TOOLS.map((name) => ({ name }));
 
   const toggleTool = (tool: string, checked: boolean) =>
     setTools((current) => (checked ? [...current, tool] : current.filter((item) => item !== tool)));
@@ -89,7 +90,7 @@ export function NewSessionForm() {
         ...(systemPrompt.trim() ? { system_prompt: systemPrompt } : {}),
       },
       event_agent: withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
-      tools: toolNames.filter((tool) => tools.includes(tool)),
+      tools: offered.map((tool) => tool.name).filter((tool) => tools.includes(tool)),
       ...(declared ? { declared_tools: declared.value as unknown[] } : {}),
       ...(Number.isFinite(rounds) ? { max_rounds: rounds } : {}),
     };
@@ -180,27 +181,22 @@ export function NewSessionForm() {
         </div>
         <fieldset className="field field-wide tools-fieldset">
           <legend>Tools</legend>
-          {toolNames.map((tool) => {
-            const listing = available?.find((item) => item.name === tool);
-            return (
-              <label key={tool} className="checkbox" title={listing?.description}>
-                <input
-                  type="checkbox"
-                  name="tools"
-                  value={tool}
-                  checked={tools.includes(tool)}
-                  onChange={(event) => toggleTool(tool, event.target.checked)}
-                />
-                <code>{tool}</code>
-                {listing && listing.source !== "builtin" ? (
-                  <span className="muted small"> ({listing.source})</span>
-                ) : null}
-                {listing?.requires_approval ? (
-                  <span className="muted small"> · needs approval</span>
-                ) : null}
-              </label>
-            );
-          })}
+          {offered.map(({ name, description, source, requires_approval }) => (
+            <label key={name} className="checkbox" title={description}>
+              <input
+                type="checkbox"
+                name="tools"
+                value={name}
+                checked={tools.includes(name)}
+                onChange={(event) => toggleTool(name, event.target.checked)}
+              />
+              <code>{name}</code>
+              {source && source !== "builtin" ? (
+                <span className="muted small"> ({source})</span>
+              ) : null}
+              {requires_approval ? <span className="muted small"> · needs approval</span> : null}
+            </label>
+          ))}
         </fieldset>
         <div className="field field-wide">
           <label htmlFor={`${id}-system`}>System prompt (chat agent)</label>
