@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
-import type { RunningServer } from "../../src/server/start-server.js";
+import type { RunningServer, StartServerOptions } from "../../src/server/start-server.js";
 import { parseSse, startTestServer } from "../../src/server/test-fixtures.js";
 import type { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
 import { repoRoot } from "../paths.js";
@@ -66,12 +66,14 @@ export interface Lab {
  * The lab's server on a free 127.0.0.1 port, serving the web UI built by the global setup, with
  * the token it makes by default (as `serve` runs it).
  */
-export async function startLab(): Promise<Lab> {
+export async function startLab(
+  options: Partial<Omit<StartServerOptions, "store" | "webRoot">> = {},
+): Promise<Lab> {
   const webRoot = join(repoRoot, "dist", "web");
   if (!existsSync(join(webRoot, "index.html"))) {
     throw new Error(`the web UI is not built in ${webRoot} (test/global-setup.ts builds it)`);
   }
-  const lab = await startTestServer({ host: "127.0.0.1", webRoot });
+  const lab = await startTestServer({ host: "127.0.0.1", ...options, webRoot });
   const { server, store } = lab;
   const origin = new URL(server.url).origin;
   const token = server.token;
@@ -208,13 +210,13 @@ export interface LabFixture {
  * A test file's chromium and lab: started before its tests (before the file's own `beforeAll`
  * hooks, which may seed the lab) and closed after them; the pages a test opens close after it.
  */
-export function setUpLab(): LabFixture {
+export function setUpLab(options?: Parameters<typeof startLab>[0]): LabFixture {
   let browser: Browser | undefined;
   let lab: Lab | undefined;
   const pages: LabPage[] = [];
   beforeAll(async () => {
     browser = await launchChromium();
-    lab = await startLab();
+    lab = await startLab(options);
   });
   afterEach(async () => {
     for (const opened of pages.splice(0)) await opened.close();

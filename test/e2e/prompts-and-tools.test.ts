@@ -3,6 +3,9 @@
  * the session page showing the tools in use and the system prompt as sent, in chromium.
  */
 import { describe, expect, it } from "vitest";
+import { createLabProviders } from "../../src/composition/lab-providers.js";
+import { HttpToolDefinition } from "../../src/domain/tool-sources.js";
+import { createHttpToolSource } from "../../src/tools/http/index.js";
 import {
   expectCleanPage,
   requireChromium,
@@ -15,7 +18,25 @@ import {
 
 requireChromium();
 
-const e2e = setUpLab();
+// A tool beyond the built-ins (never called), so the form can only list it by asking the server.
+const e2e = setUpLab({
+  runTurnDefaults: {
+    providers: createLabProviders({
+      sources: [
+        {
+          source: createHttpToolSource([
+            HttpToolDefinition.parse({
+              name: "weather_http",
+              url: "http://127.0.0.1:9/weather",
+              requires_approval: true,
+            }),
+          ]),
+          prefix: null,
+        },
+      ],
+    }),
+  },
+});
 
 const PROMPT = "You are the E2E order desk.\nAnswer briefly.";
 const DECLARED = JSON.stringify([
@@ -41,6 +62,10 @@ describe("prompts and tools in the web UI", () => {
         inputs.map((input) => (input as unknown as { value: string }).value),
       );
     expect(boxes).toEqual(offered.tools.map((tool) => tool.name));
+    expect(boxes).toContain("weather_http");
+    expect(await form.locator("label", { hasText: "weather_http" }).textContent()).toBe(
+      "weather_http (http) · needs approval",
+    );
 
     const before = await e2e.lab.api<{ sessions: unknown[] }>("/api/sessions");
     await page.getByTestId("new-session-title").fill("E2E: prompts and tools");
