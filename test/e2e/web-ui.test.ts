@@ -186,6 +186,8 @@ describe("the web UI in chromium", () => {
     const approved = page.getByTestId("tool-card").first();
     await expect.poll(() => approved.getAttribute("data-state"), { timeout: WAIT_MS }).toBe("ok");
     expect(await approved.locator(".tool-card-preview").textContent()).toContain("(edited)");
+    // The stored card keeps the decision (from the audit), not only the live one.
+    expect(await approved.getByTestId("approval-badge").textContent()).toBe("approved by user");
 
     await sendMessage(page, "file a ticket about slow builds");
     await panel.waitFor({ state: "visible", timeout: WAIT_MS });
@@ -194,6 +196,7 @@ describe("the web UI in chromium", () => {
     await waitForTurnStatus(page, "completed");
     const denied = page.getByTestId("tool-card").last();
     await expect.poll(() => denied.getAttribute("data-state"), { timeout: WAIT_MS }).toBe("error");
+    expect(await denied.getByTestId("approval-badge").textContent()).toBe("denied by user");
     await denied
       .locator(".tool-card-header")
       .click()
