@@ -4,18 +4,9 @@
  * `experiment`, real turns on the simulated model), then the list, the matrix, a cell's runs, two
  * cells compared, and a run's session. Screenshots: test-artifacts/screenshots/08-experiment*.png.
  */
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Lab,
-  type LabPage,
-  launchChromium,
-  openPage,
-  requireChromium,
-  screenshot,
-  startLab,
-  WAIT_MS,
-} from "./harness.js";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { expectCleanPage, requireChromium, screenshot, setUpLab, WAIT_MS } from "./harness.js";
 
 requireChromium();
 
@@ -38,16 +29,15 @@ interface Run {
   message: string;
 }
 
-let browser: Browser;
-let lab: Lab;
-const pages: LabPage[] = [];
+const e2e = setUpLab();
+const { newPage } = e2e;
 /** Session ids by run key. */
 const sessions = new Map<string, string>();
 
 /** One run as the runner stores it: a session whose config carries the tag, and its real turn. */
 async function seedRun(run: Run): Promise<void> {
   const run_key = `${run.cell}/${run.scenario}/${run.repetition}`;
-  const id = await lab.createSession(`${EXPERIMENT} · ${run_key}`, {
+  const id = await e2e.lab.createSession(`${EXPERIMENT} · ${run_key}`, {
     tool_invocation_mode: run.cell === DUAL_CELL ? "dual_agent" : "chat_agent_tools",
     chat_agent: { model: "sim" },
     experiment: {
@@ -62,13 +52,11 @@ async function seedRun(run: Run): Promise<void> {
       expect: run.expect,
     },
   });
-  await lab.runTurn(id, run.message);
+  await e2e.lab.runTurn(id, run.message);
   sessions.set(run_key, id);
 }
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  lab = await startLab();
   const search = "search for agent lab";
   for (const cell of [TOOLS_CELL, DUAL_CELL]) {
     for (const repetition of [1, 2]) {
@@ -99,7 +87,7 @@ beforeAll(async () => {
     message: "hello there",
   });
   // A run still going: counted as incomplete, listed without a score.
-  const running = await lab.createSession("running run", {
+  const running = await e2e.lab.createSession("running run", {
     tool_invocation_mode: "dual_agent",
     experiment: {
       id: EXPERIMENT,
@@ -113,28 +101,8 @@ beforeAll(async () => {
       expect: [NO_TOOLS],
     },
   });
-  lab.store.startTurn(running, { turn_index: 1, user_message: "hello there" });
+  e2e.lab.store.startTurn(running, { turn_index: 1, user_message: "hello there" });
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await lab?.close();
-});
-
-afterEach(async () => {
-  for (const opened of pages.splice(0)) await opened.close();
-});
-
-async function newPage(viewport?: { width: number; height: number }): Promise<LabPage> {
-  const opened = await openPage(browser, lab, viewport);
-  pages.push(opened);
-  return opened;
-}
-
-function expectCleanPage(opened: LabPage): void {
-  expect(opened.blocked).toEqual([]);
-  expect(opened.errors).toEqual([]);
-}
 
 async function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate<number>(
@@ -157,7 +125,7 @@ async function matrixRow(page: Page, cell: string): Promise<string[]> {
 describe("experiments in chromium", () => {
   it("lists the experiment, shows its matrix, compares two cells and drills into a run", async () => {
     const { page, ...opened } = await newPage();
-    await page.goto(lab.url);
+    await page.goto(e2e.lab.url);
     await page.getByRole("link", { name: "Experiments" }).click();
     await page.waitForURL(/\/experiments$/);
     const row = page.getByTestId("experiment-row");
@@ -241,7 +209,7 @@ describe("experiments in chromium", () => {
 
   it("lists an unfinished run without a score, and fits a 400 px window", async () => {
     const { page, ...opened } = await newPage({ width: 400, height: 800 });
-    const url = new URL(`/experiments/${EXPERIMENT}`, lab.origin);
+    const url = new URL(`/experiments/${EXPERIMENT}`, e2e.lab.origin);
     url.searchParams.set("cell", DUAL_CELL);
     url.searchParams.append("compare", DUAL_CELL);
     url.searchParams.append("compare", TOOLS_CELL);

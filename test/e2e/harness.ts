@@ -6,9 +6,11 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { type RunningServer, startServer } from "../../src/server/start-server.js";
-import { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
-import { repoRoot, temporaryDirectory } from "../paths.js";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import type { RunningServer, StartServerOptions } from "../../src/server/start-server.js";
+import { parseSse, startTestServer } from "../../src/server/test-fixtures.js";
+import type { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
+import { repoRoot } from "../paths.js";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 export const SCREENSHOT_DIR = join(repoRoot, "test-artifacts", "screenshots");
@@ -64,38 +66,27 @@ export interface Lab {
  * The lab's server on a free 127.0.0.1 port, serving the web UI built by the global setup, with
  * the token it makes by default (as `serve` runs it).
  */
-export async function startLab(): Promise<Lab> {
+export async function startLab(
+  options: Partial<Omit<StartServerOptions, "store" | "webRoot">> = {},
+): Promise<Lab> {
   const webRoot = join(repoRoot, "dist", "web");
   if (!existsSync(join(webRoot, "index.html"))) {
     throw new Error(`the web UI is not built in ${webRoot} (test/global-setup.ts builds it)`);
   }
-  const directory = temporaryDirectory();
-  const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
-  const logs: string[] = [];
-  const server = await startServer({
-    store,
-    host: "127.0.0.1",
-    port: 0,
-    webRoot,
-    log: (line) => logs.push(line),
-  });
+  const lab = await startTestServer({ host: "127.0.0.1", ...options, webRoot });
+  const { server, store } = lab;
   const origin = new URL(server.url).origin;
   const token = server.token;
-  if (token === null) throw new Error("the lab's server started without a token");
+  if (token === null) {
+    await lab.close();
+    throw new Error("the lab's server started without a token");
+  }
 
   const call = async (path: string, init: { method?: string; json?: unknown } = {}) => {
-    const response = await fetch(new URL(path, origin), {
-      method: init.method ?? (init.json === undefined ? "GET" : "POST"),
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(init.json === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
-    });
+    const method = init.method ?? (init.json === undefined ? "GET" : "POST");
+    const response = await lab.api(path, { method, json: init.json });
     if (!response.ok) {
-      throw new Error(
-        `${init.method ?? "GET"} ${path}: HTTP ${response.status} ${await response.text()}`,
-      );
+      throw new Error(`${method} ${path}: HTTP ${response.status} ${await response.text()}`);
     }
     return response;
   };
@@ -118,36 +109,33 @@ export async function startLab(): Promise<Lab> {
     },
     async runTurn(sessionId, message) {
       const base = `/api/sessions/${encodeURIComponent(sessionId)}`;
-      // A turn that files a ticket waits for approval: the harness approves through the API, as a
-      // user clicking Approve would, so tests that set up sessions get their tickets filed.
-      let ended = false;
-      const approving = (async () => {
-        while (!ended) {
-          const pending = (await (await call(`${base}/approvals`)).json()) as {
-            approvals: { call_id: string }[];
-          };
-          for (const { call_id } of pending.approvals) {
-            await call(`${base}/approvals/${encodeURIComponent(call_id)}`, {
-              json: { decision: "approve" },
-            }).catch(() => undefined); // decided or withdrawn meanwhile
-          }
-          await new Promise((resolve) => setTimeout(resolve, 20));
+      const response = await call(`${base}/turns`, { json: { message } });
+      if (!response.body) throw new Error("the turn sent no stream");
+      // A turn that files a ticket waits for approval: the harness approves each call its stream
+      // asks about, through the API as a user clicking Approve would, so tests that set up
+      // sessions get their tickets filed.
+      const decoder = new TextDecoder();
+      let text = "";
+      let read = 0; // where the events not yet looked at begin
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        const end = text.lastIndexOf("\n\n");
+        if (end < read) continue;
+        for (const sse of parseSse(text.slice(read, end))) {
+          if (sse.event !== "approval_required") continue;
+          const { event_id } = JSON.parse(sse.data) as { event_id: string };
+          await call(`${base}/approvals/${encodeURIComponent(event_id)}`, {
+            json: { decision: "approve" },
+          });
         }
-      })();
-      try {
-        const response = await call(`${base}/turns`, { json: { message } });
-        const text = await response.text();
-        if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
-        return text;
-      } finally {
-        ended = true;
-        await approving;
+        read = end + 2;
       }
+      if (!text.includes("event: turn_end")) throw new Error(`the turn did not end:\n${text}`);
+      return text;
     },
     async close() {
-      await server.close();
-      store.close();
-      directory.remove();
+      await lab.close();
+      const { logs } = lab;
       if (logs.length > 0) process.stderr.write(`lab server log:\n${logs.join("\n")}\n`);
     },
   };
@@ -209,6 +197,57 @@ export async function openPage(
     errors,
     close: () => context.close(),
   };
+}
+
+export interface LabFixture {
+  readonly browser: Browser;
+  readonly lab: Lab;
+  /** A page as `openPage` opens it, closed after the test. */
+  newPage(viewport?: { width: number; height: number }, signIn?: boolean): Promise<LabPage>;
+}
+
+/**
+ * A test file's chromium and lab: started before its tests (before the file's own `beforeAll`
+ * hooks, which may seed the lab) and closed after them; the pages a test opens close after it.
+ */
+export function setUpLab(options?: Parameters<typeof startLab>[0]): LabFixture {
+  let browser: Browser | undefined;
+  let lab: Lab | undefined;
+  const pages: LabPage[] = [];
+  beforeAll(async () => {
+    browser = await launchChromium();
+    lab = await startLab(options);
+  });
+  afterEach(async () => {
+    for (const opened of pages.splice(0)) await opened.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await lab?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the lab is used before its beforeAll ran");
+    return value;
+  };
+  return {
+    get browser() {
+      return started(browser);
+    },
+    get lab() {
+      return started(lab);
+    },
+    async newPage(viewport, signIn) {
+      const opened = await openPage(started(browser), started(lab), viewport, signIn);
+      pages.push(opened);
+      return opened;
+    },
+  };
+}
+
+/** Nothing left 127.0.0.1 and the page threw nothing. */
+export function expectCleanPage(opened: LabPage): void {
+  expect(opened.blocked).toEqual([]);
+  expect(opened.errors).toEqual([]);
 }
 
 /** Saves a PNG of the page as test-artifacts/screenshots/NAME.png and returns its path. */

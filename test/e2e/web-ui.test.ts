@@ -3,19 +3,16 @@
  * server on 127.0.0.1, over a fresh SQLite file. Each scenario asserts what a person would see and
  * saves a screenshot to test-artifacts/screenshots/<name>.png.
  */
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { completionStream, FakeOpenAIServer, streamReply } from "../fake-openai-server.js";
 import {
-  type Lab,
-  type LabPage,
-  launchChromium,
-  openPage,
+  expectCleanPage,
   openSession,
   requireChromium,
   screenshot,
   sendMessage,
-  startLab,
+  setUpLab,
   WAIT_MS,
   waitForTurnStatus,
 } from "./harness.js";
@@ -29,38 +26,11 @@ interface StoredTurn {
   status: string;
 }
 
-let browser: Browser;
-let lab: Lab;
-const pages: LabPage[] = [];
-
-beforeAll(async () => {
-  browser = await launchChromium();
-  lab = await startLab();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await lab?.close();
-});
-
-afterEach(async () => {
-  for (const opened of pages.splice(0)) await opened.close();
-});
-
-async function newPage(viewport?: { width: number; height: number }): Promise<LabPage> {
-  const opened = await openPage(browser, lab, viewport);
-  pages.push(opened);
-  return opened;
-}
-
-/** Nothing left 127.0.0.1 and the page threw nothing. */
-function expectCleanPage(opened: LabPage): void {
-  expect(opened.blocked).toEqual([]);
-  expect(opened.errors).toEqual([]);
-}
+const e2e = setUpLab();
+const { newPage } = e2e;
 
 async function storedTurns(sessionId: string): Promise<StoredTurn[]> {
-  const body = await lab.api<{ turns: StoredTurn[] }>(
+  const body = await e2e.lab.api<{ turns: StoredTurn[] }>(
     `/api/sessions/${encodeURIComponent(sessionId)}`,
   );
   return body.turns;
@@ -90,7 +60,7 @@ const TWO_TOOLS_MESSAGE = "search for agent lab and file a ticket about flaky te
 describe("the web UI in chromium", () => {
   it("creates a session with the form and streams a dual_agent turn with two tool cards", async () => {
     const { page, ...opened } = await newPage();
-    await page.goto(lab.url);
+    await page.goto(e2e.lab.url);
     const form = page.getByTestId("new-session-form");
     await form.waitFor({ state: "visible" });
 
@@ -108,7 +78,7 @@ describe("the web UI in chromium", () => {
     expect(await page.locator("h1").textContent()).toBe("E2E: search then ticket");
 
     // The form sent what it showed: the mode, the sim models and the realistic timing.
-    const detail = await lab.api<{
+    const detail = await e2e.lab.api<{
       session: { config: Record<string, { model?: string; options?: unknown }> };
     }>(`/api/sessions/${encodeURIComponent(sessionId)}`);
     expect(detail.session.config).toMatchObject({
@@ -186,11 +156,11 @@ describe("the web UI in chromium", () => {
   });
 
   it("approves one ticket with edited arguments and denies another, from the tool card", async () => {
-    const sessionId = await lab.createSession("E2E: approvals", {
+    const sessionId = await e2e.lab.createSession("E2E: approvals", {
       tool_invocation_mode: "chat_agent_tools",
     });
     const { page, ...opened } = await newPage();
-    await openSession(page, lab, sessionId);
+    await openSession(page, e2e.lab, sessionId);
 
     await sendMessage(page, "file a ticket about flaky tests");
     const panel = page.getByTestId("approval-panel");
@@ -199,7 +169,7 @@ describe("the web UI in chromium", () => {
     expect(await waiting.getAttribute("data-state")).toBe("approval");
     expect(await page.getByTestId("approval-arguments").inputValue()).toContain('"flaky tests"');
     // The API lists the same call as waiting.
-    const pending = await lab.api<{ approvals: { event_name: string }[] }>(
+    const pending = await e2e.lab.api<{ approvals: { event_name: string }[] }>(
       `/api/sessions/${encodeURIComponent(sessionId)}/approvals`,
     );
     expect(pending.approvals.map((approval) => approval.event_name)).toEqual(["mock_ticket"]);
@@ -216,6 +186,8 @@ describe("the web UI in chromium", () => {
     const approved = page.getByTestId("tool-card").first();
     await expect.poll(() => approved.getAttribute("data-state"), { timeout: WAIT_MS }).toBe("ok");
     expect(await approved.locator(".tool-card-preview").textContent()).toContain("(edited)");
+    // The stored card keeps the decision (from the audit), not only the live one.
+    expect(await approved.getByTestId("approval-badge").textContent()).toBe("approved by user");
 
     await sendMessage(page, "file a ticket about slow builds");
     await panel.waitFor({ state: "visible", timeout: WAIT_MS });
@@ -224,15 +196,16 @@ describe("the web UI in chromium", () => {
     await waitForTurnStatus(page, "completed");
     const denied = page.getByTestId("tool-card").last();
     await expect.poll(() => denied.getAttribute("data-state"), { timeout: WAIT_MS }).toBe("error");
+    expect(await denied.getByTestId("approval-badge").textContent()).toBe("denied by user");
     await denied
       .locator(".tool-card-header")
       .click()
       .catch(() => {});
     await screenshot(page, "05-approval-denied");
 
-    const audit = await lab.api<{ audit: { event: string; details: Record<string, unknown> }[] }>(
-      `/api/sessions/${encodeURIComponent(sessionId)}/audit`,
-    );
+    const audit = await e2e.lab.api<{
+      audit: { event: string; details: Record<string, unknown> }[];
+    }>(`/api/sessions/${encodeURIComponent(sessionId)}/audit`);
     expect(
       audit.audit
         .filter((row) => row.event === "approval_decided")
@@ -241,7 +214,7 @@ describe("the web UI in chromium", () => {
       ["approve", "user", null],
       ["deny", "user", "we track builds elsewhere"],
     ]);
-    const messages = await lab.api<{ messages: { role: string; content: string }[] }>(
+    const messages = await e2e.lab.api<{ messages: { role: string; content: string }[] }>(
       `/api/sessions/${encodeURIComponent(sessionId)}/messages`,
     );
     const replies = messages.messages.filter((message) => message.role === "tool");
@@ -251,13 +224,13 @@ describe("the web UI in chromium", () => {
   });
 
   it("marks a tool card whose arguments the event agent repaired with a fallback badge", async () => {
-    const sessionId = await lab.createSession("E2E: malformed arguments", {
+    const sessionId = await e2e.lab.createSession("E2E: malformed arguments", {
       tool_invocation_mode: "dual_agent",
       chat_agent: { model: "sim", options: { malformed_arguments_rate: 1 } },
       event_agent: { model: "sim" },
     });
     const { page, ...opened } = await newPage();
-    await openSession(page, lab, sessionId);
+    await openSession(page, e2e.lab, sessionId);
     await sendMessage(page, "search for agent lab");
     await waitForTurnStatus(page, "completed");
 
@@ -283,7 +256,7 @@ describe("the web UI in chromium", () => {
   });
 
   it("draws the usage tab: tokens, timing and waterfall charts and the per-turn table", async () => {
-    const sessionId = await lab.createSession("E2E: usage charts", {
+    const sessionId = await e2e.lab.createSession("E2E: usage charts", {
       tool_invocation_mode: "dual_agent",
       chat_agent: {
         model: "sim",
@@ -291,11 +264,11 @@ describe("the web UI in chromium", () => {
       },
       event_agent: { model: "sim", options: { first_token_ms: 20 } },
     });
-    await lab.runTurn(sessionId, TWO_TOOLS_MESSAGE);
-    await lab.runTurn(sessionId, "search for sqlite wal mode");
+    await e2e.lab.runTurn(sessionId, TWO_TOOLS_MESSAGE);
+    await e2e.lab.runTurn(sessionId, "search for sqlite wal mode");
 
     const { page, ...opened } = await newPage({ width: 1280, height: 900 });
-    await openSession(page, lab, sessionId);
+    await openSession(page, e2e.lab, sessionId);
     await page.getByTestId("tab-usage").click();
     expect(await page.getByTestId("tab-usage").getAttribute("aria-selected")).toBe("true");
 
@@ -332,17 +305,17 @@ describe("the web UI in chromium", () => {
   });
 
   it("compares two sessions, one per mode, in a table of metrics with deltas", async () => {
-    const dual = await lab.createSession("E2E compare: dual agent", {
+    const dual = await e2e.lab.createSession("E2E compare: dual agent", {
       tool_invocation_mode: "dual_agent",
     });
-    const native = await lab.createSession("E2E compare: native tools", {
+    const native = await e2e.lab.createSession("E2E compare: native tools", {
       tool_invocation_mode: "chat_agent_tools",
     });
-    await lab.runTurn(dual, TWO_TOOLS_MESSAGE);
-    await lab.runTurn(native, TWO_TOOLS_MESSAGE);
+    await e2e.lab.runTurn(dual, TWO_TOOLS_MESSAGE);
+    await e2e.lab.runTurn(native, TWO_TOOLS_MESSAGE);
 
     const { page, ...opened } = await newPage();
-    await page.goto(lab.url);
+    await page.goto(e2e.lab.url);
     const row = (id: string) =>
       page.locator(`[data-testid="session-row"][data-session-id="${id}"]`);
     await row(native).waitFor({ state: "visible" });
@@ -403,14 +376,14 @@ describe("the web UI in chromium", () => {
       ];
       const events = completionStream({ text: hostile });
       fake.enqueue(streamReply(events.flatMap((event) => [event, { waitMs: 15 }])));
-      const sessionId = await lab.createSession("E2E: hostile output", {
+      const sessionId = await e2e.lab.createSession("E2E: hostile output", {
         tool_invocation_mode: "dual_agent",
         chat_agent: { model: "openai:fake", base_url: fake.baseUrl, options: { max_retries: 0 } },
         event_agent: { model: "sim" },
       });
 
       const { page, ...opened } = await newPage();
-      await openSession(page, lab, sessionId);
+      await openSession(page, e2e.lab, sessionId);
       await sendMessage(page, "say something dangerous");
       await waitForTurnStatus(page, "completed");
       expect(fake.requests).toHaveLength(1);
@@ -464,13 +437,13 @@ describe("the web UI in chromium", () => {
   });
 
   it("stays usable in a 400 px window: no horizontal overflow, the composer in view", async () => {
-    const sessionId = await lab.createSession("E2E: a narrow window with a rather long title", {
+    const sessionId = await e2e.lab.createSession("E2E: a narrow window with a rather long title", {
       tool_invocation_mode: "dual_agent",
     });
-    await lab.runTurn(sessionId, TWO_TOOLS_MESSAGE);
+    await e2e.lab.runTurn(sessionId, TWO_TOOLS_MESSAGE);
 
     const { page, ...opened } = await newPage({ width: 400, height: 800 });
-    await page.goto(lab.url);
+    await page.goto(e2e.lab.url);
     await page.locator(`[data-testid="session-row"][data-session-id="${sessionId}"]`).waitFor({
       state: "visible",
     });
@@ -506,13 +479,13 @@ describe("the web UI in chromium", () => {
   });
 
   it("stops a slow turn with Stop: the page and the stored turn say cancelled", async () => {
-    const sessionId = await lab.createSession("E2E: stop a slow turn", {
+    const sessionId = await e2e.lab.createSession("E2E: stop a slow turn", {
       tool_invocation_mode: "dual_agent",
       chat_agent: { model: "sim", options: { tokens_per_second: 15 } },
       event_agent: { model: "sim" },
     });
     const { page, ...opened } = await newPage();
-    await openSession(page, lab, sessionId);
+    await openSession(page, e2e.lab, sessionId);
     await sendMessage(page, TWO_TOOLS_MESSAGE);
 
     // Let it stream a little, then stop it in the middle.

@@ -51,7 +51,9 @@ function isErrorBody(value: unknown): value is ApiErrorBody {
   );
 }
 
+/** The error for a failed answer; a 401 also switches the app to its "needs a token" page. */
 async function failure(response: Response): Promise<ApiError> {
+  if (response.status === 401) reportUnauthorized();
   let body: unknown = null;
   try {
     body = await response.json();
@@ -65,19 +67,13 @@ async function failure(response: Response): Promise<ApiError> {
   return new ApiError(response.status, "http_error", `HTTP ${response.status}: ${text}`);
 }
 
-/** The error for a failed answer; a 401 also switches the app to its "needs a token" page. */
-async function refusal(response: Response): Promise<ApiError> {
-  if (response.status === 401) reportUnauthorized();
-  return failure(response);
-}
-
 /** Same origin: the browser sends the token cookie the server set (see access.ts). */
 async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
   headers.set("Accept", "application/json");
   if (init.body !== undefined) headers.set("Content-Type", "application/json");
   const response = await fetch(path, { ...init, headers });
-  if (!response.ok) throw await refusal(response);
+  if (!response.ok) throw await failure(response);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }
@@ -151,7 +147,7 @@ export async function streamTurn(
     body: JSON.stringify({ message }),
     signal,
   });
-  if (!response.ok) throw await refusal(response);
+  if (!response.ok) throw await failure(response);
   if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
   for await (const sse of readSse(response.body, signal)) {
     const event = parseTurnEvent(sse);

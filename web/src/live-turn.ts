@@ -157,7 +157,6 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
           decided_by: null,
           reason: null,
           wait_ms: null,
-          deadline: Date.now() + event.timeout_ms,
         },
       }));
     case "approval_decided":
@@ -172,7 +171,6 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
           decided_by: event.decided_by,
           reason: event.reason,
           wait_ms: event.wait_ms,
-          deadline: null,
         },
       }));
     case "tool_result":

@@ -124,6 +124,29 @@ describe("buildTranscript", () => {
     expect(ticket).toMatchObject({ state: "error", used_fallback: false, fallback: null });
   });
 
+  it("carries each call's approval decision from the audit onto its stored card", () => {
+    const decided = [
+      ...auditLog,
+      audit(6, "approval_decided", {
+        event_id: "e2",
+        event_name: "mock_ticket",
+        decision: "deny",
+        decided_by: "user",
+        reason: "not now",
+        wait_ms: 900,
+      }),
+    ];
+    const [search, ticket] =
+      buildTranscript(messages, turns, calls, decided)[0]?.rounds[0]?.tools ?? [];
+    expect(search?.approval).toBeNull();
+    expect(ticket?.approval).toEqual({
+      state: "denied",
+      decided_by: "user",
+      reason: "not now",
+      wait_ms: 900,
+    });
+  });
+
   it("marks a call that never got its reply as an error once the turn is over", () => {
     const [turn] = buildTranscript(
       messages.slice(0, 2),

@@ -10,14 +10,12 @@ export type TurnState = TurnRecord["status"];
 
 export type ToolState = "running" | "repairing" | "approval" | "ok" | "error";
 
-/** A call that waited (or waits) for approval, as the live turn reported it. */
+/** A call that waited (or waits) for approval: the live turn's events, or the audit once stored. */
 export interface ApprovalInfo {
   state: "pending" | "approved" | "denied";
   decided_by: "user" | "policy" | "timeout" | null;
   reason: string | null;
   wait_ms: number | null;
-  /** When the call must be decided by, as `Date.now()` time (the session's approval timeout). */
-  deadline: number | null;
 }
 
 export interface FallbackInfo {
@@ -38,7 +36,7 @@ export interface ToolCardData {
   latency_ms: number | null;
   used_fallback: boolean;
   fallback: FallbackInfo | null;
-  /** Only on a live turn's card: stored transcripts show the decision in the audit log. */
+  /** Null for a call that needed no approval. */
   approval?: ApprovalInfo | null;
 }
 
@@ -77,6 +75,7 @@ interface ToolFacts {
   ok: boolean | null;
   latency_ms: number | null;
   used_fallback: boolean;
+  approval: ApprovalInfo | null;
 }
 
 const factKey = (turn: number, round: number | null, id: string) => `${turn}:${round ?? "?"}:${id}`;
@@ -94,6 +93,7 @@ function collectToolFacts(calls: UsageCallRecord[], audit: AuditRecord[]): Map<s
         ok: null,
         latency_ms: null,
         used_fallback: false,
+        approval: null,
       };
       facts.set(key, value);
     }
@@ -132,6 +132,19 @@ function collectToolFacts(calls: UsageCallRecord[], audit: AuditRecord[]): Map<s
           state: ok ? "ok" : "failed",
           reason: value.fallback?.reason ?? null,
           error: stringOf(record.details.error),
+        };
+        break;
+      }
+      case "approval_decided": {
+        const decidedBy = stringOf(record.details.decided_by);
+        value.approval = {
+          state: record.details.decision === "approve" ? "approved" : "denied",
+          decided_by:
+            decidedBy === "user" || decidedBy === "policy" || decidedBy === "timeout"
+              ? decidedBy
+              : null,
+          reason: stringOf(record.details.reason),
+          wait_ms: typeof record.details.wait_ms === "number" ? record.details.wait_ms : null,
         };
         break;
       }
@@ -207,6 +220,7 @@ export function buildTranscript(
           latency_ms: known?.latency_ms ?? null,
           used_fallback: known?.used_fallback ?? false,
           fallback: known?.fallback ?? null,
+          approval: known?.approval ?? null,
         };
         cards.set(`${message.turn_index}:${call.id}`, card);
         return card;

@@ -1,6 +1,7 @@
 import { useId, useState } from "react";
 import { api, errorMessage } from "../api.js";
 import { prettyJson } from "../format.js";
+import { parseJsonInput } from "../json-input.js";
 import type { ToolCardData } from "../transcript.js";
 
 /**
@@ -20,17 +21,12 @@ export function ApprovalPanel({ sessionId, card }: { sessionId: string; card: To
     setError(null);
     let edited: Record<string, unknown> | undefined;
     if (decision === "approve" && text !== original) {
-      try {
-        const value: unknown = JSON.parse(text);
-        if (value === null || typeof value !== "object" || Array.isArray(value)) {
-          setError("the arguments must be a JSON object");
-          return;
-        }
-        edited = value as Record<string, unknown>;
-      } catch (parseError) {
-        setError(`not valid JSON: ${errorMessage(parseError)}`);
+      const parsed = parseJsonInput(text, "object");
+      if ("error" in parsed) {
+        setError(`Arguments: ${parsed.error}`);
         return;
       }
+      edited = parsed.value as Record<string, unknown>;
     }
     setBusy(true);
     try {

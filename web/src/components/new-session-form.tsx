@@ -7,6 +7,7 @@ import {
   type ToolListing,
 } from "../api-types.js";
 import { isSimulatedModel, modeLabel } from "../format.js";
+import { parseJsonInput } from "../json-input.js";
 import { navigate, sessionHref } from "../router.js";
 import { ErrorNotice } from "./status.js";
 
@@ -31,19 +32,6 @@ const DECLARED_TOOLS_EXAMPLE = `[{"name": "lookup_order", "description": "Look a
   "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
   "mock": {"cases": [{"when": {"order_id": "A1"}, "result": {"status": "shipped"}}],
            "default": {"error": "no such order"}}}]`;
-
-/** The declared tools text: empty, or a JSON array (its items are checked by the server). */
-function parseDeclaredTools(text: string): unknown[] | null {
-  if (text.trim() === "") return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`Declared tools: not valid JSON (${(error as Error).message})`);
-  }
-  if (!Array.isArray(value)) throw new Error("Declared tools: give a JSON array of tools");
-  return value;
-}
 
 /** Creates a session and opens it. Defaults: the simulated model, both built-in tools. */
 export function NewSessionForm() {
@@ -71,7 +59,8 @@ export function NewSessionForm() {
     );
     return () => controller.abort();
   }, []);
-  const toolNames = available?.map((tool) => tool.name) ?? [...BUILTIN_TOOLS];
+  const offered: (Pick<ToolListing, "name"> & Partial<ToolListing>)[] =
+    available ?? BUILTIN_TOOLS.map((name) => ({ name }));
 
   const toggleTool = (tool: string, checked: boolean) =>
     setTools((current) => (checked ? [...current, tool] : current.filter((item) => item !== tool)));
@@ -79,11 +68,10 @@ export function NewSessionForm() {
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
-    let declared: unknown[] | null;
-    try {
-      declared = parseDeclaredTools(declaredText);
-    } catch (caught) {
-      setError(caught);
+    // Empty, or a JSON array whose items the server checks.
+    const declared = declaredText.trim() === "" ? null : parseJsonInput(declaredText, "array");
+    if (declared && "error" in declared) {
+      setError(new Error(`Declared tools: ${declared.error}`));
       return;
     }
     setBusy(true);
@@ -102,8 +90,8 @@ export function NewSessionForm() {
         ...(systemPrompt.trim() ? { system_prompt: systemPrompt } : {}),
       },
       event_agent: withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
-      tools: toolNames.filter((tool) => tools.includes(tool)),
-      ...(declared ? { declared_tools: declared } : {}),
+      tools: offered.map((tool) => tool.name).filter((tool) => tools.includes(tool)),
+      ...(declared ? { declared_tools: declared.value as unknown[] } : {}),
       ...(Number.isFinite(rounds) ? { max_rounds: rounds } : {}),
     };
     try {
@@ -193,27 +181,22 @@ export function NewSessionForm() {
         </div>
         <fieldset className="field field-wide tools-fieldset">
           <legend>Tools</legend>
-          {toolNames.map((tool) => {
-            const listing = available?.find((item) => item.name === tool);
-            return (
-              <label key={tool} className="checkbox" title={listing?.description}>
-                <input
-                  type="checkbox"
-                  name="tools"
-                  value={tool}
-                  checked={tools.includes(tool)}
-                  onChange={(event) => toggleTool(tool, event.target.checked)}
-                />
-                <code>{tool}</code>
-                {listing && listing.source !== "builtin" ? (
-                  <span className="muted small"> ({listing.source})</span>
-                ) : null}
-                {listing?.requires_approval ? (
-                  <span className="muted small"> · needs approval</span>
-                ) : null}
-              </label>
-            );
-          })}
+          {offered.map(({ name, description, source, requires_approval }) => (
+            <label key={name} className="checkbox" title={description}>
+              <input
+                type="checkbox"
+                name="tools"
+                value={name}
+                checked={tools.includes(name)}
+                onChange={(event) => toggleTool(name, event.target.checked)}
+              />
+              <code>{name}</code>
+              {source && source !== "builtin" ? (
+                <span className="muted small"> ({source})</span>
+              ) : null}
+              {requires_approval ? <span className="muted small"> · needs approval</span> : null}
+            </label>
+          ))}
         </fieldset>
         <div className="field field-wide">
           <label htmlFor={`${id}-system`}>System prompt (chat agent)</label>

@@ -12,12 +12,13 @@ export function SessionSetup({
   config: Record<string, unknown>;
   audit: readonly AuditRecord[];
 }) {
-  const start = [...audit].reverse().find((entry) => entry.event === "turn_start");
+  const start = audit.findLast((entry) => entry.event === "turn_start");
   const details = (start?.details ?? {}) as { system_prompt?: unknown; tools?: unknown };
   const recorded = typeof details.system_prompt === "string" ? details.system_prompt : null;
   const chat = (config.chat_agent ?? {}) as { system_prompt?: unknown };
   const configured = typeof chat.system_prompt === "string" ? chat.system_prompt : null;
   const tools = Array.isArray(details.tools) ? details.tools.map(String) : configuredTools(config);
+  const source = recorded !== null ? "as sent" : configured !== null ? "configured" : "default";
   return (
     <section className="session-setup" data-testid="session-setup" aria-label="Agent setup">
       <div className="session-tools">
@@ -33,14 +34,7 @@ export function SessionSetup({
         )}
       </div>
       <details className="sim-options" data-testid="system-prompt">
-        <summary>
-          System prompt
-          {recorded === null
-            ? configured === null
-              ? " (default)"
-              : " (configured)"
-            : " (as sent)"}
-        </summary>
+        <summary>System prompt ({source})</summary>
         <pre className="system-prompt" data-testid="system-prompt-text">
           {recorded ??
             configured ??

@@ -48,7 +48,7 @@ export function ToolCard({
         <span className="tool-card-meta">
           {card.approval && card.approval.state !== "pending" ? (
             <span
-              className={`badge badge-approval-${card.approval.state}`}
+              className={`badge ${card.approval.state === "approved" ? "badge-ok" : "badge-warn"}`}
               data-testid="approval-badge"
               title={card.approval.reason ?? undefined}
             >
@@ -75,9 +75,7 @@ export function ToolCard({
           </span>
         </span>
       </button>
-      {pending && sessionId !== undefined ? (
-        <ApprovalPanel sessionId={sessionId} card={card} />
-      ) : null}
+      {pending ? <ApprovalPanel sessionId={sessionId} card={card} /> : null}
       <div id={bodyId} className="tool-card-body" hidden={!open}>
         <section>
           <h4>Arguments</h4>
