@@ -161,6 +161,23 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     },
   );
 
+  it("a throw after the claim whose message carries a key: redacted in the error event and the audit log", async () => {
+    const store = open();
+    const key = "sk-live-0123456789abcdefghijklmnop";
+    const turn = await collectTurn({
+      store: failing(store, "usageRollups", new Error(`upstream said: bad key ${key}`)),
+      session_id: "s",
+      message: SEARCH,
+    });
+    expect(turn.end).toMatchObject({ status: "failed" });
+    const error = eventsOfType(turn.events, "error").at(-1);
+    expect(error?.message).toContain("upstream said: bad key");
+    expect(error?.message).not.toContain(key);
+    const audit = JSON.stringify(store.listAuditLogs("s"));
+    expect(audit).toContain("turn_failed");
+    expect(audit).not.toContain(key);
+  });
+
   it("an end the database refuses too is retried until it is stored, then the session is free", async () => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     try {

@@ -1,4 +1,5 @@
 import { AgentLabError } from "../domain/errors.js";
+import { redactSecretText } from "../domain/secrets.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { emptyUsageRollup, type TurnUsageRollup, turnRollup } from "../domain/usage.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -14,11 +15,9 @@ export interface TurnFailure {
 
 /** What a turn that threw reports: a lab error as it is; anything else as an internal error. */
 function describeFailure(error: unknown): TurnFailure {
-  if (error instanceof AgentLabError) return { code: error.code, message: error.message };
-  return {
-    code: "internal_error",
-    message: error instanceof Error ? error.message : String(error),
-  };
+  // Stored and streamed like a round's failure, so it is redacted like one (run-rounds.ts).
+  const message = redactSecretText(error instanceof Error ? error.message : String(error));
+  return { code: error instanceof AgentLabError ? error.code : "internal_error", message };
 }
 
 async function storeEnd(
