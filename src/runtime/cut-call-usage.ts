@@ -1,6 +1,6 @@
 import type { TokenUsage } from "../domain/usage.js";
 import type { ChatModelRequest } from "../providers/chat-model.js";
-import { countTokens, promptTokens } from "../providers/tokenizer.js";
+import { countPromptTokens, countTokens } from "../providers/tokenizer.js";
 
 /** What a model call had produced when it was cut short (cancelled, or failed mid-stream). */
 export interface CutCallProgress {
@@ -18,10 +18,10 @@ export interface CutCallProgress {
  */
 export function estimateCutUsage(request: ChatModelRequest, progress: CutCallProgress): TokenUsage {
   const tools = request.tools ?? [];
-  const prompt_tokens = promptTokens(
+  const prompt_tokens = countPromptTokens(
     request.messages,
     tools.length > 0 ? JSON.stringify(tools) : "",
-  ).length;
+  );
   let completion_tokens = countTokens(progress.text);
   for (const raw of progress.tool_arguments) completion_tokens += countTokens(raw);
   return {
