@@ -55,7 +55,7 @@ const HEADER_MESSAGE =
 /**
  * Every place in a config that would store a credential: secret-named keys at any depth, literal
  * values in a `headers` object, and credentials in URLs (`user:pass@`, `?api-key=`). Configs are
- * bounded in depth before this runs (see nesting.ts), so the recursion is bounded too.
+ * bounded in depth before this runs (see json-limits.ts), so the recursion is bounded too.
  */
 export function findCredentialProblems(value: unknown, path: JsonPath = []): CredentialProblem[] {
   if (Array.isArray(value)) {
