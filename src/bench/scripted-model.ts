@@ -1,5 +1,6 @@
 import { abortableSleep } from "../domain/abortable-sleep.js";
 import { formatEventTag } from "../domain/event-protocol.js";
+import { tokenUsage } from "../domain/usage.js";
 import type {
   ChatModel,
   ChatModelPart,
@@ -71,10 +72,22 @@ export function hasToolResults(request: ChatModelRequest): boolean {
 export function* closingParts(finish_reason: string, elapsed_ms: number): Generator<ChatModelPart> {
   yield {
     type: "usage",
-    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cached_tokens: 0 },
+    usage: tokenUsage({ prompt_tokens: 10, completion_tokens: 10 }),
     estimated: false,
+    source: "endpoint",
+    cost_usd: null,
+    raw: null,
   };
-  yield { type: "finish", finish_reason, ttft_ms: 0, elapsed_ms, attempts: 1 };
+  yield {
+    type: "finish",
+    finish_reason,
+    ttft_ms: 0,
+    elapsed_ms,
+    attempts: 1,
+    response_model: null,
+    response_id: null,
+    system_fingerprint: null,
+  };
 }
 
 /** Wraps a model and adds up the time spent inside it, so the lab's own cost can be separated out. */

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { ArgumentMatcher } from "./argument-matcher.js";
+import { Price } from "./prices.js";
 import { ToolInvocationMode } from "./session-config.js";
 import { DeclaredTool } from "./tool-sources.js";
+
+export { Price } from "./prices.js";
 
 /**
  * Experiments: a suite of scenarios run across a matrix of configurations, many times, each run a
@@ -69,14 +72,6 @@ export const Matrix = z.strictObject({
   configs: z.array(NamedConfig).min(1).optional(),
 });
 export type Matrix = z.output<typeof Matrix>;
-
-/** USD per million tokens. */
-export const Price = z.strictObject({
-  input: z.number().nonnegative(),
-  cached_input: z.number().nonnegative().optional(),
-  output: z.number().nonnegative(),
-});
-export type Price = z.output<typeof Price>;
 
 export const Suite = z.strictObject({
   name: z.string().min(1),

@@ -43,6 +43,14 @@ export const ChatMessage = z
     name: z.string().min(1).optional(),
     tool_call_id: z.string().min(1).optional(),
     tool_calls: z.array(ToolCallEvent).default([]),
+    /**
+     * An assistant's thinking (`reasoning_content`, `reasoning`, thinking parts, a leading
+     * `<think>` block), kept beside the answer, never in it. Sent back only to endpoints that
+     * need it (the openai adapter's `send_reasoning`).
+     */
+    reasoning: z.string().optional(),
+    /** The text of an assistant's refusal (a `refusal` delta); `content` holds only an answer. */
+    refusal: z.string().optional(),
   })
   .superRefine(checkMessageProtocol);
 export type ChatMessage = z.output<typeof ChatMessage>;

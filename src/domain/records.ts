@@ -40,6 +40,9 @@ export interface MessageRecord {
   name: string | null;
   tool_call_id: string | null;
   tool_calls: ToolCallEvent[];
+  /** Added in schema v3: an assistant's thinking and refusal text, null when none. */
+  reasoning: string | null;
+  refusal: string | null;
   created_at: string;
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApprovalOverrides, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approvals.js";
+import { CaptureConfig } from "./call-capture.js";
 import {
   describeTooDeep,
   findMalformedText,
@@ -8,6 +9,7 @@ import {
   MAX_CONFIG_DEPTH,
 } from "./json-limits.js";
 import { Limits } from "./limits.js";
+import { PriceTable } from "./prices.js";
 import { findCredentialProblems, type JsonPath } from "./secrets.js";
 import { DeclaredTool } from "./tool-sources.js";
 
@@ -170,6 +172,10 @@ const LabSessionConfigShape = z
     approvals: ApprovalOverrides.default({}),
     /** A call waiting longer than this for a decision is denied (decided_by `timeout`). */
     approval_timeout_ms: z.number().int().min(1).default(DEFAULT_APPROVAL_TIMEOUT_MS),
+    /** Keeps each call's request body and raw stream (see call-capture.ts). */
+    capture: CaptureConfig.prefault({}),
+    /** Extends or overrides the price table by model string, as a suite's `prices` do. */
+    prices: PriceTable.default({}),
   })
   .superRefine(checkStorableConfig);
 export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);

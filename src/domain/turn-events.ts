@@ -1,6 +1,6 @@
 import type { ToolCallEvent } from "./events.js";
 import type { ToolInvocationMode } from "./session-config.js";
-import type { AgentRole, CallKind, TokenUsage, TurnUsageRollup } from "./usage.js";
+import type { AgentRole, CallKind, TokenUsage, TurnUsageRollup, UsageSource } from "./usage.js";
 
 /**
  * What a running turn reports, in order, to whoever watches it (the CLI, the HTTP API's SSE, the
@@ -18,6 +18,9 @@ export type TurnEvent =
     }
   | { type: "round_start"; round_index: number }
   | { type: "text_delta"; round_index: number; text: string }
+  /** The chat agent's thinking, streamed; the answer's text never contains it. */
+  | { type: "reasoning_delta"; round_index: number; text: string }
+  | { type: "refusal_delta"; round_index: number; text: string }
   | {
       type: "retry";
       round_index: number;
@@ -85,6 +88,11 @@ export type TurnEvent =
       metric_key: string;
       usage: TokenUsage;
       estimated: boolean;
+      usage_source: UsageSource;
+      /** The call's cost as `callCost` gives it, and whether the provider reported it. */
+      cost_usd: number | null;
+      cost_source: "reported" | "estimated" | null;
+      response_model: string | null;
       ttft_ms: number | null;
       elapsed_ms: number;
     }

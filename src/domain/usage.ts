@@ -4,15 +4,51 @@ import type { ToolInvocationMode } from "./session-config.js";
 const tokenCount = z.number().int().nonnegative().default(0);
 const milliseconds = z.number().finite().nonnegative();
 
-/** Token counts as an endpoint reports them; `cached_tokens` is the part of the prompt served from cache. */
+/**
+ * Token counts of one call, normalized so that prompt + completion = total always holds.
+ * `cached_tokens` is the part of the prompt read from a cache, `cache_write_tokens` the part
+ * written to one (billed above the input price by some providers); `reasoning_tokens` is the part
+ * of the completion spent thinking, so it is *inside* `completion_tokens`, never beside it.
+ */
 export const TokenUsage = z.strictObject({
   prompt_tokens: tokenCount,
   completion_tokens: tokenCount,
   total_tokens: tokenCount,
   cached_tokens: tokenCount,
+  reasoning_tokens: tokenCount,
+  cache_write_tokens: tokenCount,
 });
 export type TokenUsage = z.output<typeof TokenUsage>;
 export type TokenUsageInput = z.input<typeof TokenUsage>;
+
+/** A TokenUsage from the counts at hand; absent counts are 0, total is prompt + completion. */
+export function tokenUsage(counts: Partial<TokenUsage> = {}): TokenUsage {
+  const prompt_tokens = counts.prompt_tokens ?? 0;
+  const completion_tokens = counts.completion_tokens ?? 0;
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: counts.total_tokens ?? prompt_tokens + completion_tokens,
+    cached_tokens: counts.cached_tokens ?? 0,
+    reasoning_tokens: counts.reasoning_tokens ?? 0,
+    cache_write_tokens: counts.cache_write_tokens ?? 0,
+  };
+}
+
+/**
+ * Where a call's token counts come from: the endpoint's `usage` object, the lab's own tokenizer
+ * (no usage reported, or the call was cut short), or a server's timing report (llama.cpp's
+ * `timings` when it sent no usage).
+ */
+export const UsageSource = z.enum(["endpoint", "estimated", "provider_timings"]);
+export type UsageSource = z.infer<typeof UsageSource>;
+
+/** What the endpoint said about the response itself: routers answer with another model. */
+export interface ResponseIdentity {
+  response_model: string | null;
+  response_id: string | null;
+  system_fingerprint: string | null;
+}
 
 export const AgentRole = z.enum(["chat_agent", "event_agent", "event_kernel"]);
 export type AgentRole = z.infer<typeof AgentRole>;
@@ -34,6 +70,20 @@ export const UsageMetadata = z.strictObject({
    * or a call cut short (cancelled, failed mid-stream) whose usage never arrived.
    */
   estimated: z.boolean().default(false),
+  /** Default: `estimated` when `estimated`, else `endpoint`. `estimated` follows it when given. */
+  usage_source: UsageSource.nullable().default(null),
+  /** The price the provider reported for the call (OpenRouter's `usage.cost`), in USD. */
+  cost_usd: z.number().finite().nonnegative().nullable().default(null),
+  /** The lab's price-table cost of the call's tokens, in USD; null when the model is not priced. */
+  cost_estimated_usd: z.number().finite().nonnegative().nullable().default(null),
+  response_model: z.string().max(500).nullable().default(null),
+  response_id: z.string().max(500).nullable().default(null),
+  system_fingerprint: z.string().max(500).nullable().default(null),
+  finish_reason: z.string().max(100).nullable().default(null),
+  /** The model refused (a `refusal` delta), rather than answering. */
+  refusal: z.boolean().default(false),
+  /** The provider's usage object exactly as it arrived (and llama.cpp's `timings`), for audit. */
+  raw_usage: z.record(z.string(), z.unknown()).nullable().default(null),
 });
 export type UsageMetadata = z.output<typeof UsageMetadata>;
 export type UsageMetadataInput = z.input<typeof UsageMetadata>;
@@ -58,7 +108,30 @@ export interface UsageCallRecord {
   tool_latency_ms: number | null;
   metric_key: string | null;
   estimated: boolean;
+  /** Added in schema v3; rows written before read reasoning/cache writes 0 and the rest null. */
+  reasoning_tokens: number;
+  cache_write_tokens: number;
+  usage_source: UsageSource;
+  cost_usd: number | null;
+  cost_estimated_usd: number | null;
+  response_model: string | null;
+  response_id: string | null;
+  system_fingerprint: string | null;
+  finish_reason: string | null;
+  refusal: boolean;
+  raw_usage: Record<string, unknown> | null;
   created_at: string;
+}
+
+/** A call's cost as shown: the provider's figure when it reported one, else the price table's. */
+export function callCost(call: Pick<UsageCallRecord, "cost_usd" | "cost_estimated_usd">): {
+  usd: number | null;
+  source: "reported" | "estimated" | null;
+} {
+  if (call.cost_usd !== null) return { usd: call.cost_usd, source: "reported" };
+  if (call.cost_estimated_usd !== null)
+    return { usd: call.cost_estimated_usd, source: "estimated" };
+  return { usd: null, source: null };
 }
 
 /** Sums over a set of calls; `turn_wall_time_ms` is measured, so it is smaller when work overlapped. */
@@ -67,12 +140,23 @@ export interface UsageRollup {
   completion_tokens: number;
   total_tokens: number;
   cached_tokens: number;
+  reasoning_tokens: number;
+  cache_write_tokens: number;
   elapsed_ms: number;
   call_count: number;
   fallback_count: number;
   tool_count: number;
   /** How many of the calls have estimated token counts: a figure that includes them is an estimate. */
   estimated_count: number;
+  /**
+   * Sum of each call's `callCost` (the provider's figure where reported, else the price table's);
+   * null when no call has a cost. Calls without one are counted in `unpriced_count`.
+   */
+  cost_usd: number | null;
+  /** Calls whose cost the provider reported (the rest of the priced ones are table estimates). */
+  reported_cost_count: number;
+  /** Model calls with no cost at all (unknown price, none reported); tool executions are free. */
+  unpriced_count: number;
   turn_wall_time_ms: number | null;
 }
 
@@ -92,11 +176,16 @@ export function emptyUsageRollup(): UsageRollup {
     completion_tokens: 0,
     total_tokens: 0,
     cached_tokens: 0,
+    reasoning_tokens: 0,
+    cache_write_tokens: 0,
     elapsed_ms: 0,
     call_count: 0,
     fallback_count: 0,
     tool_count: 0,
     estimated_count: 0,
+    cost_usd: null,
+    reported_cost_count: 0,
+    unpriced_count: 0,
     turn_wall_time_ms: null,
   };
 }

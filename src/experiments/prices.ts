@@ -1,61 +1,7 @@
-import type { Price, TurnFacts } from "../domain/experiment.js";
+import type { TurnFacts } from "../domain/experiment.js";
+import type { Price } from "../domain/prices.js";
 
-/**
- * What a run cost, from the tokens its turns used. Prices are USD per million tokens.
- *
- * The built-in table holds OpenAI's list prices for a few well-known models **as of this writing**
- * (standard tier, no batch discount); prices change, and other models and endpoints (a local
- * Ollama model, a fine-tune, another vendor behind an OpenAI-compatible URL) are unknown here.
- * A suite extends or overrides the table under `prices:`, keyed by model string, e.g.
- * `prices: { "openai:llama3.1": { input: 0, output: 0 } }`. An unknown model's cost is null
- * (shown as unknown), never a guess.
- */
-export const DEFAULT_PRICES: Record<string, Price> = {
-  // The simulated model costs nothing ("sim" and every "sim:NAME").
-  sim: { input: 0, cached_input: 0, output: 0 },
-  "gpt-5": { input: 1.25, cached_input: 0.125, output: 10 },
-  "gpt-5-mini": { input: 0.25, cached_input: 0.025, output: 2 },
-  "gpt-5-nano": { input: 0.05, cached_input: 0.005, output: 0.4 },
-  "gpt-4.1": { input: 2, cached_input: 0.5, output: 8 },
-  "gpt-4.1-mini": { input: 0.4, cached_input: 0.1, output: 1.6 },
-  "gpt-4.1-nano": { input: 0.1, cached_input: 0.025, output: 0.4 },
-  "gpt-4o": { input: 2.5, cached_input: 1.25, output: 10 },
-  "gpt-4o-mini": { input: 0.15, cached_input: 0.075, output: 0.6 },
-  o3: { input: 2, cached_input: 0.5, output: 8 },
-  "o3-mini": { input: 1.1, cached_input: 0.55, output: 4.4 },
-  "o4-mini": { input: 1.1, cached_input: 0.275, output: 4.4 },
-};
-
-/** Where a longer model name may continue a known one: "gpt-4.1-mini-2025-04-14", "sim:fast". */
-const BOUNDARY = /^[-:@]/;
-
-/**
- * The price of a model string. `extra` (a suite's `prices`) wins over the built-in table. Looked
- * up in order: the exact string; the name without its provider ("openai:gpt-4.1-mini" →
- * "gpt-4.1-mini"); the longest known name it continues after a `-`, `:` or `@` (dated snapshots
- * such as "gpt-4.1-mini-2025-04-14", and "sim:NAME" → "sim"). Null when unknown.
- */
-export function priceFor(model: string, extra: Record<string, Price>): Price | null {
-  const table: Record<string, Price> = { ...DEFAULT_PRICES, ...extra };
-  const has = (key: string) => Object.hasOwn(table, key);
-  if (has(model)) return table[model] ?? null;
-  const separator = model.indexOf(":");
-  const provider = separator === -1 ? "" : model.slice(0, separator);
-  const name = separator === -1 ? model : model.slice(separator + 1);
-  // The sim's own names ("sim:fast") are its variants, not a provider prefix.
-  if (provider !== "sim" && name !== model && has(name)) return table[name] ?? null;
-  let best: string | null = null;
-  for (const key of Object.keys(table)) {
-    for (const candidate of provider === "sim" ? [model] : [model, name]) {
-      const continues =
-        candidate.length > key.length &&
-        candidate.startsWith(key) &&
-        BOUNDARY.test(candidate.slice(key.length));
-      if (continues && (best === null || key.length > best.length)) best = key;
-    }
-  }
-  return best === null ? null : (table[best] ?? null);
-}
+export { DEFAULT_PRICES, priceFor } from "../domain/prices.js";
 
 /**
  * USD for the turns' tokens at `chatPrice`: uncached prompt tokens at `input`, cached ones at

@@ -1,6 +1,6 @@
 import type { ChatToolDefinition } from "../domain/chat-tool.js";
 import type { ChatMessage } from "../domain/messages.js";
-import type { TokenUsage } from "../domain/usage.js";
+import type { TokenUsage, UsageSource } from "../domain/usage.js";
 
 /**
  * The one port between the runtime and any model. Adapters (`openai`, `sim`) implement it; the
@@ -55,6 +55,10 @@ export type ChatModelPart =
     }
   | { type: "first-token"; ttft_ms: number }
   | { type: "text-delta"; text: string }
+  /** Thinking, wherever the provider put it; never part of the answer's text. */
+  | { type: "reasoning-delta"; text: string }
+  /** A refusal (`delta.refusal`); never part of the answer's text either. */
+  | { type: "refusal-delta"; text: string }
   | {
       type: "tool-call-delta";
       index: number;
@@ -65,9 +69,15 @@ export type ChatModelPart =
   | { type: "tool-call"; index: number; id: string; name: string; raw_arguments: string }
   | {
       type: "usage";
+      /** Normalized: prompt + completion = total, reasoning inside completion. */
       usage: TokenUsage;
       /** True when the endpoint reported no usage and the lab counted with its tokenizer. */
       estimated: boolean;
+      source: UsageSource;
+      /** The cost the provider reported (OpenRouter's `usage.cost`), in USD; null when none. */
+      cost_usd: number | null;
+      /** The provider's usage object (and `timings`) as received; null when none came. */
+      raw: Record<string, unknown> | null;
     }
   | {
       type: "finish";
@@ -76,10 +86,24 @@ export type ChatModelPart =
       ttft_ms: number | null;
       elapsed_ms: number;
       attempts: number;
+      /** The chunks' `model`, `id` and `system_fingerprint`: who actually answered. */
+      response_model: string | null;
+      response_id: string | null;
+      system_fingerprint: string | null;
     };
+
+/**
+ * Receives a call's wire traffic as it happens (payload capture). The request body once, before
+ * it is sent; the response as it arrives. The sim renders what an endpoint would have sent.
+ */
+export interface CallCapture {
+  request(body: string): void;
+  response(chunk: Uint8Array | string): void;
+}
 
 export interface StreamOptions {
   signal?: AbortSignal;
+  capture?: CallCapture;
 }
 
 export interface ChatModel {

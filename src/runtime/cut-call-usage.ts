@@ -1,4 +1,4 @@
-import type { TokenUsage } from "../domain/usage.js";
+import { type TokenUsage, tokenUsage } from "../domain/usage.js";
 import type { ChatModelRequest } from "../providers/chat-model.js";
 import { countPromptTokens, countTokens } from "../providers/tokenizer.js";
 
@@ -24,10 +24,5 @@ export function estimateCutUsage(request: ChatModelRequest, progress: CutCallPro
   );
   let completion_tokens = countTokens(progress.text);
   for (const raw of progress.tool_arguments) completion_tokens += countTokens(raw);
-  return {
-    prompt_tokens,
-    completion_tokens,
-    total_tokens: prompt_tokens + completion_tokens,
-    cached_tokens: 0,
-  };
+  return tokenUsage({ prompt_tokens, completion_tokens });
 }

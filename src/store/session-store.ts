@@ -1,3 +1,4 @@
+import type { CallPayloadRecord } from "../domain/call-capture.js";
 import type {
   AuditRecord,
   MessageRecord,
@@ -10,6 +11,7 @@ import type { ImportSessionOptions, SessionExport } from "../domain/session-expo
 import type { UsageSummary } from "../domain/usage.js";
 import type {
   AppendAuditOptions,
+  AppendCallPayloadOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
   AppendUsageOptions,
@@ -64,12 +66,19 @@ export interface SessionStore {
    * session: retries are idempotent.
    */
   appendUsage(sessionId: string, options: AppendUsageOptions): Awaitable<boolean>;
+  /**
+   * Keeps one call's captured request and response (compressed), keyed by the metric key of its
+   * usage row. Returns false when that key already has a payload (retries are idempotent).
+   */
+  appendCallPayload(sessionId: string, options: AppendCallPayloadOptions): Awaitable<boolean>;
+  /** The captured payload of the call with this metric key, or null when none was kept. */
+  getCallPayload(sessionId: string, metricKey: string): Awaitable<CallPayloadRecord | null>;
   listMessages(sessionId: string): Awaitable<MessageRecord[]>;
   listAuditLogs(sessionId: string): Awaitable<AuditRecord[]>;
   usageSummary(sessionId: string): Awaitable<UsageSummary>;
   /** The `turns` and `session` parts of `usageSummary`, without reading every call. */
   usageRollups(sessionId: string): Awaitable<Omit<UsageSummary, "calls">>;
-  /** Removes the session with its turns, messages, audit log and usage, all or nothing. */
+  /** Removes the session with its turns, messages, audit log, usage and payloads, all or nothing. */
   deleteSession(sessionId: string): Awaitable<void>;
   /** `listSessions` plus each session's mode and model strings (for the session list of a UI). */
   listSessionOverviews(): Awaitable<SessionOverview[]>;

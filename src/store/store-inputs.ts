@@ -2,7 +2,7 @@ import { z } from "zod";
 import { boundedRecord, WellFormedString } from "../domain/json-limits.js";
 import { ChatMessage } from "../domain/messages.js";
 import { SessionConfig } from "../domain/session-config.js";
-import { TokenUsage, UsageMetadata } from "../domain/usage.js";
+import { AgentRole, TokenUsage, UsageMetadata } from "../domain/usage.js";
 
 /** Every store method validates its arguments with these, so each backend refuses the same input. */
 
@@ -90,3 +90,18 @@ export const AppendUsageOptions = z.strictObject({
   metadata: UsageMetadata.prefault({}),
 });
 export type AppendUsageOptions = z.input<typeof AppendUsageOptions>;
+
+export const AppendCallPayloadOptions = z.strictObject({
+  metric_key: z.string().min(1),
+  turn_index: index,
+  round_index: index,
+  agent: AgentRole,
+  /** Already cut to the session's cap by the caller; the sizes and flags say what was cut. */
+  request_body: z.string(),
+  response_body: z.string(),
+  request_bytes: z.number().int().nonnegative(),
+  response_bytes: z.number().int().nonnegative(),
+  request_truncated: z.boolean(),
+  response_truncated: z.boolean(),
+});
+export type AppendCallPayloadOptions = z.input<typeof AppendCallPayloadOptions>;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
-import type { TokenUsage } from "../../domain/usage.js";
+import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import { describeIssues } from "../../domain/validation.js";
 import type { ChatModelPart, FinishReason } from "../chat-model.js";
 import { ProviderStreamError } from "../errors.js";
@@ -277,12 +277,12 @@ export function toTokenUsage(usage: ChunkUsage): TokenUsage | null {
   }
   const prompt_tokens = Math.round(prompt ?? 0);
   const completion_tokens = Math.round(completion ?? 0);
-  return {
+  return tokenUsage({
     prompt_tokens,
     completion_tokens,
     total_tokens: Math.round(usage.total_tokens ?? prompt_tokens + completion_tokens),
     cached_tokens: Math.round(usage.prompt_tokens_details?.cached_tokens ?? 0),
-  };
+  });
 }
 
 /** Decodes a whole byte stream at once: the pure path, for tests and recorded fixtures. */

@@ -155,6 +155,9 @@ export class OpenAIChatModel implements ChatModel {
               summary.usage ??
               estimateUsage(request.messages, body.tools ?? [], summary.text, summary.tool_calls),
             estimated: summary.usage === null,
+            source: summary.usage === null ? "estimated" : "endpoint",
+            cost_usd: null,
+            raw: null,
           };
           yield {
             type: "finish",
@@ -162,6 +165,9 @@ export class OpenAIChatModel implements ChatModel {
             ttft_ms: ttftMs,
             elapsed_ms: roundMs(endedAt - startedAt),
             attempts: attempt,
+            response_model: null,
+            response_id: null,
+            system_fingerprint: null,
           };
           return;
         } finally {

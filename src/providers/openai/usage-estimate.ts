@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../../domain/messages.js";
-import type { TokenUsage } from "../../domain/usage.js";
+import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import { countPromptTokens, countTokens } from "../tokenizer.js";
 import type { ToolCallPart } from "./completion-stream-decoder.js";
 import type { WireTool } from "./request-body.js";
@@ -17,10 +17,5 @@ export function estimateUsage(
   const prompt_tokens = countPromptTokens(messages, tools.length > 0 ? JSON.stringify(tools) : "");
   let completion_tokens = countTokens(text);
   for (const call of toolCalls) completion_tokens += countTokens(call.raw_arguments);
-  return {
-    prompt_tokens,
-    completion_tokens,
-    total_tokens: prompt_tokens + completion_tokens,
-    cached_tokens: 0,
-  };
+  return tokenUsage({ prompt_tokens, completion_tokens });
 }

@@ -1,4 +1,5 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
+import { tokenUsage } from "../../domain/usage.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
 import {
   countSegmentTokens,
@@ -97,13 +98,15 @@ export class SimChatModel implements ChatModel {
     signal?.throwIfAborted();
     yield {
       type: "usage",
-      usage: {
+      usage: tokenUsage({
         prompt_tokens: promptTokenCount,
         completion_tokens: completionTokens,
-        total_tokens: promptTokenCount + completionTokens,
         cached_tokens: cachedTokens,
-      },
+      }),
       estimated,
+      source: estimated ? "estimated" : "endpoint",
+      cost_usd: null,
+      raw: null,
     };
     yield {
       type: "finish",
@@ -111,6 +114,9 @@ export class SimChatModel implements ChatModel {
       ttft_ms: ttftMs,
       elapsed_ms: since(),
       attempts: 1,
+      response_model: this.model,
+      response_id: null,
+      system_fingerprint: null,
     };
   }
 }
