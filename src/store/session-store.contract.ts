@@ -7,6 +7,7 @@ import {
   TurnNotFoundError,
 } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
+import { callDetailContract } from "./call-detail.contract.js";
 import type { SessionStore } from "./session-store.js";
 import { sessionTransferContract } from "./session-transfer.contract.js";
 import { turnClaimContract } from "./turn-claim.contract.js";
@@ -42,6 +43,8 @@ export function describeSessionStoreContract(
     sessionTransferContract(() => store);
     // Beyond the seed: one turn at a time per session, claimed atomically.
     turnClaimContract(() => store);
+    // Beyond the seed: provider detail of calls, costs, reasoning text, captured payloads.
+    callDetailContract(() => store);
 
     it("persists session messages, audit and usage (seed: test_sqlite_store_persists_session_messages_audit_and_usage)", async () => {
       const sessionId = await store.createSession({

@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { EXPORT_VERSION_1 } from "../../test/legacy-layouts.js";
 import { InvalidInputError, SessionExistsError, SessionNotFoundError } from "../domain/errors.js";
 import type { SessionExport } from "../domain/session-export.js";
 import type { SessionStore } from "./session-store.js";
@@ -311,5 +312,42 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
     expect((await store.listAuditLogs("redacted"))[0]?.details).toStrictEqual({
       password: "[redacted]",
     });
+  });
+
+  it("imports a version-1 document, its new fields empty and its estimate labelled", async () => {
+    const store = getStore();
+    expect(await store.importSession(structuredClone(EXPORT_VERSION_1))).toBe("old-export");
+    const messages = await store.listMessages("old-export");
+    expect(
+      messages.map(({ content, reasoning, refusal }) => ({ content, reasoning, refusal })),
+    ).toStrictEqual([
+      { content: "hello", reasoning: null, refusal: null },
+      { content: "hi", reasoning: null, refusal: null },
+    ]);
+    const usage = await store.usageSummary("old-export");
+    expect(usage.calls[0]).toMatchObject({
+      total_tokens: 25,
+      estimated: true,
+      usage_source: "estimated",
+      reasoning_tokens: 0,
+      cache_write_tokens: 0,
+      cost_usd: null,
+      cost_estimated_usd: null,
+      response_model: null,
+      response_id: null,
+      system_fingerprint: null,
+      finish_reason: null,
+      refusal: false,
+      raw_usage: null,
+    });
+    expect(usage.session).toMatchObject({
+      total_tokens: 25,
+      estimated_count: 1,
+      cost_usd: null,
+      reported_cost_count: 0,
+      unpriced_count: 1,
+    });
+    // Exported again, it is a version-2 document.
+    expect((await store.exportSession("old-export")).version).toBe(2);
   });
 }
