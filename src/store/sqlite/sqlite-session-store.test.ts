@@ -7,6 +7,7 @@ import {
   LEGACY_MESSAGES,
   LEGACY_TURNS,
   LEGACY_USAGE_WITH_METRIC_KEY,
+  layoutOfVersion,
 } from "../../../test/legacy-layouts.js";
 import { temporaryDirectory } from "../../../test/paths.js";
 import { DatabaseOpenError, SchemaTooNewError } from "../../domain/errors.js";
@@ -262,5 +263,162 @@ describe("SqliteSessionStore: legacy files and the file itself", () => {
       expected,
     );
     reopened.close();
+  });
+
+  it.each([1, 2] as const)(
+    "opens a schema-version-%i file with its data, the new fields empty, and keeps payloads in it",
+    (version) => {
+      const databasePath = join(directory.path, `version-${version}.sqlite3`);
+      const connection = new Database(databasePath);
+      connection.exec(layoutOfVersion(version));
+      connection.close();
+
+      const store = new SqliteSessionStore(databasePath);
+      expect(store.listSessions().map((row) => [row.id, row.turn_count, row.total_tokens])).toEqual(
+        [["old", 1, 26]],
+      );
+      expect(
+        store
+          .listMessages("old")
+          .map(({ content, reasoning, refusal }) => [content, reasoning, refusal]),
+      ).toStrictEqual([
+        ["hello", null, null],
+        ["hi there", null, null],
+      ]);
+      const usage = store.usageSummary("old");
+      expect(
+        usage.calls.map((call) => ({
+          estimated: call.estimated,
+          usage_source: call.usage_source,
+          reasoning_tokens: call.reasoning_tokens,
+          cache_write_tokens: call.cache_write_tokens,
+          cost_usd: call.cost_usd,
+          cost_estimated_usd: call.cost_estimated_usd,
+          response_model: call.response_model,
+          finish_reason: call.finish_reason,
+          refusal: call.refusal,
+          raw_usage: call.raw_usage,
+        })),
+      ).toStrictEqual(
+        // Version 1 knew no estimates: both of its calls read as the endpoint's counts.
+        [false, version === 2].map((estimated) => ({
+          estimated,
+          usage_source: estimated ? "estimated" : "endpoint",
+          reasoning_tokens: 0,
+          cache_write_tokens: 0,
+          cost_usd: null,
+          cost_estimated_usd: null,
+          response_model: null,
+          finish_reason: null,
+          refusal: false,
+          raw_usage: null,
+        })),
+      );
+      expect(usage.session).toMatchObject({ total_tokens: 26, cost_usd: null, unpriced_count: 2 });
+      // The migrated file takes the new writes.
+      const payload = {
+        metric_key: "chat:1:1",
+        turn_index: 1,
+        round_index: 1,
+        agent: "chat_agent",
+        request_body: '{"model":"sim"}',
+        response_body: "hi there",
+        request_bytes: 15,
+        response_bytes: 8,
+        request_truncated: false,
+        response_truncated: false,
+      } as const;
+      expect(store.appendCallPayload("old", payload)).toBe(true);
+      store.appendMessage("old", {
+        turn_index: 1,
+        message: { role: "assistant", content: "", refusal: "no" },
+      });
+      store.close();
+
+      const migrated = new Database(databasePath);
+      expect(migrated.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+      const usageColumns = columnNames(migrated, "usage_stats");
+      for (const column of ["estimated", "reasoning_tokens", "usage_source", "raw_usage_json"]) {
+        expect(usageColumns, column).toContain(column);
+      }
+      expect(columnNames(migrated, "messages")).toEqual(
+        expect.arrayContaining(["reasoning", "refusal"]),
+      );
+      migrated.close();
+      const reopened = new SqliteSessionStore(databasePath);
+      expect(reopened.getCallPayload("old", "chat:1:1")?.response_body).toBe("hi there");
+      expect(reopened.listMessages("old").at(-1)?.refusal).toBe("no");
+      reopened.close();
+    },
+  );
+
+  it("stores payloads compressed: stored_bytes is the size of the blobs in the file", () => {
+    const databasePath = join(directory.path, "payloads.sqlite3");
+    const store = new SqliteSessionStore(databasePath);
+    store.createSession({ title: "p", config: {}, session_id: "p" });
+    store.startTurn("p", { turn_index: 1, user_message: "go" });
+    const body = JSON.stringify({ messages: Array(500).fill({ role: "user", content: "same" }) });
+    store.appendCallPayload("p", {
+      metric_key: "k",
+      turn_index: 1,
+      round_index: 1,
+      agent: "chat_agent",
+      request_body: body,
+      response_body: "data: [DONE]\n\n",
+      request_bytes: body.length,
+      response_bytes: 14,
+      request_truncated: false,
+      response_truncated: false,
+    });
+    const stored = store.getCallPayload("p", "k");
+    store.close();
+    const raw = new Database(databasePath, { readonly: true });
+    const row = raw
+      .prepare(
+        "SELECT length(request_compressed) + length(response_compressed) AS bytes FROM call_payloads",
+      )
+      .get() as { bytes: number };
+    raw.close();
+    expect(stored?.stored_bytes).toBe(row.bytes);
+    expect(row.bytes).toBeLessThan(body.length / 50);
+    expect(stored?.request_body).toBe(body);
+  });
+
+  it("deletes a session with its payloads all or nothing", () => {
+    const databasePath = join(directory.path, "atomic-delete.sqlite3");
+    const store = new SqliteSessionStore(databasePath);
+    store.createSession({ title: "d", config: {}, session_id: "d" });
+    store.startTurn("d", { turn_index: 1, user_message: "go" });
+    store.appendUsage("d", {
+      turn_index: 1,
+      round_index: 1,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      elapsed_ms: 1,
+      metadata: { metric_key: "k" },
+    });
+    store.appendCallPayload("d", {
+      metric_key: "k",
+      turn_index: 1,
+      round_index: 1,
+      agent: "chat_agent",
+      request_body: "{}",
+      response_body: "ok",
+      request_bytes: 2,
+      response_bytes: 2,
+      request_truncated: false,
+      response_truncated: false,
+    });
+    // Payloads go first; a refusal on a later table must bring them back.
+    const connection = new Database(databasePath);
+    connection.exec(`CREATE TRIGGER keep_usage BEFORE DELETE ON usage_stats
+      BEGIN SELECT RAISE(ABORT, 'usage is kept'); END`);
+    expect(() => store.deleteSession("d")).toThrow("usage is kept");
+    expect(store.getCallPayload("d", "k")?.response_body).toBe("ok");
+    expect(store.getSession("d")).not.toBeNull();
+    connection.exec("DROP TRIGGER keep_usage");
+    connection.close();
+    store.deleteSession("d");
+    expect(store.getCallPayload("d", "k")).toBeNull();
+    store.close();
   });
 });
