@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { USAGE_COLUMNS } from "../store/sqlite/statements.js";
 import { TURN_AGGREGATE_SQL } from "../store/sqlite/usage-rollups.js";
 import { type Figure, median, printFigures, timeMedian } from "./measure.js";
 
@@ -21,6 +22,42 @@ function freshStore(directory: string, name: string): { store: SqliteSessionStor
   store.createSession({ title: "bench", config: {}, session_id: "bench" });
   store.startTurn("bench", { turn_index: 1, user_message: "go" });
   return { store, path };
+}
+
+/** The values appendUsage binds for the throughput figure's call, in USAGE_COLUMNS order. */
+function usageRow(index: number): unknown[] {
+  const values: Record<(typeof USAGE_COLUMNS)[number], unknown> = {
+    session_id: "bench",
+    turn_index: 1,
+    round_index: 1,
+    prompt_tokens: 3,
+    completion_tokens: 7,
+    total_tokens: 10,
+    cached_tokens: 2,
+    reasoning_tokens: 0,
+    cache_write_tokens: 0,
+    ttft_ms: 120,
+    elapsed_ms: 450,
+    created_at: new Date().toISOString(),
+    agent: "chat_agent",
+    call_kind: "chat_completion",
+    event_id: null,
+    event_name: null,
+    used_fallback: 0,
+    tool_latency_ms: null,
+    metric_key: `chat:1:${index}`,
+    estimated: 0,
+    usage_source: "endpoint",
+    cost_usd: null,
+    cost_estimated_usd: null,
+    response_model: null,
+    response_id: null,
+    system_fingerprint: null,
+    finish_reason: null,
+    refusal: 0,
+    raw_usage_json: null,
+  };
+  return USAGE_COLUMNS.map((column) => values[column]);
 }
 
 /** appendUsage against a raw prepared INSERT of the same row into the same schema and pragmas. */
@@ -49,28 +86,13 @@ function appendThroughput(directory: string): Figure {
     const raw = new Database(path);
     raw.pragma("journal_mode = WAL");
     raw.pragma("synchronous = NORMAL");
-    const insert = raw.prepare(RAW_INSERT);
+    // The same row appendUsage writes: every column bound, as the store binds them.
+    const insert = raw.prepare(
+      `INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map(() => "?").join(", ")})`,
+    );
     start = performance.now();
     for (let index = 0; index < calls; index++) {
-      insert.run(
-        "bench",
-        1,
-        1,
-        3,
-        7,
-        10,
-        2,
-        120,
-        450,
-        new Date().toISOString(),
-        "chat_agent",
-        "chat_completion",
-        null,
-        null,
-        0,
-        null,
-        `chat:1:${index}`,
-      );
+      insert.run(...usageRow(index));
     }
     rawRates.push(calls / ((performance.now() - start) / 1000));
     raw.close();
@@ -239,12 +261,199 @@ function rollupFigures(directory: string): Figure[] {
   ];
 }
 
+/**
+ * A chat-completions request as the openai adapter sends it in a tool conversation of `rounds`
+ * rounds: system prompt, two tool schemas, and the history so far (user turns, tool calls, tool
+ * results of five search hits, answers). 25 rounds is about 30 KB; each round adds about 1.2 KB.
+ */
+function requestBody(rounds: number, seed: number): string {
+  const messages: unknown[] = [
+    { role: "system", content: "You are a careful support agent. Use the tools. ".repeat(12) },
+  ];
+  for (let round = 0; round < rounds; round++) {
+    const order = 1000 + seed * 100 + round;
+    const callId = `call_${(order * 7919).toString(36)}${round}`;
+    messages.push(
+      { role: "user", content: `Where is order ${order}? The tracking page says pending.` },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [
+          {
+            id: callId,
+            type: "function",
+            function: {
+              name: "mock_search",
+              arguments: JSON.stringify({ query: `order ${order} status` }),
+            },
+          },
+        ],
+      },
+      {
+        role: "tool",
+        tool_call_id: callId,
+        content: JSON.stringify({
+          results: Array.from({ length: 5 }, (_, hit) => ({
+            id: `doc-${order}-${hit}`,
+            title: `Shipping policy ${hit} for region ${order % 7}`,
+            snippet: `Orders placed before ${hit + 2} pm ship the same day; backorders ship within ${(order % 9) + 2} business days (ref ${(order * 31 + hit).toString(36)}).`,
+          })),
+        }),
+      },
+      {
+        role: "assistant",
+        content: `Order ${order} ships within ${(order % 5) + 1} business days; I opened ticket T-${order + 4000} so you hear when the carrier scans it.`,
+      },
+    );
+  }
+  const parameters = (properties: Record<string, unknown>) => ({
+    type: "object",
+    properties,
+    required: Object.keys(properties).slice(0, 1),
+  });
+  return JSON.stringify({
+    model: "gpt-4.1-mini",
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: 0.2,
+    messages,
+    tools: [
+      {
+        type: "function",
+        function: {
+          name: "mock_search",
+          description: "Search the knowledge base",
+          parameters: parameters({ query: { type: "string" }, limit: { type: "integer" } }),
+        },
+      },
+      {
+        type: "function",
+        function: {
+          name: "mock_ticket",
+          description: "Open a support ticket",
+          parameters: parameters({
+            title: { type: "string" },
+            priority: { enum: ["low", "high"] },
+          }),
+        },
+      },
+    ],
+  });
+}
+
+/** The raw SSE stream of a ~4 KB answer: one chunk per word, then usage and [DONE]. */
+function responseStream(seed: number): string {
+  const id = `chatcmpl-${(seed * 104729).toString(36)}`;
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1764547200 + seed, model: "gpt-4.1-mini-2025-04-14", system_fingerprint: "fp_6f2eabb9a5", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const words =
+    `Order ${seed} ships within three business days; the carrier scans it tonight.`.split(" ");
+  let stream = chunk({ role: "assistant", content: "" });
+  for (let index = 0; index < 20; index++) {
+    stream += chunk({ content: `${words[index % words.length]} ` });
+  }
+  stream += chunk({}, "stop");
+  stream += `data: ${JSON.stringify({ id, object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 7000 + seed, completion_tokens: 21, total_tokens: 7021 + seed } })}\n\ndata: [DONE]\n\n`;
+  return stream;
+}
+
+/**
+ * Storage and append time of 1,000 model calls, with payload capture off (appendUsage alone) and
+ * on (appendUsage + appendCallPayload of each call's request and raw stream). The calls are 50
+ * sessions of 20 rounds whose request grows from 15 to 38 KB (history), answers ~4 KB of SSE.
+ */
+function payloadCaptureFigures(directory: string): Figure[] {
+  const sessions = 50;
+  const rounds = 20;
+  const bodies = Array.from({ length: rounds }, (_, round) => requestBody(12 + round, round));
+  const streams = Array.from({ length: rounds }, (_, round) => responseStream(round));
+  const rawBytes =
+    sessions *
+    (bodies.reduce((sum, body) => sum + Buffer.byteLength(body), 0) +
+      streams.reduce((sum, stream) => sum + Buffer.byteLength(stream), 0));
+  const measure = (capture: boolean, attempt: number) => {
+    const path = join(directory, `capture-${capture ? "on" : "off"}-${attempt}.sqlite3`);
+    let store = new SqliteSessionStore(path);
+    for (let session = 0; session < sessions; session++) {
+      store.createSession({ title: "bench", config: {}, session_id: `s${session}` });
+      store.startTurn(`s${session}`, { turn_index: 1, user_message: "go" });
+    }
+    // Closing checkpoints the WAL into the file and truncates it: the file is the whole database.
+    store.close();
+    const before = statSync(path).size;
+    store = new SqliteSessionStore(path);
+    const start = performance.now();
+    for (let session = 0; session < sessions; session++) {
+      for (let round = 0; round < rounds; round++) {
+        const metric_key = `chat:1:${round + 1}`;
+        const request = bodies[round] as string;
+        const response = streams[round] as string;
+        store.appendUsage(`s${session}`, {
+          turn_index: 1,
+          round_index: round + 1,
+          usage: { prompt_tokens: 7000, completion_tokens: 21, total_tokens: 7021 },
+          ttft_ms: 300,
+          elapsed_ms: 900,
+          metadata: {
+            metric_key,
+            response_model: "gpt-4.1-mini-2025-04-14",
+            finish_reason: "stop",
+          },
+        });
+        if (!capture) continue;
+        store.appendCallPayload(`s${session}`, {
+          metric_key,
+          turn_index: 1,
+          round_index: round + 1,
+          agent: "chat_agent",
+          request_body: request,
+          response_body: response,
+          request_bytes: Buffer.byteLength(request),
+          response_bytes: Buffer.byteLength(response),
+          request_truncated: false,
+          response_truncated: false,
+        });
+      }
+    }
+    const msPerCall = (performance.now() - start) / (sessions * rounds);
+    store.close();
+    return { bytes: statSync(path).size - before, msPerCall };
+  };
+  const runs = (capture: boolean) => [0, 1, 2].map((attempt) => measure(capture, attempt));
+  const off = runs(false);
+  const on = runs(true);
+  const offBytes = median(off.map((run) => run.bytes));
+  const onBytes = median(on.map((run) => run.bytes));
+  const offMs = median(off.map((run) => run.msPerCall));
+  const onMs = median(on.map((run) => run.msPerCall));
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+  return [
+    {
+      name: `database growth per 1,000 calls, payload capture on (bodies ${mib(rawBytes)} before compression)`,
+      value: `${mib(onBytes)} (${((onBytes - offBytes) / 1000 / 1024).toFixed(1)} KiB a call more; bodies compressed ${(rawBytes / (onBytes - offBytes)).toFixed(1)}x)`,
+      baseline: `${(offBytes / 1024).toFixed(0)} KiB (capture off)`,
+      ratio: onBytes / offBytes,
+      target: "none (reference)",
+      met: true,
+    },
+    {
+      name: "append time per call, appendUsage + appendCallPayload (median of 3 runs of 1,000)",
+      value: `${onMs.toFixed(3)} ms`,
+      baseline: `${offMs.toFixed(3)} ms (appendUsage alone, capture off)`,
+      ratio: onMs / offMs,
+      target: "none (reference)",
+      met: true,
+    },
+  ];
+}
+
 export function runStoreBench(): Figure[] {
   const directory = mkdtempSync(join(tmpdir(), "agent-lab-bench-"));
   try {
     console.log("store benchmark (files in a temporary folder, removed afterwards)");
     const figures = [
       appendThroughput(directory),
+      ...payloadCaptureFigures(directory),
       listSessionsFigure(directory),
       ...rollupFigures(directory),
     ];

@@ -321,17 +321,36 @@ export class SqliteSessionStore implements SessionStore {
   appendUsage(sessionId: string, options: AppendUsageOptions): boolean {
     const input = parseInput(AppendUsageOptions, options, "appendUsage");
     const { usage, metadata } = input;
-    const { estimated: _derived, ...described } = metadata;
     const { changes } = write(() =>
       this.sql.insertUsage.run(
         toUsageRowParams(sessionId, {
           turn_index: input.turn_index,
           round_index: input.round_index,
-          ...usage,
           ttft_ms: input.ttft_ms,
           elapsed_ms: input.elapsed_ms,
           created_at: now(),
-          ...described,
+          prompt_tokens: usage.prompt_tokens,
+          completion_tokens: usage.completion_tokens,
+          total_tokens: usage.total_tokens,
+          cached_tokens: usage.cached_tokens,
+          reasoning_tokens: usage.reasoning_tokens,
+          cache_write_tokens: usage.cache_write_tokens,
+          agent: metadata.agent,
+          call_kind: metadata.call_kind,
+          event_id: metadata.event_id,
+          event_name: metadata.event_name,
+          used_fallback: metadata.used_fallback,
+          tool_latency_ms: metadata.tool_latency_ms,
+          metric_key: metadata.metric_key,
+          usage_source: metadata.usage_source,
+          cost_usd: metadata.cost_usd,
+          cost_estimated_usd: metadata.cost_estimated_usd,
+          response_model: metadata.response_model,
+          response_id: metadata.response_id,
+          system_fingerprint: metadata.system_fingerprint,
+          finish_reason: metadata.finish_reason,
+          refusal: metadata.refusal,
+          raw_usage: metadata.raw_usage,
         }),
       ),
     );
