@@ -78,6 +78,19 @@ export function layoutOfVersion(version: 1 | 2): string {
            ('old', 1, 2, 9, 2, 11, 0, NULL, 25, 'then', 'chat:1:2'${version === 2 ? ", 1" : ""});`;
 }
 
+const ROLLUP_VERSION_1 = {
+  prompt_tokens: 20,
+  completion_tokens: 5,
+  total_tokens: 25,
+  cached_tokens: 0,
+  elapsed_ms: 400,
+  call_count: 1,
+  fallback_count: 0,
+  tool_count: 0,
+  estimated_count: 1,
+  turn_wall_time_ms: 1000,
+} as const;
+
 /** A session export as version 1 wrote it: no reasoning, refusal or provider detail anywhere. */
 export const EXPORT_VERSION_1 = {
   format: "agent-lab.session",
@@ -151,32 +164,7 @@ export const EXPORT_VERSION_1 = {
         created_at: "2026-11-20T09:00:01.000Z",
       },
     ],
-    turns: [
-      {
-        turn_index: 1,
-        prompt_tokens: 20,
-        completion_tokens: 5,
-        total_tokens: 25,
-        cached_tokens: 0,
-        elapsed_ms: 400,
-        call_count: 1,
-        fallback_count: 0,
-        tool_count: 0,
-        estimated_count: 1,
-        turn_wall_time_ms: 1000,
-      },
-    ],
-    session: {
-      prompt_tokens: 20,
-      completion_tokens: 5,
-      total_tokens: 25,
-      cached_tokens: 0,
-      elapsed_ms: 400,
-      call_count: 1,
-      fallback_count: 0,
-      tool_count: 0,
-      estimated_count: 1,
-      turn_wall_time_ms: 1000,
-    },
+    turns: [{ turn_index: 1, ...ROLLUP_VERSION_1 }],
+    session: ROLLUP_VERSION_1,
   },
 } as const;

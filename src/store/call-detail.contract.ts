@@ -27,6 +27,23 @@ export function callDetailContract(getStore: () => SessionStore): void {
   it("keeps every provider detail of a call, and usageSummary returns it", async () => {
     const store = getStore();
     const id = await session(store);
+    const counts = {
+      prompt_tokens: 100,
+      completion_tokens: 40,
+      total_tokens: 140,
+      cached_tokens: 60,
+      reasoning_tokens: 30,
+      cache_write_tokens: 20,
+    };
+    const detail = {
+      cost_usd: 0.00042,
+      cost_estimated_usd: 0.0005,
+      response_model: "openai/gpt-5-mini-2025-08-07",
+      response_id: "gen-123",
+      system_fingerprint: "fp_abc",
+      finish_reason: "stop",
+      refusal: true,
+    };
     const raw = {
       prompt_tokens: 100,
       completion_tokens: 40,
@@ -39,46 +56,20 @@ export function callDetailContract(getStore: () => SessionStore): void {
       await store.appendUsage(id, {
         turn_index: 1,
         round_index: 1,
-        usage: {
-          prompt_tokens: 100,
-          completion_tokens: 40,
-          total_tokens: 140,
-          cached_tokens: 60,
-          reasoning_tokens: 30,
-          cache_write_tokens: 20,
-        },
+        usage: counts,
         ttft_ms: 80,
         elapsed_ms: 900,
-        metadata: {
-          metric_key: "chat:1:1",
-          cost_usd: 0.00042,
-          cost_estimated_usd: 0.0005,
-          response_model: "openai/gpt-5-mini-2025-08-07",
-          response_id: "gen-123",
-          system_fingerprint: "fp_abc",
-          finish_reason: "stop",
-          refusal: true,
-          raw_usage: raw,
-        },
+        metadata: { metric_key: "chat:1:1", ...detail, raw_usage: raw },
       }),
     ).toBe(true);
     const [stored] = (await store.usageSummary(id)).calls;
     expect(stored).toMatchObject({
-      prompt_tokens: 100,
-      completion_tokens: 40,
-      total_tokens: 140,
-      cached_tokens: 60,
-      reasoning_tokens: 30,
-      cache_write_tokens: 20,
+      ...counts,
+      ...detail,
       estimated: false,
       usage_source: "endpoint",
-      cost_usd: 0.00042,
-      cost_estimated_usd: 0.0005,
-      response_model: "openai/gpt-5-mini-2025-08-07",
-      response_id: "gen-123",
-      system_fingerprint: "fp_abc",
-      finish_reason: "stop",
-      refusal: true,
+      ttft_ms: 80,
+      elapsed_ms: 900,
     } satisfies Partial<UsageCallRecord>);
     expect(stored?.raw_usage).toStrictEqual(raw);
   });
