@@ -105,8 +105,19 @@ export const ExportedAudit = z.strictObject({
 const costUsd = z.number().finite().nonnegative().nullable().default(null);
 const detail = (max: number) => z.string().max(max).nullable().default(null);
 
-export const ExportedCall = z
-  .strictObject({
+/**
+ * A version-1 call says only whether it was estimated: its source is derived before validation
+ * (a preprocess, not a transform, so the JSON Schema of the output stays representable).
+ */
+function withUsageSource(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || "usage_source" in value) return value;
+  const estimated = (value as { estimated?: unknown }).estimated === true;
+  return { ...value, usage_source: estimated ? "estimated" : "endpoint" };
+}
+
+export const ExportedCall = z.preprocess(
+  withUsageSource,
+  z.strictObject({
     id: rowId,
     turn_index: index,
     round_index: index,
@@ -129,7 +140,7 @@ export const ExportedCall = z
     // Version 2; absent from version-1 documents.
     reasoning_tokens: tokens.default(0),
     cache_write_tokens: tokens.default(0),
-    usage_source: UsageSource.optional(),
+    usage_source: UsageSource,
     cost_usd: costUsd,
     cost_estimated_usd: costUsd,
     response_model: detail(500),
@@ -139,12 +150,8 @@ export const ExportedCall = z
     refusal: z.boolean().default(false),
     raw_usage: z.record(z.string(), z.unknown()).nullable().default(null),
     created_at: timestamp,
-  })
-  .transform(({ usage_source, ...call }) => {
-    // As appendUsage: the source wins; a version-1 call says only whether it was estimated.
-    const source = usage_source ?? (call.estimated ? "estimated" : "endpoint");
-    return { ...call, usage_source: source, estimated: source === "estimated" };
-  });
+  }),
+);
 
 const rollupShape = {
   prompt_tokens: tokens,
