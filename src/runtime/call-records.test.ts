@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { errorReply } from "../../test/fake-openai-server.js";
 import { fakeServerConfig, fakeServerModel } from "../../test/runtime/scripted-turns.js";
 import {
   collectTurn,
@@ -220,9 +221,10 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
       const body = JSON.parse(payload?.request_body ?? "");
       expect(body).toMatchObject({ model: "sim", stream: true });
       expect(body.messages[0].role).toBe("system");
-      expect(body.messages.at(-1).content).toBe(
-        call.round_index === 1 ? SEARCH : expect.any(String),
-      );
+      // Exactly what the model was sent: round 2 ends with the tool results.
+      const last = body.messages.at(-1);
+      if (call.round_index === 1) expect(last).toEqual({ role: "user", content: SEARCH });
+      else expect(last.content).toContain('"query":"sqlite wal mode"');
       expect(payload?.request_bytes).toBe(Buffer.byteLength(payload?.request_body ?? ""));
       expect(payload?.response_body.endsWith("data: [DONE]\n\n")).toBe(true);
     }
@@ -301,7 +303,7 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
     expect(lab.store.getCallPayload("s", "chat:1:1")).not.toBeNull();
 
     const loopback = new CaptureProbe(fakeServerModel(lab.server));
-    lab.server.enqueue({ status: 500, body: "down" });
+    lab.server.enqueue(errorReply(400, "refused"));
     await collectTurn({
       store: lab.store,
       session_id: "local",
