@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { errorReply } from "../../test/fake-openai-server.js";
-import { fakeServerConfig, fakeServerModel } from "../../test/runtime/scripted-turns.js";
+import {
+  answerRound,
+  fakeServerConfig,
+  fakeServerModel,
+} from "../../test/runtime/scripted-turns.js";
 import {
   collectTurn,
   eventsOfType,
@@ -74,6 +78,16 @@ const joined = (events: { round_index: number; text: string }[], round: number) 
     .filter((event) => event.round_index === round)
     .map((event) => event.text)
     .join("");
+
+/** The answer text carried by a captured SSE stream's chunks. */
+function streamedContent(sse: string): string {
+  return sse
+    .split("\n\n")
+    .filter((event) => event.startsWith("data: {"))
+    .flatMap((event) => JSON.parse(event.slice(6)).choices)
+    .map((choice: { delta: { content?: string } }) => choice.delta.content ?? "")
+    .join("");
+}
 
 const modelCalls = (calls: UsageCallRecord[]) =>
   calls.filter((call) => call.call_kind !== "tool_execution");
@@ -230,12 +244,7 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
     }
     // The raw stream of dual_agent's first round carries the event tag the chat agent wrote.
     const first = lab.store.getCallPayload("s", "chat:1:1");
-    const content = (first?.response_body ?? "")
-      .split("\n\n")
-      .filter((event) => event.startsWith("data: {"))
-      .flatMap((event) => JSON.parse(event.slice(6)).choices)
-      .map((choice: { delta: { content?: string } }) => choice.delta.content ?? "")
-      .join("");
+    const content = streamedContent(first?.response_body ?? "");
     if (mode === "dual_agent") expect(content).toContain('<event name="mock_search">');
     else expect(first?.response_body).toContain('"tool_calls"');
   });
@@ -312,6 +321,39 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
       models: { chat: loopback },
     });
     expect(loopback.asked).toEqual([true]);
+  });
+
+  it("a loopback endpoint's call keeps exactly the body the server received and the stream it sent", async () => {
+    lab.server.enqueue(answerRound("The WAL lets readers work beside a writer."));
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "local",
+      message: "explain wal",
+      config: fakeServerConfig(mode, lab.server, { tools: [] }),
+      models: { chat: fakeServerModel(lab.server) },
+    });
+    expect(end?.status).toBe("completed");
+    const payload = lab.store.getCallPayload("local", "chat:1:1");
+    expect(payload?.request_body).toBe(lab.server.requests[0]?.rawBody);
+    expect(streamedContent(payload?.response_body ?? "")).toBe(
+      "The WAL lets readers work beside a writer.",
+    );
+    expect(payload?.response_body).toContain("data: [DONE]");
+    expect(payload?.request_body).not.toMatch(/authorization|bearer/i);
+  });
+
+  it("payloads: off on a loopback endpoint keeps none", async () => {
+    lab.server.enqueue(answerRound("Fine."));
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "local",
+      message: "hello",
+      config: fakeServerConfig(mode, lab.server, { capture: { payloads: "off" } }),
+      models: { chat: fakeServerModel(lab.server) },
+    });
+    expect(end?.status).toBe("completed");
+    expect(lab.store.usageSummary("local").calls).toHaveLength(1);
+    expect(lab.store.getCallPayload("local", "chat:1:1")).toBeNull();
   });
 
   it("a session's prices override the table: the cost follows the session's price", async () => {
