@@ -1,14 +1,16 @@
+import type { CallPayloadRecord } from "../domain/call-capture.js";
 import type { CallCapture } from "../providers/chat-model.js";
 
 /** One call's captured bodies, cut to the cap, as `appendCallPayload` takes them. */
-export interface CapturedBodies {
-  request_body: string;
-  response_body: string;
-  request_bytes: number;
-  response_bytes: number;
-  request_truncated: boolean;
-  response_truncated: boolean;
-}
+export type CapturedBodies = Pick<
+  CallPayloadRecord,
+  | "request_body"
+  | "response_body"
+  | "request_bytes"
+  | "response_bytes"
+  | "request_truncated"
+  | "response_truncated"
+>;
 
 /**
  * Receives a call's wire traffic and keeps at most `maxBytes` of the request body and as much of

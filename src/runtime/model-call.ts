@@ -133,20 +133,18 @@ export async function callModel(
           });
           break;
         case "reasoning-delta":
+        case "refusal-delta": {
+          const reasoning = part.type === "reasoning-delta";
           take(part.text, (kept) => {
-            progress.reasoning += kept;
-            spec.onReasoning?.(kept);
-            // The event agent's thinking is no one's to watch live; its payload keeps it.
-            if (chatAgent) context.emit({ type: "reasoning_delta", round_index, text: kept });
+            if (reasoning) progress.reasoning += kept;
+            else progress.refusal += kept;
+            (reasoning ? spec.onReasoning : spec.onRefusal)?.(kept);
+            // The event agent's are no one's to watch live; its payload keeps them.
+            const type = reasoning ? "reasoning_delta" : "refusal_delta";
+            if (chatAgent) context.emit({ type, round_index, text: kept });
           });
           break;
-        case "refusal-delta":
-          take(part.text, (kept) => {
-            progress.refusal += kept;
-            spec.onRefusal?.(kept);
-            if (chatAgent) context.emit({ type: "refusal_delta", round_index, text: kept });
-          });
-          break;
+        }
         case "tool-call-delta":
           take(part.arguments_delta, (kept) => {
             toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
