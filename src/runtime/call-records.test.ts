@@ -418,3 +418,64 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
     expect(assistant?.reasoning).toBe(streamed);
   });
 });
+
+describe("the event agent's refusal (dual_agent argument fallback)", () => {
+  const lab = useServerLab();
+
+  it("fails the repair with the refusal as the reason, flags the row, and streams no refusal_delta", async () => {
+    const { events, end } = await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "search for sqlite wal mode",
+      config: { tool_invocation_mode: "dual_agent" },
+      models: {
+        chat: new SimChatModel({ options: { malformed_arguments_rate: 1 } }),
+        event: new RefusingModel(),
+      },
+    });
+    expect(end?.status).toBe("completed");
+    const [fallback] = eventsOfType(events, "fallback_end");
+    expect(fallback).toMatchObject({
+      ok: false,
+      error: "the event agent refused: I can't help with that.",
+    });
+    expect(eventsOfType(events, "refusal_delta")).toEqual([]);
+    const row = lab.store
+      .usageSummary("s")
+      .calls.find((call) => call.call_kind === "argument_fallback");
+    expect(row).toMatchObject({
+      agent: "event_agent",
+      refusal: true,
+      response_model: "refuser-2025-01-01",
+    });
+    expect(lab.store.listMessages("s").every((message) => message.refusal === null)).toBe(true);
+  });
+});
+
+describe("the argument fallback's payload", () => {
+  const lab = useServerLab();
+
+  it("is kept under fallback:t:r:e like any call, with its structured-output request", async () => {
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "search for sqlite wal mode",
+      config: {
+        tool_invocation_mode: "dual_agent",
+        chat_agent: { model: "sim", options: { malformed_arguments_rate: 1 } },
+        event_agent: { model: "sim" },
+      },
+    });
+    expect(end?.status).toBe("completed");
+    const row = lab.store
+      .usageSummary("s")
+      .calls.find((call) => call.call_kind === "argument_fallback");
+    expect(row?.metric_key).toMatch(/^fallback:1:1:/);
+    const payload = lab.store.getCallPayload("s", row?.metric_key ?? "");
+    expect(payload).toMatchObject({ agent: "event_agent", turn_index: 1, round_index: 1 });
+    const body = JSON.parse(payload?.request_body ?? "null");
+    expect(body.response_format).toMatchObject({ type: "json_schema" });
+    expect(body.messages.at(-1)).toEqual({ role: "user", content: "search for sqlite wal mode" });
+    expect(payload?.response_body.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+});
