@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runTurn } from "../composition/run-turn.js";
@@ -17,7 +17,11 @@ const MODES: ToolInvocationMode[] = ["chat_agent_tools", "dual_agent"];
  * model's stream is measured and subtracted: what remains is orchestration, validation, tool
  * dispatch and the store.
  */
-async function costPerRound(store: SqliteSessionStore, mode: ToolInvocationMode): Promise<Figure> {
+async function costPerRound(
+  store: SqliteSessionStore,
+  mode: ToolInvocationMode,
+  payloads: "on" | "off",
+): Promise<Figure> {
   const chat = new TimedModel(new SimChatModel({}));
   const event = new TimedModel(new SimChatModel({}));
   const overheads: number[] = [];
@@ -29,7 +33,7 @@ async function costPerRound(store: SqliteSessionStore, mode: ToolInvocationMode)
     for await (const turnEvent of runTurn({
       store,
       message: `search for round cost ${turn}`,
-      config: { tool_invocation_mode: mode },
+      config: { tool_invocation_mode: mode, capture: { payloads } },
       models: { chat, event },
     })) {
       if (turnEvent.type === "round_end") rounds++;
@@ -43,7 +47,7 @@ async function costPerRound(store: SqliteSessionStore, mode: ToolInvocationMode)
   const overhead = median(overheads);
   const wall = median(walls);
   return {
-    name: `lab cost per round, ${mode} (sim model and tools at zero latency, all persisted; median of 100 turns)`,
+    name: `lab cost per round, ${mode}, payload capture ${payloads} (sim model and tools at zero latency, all persisted; median of 100 turns)`,
     value: `${overhead.toFixed(3)} ms of the lab per round`,
     baseline: `${wall.toFixed(3)} ms per round including the sim model's own work (tokenizer)`,
     ratio: overhead / wall,
@@ -86,14 +90,69 @@ async function earlyDispatch(store: SqliteSessionStore): Promise<Figure> {
   };
 }
 
+/**
+ * What payload capture costs in storage: the same sim conversations (two rounds a turn, both modes)
+ * recorded into two fresh files, capture on and off, each file's size per 1,000 model calls once
+ * closed (its WAL checkpointed). The payloads' own compression is reported beside it.
+ */
+async function captureStorage(directory: string): Promise<Figure> {
+  const TURNS = 250;
+  const sizes: Record<"on" | "off", number> = { on: 0, off: 0 };
+  let calls = 0;
+  let raw = 0;
+  let stored = 0;
+  for (const payloads of ["on", "off"] as const) {
+    const path = join(directory, `capture-${payloads}.sqlite3`);
+    const store = new SqliteSessionStore(path);
+    calls = 0;
+    try {
+      for (let turn = 0; turn < TURNS; turn++) {
+        const mode = MODES[turn % MODES.length] as ToolInvocationMode;
+        const session_id = `s${turn % 25}-${mode}`;
+        for await (const event of runTurn({
+          store,
+          session_id,
+          message: `search for capture cost ${turn}`,
+          config: { tool_invocation_mode: mode, capture: { payloads } },
+        })) {
+          if (event.type !== "usage" || event.call_kind === "tool_execution") continue;
+          calls++;
+          if (payloads !== "on") continue;
+          const payload = store.getCallPayload(session_id, event.metric_key);
+          raw += (payload?.request_bytes ?? 0) + (payload?.response_bytes ?? 0);
+          stored += payload?.stored_bytes ?? 0;
+        }
+      }
+    } finally {
+      store.close();
+    }
+    sizes[payloads] = statSync(path).size;
+  }
+  const perThousand = (bytes: number) => (bytes / calls) * 1000;
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+  const compression = raw / Math.max(1, stored);
+  return {
+    name: `storage per 1,000 model calls, payload capture on against off (sim, ${calls} calls each, growing sessions)`,
+    value: `${mib(perThousand(sizes.on))} with payloads (stored compressed ${compression.toFixed(1)}x smaller than their ${mib(perThousand(raw))} raw)`,
+    baseline: `${mib(perThousand(sizes.off))} without`,
+    ratio: sizes.on / sizes.off,
+    target: "payloads stored at most 1/3 of their raw size",
+    met: compression >= 3,
+  };
+}
+
 export async function runRuntimeBench(): Promise<Figure[]> {
   const directory = mkdtempSync(join(tmpdir(), "agent-lab-bench-"));
   const store = new SqliteSessionStore(join(directory, "runtime.sqlite3"));
   try {
     console.log("\nruntime benchmark");
     const figures: Figure[] = [];
-    for (const mode of MODES) figures.push(await costPerRound(store, mode));
+    // Capture is on by default for the sim (its payloads are compressed and stored every call).
+    for (const payloads of ["on", "off"] as const) {
+      for (const mode of MODES) figures.push(await costPerRound(store, mode, payloads));
+    }
     figures.push(await earlyDispatch(store));
+    figures.push(await captureStorage(directory));
     printFigures("Runtime", figures);
     return figures;
   } finally {

@@ -14,6 +14,8 @@ import {
 } from "../../test/runtime/scripted-turns.js";
 import { collectTurn, eventsOfType, useServerLab } from "../../test/runtime/turn-harness.js";
 import { runCli, runCliJson } from "../cli/test-fixtures.js";
+import { estimateCost, priceFor } from "../domain/prices.js";
+import type { LabSessionConfigInput } from "../domain/session-config.js";
 import type { UsageSummary } from "../domain/usage.js";
 import { startTestServer } from "../server/test-fixtures.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -30,14 +32,19 @@ function stalledAnswer(text: string) {
 }
 
 /** Runs a chat_agent_tools turn on the fake server and cancels it once text has streamed. */
-async function cancelledTurn(store: SessionStore, server: FakeOpenAIServer, sessionId: string) {
+async function cancelledTurn(
+  store: SessionStore,
+  server: FakeOpenAIServer,
+  sessionId: string,
+  config: Omit<LabSessionConfigInput, "tool_invocation_mode"> = {},
+) {
   server.enqueue(stalledAnswer("The write-ahead log lets readers and a writer work at once."));
   const controller = new AbortController();
   const turn = await collectTurn(
     {
       store,
       session_id: sessionId,
-      config: { tool_invocation_mode: "chat_agent_tools" },
+      config: { tool_invocation_mode: "chat_agent_tools", ...config },
       message: "explain sqlite wal mode",
       models: { chat: fakeServerModel(server) },
       signal: controller.signal,
@@ -79,6 +86,33 @@ describe("usage of a model call cut short", () => {
     ]);
     const audit = lab.store.listAuditLogs("cancelled").map((entry) => entry.event);
     expect(audit).toContain("usage_estimated");
+  });
+
+  it("a cancelled call on a priced model: labelled estimated, priced from the estimate, never 0", async () => {
+    const chat_agent = { model: "openai:gpt-4.1-mini", base_url: lab.server.baseUrl };
+    const turn = await cancelledTurn(lab.store, lab.server, "priced", { chat_agent });
+    const [call] = lab.store.usageSummary("priced").calls;
+    expect(call).toMatchObject({
+      estimated: true,
+      usage_source: "estimated",
+      cost_usd: null,
+      finish_reason: null,
+      response_model: null,
+    });
+    const price = priceFor("openai:gpt-4.1-mini", {});
+    expect(call?.cost_estimated_usd).toBeGreaterThan(0);
+    expect(call?.cost_estimated_usd).toBeCloseTo(estimateCost(call as never, price) ?? -1, 12);
+    expect(eventsOfType(turn.events, "usage")).toEqual([
+      expect.objectContaining({
+        estimated: true,
+        usage_source: "estimated",
+        cost_usd: call?.cost_estimated_usd,
+        cost_source: "estimated",
+      }),
+    ]);
+    // The endpoint is on loopback: the call's request was kept (its response as far as it came).
+    const payload = lab.store.getCallPayload("priced", "chat:1:1");
+    expect(JSON.parse(payload?.request_body ?? "null")).toMatchObject({ stream: true });
   });
 
   it("a call that fails after text streamed is recorded as estimated; a finished one is not", async () => {

@@ -34,7 +34,7 @@ export interface PreparedTurn {
 }
 
 export interface PrepareTurnOptions {
-  /** Models kept by a caller across turns (the simulated model's prompt cache lives in one). */
+  /** Models kept by a caller across turns (built once, e.g. for a long chat). */
   models?: { chat?: ChatModel | undefined; event?: ChatModel | undefined } | undefined;
   /** Put before the field in refusals, e.g. `request body: config.`. */
   field_prefix?: string;
