@@ -374,6 +374,11 @@ const nullable = (schema: JsonObject): JsonObject => ({ anyOf: [schema, { type: 
 const integer = { type: "integer" };
 const number = { type: "number" };
 const string = { type: "string" };
+const costSource = {
+  enum: ["reported", "estimated", "mixed", "unknown"],
+  description:
+    "reported: every call priced by its provider; estimated: by the price table; mixed: both; unknown: a call had no price (cost_usd is null)",
+};
 const category = {
   enum: ["simple", "multiple", "parallel", "irrelevance", "missing_parameter", "multi_turn"],
 };
@@ -428,6 +433,7 @@ function experimentSchemas(): JsonObject {
       turns: { type: "array", items: ref("TurnFacts") },
       score: ref("RunScore"),
       cost_usd: nullable(number),
+      cost_source: costSource,
     }),
     CellSummary: object({
       cell: string,
@@ -445,6 +451,7 @@ function experimentSchemas(): JsonObject {
       fallback_rate: number,
       tool_error_rate: number,
       cost_usd: nullable(number),
+      cost_source: costSource,
       by_category: {
         type: "object",
         additionalProperties: object({ runs: integer, successes: integer }),
@@ -468,6 +475,7 @@ function experimentSchemas(): JsonObject {
       incomplete: { type: "boolean" },
       score: nullable(ref("RunScore")),
       cost_usd: nullable(number),
+      cost_source: costSource,
     }),
   };
 }
