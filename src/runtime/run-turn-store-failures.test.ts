@@ -123,6 +123,8 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
       (_id: unknown, options: unknown) => (options as { event: string }).event === "turn_start",
     ],
     ["appendMessages of a round", "appendMessages", () => true],
+    // A call's captured payload is written like any other row of the turn (capture is on for the sim).
+    ["appendCallPayload of a model call", "appendCallPayload", () => true],
     ["usageRollups at the end", "usageRollups", () => true],
   ] as const)(
     "any throw after the claim (%s): failed, error and turn_end, the session free",
