@@ -25,6 +25,26 @@ function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonObject {
   return rest;
 }
 
+/**
+ * A record as the API sends it, from a schema whose output JSON Schema cannot say it (a transform,
+ * as the export's calls have, renders as "anything"): the input schema with every property
+ * required, since the server always sends every field, defaults filled in.
+ */
+function sentRecordOf(schema: z.ZodType): JsonObject {
+  const requireAll = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(requireAll);
+    if (node === null || typeof node !== "object") return node;
+    const entries = Object.entries(node).map(([key, value]) => [key, requireAll(value)] as const);
+    const result: JsonObject = Object.fromEntries(entries);
+    const properties = result.properties;
+    if (result.type === "object" && properties !== null && typeof properties === "object") {
+      result.required = Object.keys(properties);
+    }
+    return result;
+  };
+  return requireAll(schemaOf(schema, "input")) as JsonObject;
+}
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonObject) => ({ "application/json": { schema } });
 const object = (properties: JsonObject, required = Object.keys(properties)): JsonObject => ({
@@ -97,8 +117,9 @@ function components(): JsonObject {
       Turn: schemaOf(ExportedTurn, "output"),
       Message: schemaOf(ExportedMessage, "output"),
       AuditEntry: schemaOf(ExportedAudit, "output"),
-      UsageSummary: schemaOf(ExportedUsage, "output"),
-      SessionExport: schemaOf(SessionExportDocument, "output"),
+      UsageSummary: sentRecordOf(ExportedUsage),
+      // What import accepts (version-1 documents lack the newer fields); export writes all of them.
+      SessionExport: schemaOf(SessionExportDocument, "input"),
       CreateSessionBody: schemaOf(CreateSessionBody, "input"),
       TurnBody: schemaOf(TurnBody, "input"),
       ApprovalBody: schemaOf(ApprovalBody, "input"),
