@@ -178,7 +178,7 @@ describe("TurnPrinter", () => {
       footerOf(turnReport({ call_count: 3, reported_cost_count: 1, cost_usd: 0.5 })),
     ).toContain("· $0.5000 mixed ·");
     expect(footerOf(turnReport({ cost_usd: null, unpriced_count: 1 }))).toContain(
-      "tokens (200 reasoning) · ? · 1 call",
+      "tokens (200 reasoning) · cost unknown · 1 call",
     );
   });
 });

@@ -130,7 +130,7 @@ export class TurnPrinter {
       `turn ${report.turn_index}`,
       report.status,
       `${formatCount(usage.total_tokens)} tokens${detail}${usage.estimated_count > 0 ? " (estimated)" : ""}`,
-      rollupCostText(usage),
+      ...footerCost(usage),
       `${usage.call_count} ${usage.call_count === 1 ? "call" : "calls"}`,
       `TTFT ${formatMs(report.ttft_ms)}`,
       `wall ${formatMs(report.wall_time_ms)}`,
@@ -225,4 +225,10 @@ function toolError(content: string): string {
   } catch {
     return content;
   }
+}
+
+/** The footer's cost: with its source; said in words when unknown; left out without model calls. */
+function footerCost(usage: TurnReport["usage"]): string[] {
+  if (usage.cost_usd !== null) return [rollupCostText(usage)];
+  return usage.unpriced_count > 0 ? ["cost unknown"] : [];
 }
