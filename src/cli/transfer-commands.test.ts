@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageRecord, SessionListItem } from "../domain/records.js";
-import type { SessionExport } from "../domain/session-export.js";
+import { SESSION_EXPORT_VERSION, type SessionExport } from "../domain/session-export.js";
 import type { UsageSummary } from "../domain/usage.js";
 import { freshLab, runCli, runCliJson, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
@@ -59,7 +59,7 @@ describe("agent-lab export and import", () => {
     const document = await exported();
     expect(document).toMatchObject({
       format: "agent-lab.session",
-      version: 1,
+      version: SESSION_EXPORT_VERSION,
       exported_at: expect.any(String),
       session: { id: sessionId, title: "Flaky" },
     });
@@ -175,9 +175,9 @@ describe("agent-lab import: refusals", () => {
       expect.stringMatching(/^agent-lab: FILE: messages\.1\.role: Invalid option/),
     ]);
     expect(existsSync(fresh)).toBe(false);
-    const newer = { ...document, version: 2 };
+    const newer = { ...document, version: SESSION_EXPORT_VERSION + 1 };
     expect(await refusal("newer.json", JSON.stringify(newer))).toEqual([
-      "agent-lab: FILE: version: 2 was written by a newer agent-lab (this one reads version 1); upgrade agent-lab to import it",
+      `agent-lab: FILE: version: ${SESSION_EXPORT_VERSION + 1} was written by a newer agent-lab (this one reads versions up to ${SESSION_EXPORT_VERSION}); upgrade agent-lab to import it`,
     ]);
   });
 

@@ -157,6 +157,13 @@ export interface RunScore {
   failures: string[];
 }
 
+/**
+ * Where a cost comes from: every call priced by its provider (`reported`), every one by the lab's
+ * price table (`estimated`), some of each (`mixed`), or at least one call with no price at all
+ * (`unknown`, and the cost is null).
+ */
+export type CostSource = "reported" | "estimated" | "mixed" | "unknown";
+
 export interface RunResult {
   session_id: string;
   run_key: string;
@@ -167,6 +174,7 @@ export interface RunResult {
   turns: TurnFacts[];
   score: RunScore;
   cost_usd: number | null;
+  cost_source: CostSource;
 }
 
 export interface CellSummary {
@@ -188,6 +196,7 @@ export interface CellSummary {
   /** Failed tool executions per tool execution. */
   tool_error_rate: number;
   cost_usd: number | null;
+  cost_source: CostSource;
   by_category: Record<string, { runs: number; successes: number }>;
 }
 
@@ -230,4 +239,5 @@ export interface CellRun {
   incomplete: boolean;
   score: RunScore | null;
   cost_usd: number | null;
+  cost_source: CostSource;
 }

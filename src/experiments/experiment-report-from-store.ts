@@ -14,8 +14,8 @@ import {
   type StoredRun,
 } from "./experiment-runs.js";
 import { readRunFacts } from "./facts.js";
-import { costOf, priceFor } from "./prices.js";
 import { buildExperimentReport } from "./report-build.js";
+import { storedRunCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
 
 /**
@@ -128,13 +128,19 @@ export async function cellRunsFromStore(
       ...runFields(run),
       incomplete: false,
       score: scoreRun(run.tag.expect, turns),
-      cost_usd: costOf(turns, priceFor(chatModelOf(run.session.config), prices)),
+      ...(await storedRunCost(store, run.session, prices)),
     });
   }
   // The latest attempt of each unfinished run key: the one a person would open.
   const latest = pendingRuns([...runs].reverse()).sort(byScenario);
   for (const run of latest)
-    listed.push({ ...runFields(run), incomplete: true, score: null, cost_usd: null });
+    listed.push({
+      ...runFields(run),
+      incomplete: true,
+      score: null,
+      cost_usd: null,
+      cost_source: "unknown",
+    });
   return listed;
 }
 

@@ -8,7 +8,7 @@ import type {
 import type { SessionStore } from "../store/session-store.js";
 import { completeRunsByKey, findExperimentRuns, type StoredRun } from "./experiment-runs.js";
 import { readRunFacts } from "./facts.js";
-import { costOf, priceFor } from "./prices.js";
+import { storedRunCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
 import { summarizeCell } from "./summarize.js";
 
@@ -47,7 +47,7 @@ async function scoreStoredRun(
     repetition: run.tag.repetition,
     turns,
     score: scoreRun(run.tag.expect, turns),
-    cost_usd: costOf(turns, priceFor(chatModelOf(run.session.config), prices)),
+    ...(await storedRunCost(store, run.session, prices)),
   };
 }
 

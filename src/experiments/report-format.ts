@@ -1,4 +1,4 @@
-import { type CellSummary, ScenarioCategory } from "../domain/experiment.js";
+import { type CellSummary, type CostSource, ScenarioCategory } from "../domain/experiment.js";
 
 /** The number formats every report face shares, so the table and the HTML say the same. */
 
@@ -41,12 +41,33 @@ export function formatCount(count: number): string {
   return Math.round(count).toLocaleString("en-US");
 }
 
-/** USD: `$0.0123`, `$4.56`; null (no price known) → `–`. */
+/**
+ * USD: `$0.0123`, `$4.56`; one small call's `$0.000042`, and `<$0.000001` below that; null (no
+ * price known) → `–`.
+ */
 export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return "–";
   if (usd === 0) return "$0";
+  if (usd < 0.000_001) return "<$0.000001";
+  if (usd < 0.0001) return `$${usd.toFixed(6)}`;
   return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
+
+const SOURCE_LABEL: Record<CostSource, string> = {
+  reported: "reported",
+  estimated: "est.",
+  mixed: "mixed",
+  unknown: "unknown",
+};
+
+/** `$0.0123 est.`, `$1.20 reported`, `$0.40 mixed`; `unknown` when some call had no price. */
+export function formatCostWithSource(cost: Pick<CellSummary, "cost_usd" | "cost_source">): string {
+  if (cost.cost_usd === null || cost.cost_source === "unknown") return SOURCE_LABEL.unknown;
+  return `${formatCost(cost.cost_usd)} ${SOURCE_LABEL[cost.cost_source]}`;
+}
+
+export const COST_NOTE =
+  "cost: reported = the providers' own prices; est. = the price table (built-in list prices, the suite's prices:); mixed = both; unknown = a call had neither";
 
 export interface CategoryScore {
   category: string;

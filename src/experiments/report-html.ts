@@ -1,7 +1,8 @@
 import type { CellSummary, ExperimentReport, RunResult } from "../domain/experiment.js";
 import {
+  COST_NOTE,
   categoryScores,
-  formatCost,
+  formatCostWithSource,
   formatCount,
   formatMilliseconds,
   formatPercent,
@@ -226,7 +227,7 @@ function summaryTable(cells: readonly CellSummary[]): string {
       none ? "–" : formatPercent(cell.cached_share),
       none ? "–" : formatPercent(cell.fallback_rate),
       none ? "–" : formatPercent(cell.tool_error_rate),
-      none ? "–" : formatCost(cell.cost_usd),
+      none ? "–" : formatCostWithSource(cell),
     ];
   });
   return `<table><thead><tr>${head.map((text) => `<th>${esc(text)}</th>`).join("")}</tr></thead><tbody>${rows
@@ -292,7 +293,7 @@ export function renderHtmlReport(report: ExperimentReport): string {
     `<h1>${esc(title)}</h1>`,
     `<p class="meta">${esc(`experiment ${report.experiment_id} · ${formatCount(finished)} finished runs · ${cells.length} cells · generated ${report.generated_at}`)}</p>`,
     report.simulated ? `<p class="note">${esc(SIMULATED_NOTE)}</p>` : "",
-    `<section><h2>Summary</h2>${summaryTable(cells)}</section>`,
+    `<section><h2>Summary</h2>${summaryTable(cells)}<p class="legend">${esc(COST_NOTE)}</p></section>`,
     `<section><h2>Success rate</h2>${successChart(cells)}${legend([["var(--ok)", "success rate"]])}<p class="legend">Whiskers: 95% Wilson interval.</p></section>`,
     `<section><h2>Time to first token</h2>${rangeChart(cells, (cell) => [cell.ttft_p50_ms, cell.ttft_p95_ms], "TTFT")}${legend(
       [

@@ -1,8 +1,9 @@
 import type { CellSummary, ExperimentReport } from "../domain/experiment.js";
 import { terminalSafe } from "../domain/terminal-text.js";
 import {
+  COST_NOTE,
   categoryScores,
-  formatCost,
+  formatCostWithSource,
   formatCount,
   formatPercent,
   formatPercentiles,
@@ -52,7 +53,7 @@ const COLUMNS: readonly Column[] = [
   },
   {
     header: "cost",
-    value: (cell) => (cell.runs === 0 ? "–" : formatCost(cell.cost_usd)),
+    value: (cell) => (cell.runs === 0 ? "–" : formatCostWithSource(cell)),
     align: "right",
   },
 ];
@@ -96,6 +97,7 @@ export function renderTerminalReport(report: ExperimentReport): string {
     `experiment ${oneLine(report.experiment_id)} · suite ${oneLine(report.suite)} · ${formatCount(runs)} finished run${runs === 1 ? "" : "s"} · ${report.cells.length} cell${report.cells.length === 1 ? "" : "s"}`,
     "",
     ...table(report.cells),
+    COST_NOTE,
     "",
     "success by category:",
     ...report.cells.map(categoryLine),

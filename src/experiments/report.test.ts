@@ -23,6 +23,7 @@ function cell(overrides: Partial<CellSummary> = {}): CellSummary {
     fallback_rate: 0.05,
     tool_error_rate: 0,
     cost_usd: 0.01234,
+    cost_source: "estimated",
     by_category: { multi_turn: { runs: 4, successes: 1 }, simple: { runs: 8, successes: 8 } },
     ...overrides,
   };
@@ -64,6 +65,7 @@ function failedRun(index: number, answer: string, failures: string[]): RunResult
       failures,
     },
     cost_usd: 0,
+    cost_source: "estimated",
   };
 }
 
@@ -116,15 +118,35 @@ describe("renderTerminalReport", () => {
       "42%",
       "5%",
       "0%",
-      "$0.0123",
+      "$0.0123 est.",
     ]);
+    expect(lines[5]).toMatch(
+      /^cost: reported = the providers' own prices; est\. = the price table/,
+    );
     expect(lines).toContain("  dual_agent · sim: simple 100% (8/8) · multi_turn 25% (1/4)");
     expect(text.trimEnd().split("\n").at(-1)).toBe(
       "simulated model: these numbers show the machinery, not a model's quality",
     );
   });
 
-  it("shows a cell without runs and an unknown cost as dashes; no note for real models", () => {
+  it("says where each cell's cost comes from: reported, estimated, mixed or unknown", () => {
+    const text = renderTerminalReport(
+      report({
+        cells: [
+          cell({ label: "a", cost_usd: 1.2, cost_source: "reported" }),
+          cell({ label: "b", cost_usd: 0.4, cost_source: "mixed" }),
+          cell({ label: "c", cost_usd: null, cost_source: "unknown" }),
+        ],
+      }),
+    );
+    const costs = text
+      .split("\n")
+      .slice(3, 6)
+      .map((row) => row.split(/\s{2,}/).at(-1));
+    expect(costs).toEqual(["$1.20 reported", "$0.4000 mixed", "unknown"]);
+  });
+
+  it("shows a cell without runs as dashes; no note for real models", () => {
     const text = renderTerminalReport(
       report({
         simulated: false,
@@ -140,6 +162,7 @@ describe("renderTerminalReport", () => {
             wall_p50_ms: null,
             wall_p95_ms: null,
             cost_usd: null,
+            cost_source: "unknown",
             by_category: {},
           }),
         ],
@@ -228,6 +251,8 @@ describe("renderHtmlReport", () => {
     expect(html).toContain("… and 11 more failed runs");
     expect(html).toContain("… 4 more");
     expect(html).toContain("no finished runs");
+    expect(html).toContain("<td>$0.0123 est.</td>");
+    expect(html).toContain("est. = the price table");
   });
 
   it("says so when every run succeeded", () => {

@@ -2,7 +2,10 @@ import type { Scenario, Suite } from "../domain/experiment.js";
 
 /** What one run of an experiment is configured with, from its cell, suite, scenario and repetition. */
 
-/** The cell's config with the repetition's seed and the scenario's tools and system prompt. */
+/**
+ * The cell's config with the repetition's seed, the scenario's tools and system prompt, and the
+ * suite's prices (the runtime prices each call by the session config's `prices`).
+ */
 export function runConfigOf(
   cellConfig: Record<string, unknown>,
   suite: Suite,
@@ -14,7 +17,16 @@ export function runConfigOf(
     ...seeded,
     ...declaredToolsOf(seeded, suite, scenario),
     ...systemPromptOf(seeded, scenario),
+    ...pricesOf(seeded, suite),
   };
+}
+
+/** The suite's prices under the config's own: a named config's `prices` is the more specific. */
+function pricesOf(config: Record<string, unknown>, suite: Suite): { prices?: unknown } {
+  const own = config.prices;
+  const ownPrices = typeof own === "object" && own !== null ? own : {};
+  if (Object.keys(suite.prices).length === 0) return own === undefined ? {} : { prices: own };
+  return { prices: { ...suite.prices, ...ownPrices } };
 }
 
 /**

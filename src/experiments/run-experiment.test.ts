@@ -64,6 +64,40 @@ function comparable(report: ExperimentReport): Omit<ExperimentReport, "generated
 }
 
 describe("runExperiment", () => {
+  it("hands the suite's prices to each session and prices every cell from its usage rows", async () => {
+    const suite = Suite.parse({
+      ...smallSuite(),
+      repetitions: 1,
+      prices: { sim: { input: 1, output: 2 } },
+    });
+    const { report, experiment_id } = await runExperiment({
+      store,
+      suite,
+      providers: createLabProviders(),
+    });
+    const sessions = store.findSessionsByExperiment(experiment_id);
+    for (const session of sessions) {
+      expect(session.config.prices).toEqual({ sim: { input: 1, output: 2 } });
+    }
+    for (const run of report.runs) {
+      const { session } = store.usageSummary(run.session_id);
+      expect(run.cost_source).toBe("estimated");
+      expect(run.cost_usd).toBeCloseTo(
+        (session.prompt_tokens * 1 + session.completion_tokens * 2) / 1_000_000,
+        12,
+      );
+    }
+    for (const cell of report.cells) {
+      const runs = report.runs.filter((run) => run.cell === cell.cell);
+      expect(cell.cost_source).toBe("estimated");
+      expect(cell.cost_usd).toBeCloseTo(
+        runs.reduce((sum, run) => sum + (run.cost_usd ?? 0), 0),
+        12,
+      );
+      expect(cell.cost_usd).toBeGreaterThan(0);
+    }
+  });
+
   it("runs cells × scenarios × repetitions as tagged sessions and reports per cell", async () => {
     const suite = smallSuite();
     const progress: ExperimentProgress[] = [];

@@ -46,6 +46,7 @@ function run(
       failures: success ? [] : ["turn 1: something"],
     },
     cost_usd,
+    cost_source: cost_usd === null ? "unknown" : "estimated",
   };
 }
 
@@ -140,6 +141,7 @@ describe("summarizeCell", () => {
     expect(summary.ttft_p95_ms).toBeCloseTo(38.5);
     expect(summary.wall_p95_ms).toBeCloseTo(385);
     expect(summary.cost_usd).toBeCloseTo(0.006, 12);
+    expect(summary.cost_source).toBe("estimated");
   });
 
   it("says unknown where nothing was measured or a price is missing", () => {
@@ -160,6 +162,7 @@ describe("summarizeCell", () => {
       fallback_rate: 0,
       tool_error_rate: 0,
       cost_usd: null,
+      cost_source: "unknown",
     });
   });
 
@@ -180,6 +183,7 @@ describe("summarizeCell", () => {
       fallback_rate: 0,
       tool_error_rate: 0,
       cost_usd: 0,
+      cost_source: "estimated",
       by_category: {},
     });
   });

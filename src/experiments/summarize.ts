@@ -1,4 +1,5 @@
 import type { Cell, CellSummary, RunResult } from "../domain/experiment.js";
+import { sumCosts } from "./run-cost.js";
 import { percentile, wilsonInterval } from "./statistics.js";
 
 /**
@@ -9,7 +10,8 @@ import { percentile, wilsonInterval } from "./statistics.js";
  * - tokens per turn, and the share of prompt tokens served from cache;
  * - fallback rate = argument fallbacks / tool executions; tool error rate = tool calls whose reply
  *   was an error / tool calls with a reply (0 when there are none);
- * - cost: the sum of the runs' costs, null when any run's cost is unknown.
+ * - cost: the sum of the runs' costs, null when any run's cost is unknown, with its source
+ *   (reported by the providers, estimated by the price table, mixed, or unknown).
  */
 export function summarizeCell(cell: Pick<Cell, "id" | "label">, runs: RunResult[]): CellSummary {
   const turns = runs.flatMap((run) => run.turns);
@@ -30,7 +32,7 @@ export function summarizeCell(cell: Pick<Cell, "id" | "label">, runs: RunResult[
     if (run.score.success) entry.successes++;
     by_category[run.category] = entry;
   }
-  const costs = runs.map((run) => run.cost_usd);
+  const cost = sumCosts(runs);
 
   return {
     cell: cell.id,
@@ -56,9 +58,8 @@ export function summarizeCell(cell: Pick<Cell, "id" | "label">, runs: RunResult[
       sum((turn) => turn.tool_count),
     ),
     tool_error_rate: ratio(failedTools, answered.length),
-    cost_usd: costs.some((cost) => cost === null)
-      ? null
-      : costs.reduce<number>((total, cost) => total + (cost ?? 0), 0),
+    cost_usd: cost.cost_usd,
+    cost_source: cost.cost_source,
     by_category,
   };
 }

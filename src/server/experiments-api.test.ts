@@ -210,6 +210,7 @@ describe("HTTP API: experiments", () => {
       success_rate: 0.75,
       by_category: { simple: { runs: 3, successes: 2 }, irrelevance: { runs: 1, successes: 1 } },
       cost_usd: 0,
+      cost_source: "estimated",
     });
     expect(tools.success_ci[0]).toBeLessThan(0.75);
     expect(tools.success_ci[1]).toBeGreaterThan(0.75);
@@ -260,6 +261,7 @@ describe("HTTP API: experiments", () => {
       run_key: `${TOOLS_CELL}/search/1`,
       category: "simple",
       cost_usd: 0,
+      cost_source: "estimated",
     });
     const score = toolsRuns.sessions[3]?.score as RunScore;
     expect(score).toStrictEqual(
@@ -274,7 +276,11 @@ describe("HTTP API: experiments", () => {
       [ids.dualWrong, false],
       [ids.dualRunning, true],
     ]);
-    expect(dualRuns.sessions[2]).toMatchObject({ score: null, cost_usd: null });
+    expect(dualRuns.sessions[2]).toMatchObject({
+      score: null,
+      cost_usd: null,
+      cost_source: "unknown",
+    });
   });
 
   it("answers 404 for an unknown experiment or cell, and an empty list without experiments", async () => {

@@ -25,6 +25,26 @@ function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonObject {
   return rest;
 }
 
+/**
+ * A record as the API sends it, from a schema whose output JSON Schema cannot say it (a transform,
+ * as the export's calls have, renders as "anything"): the input schema with every property
+ * required, since the server always sends every field, defaults filled in.
+ */
+function sentRecordOf(schema: z.ZodType): JsonObject {
+  const requireAll = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(requireAll);
+    if (node === null || typeof node !== "object") return node;
+    const entries = Object.entries(node).map(([key, value]) => [key, requireAll(value)] as const);
+    const result: JsonObject = Object.fromEntries(entries);
+    const properties = result.properties;
+    if (result.type === "object" && properties !== null && typeof properties === "object") {
+      result.required = Object.keys(properties);
+    }
+    return result;
+  };
+  return requireAll(schemaOf(schema, "input")) as JsonObject;
+}
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonObject) => ({ "application/json": { schema } });
 const object = (properties: JsonObject, required = Object.keys(properties)): JsonObject => ({
@@ -38,7 +58,7 @@ const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",
   401: "the request lacks the server's token: `Authorization: Bearer TOKEN` or the browser's cookie (unauthorized)",
   403: "a foreign Host header (DNS rebinding) or a cross-origin change (forbidden)",
-  404: "unknown session (session_not_found), route (not_found) or call not waiting for approval (approval_not_found)",
+  404: "unknown session (session_not_found), route (not_found), call not waiting for approval (approval_not_found) or call without a captured payload (call_not_captured)",
   409: "session_exists, session_mode_mismatch, turn_in_progress or approval_decided",
   413: "the body is larger than the limit (payload_too_large)",
   415: "the body is not application/json (unsupported_media_type)",
@@ -97,11 +117,37 @@ function components(): JsonObject {
       Turn: schemaOf(ExportedTurn, "output"),
       Message: schemaOf(ExportedMessage, "output"),
       AuditEntry: schemaOf(ExportedAudit, "output"),
-      UsageSummary: schemaOf(ExportedUsage, "output"),
-      SessionExport: schemaOf(SessionExportDocument, "output"),
+      UsageSummary: sentRecordOf(ExportedUsage),
+      // What import accepts (version-1 documents lack the newer fields); export writes all of them.
+      SessionExport: schemaOf(SessionExportDocument, "input"),
       CreateSessionBody: schemaOf(CreateSessionBody, "input"),
       TurnBody: schemaOf(TurnBody, "input"),
       ApprovalBody: schemaOf(ApprovalBody, "input"),
+      CallPayload: object({
+        session_id: { type: "string" },
+        metric_key: {
+          type: "string",
+          description: "the metric key of the call's usage row (chat:T:R, fallback:T:R:E)",
+        },
+        turn_index: { type: "integer" },
+        round_index: { type: "integer" },
+        agent: { enum: ["chat_agent", "event_agent", "event_kernel"] },
+        request_body: {
+          type: "string",
+          description:
+            "the JSON text of the request body as sent (messages, tools, parameters; headers and keys are never captured), up to the session's capture.max_bytes",
+        },
+        response_body: {
+          type: "string",
+          description: "the raw stream as received (SSE text), decoded as UTF-8, up to the cap",
+        },
+        request_bytes: { type: "integer", description: "the full size before any cut" },
+        response_bytes: { type: "integer", description: "the full size before any cut" },
+        request_truncated: { type: "boolean" },
+        response_truncated: { type: "boolean" },
+        stored_bytes: { type: "integer", description: "both bodies, compressed, in storage" },
+        created_at: { type: "string" },
+      }),
       PendingApproval: object({
         call_id: { type: "string" },
         session_id: { type: "string" },
@@ -291,6 +337,26 @@ function paths(): JsonObject {
         responses: { 200: ok("the usage summary", ref("UsageSummary")), ...errors(404) },
       },
     },
+    "/api/sessions/{id}/calls/{metric_key}": {
+      parameters: [
+        sessionId,
+        {
+          name: "metric_key",
+          in: "path",
+          required: true,
+          description: "the call's metric key, from the usage summary's calls (URL-encoded)",
+          schema: { type: "string" },
+        },
+      ],
+      get: {
+        operationId: "getCallPayload",
+        summary:
+          "One model call as it went over the wire: the request body sent and the raw stream",
+        description:
+          "Kept when the session's capture.payloads is on, or auto (the default) with the simulated model or an endpoint on a loopback address. Text shaped like a key is shown as [redacted]. A call without a payload (capture off, a tool execution, an unknown key) is a 404 call_not_captured whose message says which.",
+        responses: { 200: ok("the captured call", ref("CallPayload")), ...errors(404) },
+      },
+    },
     "/api/sessions/{id}/export": {
       parameters: [sessionId],
       get: {
@@ -329,6 +395,11 @@ const nullable = (schema: JsonObject): JsonObject => ({ anyOf: [schema, { type: 
 const integer = { type: "integer" };
 const number = { type: "number" };
 const string = { type: "string" };
+const costSource = {
+  enum: ["reported", "estimated", "mixed", "unknown"],
+  description:
+    "reported: every call priced by its provider; estimated: by the price table; mixed: both; unknown: a call had no price (cost_usd is null)",
+};
 const category = {
   enum: ["simple", "multiple", "parallel", "irrelevance", "missing_parameter", "multi_turn"],
 };
@@ -383,6 +454,7 @@ function experimentSchemas(): JsonObject {
       turns: { type: "array", items: ref("TurnFacts") },
       score: ref("RunScore"),
       cost_usd: nullable(number),
+      cost_source: costSource,
     }),
     CellSummary: object({
       cell: string,
@@ -400,6 +472,7 @@ function experimentSchemas(): JsonObject {
       fallback_rate: number,
       tool_error_rate: number,
       cost_usd: nullable(number),
+      cost_source: costSource,
       by_category: {
         type: "object",
         additionalProperties: object({ runs: integer, successes: integer }),
@@ -423,6 +496,7 @@ function experimentSchemas(): JsonObject {
       incomplete: { type: "boolean" },
       score: nullable(ref("RunScore")),
       cost_usd: nullable(number),
+      cost_source: costSource,
     }),
   };
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SessionRecord } from "../domain/records.js";
-import type { SessionExport } from "../domain/session-export.js";
+import { SESSION_EXPORT_VERSION, type SessionExport } from "../domain/session-export.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createApp } from "./app.js";
 import { startTestServer, type TestServer } from "./test-fixtures.js";
@@ -48,7 +48,10 @@ describe("HTTP API: export and import", () => {
       `attachment; filename="agent-lab-session-${id}.json"`,
     );
     const document = (await exported.json()) as SessionExport;
-    expect(document).toMatchObject({ format: "agent-lab.session", version: 1 });
+    expect(document).toMatchObject({
+      format: "agent-lab.session",
+      version: SESSION_EXPORT_VERSION,
+    });
     expect(document.turns).toHaveLength(2);
 
     // The original still exists: the document's own id is taken.

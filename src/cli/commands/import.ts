@@ -94,7 +94,7 @@ function checkFormat(value: unknown, source: string): void {
     const { version } = value as Record<string, unknown>;
     if (typeof version === "number" && version > SESSION_EXPORT_VERSION) {
       throw new InvalidInputError(
-        `${source}: version: ${version} was written by a newer agent-lab (this one reads version ${SESSION_EXPORT_VERSION}); upgrade agent-lab to import it`,
+        `${source}: version: ${version} was written by a newer agent-lab (this one reads versions up to ${SESSION_EXPORT_VERSION}); upgrade agent-lab to import it`,
       );
     }
     return;

@@ -1,0 +1,78 @@
+import type { CostSource } from "../domain/experiment.js";
+import { estimateCost, type Price, priceFor } from "../domain/prices.js";
+import type { SessionRecord } from "../domain/records.js";
+import { callCost, tokenUsage, type UsageCallRecord } from "../domain/usage.js";
+import type { SessionStore } from "../store/session-store.js";
+
+/**
+ * What a run cost, from its usage rows, and where the figure comes from. Each model call counts
+ * with `callCost` (the provider's reported price wins, else the price table's estimate the runtime
+ * recorded); a call recorded without either (a session stored before costs were recorded) is
+ * priced here by the table, at its agent's model, with the suite's prices over the built-in ones.
+ * Tool executions cost nothing. One call without any price makes the run's cost unknown: a sum
+ * that silently leaves calls out would look cheaper than it was.
+ */
+export interface CostFigure {
+  cost_usd: number | null;
+  cost_source: CostSource;
+}
+
+type Agent = UsageCallRecord["agent"];
+
+function modelsOf(config: Record<string, unknown>): Partial<Record<Agent, string>> {
+  const modelOf = (agent: unknown) => {
+    const model =
+      agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : null;
+    return typeof model === "string" && model.length > 0 ? model : undefined;
+  };
+  const chat = modelOf(config.chat_agent) ?? "sim";
+  // The event agent follows the chat agent unless the config names its own.
+  return { chat_agent: chat, event_agent: modelOf(config.event_agent) ?? chat };
+}
+
+export function callsCost(
+  calls: readonly UsageCallRecord[],
+  config: Record<string, unknown>,
+  prices: Record<string, Price>,
+): CostFigure {
+  const models = modelsOf(config);
+  const figures: CostFigure[] = calls
+    .filter((call) => call.call_kind !== "tool_execution")
+    .map((call) => {
+      const recorded = callCost(call);
+      if (recorded.usd !== null) {
+        return { cost_usd: recorded.usd, cost_source: recorded.source ?? "estimated" };
+      }
+      const model = models[call.agent];
+      const price = model === undefined ? null : priceFor(model, prices);
+      const usd = estimateCost(tokenUsage(call), price);
+      return usd === null
+        ? { cost_usd: null, cost_source: "unknown" }
+        : { cost_usd: usd, cost_source: "estimated" };
+    });
+  return sumCosts(figures);
+}
+
+/**
+ * The sum of several costs: unknown when any is; `reported` or `estimated` when all agree,
+ * `mixed` otherwise. Nothing to sum costs $0, by the table.
+ */
+export function sumCosts(figures: readonly CostFigure[]): CostFigure {
+  if (figures.some((figure) => figure.cost_usd === null || figure.cost_source === "unknown")) {
+    return { cost_usd: null, cost_source: "unknown" };
+  }
+  const [first, ...others] = new Set(figures.map((figure) => figure.cost_source));
+  const cost_source: CostSource = others.length > 0 ? "mixed" : (first ?? "estimated");
+  const cost_usd = figures.reduce((total, figure) => total + (figure.cost_usd ?? 0), 0);
+  return { cost_usd, cost_source };
+}
+
+/** A stored run's cost, read from its session's usage rows. */
+export async function storedRunCost(
+  store: SessionStore,
+  session: SessionRecord,
+  prices: Record<string, Price>,
+): Promise<CostFigure> {
+  const { calls } = await store.usageSummary(session.id);
+  return callsCost(calls, session.config, prices);
+}
