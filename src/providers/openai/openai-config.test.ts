@@ -32,6 +32,20 @@ describe("resolveOpenAIConfig", () => {
     expect(apiKey).toBeNull();
   });
 
+  it("accepts send_reasoning as false or a field name, and refuses anything else", () => {
+    for (const value of [false, "reasoning_content", "reasoning"] as const) {
+      expect(
+        resolveOpenAIConfig({ model: "m", send_reasoning: value }, {}).config.send_reasoning,
+      ).toBe(value);
+    }
+    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: true }, {})).toThrow(
+      /send_reasoning/,
+    );
+    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: "thinking" }, {})).toThrow(
+      /send_reasoning/,
+    );
+  });
+
   it("takes the base URL from OPENAI_BASE_URL unless configured, without trailing slashes", () => {
     const env = { OPENAI_BASE_URL: "http://127.0.0.1:11434/v1/" };
     expect(resolveOpenAIConfig({ model: "m" }, env).config.base_url).toBe(
