@@ -255,7 +255,11 @@ export class CompletionStreamDecoder {
       reasoning += contentThinking(content);
     }
     if (reasoning.length > 0) this.#emitReasoning(reasoning);
-    if (text.length > 0) this.#emitContent(this.#thinkTags.push(text));
+    if (text.length > 0) {
+      // Past the start (nearly every chunk), content is answer: no split, no allocation.
+      if (this.#thinkTags.passing) this.#emitText(text);
+      else this.#emitContent(this.#thinkTags.push(text));
+    }
     const { refusal } = delta;
     if (typeof refusal === "string" && refusal.length > 0) {
       this.#refusal += refusal;
@@ -275,11 +279,13 @@ export class CompletionStreamDecoder {
 
   #emitContent(split: { reasoning: string; text: string }): void {
     if (split.reasoning.length > 0) this.#emitReasoning(split.reasoning);
-    if (split.text.length > 0) {
-      this.#text += split.text;
-      this.#pending.push({ type: "text-delta", text: split.text });
-      this.#progress++;
-    }
+    if (split.text.length > 0) this.#emitText(split.text);
+  }
+
+  #emitText(text: string): void {
+    this.#text += text;
+    this.#pending.push({ type: "text-delta", text });
+    this.#progress++;
   }
 
   /** Raw strings, sanitized once at the end: this runs for every chunk. */

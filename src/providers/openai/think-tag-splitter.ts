@@ -23,6 +23,11 @@ export class ThinkTagSplitter {
   /** At the start: content that may still become `<think>`. Inside: a possible `</think>` prefix. */
   #held = "";
 
+  /** True once the start is decided and content is all answer: the caller may skip `push`. */
+  get passing(): boolean {
+    return this.#state === "answer";
+  }
+
   /** The content delta's reasoning and answer parts (either may be empty). */
   push(content: string): SplitText {
     if (this.#state === "answer") return { reasoning: "", text: content };
