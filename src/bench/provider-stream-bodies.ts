@@ -14,19 +14,25 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
   })}\n\n`;
 }
 
-const usage = `data: ${JSON.stringify({
-  id: "chatcmpl-bench",
-  object: "chat.completion.chunk",
-  created: 1_700_000_000,
-  model: "bench-model",
-  choices: [],
-  usage: {
-    prompt_tokens: 12,
-    completion_tokens: CHUNKS,
-    total_tokens: CHUNKS + 12,
-    prompt_tokens_details: { cached_tokens: 0 },
-  },
-})}\n\n`;
+function usageEvent(details: Record<string, unknown> = {}): string {
+  return `data: ${JSON.stringify({
+    id: "chatcmpl-bench",
+    object: "chat.completion.chunk",
+    created: 1_700_000_000,
+    model: "bench-model",
+    system_fingerprint: "fp_bench",
+    choices: [],
+    usage: {
+      prompt_tokens: 12,
+      completion_tokens: CHUNKS,
+      total_tokens: CHUNKS + 12,
+      prompt_tokens_details: { cached_tokens: 0 },
+      ...details,
+    },
+  })}\n\n`;
+}
+
+const usage = usageEvent();
 
 export function textStream(): string {
   const parts = [chunk({ role: "assistant", content: "" })];
@@ -50,23 +56,11 @@ export function reasoningStream(): string {
   return parts.join("");
 }
 
-const reasoningUsage = `data: ${JSON.stringify({
-  id: "chatcmpl-bench",
-  object: "chat.completion.chunk",
-  created: 1_700_000_000,
-  model: "bench-model",
-  system_fingerprint: "fp_bench",
-  choices: [],
-  usage: {
-    prompt_tokens: 12,
-    completion_tokens: CHUNKS,
-    total_tokens: CHUNKS + 12,
-    prompt_tokens_details: { cached_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: CHUNKS - CHUNKS / 5 },
-    prompt_cache_hit_tokens: 0,
-    prompt_cache_miss_tokens: 12,
-  },
-})}\n\n`;
+const reasoningUsage = usageEvent({
+  completion_tokens_details: { reasoning_tokens: CHUNKS - CHUNKS / 5 },
+  prompt_cache_hit_tokens: 0,
+  prompt_cache_miss_tokens: 12,
+});
 
 export function toolCallStream(): string {
   const parts = [

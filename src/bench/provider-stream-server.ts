@@ -18,7 +18,11 @@ const server = createServer((request, response) => {
   request.on("end", () => {
     const text = Buffer.concat(body).toString("utf8");
     // The clients say which stream they want in the user message.
-    const kind = text.includes('"tools"') ? "tool" : text.includes("think hard") ? "reasoning" : "text";
+    const kind = text.includes('"tools"')
+      ? "tool"
+      : text.includes("think hard")
+        ? "reasoning"
+        : "text";
     response.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",

@@ -7,6 +7,7 @@ import {
   sseEvent,
   usageChunk,
 } from "../../../test/fake-openai-server.js";
+import { cutInto } from "../../../test/fixtures/provider-streams/index.js";
 import { ProviderStreamError } from "../errors.js";
 import { CompletionStreamDecoder, decodeCompletionStream } from "./completion-stream-decoder.js";
 
@@ -428,18 +429,6 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
       };
     });
 
-  function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-    const offsets = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-    const pieces: Uint8Array[] = [];
-    let start = 0;
-    for (const offset of offsets) {
-      pieces.push(bytes.subarray(start, offset));
-      start = offset;
-    }
-    pieces.push(bytes.subarray(start));
-    return pieces;
-  }
-
   it("gives the same parts whole, in random splits, and byte by byte", () => {
     fc.assert(
       fc.property(
@@ -447,7 +436,7 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
         fc.array(fc.nat(), { maxLength: 40 }),
         ({ bytes, expectedText, expectedReasoning, expectedArguments }, cuts) => {
           const whole = decodeCompletionStream([bytes]);
-          const pieces = decodeCompletionStream(split(bytes, cuts));
+          const pieces = decodeCompletionStream(cutInto(bytes, cuts));
           const byteByByte = decodeCompletionStream(
             Array.from(bytes, (_, offset) => bytes.subarray(offset, offset + 1)),
           );

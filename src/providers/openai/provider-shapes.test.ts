@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectStream, FakeOpenAIServer, streamReply } from "../../../test/fake-openai-server.js";
 import {
+  cutInto,
   listProviderFixtures,
   loadProviderFixture,
 } from "../../../test/fixtures/provider-streams/index.js";
@@ -38,15 +39,10 @@ const joined = (parts: readonly { text: string }[]) => parts.map((part) => part.
 /** Cuts the body at a few fixed offsets, so events (and tags inside them) arrive in pieces. */
 function inPieces(text: string): Uint8Array[] {
   const bytes = Buffer.from(text, "utf8");
-  const cuts = [7, 61, 62, 140, 333, 480, 801].filter((cut) => cut < bytes.length);
-  const pieces: Uint8Array[] = [];
-  let start = 0;
-  for (const cut of cuts) {
-    pieces.push(bytes.subarray(start, cut));
-    start = cut;
-  }
-  pieces.push(bytes.subarray(start));
-  return pieces;
+  return cutInto(
+    bytes,
+    [7, 61, 62, 140, 333, 480, 801].filter((cut) => cut < bytes.length),
+  );
 }
 
 describe("provider stream shapes through the openai adapter", () => {

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cutInto } from "../../../test/fixtures/provider-streams/index.js";
 import { ThinkTagSplitter } from "./think-tag-splitter.js";
 
 /** A leading `<think>` block split from the answer, whatever the chunking. */
@@ -67,16 +68,7 @@ describe("ThinkTagSplitter", () => {
           const cleanInside = inside.replaceAll("</think>", "");
           const cleanAnswer = answer.replace(/^\s+/, "");
           const whole = withBlock ? `<think>${cleanInside}</think>\n${cleanAnswer}` : cleanAnswer;
-          const offsets = [...new Set(cuts.map((cut) => cut % (whole.length + 1)))].sort(
-            (a, b) => a - b,
-          );
-          const pieces: string[] = [];
-          let start = 0;
-          for (const offset of offsets) {
-            pieces.push(whole.slice(start, offset));
-            start = offset;
-          }
-          pieces.push(whole.slice(start));
+          const pieces = cutInto(whole, cuts);
           const result = split(pieces);
           const expected = split([whole]);
           expect(result.reasoning).toBe(expected.reasoning);

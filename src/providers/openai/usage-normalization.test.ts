@@ -1,17 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { tokenUsage } from "../../domain/usage.js";
 import { boundRaw, MAX_RAW_USAGE_CHARS, normalizeUsage } from "./usage-normalization.js";
 
 /** Provider usage objects in, the lab's invariant-keeping usage out. */
-
-const counts = (partial: Record<string, number>) => ({
-  prompt_tokens: 0,
-  completion_tokens: 0,
-  total_tokens: 0,
-  cached_tokens: 0,
-  reasoning_tokens: 0,
-  cache_write_tokens: 0,
-  ...partial,
-});
 
 describe("normalizeUsage", () => {
   it("reads OpenAI's details: reasoning inside completion, cached inside prompt", () => {
@@ -23,7 +14,7 @@ describe("normalizeUsage", () => {
       completion_tokens_details: { reasoning_tokens: 192 },
     };
     expect(normalizeUsage(usage)).toEqual({
-      usage: counts({
+      usage: tokenUsage({
         prompt_tokens: 1300,
         completion_tokens: 228,
         total_tokens: 1528,
@@ -44,7 +35,7 @@ describe("normalizeUsage", () => {
       completion_tokens_details: { reasoning_tokens: 330 },
     });
     expect(result?.usage).toEqual(
-      counts({
+      tokenUsage({
         prompt_tokens: 32,
         completion_tokens: 339,
         total_tokens: 371,
@@ -56,7 +47,7 @@ describe("normalizeUsage", () => {
   it("recomputes any other wrong total from its parts, keeping the reported one in raw", () => {
     const result = normalizeUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 99 });
     expect(result?.usage).toEqual(
-      counts({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }),
+      tokenUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }),
     );
     expect(result?.raw.total_tokens).toBe(99);
     expect(normalizeUsage({ prompt_tokens: 10, completion_tokens: 5 })?.usage.total_tokens).toBe(
@@ -83,7 +74,7 @@ describe("normalizeUsage", () => {
         prompt_cache_miss_tokens: 104,
       })?.usage,
     ).toEqual(
-      counts({
+      tokenUsage({
         prompt_tokens: 1000,
         completion_tokens: 20,
         total_tokens: 1020,
@@ -97,7 +88,12 @@ describe("normalizeUsage", () => {
         prompt_cache_miss_tokens: 36,
       })?.usage,
     ).toEqual(
-      counts({ prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, cached_tokens: 64 }),
+      tokenUsage({
+        prompt_tokens: 100,
+        completion_tokens: 20,
+        total_tokens: 120,
+        cached_tokens: 64,
+      }),
     );
   });
 
@@ -158,7 +154,12 @@ describe("normalizeUsage", () => {
       timings,
     );
     expect(result?.usage).toEqual(
-      counts({ prompt_tokens: 139, completion_tokens: 14, total_tokens: 153, cached_tokens: 138 }),
+      tokenUsage({
+        prompt_tokens: 139,
+        completion_tokens: 14,
+        total_tokens: 153,
+        cached_tokens: 138,
+      }),
     );
     expect(result?.source).toBe("endpoint");
     expect(result?.raw).toEqual({
@@ -177,7 +178,7 @@ describe("normalizeUsage", () => {
   it("counts from llama.cpp's timings alone when no usage came", () => {
     const timings = { cache_n: 138, prompt_n: 1, predicted_n: 12 };
     expect(normalizeUsage(null, timings)).toEqual({
-      usage: counts({
+      usage: tokenUsage({
         prompt_tokens: 139,
         completion_tokens: 12,
         total_tokens: 151,
@@ -209,7 +210,7 @@ describe("normalizeUsage", () => {
       cost: "0.1",
     });
     expect(result?.usage).toEqual(
-      counts({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }),
+      tokenUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }),
     );
     expect(result?.cost_usd).toBeNull();
   });
