@@ -7,9 +7,13 @@ import { OpenAIChatModel } from "../providers/openai/openai-chat-model.js";
 /**
  * The four ways the provider benchmark reads one stream: the raw baseline, our adapter, and two
  * peers. Each returns when the stream is fully consumed, with the time to the first content or
- * tool-call delta as it saw it and how many deltas it saw (a check that it parsed everything).
+ * tool-call delta as it saw it and how many deltas (reasoning included) it saw: a check that it
+ * parsed everything.
  */
-export type StreamKind = "text" | "tool";
+export type StreamKind = "text" | "tool" | "reasoning";
+
+/** The bench server picks the reasoning stream by this prompt. */
+const promptFor = (kind: StreamKind) => (kind === "reasoning" ? "think hard" : "hi");
 
 export interface ClientRun {
   ttft_ms: number;
@@ -27,7 +31,7 @@ const SEARCH_PARAMETERS = {
 function requestBody(kind: StreamKind): string {
   return JSON.stringify({
     model: "bench-model",
-    messages: [{ role: "user", content: "hi" }],
+    messages: [{ role: "user", content: promptFor(kind) }],
     stream: true,
     stream_options: { include_usage: true },
     ...(kind === "tool"
@@ -47,8 +51,14 @@ function requestBody(kind: StreamKind): string {
   });
 }
 
+interface RawDelta {
+  content?: string | null;
+  reasoning_content?: string | null;
+  tool_calls?: unknown[];
+}
+
 interface RawChunk {
-  choices?: { delta?: { content?: string | null; tool_calls?: unknown[] } }[];
+  choices?: { delta?: RawDelta }[];
 }
 
 /** The floor: fetch, an SSE parser and JSON.parse, nothing else. */
@@ -68,6 +78,8 @@ export const rawFetchClient: BenchClient = async (baseUrl, kind) => {
       if (delta && (delta.content || delta.tool_calls)) {
         if (ttft < 0) ttft = performance.now() - start;
         deltas++;
+      } else if (delta?.reasoning_content) {
+        deltas++;
       }
     },
   });
@@ -83,13 +95,15 @@ export const agentLabClient: BenchClient = async (baseUrl, kind) => {
   let ttft = -1;
   let deltas = 0;
   for await (const part of model.stream({
-    messages: [{ role: "user", content: "hi", tool_calls: [] }],
+    messages: [{ role: "user", content: promptFor(kind), tool_calls: [] }],
     ...(kind === "tool"
       ? { tools: [{ name: "mock_search", description: "search", parameters: SEARCH_PARAMETERS }] }
       : {}),
   })) {
     if (part.type === "text-delta" || part.type === "tool-call-delta") {
       if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    } else if (part.type === "reasoning-delta") {
       deltas++;
     }
   }
@@ -103,7 +117,7 @@ export const openaiNodeClient: BenchClient = async (baseUrl, kind) => {
   let deltas = 0;
   const stream = await client.chat.completions.create({
     model: "bench-model",
-    messages: [{ role: "user", content: "hi" }],
+    messages: [{ role: "user", content: promptFor(kind) }],
     stream: true,
     stream_options: { include_usage: true },
     ...(kind === "tool"
@@ -122,9 +136,12 @@ export const openaiNodeClient: BenchClient = async (baseUrl, kind) => {
       : {}),
   });
   for await (const chunk of stream) {
-    const delta = chunk.choices[0]?.delta;
+    // openai-node types no reasoning field; it passes the chunk through as received.
+    const delta = chunk.choices[0]?.delta as RawDelta | undefined;
     if (delta && (delta.content || delta.tool_calls)) {
       if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    } else if (delta?.reasoning_content) {
       deltas++;
     }
   }
@@ -143,7 +160,7 @@ export const aiSdkClient: BenchClient = async (baseUrl, kind) => {
   let deltas = 0;
   const result = streamText({
     model: provider("bench-model"),
-    prompt: "hi",
+    prompt: promptFor(kind),
     maxRetries: 0,
     ...(kind === "tool"
       ? {
@@ -159,6 +176,8 @@ export const aiSdkClient: BenchClient = async (baseUrl, kind) => {
   for await (const part of result.fullStream) {
     if (part.type === "text-delta" || part.type === "tool-input-delta") {
       if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    } else if (part.type === "reasoning-delta") {
       deltas++;
     } else if (part.type === "error") {
       throw part.error;

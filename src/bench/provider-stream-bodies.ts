@@ -1,4 +1,7 @@
-/** The streams the provider benchmark's endpoint serves: CHUNKS content or tool-call deltas each. */
+/**
+ * The streams the provider benchmark's endpoint serves: CHUNKS content, reasoning or tool-call
+ * deltas each.
+ */
 export const CHUNKS = 1_000;
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
@@ -11,19 +14,25 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
   })}\n\n`;
 }
 
-const usage = `data: ${JSON.stringify({
-  id: "chatcmpl-bench",
-  object: "chat.completion.chunk",
-  created: 1_700_000_000,
-  model: "bench-model",
-  choices: [],
-  usage: {
-    prompt_tokens: 12,
-    completion_tokens: CHUNKS,
-    total_tokens: CHUNKS + 12,
-    prompt_tokens_details: { cached_tokens: 0 },
-  },
-})}\n\n`;
+function usageEvent(details: Record<string, unknown> = {}): string {
+  return `data: ${JSON.stringify({
+    id: "chatcmpl-bench",
+    object: "chat.completion.chunk",
+    created: 1_700_000_000,
+    model: "bench-model",
+    system_fingerprint: "fp_bench",
+    choices: [],
+    usage: {
+      prompt_tokens: 12,
+      completion_tokens: CHUNKS,
+      total_tokens: CHUNKS + 12,
+      prompt_tokens_details: { cached_tokens: 0 },
+      ...details,
+    },
+  })}\n\n`;
+}
+
+const usage = usageEvent();
 
 export function textStream(): string {
   const parts = [chunk({ role: "assistant", content: "" })];
@@ -31,6 +40,27 @@ export function textStream(): string {
   parts.push(chunk({}, "stop"), usage, "data: [DONE]\n\n");
   return parts.join("");
 }
+
+/**
+ * A thinking model's stream (DeepSeek, llama.cpp, vLLM): most chunks carry `reasoning_content`,
+ * the answer comes last; its usage reports the reasoning tokens.
+ */
+export function reasoningStream(): string {
+  const answer = CHUNKS / 5;
+  const parts = [chunk({ role: "assistant", content: null, reasoning_content: "" })];
+  for (let index = 0; index < CHUNKS - answer; index++) {
+    parts.push(chunk({ content: null, reasoning_content: `thought${index % 50} ` }));
+  }
+  for (let index = 0; index < answer; index++) parts.push(chunk({ content: `word${index % 50} ` }));
+  parts.push(chunk({}, "stop"), reasoningUsage, "data: [DONE]\n\n");
+  return parts.join("");
+}
+
+const reasoningUsage = usageEvent({
+  completion_tokens_details: { reasoning_tokens: CHUNKS - CHUNKS / 5 },
+  prompt_cache_hit_tokens: 0,
+  prompt_cache_miss_tokens: 12,
+});
 
 export function toolCallStream(): string {
   const parts = [

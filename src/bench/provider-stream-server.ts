@@ -1,19 +1,28 @@
 import { createServer } from "node:http";
-import { textStream, toolCallStream } from "./provider-stream-bodies.js";
+import { reasoningStream, textStream, toolCallStream } from "./provider-stream-bodies.js";
 
 /**
  * The benchmark's model endpoint, a script run in its own process so its CPU never counts against
  * the clients. It answers every POST with a pre-rendered stream written at once: the clients' cost
  * per chunk is what is measured, not the server's pacing. Prints its port, exits when stdin closes.
  */
-const bodies = { text: Buffer.from(textStream()), tool: Buffer.from(toolCallStream()) };
+const bodies = {
+  text: Buffer.from(textStream()),
+  tool: Buffer.from(toolCallStream()),
+  reasoning: Buffer.from(reasoningStream()),
+};
 
 const server = createServer((request, response) => {
   const body: Buffer[] = [];
   request.on("data", (piece: Buffer) => body.push(piece));
   request.on("end", () => {
     const text = Buffer.concat(body).toString("utf8");
-    const kind = text.includes('"tools"') ? "tool" : "text";
+    // The clients say which stream they want in the user message.
+    const kind = text.includes('"tools"')
+      ? "tool"
+      : text.includes("think hard")
+        ? "reasoning"
+        : "text";
     response.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",

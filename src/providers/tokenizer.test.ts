@@ -82,6 +82,18 @@ describe("tokenizer bounds", () => {
     expect(countPromptTokens([])).toBe(promptTokens([]).length);
   });
 
+  it("counts an answerless refusal as the content it is sent as, and never the reasoning", () => {
+    const refusal = "I can't help with that request.";
+    const refused = [{ role: "assistant" as const, content: "", refusal, tool_calls: [] }];
+    const sentAs = [{ role: "assistant" as const, content: refusal, tool_calls: [] }];
+    expect(countPromptTokens(refused)).toBe(countPromptTokens(sentAs));
+    const thought = [
+      { role: "assistant" as const, content: "Yes.", reasoning: "long thoughts", tool_calls: [] },
+    ];
+    const plain = [{ role: "assistant" as const, content: "Yes.", tool_calls: [] }];
+    expect(countPromptTokens(thought)).toBe(countPromptTokens(plain));
+  });
+
   it("truncates to a token budget on both paths", () => {
     const prose = "one two three four five six seven eight";
     const cut = truncateToTokens(prose, 3);

@@ -28,6 +28,8 @@ const chunk = fc.record(
                   role: maybe(fc.constant("assistant")),
                   content: maybe(fc.string()),
                   refusal: maybe(fc.string()),
+                  reasoning_content: maybe(fc.string()),
+                  reasoning: maybe(fc.string()),
                   tool_calls: maybe(fc.array(toolCall, { maxLength: 3 })),
                 },
                 { requiredKeys: [] },
@@ -72,6 +74,12 @@ describe("isCommonChunk, the decoder's fast path", () => {
         ],
       }),
     ).toBe(true);
+    // A thinking model's chunks and refusals stay on the fast path too.
+    expect(
+      isCommonChunk({ choices: [{ index: 0, delta: { content: null, reasoning_content: "h" } }] }),
+    ).toBe(true);
+    expect(isCommonChunk({ choices: [{ index: 0, delta: { reasoning: "h" } }] })).toBe(true);
+    expect(isCommonChunk({ choices: [{ index: 0, delta: { refusal: "no" } }] })).toBe(true);
     expect(isCommonChunk({ choices: [], usage: { prompt_tokens: 1 } })).toBe(false);
     expect(isCommonChunk({ error: { message: "overloaded" } })).toBe(false);
     expect(

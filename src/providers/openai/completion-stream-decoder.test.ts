@@ -7,6 +7,7 @@ import {
   sseEvent,
   usageChunk,
 } from "../../../test/fake-openai-server.js";
+import { cutInto } from "../../../test/fixtures/provider-streams/index.js";
 import { ProviderStreamError } from "../errors.js";
 import { CompletionStreamDecoder, decodeCompletionStream } from "./completion-stream-decoder.js";
 
@@ -51,7 +52,12 @@ describe("CompletionStreamDecoder", () => {
     expect(summary).toMatchObject({
       finish_reason: "tool_calls",
       text: "Hello",
-      usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, cached_tokens: 3 },
+      usage: {
+        usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, cached_tokens: 3 },
+        source: "endpoint",
+      },
+      response_model: "fake-model",
+      response_id: "chatcmpl-fake",
     });
   });
 
@@ -67,7 +73,7 @@ describe("CompletionStreamDecoder", () => {
     expect(parts).toEqual([{ type: "text-delta", text: "a" }]);
   });
 
-  it("accepts CRLF line endings, comments, content-part lists and refusals", () => {
+  it("accepts CRLF line endings, comments, content-part lists, and keeps refusals apart", () => {
     const { parts } = decodeCompletionStream(
       bytesOf(
         ": OPENROUTER PROCESSING\r\n\r\n",
@@ -78,7 +84,7 @@ describe("CompletionStreamDecoder", () => {
     );
     expect(parts).toEqual([
       { type: "text-delta", text: "x" },
-      { type: "text-delta", text: "no" },
+      { type: "refusal-delta", text: "no" },
     ]);
   });
 
@@ -190,6 +196,124 @@ describe("CompletionStreamDecoder", () => {
   });
 });
 
+describe("CompletionStreamDecoder: reasoning, refusals and who answered", () => {
+  const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+
+  it("turns every provider's reasoning field into reasoning deltas, never text", () => {
+    const { parts, summary } = decodeCompletionStream(
+      bytesOf(
+        sseEvent(choice({ content: null, reasoning_content: "deep" })),
+        sseEvent(choice({ reasoning: "seek" })),
+        // A server sending both fields sends the same text twice: it counts once.
+        sseEvent(choice({ reasoning_content: "once", reasoning: "once" })),
+        sseEvent(
+          choice({
+            content: [
+              { type: "thinking", thinking: [{ type: "text", text: "mis" }] },
+              { type: "thinking", thinking: "tral" },
+              { type: "text", text: "Answer" },
+            ],
+          }),
+        ),
+        sseEvent(choice({}, "stop")),
+      ),
+    );
+    expect(parts).toEqual([
+      { type: "reasoning-delta", text: "deep" },
+      { type: "reasoning-delta", text: "seek" },
+      { type: "reasoning-delta", text: "once" },
+      { type: "reasoning-delta", text: "mistral" },
+      { type: "text-delta", text: "Answer" },
+    ]);
+    expect(summary).toMatchObject({ text: "Answer", reasoning: "deepseekoncemistral" });
+  });
+
+  it("splits a leading <think> block out of the content, and releases a held prefix at the end", () => {
+    const think = decodeCompletionStream(
+      bytesOf(
+        sseEvent(choice({ content: "<thi" })),
+        sseEvent(choice({ content: "nk>plan</think>\n\nDone" })),
+        sseEvent(choice({}, "stop")),
+      ),
+    );
+    expect(think.parts).toEqual([
+      { type: "reasoning-delta", text: "plan" },
+      { type: "text-delta", text: "Done" },
+    ]);
+    const held = decodeCompletionStream(bytesOf(sseEvent(choice({ content: "<th" }, "stop"))));
+    expect(held.parts).toEqual([{ type: "text-delta", text: "<th" }]);
+    expect(held.summary.deltas).toEqual([{ type: "text-delta", text: "<th" }]);
+  });
+
+  it("counts reasoning as progress, so a thinking model is not idle", () => {
+    const decoder = new CompletionStreamDecoder();
+    decoder.push(encoder.encode(sseEvent(choice({ role: "assistant", content: "" }))));
+    const before = decoder.progress;
+    decoder.push(encoder.encode(sseEvent(choice({ reasoning_content: "hmm" }))));
+    expect(decoder.progress).toBeGreaterThan(before);
+  });
+
+  it("keeps refusals out of the text", () => {
+    const { parts, summary } = decodeCompletionStream(
+      bytesOf(
+        sseEvent(choice({ content: null, refusal: "" })),
+        sseEvent(choice({ refusal: "I can't" })),
+        sseEvent(choice({ refusal: " do that." }, "stop")),
+      ),
+    );
+    expect(parts).toEqual([
+      { type: "refusal-delta", text: "I can't" },
+      { type: "refusal-delta", text: " do that." },
+    ]);
+    expect(summary).toMatchObject({ text: "", refusal: "I can't do that." });
+  });
+
+  it("reports the first id and model and the last fingerprint, cleaned and bounded", () => {
+    const { summary } = decodeCompletionStream(
+      bytesOf(
+        sseEvent({ id: "", model: "", ...choice({ content: "a" }) }),
+        sseEvent({
+          id: "resp\u001b[31m-1",
+          model: "served\nmodel",
+          system_fingerprint: "fp_1",
+          ...choice({}),
+        }),
+        sseEvent({ id: "resp-2", model: "other", system_fingerprint: null, ...choice({}) }),
+        sseEvent({ system_fingerprint: `fp_${"9".repeat(900)}`, ...choice({}, "stop") }),
+      ),
+      { apiKey: "sk-ident-KEY" },
+    );
+    expect(summary.response_id).toBe("resp[31m-1");
+    expect(summary.response_model).toBe("servedmodel");
+    expect(summary.system_fingerprint?.length).toBeLessThanOrEqual(500);
+    expect(summary.system_fingerprint?.startsWith("fp_999")).toBe(true);
+    const keyed = decodeCompletionStream(
+      bytesOf(sseEvent({ model: "echo sk-ident-KEY", ...choice({ content: "a" }, "stop") })),
+      { apiKey: "sk-ident-KEY" },
+    );
+    expect(keyed.summary.response_model).not.toContain("sk-ident-KEY");
+  });
+
+  it("takes llama.cpp's timings as usage when it sent no usage object", () => {
+    const { summary } = decodeCompletionStream(
+      bytesOf(
+        sseEvent(choice({ content: "hi" })),
+        sseEvent({
+          ...choice({}, "stop"),
+          timings: { cache_n: 138, prompt_n: 1, predicted_n: 2 },
+        }),
+        SSE_DONE,
+      ),
+    );
+    expect(summary.usage).toMatchObject({
+      source: "provider_timings",
+      usage: { prompt_tokens: 139, completion_tokens: 2, total_tokens: 141, cached_tokens: 138 },
+    });
+  });
+});
+
 describe("CompletionStreamDecoder: the last event without its blank line", () => {
   const finalLine = `data: ${JSON.stringify(completionChunk({ content: "!" }, "stop"))}`;
 
@@ -224,20 +348,51 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
     index: fc.integer({ min: 0, max: 2 }),
     arguments: textPiece,
   });
+  const reasoningPiece = fc.record({
+    field: fc.constantFrom("reasoning_content", "reasoning", "thinking"),
+    text: textPiece,
+  });
   const streamEvents = fc
     .record({
-      steps: fc.array(fc.oneof(textPiece, toolDelta), { maxLength: 12 }),
+      think: fc.option(fc.tuple(textPiece, fc.nat()), { nil: null }),
+      steps: fc.array(fc.oneof(textPiece, toolDelta, reasoningPiece), { maxLength: 12 }),
       withUsage: fc.boolean(),
       crlf: fc.boolean(),
     })
-    .map(({ steps, withUsage, crlf }) => {
+    .map(({ think, steps, withUsage, crlf }) => {
       const seen = new Set<number>();
       const expectedArguments = new Map<number, string>();
       let expectedText = "";
-      const events = steps.map((step) => {
+      let expectedReasoning = "";
+      const events: string[] = [];
+      if (think !== null) {
+        // A leading <think> block, its content events cut at an arbitrary point (even mid-tag).
+        const [inside, cut] = think;
+        const block = `<think>${inside}</think>`;
+        const at = cut % (block.length + 1);
+        for (const content of [block.slice(0, at), block.slice(at)]) {
+          events.push(sseEvent(completionChunk({ content })));
+        }
+        expectedReasoning += inside;
+      }
+      let answerStarted = think === null;
+      for (const step of steps) {
         if (typeof step === "string") {
-          expectedText += step;
-          return sseEvent(completionChunk({ content: step }));
+          // After </think>, the answer's leading whitespace is dropped.
+          const kept = answerStarted ? step : step.replace(/^\s+/, "");
+          if (kept !== "") answerStarted = true;
+          expectedText += kept;
+          events.push(sseEvent(completionChunk({ content: step })));
+          continue;
+        }
+        if ("field" in step) {
+          expectedReasoning += step.text;
+          const delta =
+            step.field === "thinking"
+              ? { content: [{ type: "thinking", thinking: [{ type: "text", text: step.text }] }] }
+              : { [step.field]: step.text };
+          events.push(sseEvent({ choices: [{ index: 0, delta }] }));
+          continue;
         }
         const first = !seen.has(step.index);
         seen.add(step.index);
@@ -245,21 +400,23 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
           step.index,
           (expectedArguments.get(step.index) ?? "") + step.arguments,
         );
-        return sseEvent(
-          completionChunk({
-            tool_calls: [
-              {
-                index: step.index,
-                ...(first ? { id: `call_${step.index}`, type: "function" as const } : {}),
-                function: {
-                  ...(first ? { name: `tool_${step.index}` } : {}),
-                  arguments: step.arguments,
+        events.push(
+          sseEvent(
+            completionChunk({
+              tool_calls: [
+                {
+                  index: step.index,
+                  ...(first ? { id: `call_${step.index}`, type: "function" as const } : {}),
+                  function: {
+                    ...(first ? { name: `tool_${step.index}` } : {}),
+                    arguments: step.arguments,
+                  },
                 },
-              },
-            ],
-          }),
+              ],
+            }),
+          ),
         );
-      });
+      }
       events.push(sseEvent(completionChunk({}, seen.size > 0 ? "tool_calls" : "stop")));
       if (withUsage) events.push(sseEvent(usageChunk({ prompt_tokens: 5, completion_tokens: 7 })));
       events.push(SSE_DONE);
@@ -267,30 +424,19 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
       return {
         bytes: encoder.encode(crlf ? text.replaceAll("\n", "\r\n") : text),
         expectedText,
+        expectedReasoning,
         expectedArguments: [...expectedArguments.entries()].sort(([left], [right]) => left - right),
       };
     });
-
-  function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-    const offsets = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-    const pieces: Uint8Array[] = [];
-    let start = 0;
-    for (const offset of offsets) {
-      pieces.push(bytes.subarray(start, offset));
-      start = offset;
-    }
-    pieces.push(bytes.subarray(start));
-    return pieces;
-  }
 
   it("gives the same parts whole, in random splits, and byte by byte", () => {
     fc.assert(
       fc.property(
         streamEvents,
         fc.array(fc.nat(), { maxLength: 40 }),
-        ({ bytes, expectedText, expectedArguments }, cuts) => {
+        ({ bytes, expectedText, expectedReasoning, expectedArguments }, cuts) => {
           const whole = decodeCompletionStream([bytes]);
-          const pieces = decodeCompletionStream(split(bytes, cuts));
+          const pieces = decodeCompletionStream(cutInto(bytes, cuts));
           const byteByByte = decodeCompletionStream(
             Array.from(bytes, (_, offset) => bytes.subarray(offset, offset + 1)),
           );
@@ -301,6 +447,10 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
             part.type === "text-delta" ? [part.text] : [],
           );
           expect(texts.join("")).toBe(expectedText);
+          const reasoning = whole.parts.flatMap((part) =>
+            part.type === "reasoning-delta" ? [part.text] : [],
+          );
+          expect(reasoning.join("")).toBe(expectedReasoning);
           const calls = whole.parts.flatMap((part) =>
             part.type === "tool-call" ? [[part.index, part.raw_arguments] as const] : [],
           );

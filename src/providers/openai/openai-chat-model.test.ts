@@ -130,12 +130,33 @@ describe("OpenAIChatModel streaming", () => {
     expect(ofType(parts, "usage")).toEqual([
       {
         type: "usage",
-        usage: { prompt_tokens: 42, completion_tokens: 2, total_tokens: 44, cached_tokens: 32 },
+        usage: {
+          prompt_tokens: 42,
+          completion_tokens: 2,
+          total_tokens: 44,
+          cached_tokens: 32,
+          reasoning_tokens: 0,
+          cache_write_tokens: 0,
+        },
         estimated: false,
+        source: "endpoint",
+        cost_usd: null,
+        raw: {
+          prompt_tokens: 42,
+          completion_tokens: 2,
+          total_tokens: 44,
+          prompt_tokens_details: { cached_tokens: 32 },
+        },
       },
     ]);
     const [finish] = ofType(parts, "finish");
-    expect(finish).toMatchObject({ finish_reason: "stop", attempts: 1 });
+    expect(finish).toMatchObject({
+      finish_reason: "stop",
+      attempts: 1,
+      response_model: "fake-model",
+      response_id: "chatcmpl-fake",
+      system_fingerprint: null,
+    });
     expect(finish?.ttft_ms).toBe(ofType(parts, "first-token")[0]?.ttft_ms);
     expect(finish?.elapsed_ms).toBeGreaterThanOrEqual(finish?.ttft_ms ?? Number.POSITIVE_INFINITY);
 
@@ -290,8 +311,13 @@ describe("OpenAIChatModel streaming", () => {
         completion_tokens: expectedCompletion,
         total_tokens: expectedPrompt + expectedCompletion,
         cached_tokens: 0,
+        reasoning_tokens: 0,
+        cache_write_tokens: 0,
       },
       estimated: true,
+      source: "estimated",
+      cost_usd: null,
+      raw: null,
     });
   });
 
@@ -381,6 +407,101 @@ describe("OpenAIChatModel streaming", () => {
       "Köln 🏰",
     ]);
     for (const run of runs.slice(1)) expect(run).toEqual(runs[0]);
+  });
+});
+
+describe("OpenAIChatModel: reasoning, capture and what is sent back", () => {
+  it("estimates a thinking model's usage with its streamed reasoning inside the completion", async () => {
+    server.enqueue(
+      streamReply([
+        sseEvent(
+          completionChunk({
+            role: "assistant",
+            reasoning_content: "Let me think it over.",
+          } as never),
+        ),
+        ...completionStream({ text: ["Fine."], usage: null }),
+      ]),
+    );
+    const { parts, error } = await collectStream(model().stream(request));
+    expect(error).toBeNull();
+    const reasoning = countTokens("Let me think it over.");
+    const [usage] = ofType(parts, "usage");
+    expect(usage).toMatchObject({ estimated: true, source: "estimated", raw: null });
+    expect(usage?.usage.reasoning_tokens).toBe(reasoning);
+    expect(usage?.usage.completion_tokens).toBe(reasoning + countTokens("Fine."));
+    // The reasoning came first, yet TTFT is the answer's: first-token sits just before the text.
+    expect(types(parts).slice(0, 4)).toEqual([
+      "response-start",
+      "reasoning-delta",
+      "first-token",
+      "text-delta",
+    ]);
+  });
+
+  it("sends reasoning back only when send_reasoning names the field", async () => {
+    const history = [
+      ...conversation.slice(0, 2),
+      ChatMessage.parse({ ...conversation[2], reasoning: "Search first." }),
+      ...conversation.slice(3),
+    ];
+    server.enqueue(streamReply(completionStream({ text: ["a"] })));
+    server.enqueue(streamReply(completionStream({ text: ["b"] })));
+    await collectStream(model().stream({ messages: history }));
+    await collectStream(
+      model({ send_reasoning: "reasoning_content" }).stream({ messages: history }),
+    );
+    const [plain, deepseek] = server.requests.map((sent) => sent.body as { messages: object[] });
+    expect(plain?.messages[2]).not.toHaveProperty("reasoning_content");
+    expect(deepseek?.messages[2]).toMatchObject({ reasoning_content: "Search first." });
+  });
+
+  it("captures the exact body once and every byte, and a failing capture does not fail the call", async () => {
+    const body = completionStream({ text: ["Hi", " there"] });
+    server.enqueue(streamReply(body), streamReply(body));
+    const requests: string[] = [];
+    const responses: Buffer[] = [];
+    const { error } = await collectStream(
+      model().stream(request, {
+        capture: {
+          request: (text) => requests.push(text),
+          response: (chunk) => responses.push(Buffer.from(chunk)),
+        },
+      }),
+    );
+    expect(error).toBeNull();
+    expect(requests).toEqual([server.requests[0]?.rawBody]);
+    expect(requests[0]).not.toContain(KEY);
+    expect(Buffer.concat(responses).toString("utf8")).toBe(body.join(""));
+
+    const failing = await collectStream(
+      model().stream(request, {
+        capture: {
+          request: () => {
+            throw new Error("disk full");
+          },
+          response: () => {
+            throw new Error("disk full");
+          },
+        },
+      }),
+    );
+    expect(failing.error).toBeNull();
+    expect(
+      ofType(failing.parts, "text-delta")
+        .map((part) => part.text)
+        .join(""),
+    ).toBe("Hi there");
+  });
+
+  it("stops reading and closes the connection when the consumer leaves early", async () => {
+    server.enqueue(
+      streamReply(completionStream({ text: ["one", "two"] }).slice(0, 2), { ending: "stall" }),
+    );
+    for await (const part of model().stream(request)) {
+      if (part.type === "text-delta") break;
+    }
+    await server.requests[0]?.closed;
   });
 });
 

@@ -10,6 +10,7 @@ import {
   type ResolvedOpenAIConfig,
   resolveOpenAIConfig,
 } from "./openai-config.js";
+import { PartStream } from "./part-stream.js";
 import { ProgressBudget, readBody } from "./read-body.js";
 import { renderRequestBody } from "./request-body.js";
 import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
@@ -53,10 +54,21 @@ export class OpenAIChatModel implements ChatModel {
     this.#random = dependencies.random ?? Math.random;
   }
 
-  async *stream(
+  stream(
     request: ChatModelRequest,
     options: StreamOptions = {},
-  ): AsyncGenerator<ChatModelPart, void, undefined> {
+  ): AsyncIterableIterator<ChatModelPart> {
+    return new PartStream(this.#batches(request, options));
+  }
+
+  /**
+   * The call, as batches of parts (one per body read): see PartStream for why. One generator,
+   * not a wrapper delegating to another, for the same reason.
+   */
+  async *#batches(
+    request: ChatModelRequest,
+    options: StreamOptions,
+  ): AsyncGenerator<ChatModelPart[], void, undefined> {
     options.signal?.throwIfAborted();
     const { deadline_ms } = this.#config;
     // The deadline aborts with its own error as the reason, so every place that gives way to the
@@ -72,123 +84,148 @@ export class OpenAIChatModel implements ChatModel {
         ),
       deadline_ms,
     );
-    const signal = options.signal
+    const userSignal = options.signal
       ? AbortSignal.any([options.signal, deadline.signal])
       : deadline.signal;
+    const capture = options.capture ?? null;
     try {
-      yield* this.#stream(request, signal);
+      const startedAt = performance.now();
+      const body = renderRequestBody(this.model, request, {
+        send_reasoning: this.#config.send_reasoning,
+      });
+      const bodyText = JSON.stringify(body);
+      // The body holds no key (that goes in a header), so it can be kept as sent.
+      if (capture) captureSafely(() => capture.request(bodyText));
+      const { max_retries, timeout_ms, idle_timeout_ms, backoff } = this.#config;
+      let headersTimeouts = 0;
+
+      for (let attempt = 1; ; attempt += 1) {
+        const signal = new AttemptSignal(userSignal);
+        // TTFT is measured from here, the start of the attempt whose response is streamed, not
+        // from the stream's start: time lost to failed attempts and backoff says how available
+        // the endpoint was, not how fast the model answers. It is visible anyway, as the `retry`
+        // parts and the gap between `elapsed_ms` and the successful attempt.
+        const attemptStartedAt = performance.now();
+        let outcome: AttemptOutcome;
+        try {
+          outcome = await sendAttempt({
+            fetch: this.#fetch,
+            url: `${this.baseUrl}/chat/completions`,
+            headers: this.#headers(),
+            body: bodyText,
+            signal,
+            timeout_ms,
+            api_key: this.#apiKey,
+          });
+        } catch (error) {
+          signal.close();
+          throw error;
+        }
+
+        if (outcome.kind === "response") {
+          const { response, headers_at } = outcome;
+          try {
+            yield [
+              {
+                type: "response-start",
+                attempt,
+                status: response.status,
+                request_id: sanitizeRequestId(response.headers.get("x-request-id"), this.#apiKey),
+                at_ms: roundMs(headers_at - startedAt),
+              },
+            ];
+            // From here on nothing is retried: the model may already have acted on the request.
+            const decoder = new CompletionStreamDecoder({ apiKey: this.#apiKey });
+            let ttftMs: number | null = null;
+            if (response.body) {
+              const budget = new ProgressBudget(idle_timeout_ms);
+              for await (const { bytes, received_at } of readBody(response.body, signal, budget)) {
+                if (capture) captureSafely(() => capture.response(bytes));
+                const progressBefore = decoder.progress;
+                const parts: ChatModelPart[] = decoder.push(bytes);
+                if (decoder.progress !== progressBefore) budget.progressed();
+                if (ttftMs === null) {
+                  // TTFT stays the time to the answer (or a tool call): thinking comes before it.
+                  const first = parts.findIndex((part) => part.type !== "reasoning-delta");
+                  if (first !== -1) {
+                    ttftMs = roundMs(received_at - attemptStartedAt);
+                    parts.splice(first, 0, { type: "first-token", ttft_ms: ttftMs });
+                  }
+                }
+                if (parts.length > 0) yield parts;
+                if (decoder.finished) break;
+              }
+            }
+            // Taken before the closing parts are yielded, so a consumer that dwells on them does not
+            // lengthen the call. (Parts are pulled, so a consumer that stalls mid-stream still does.)
+            const endedAt = performance.now();
+            const summary = decoder.end();
+            const closing: ChatModelPart[] = [];
+            for (const part of summary.deltas) {
+              if (ttftMs === null && part.type !== "reasoning-delta") {
+                ttftMs = roundMs(endedAt - attemptStartedAt);
+                closing.push({ type: "first-token", ttft_ms: ttftMs });
+              }
+              closing.push(part);
+            }
+            closing.push(...summary.tool_calls);
+            const reported = summary.usage;
+            closing.push(
+              reported
+                ? {
+                    type: "usage",
+                    usage: reported.usage,
+                    estimated: false,
+                    source: reported.source,
+                    cost_usd: reported.cost_usd,
+                    raw: reported.raw,
+                  }
+                : {
+                    type: "usage",
+                    usage: estimateUsage(request.messages, body.tools ?? [], summary),
+                    estimated: true,
+                    source: "estimated",
+                    cost_usd: null,
+                    raw: null,
+                  },
+            );
+            closing.push({
+              type: "finish",
+              finish_reason: summary.finish_reason,
+              ttft_ms: ttftMs,
+              elapsed_ms: roundMs(endedAt - startedAt),
+              attempts: attempt,
+              response_model: summary.response_model,
+              response_id: summary.response_id,
+              system_fingerprint: summary.system_fingerprint,
+            });
+            yield closing;
+            return;
+          } finally {
+            // Covers break, throw and abort alike: no body or socket outlives the stream.
+            signal.close();
+          }
+        }
+
+        signal.close();
+        const failure = describeFailure(outcome, attempt, this.baseUrl);
+        if (outcome.kind === "connection-error" && outcome.headers_timeout) headersTimeouts += 1;
+        // A second wait for headers in vain ends the call: the endpoint is down or overloaded.
+        if (!failure.retryable || attempt > max_retries || headersTimeouts >= 2)
+          throw failure.error;
+        const delay_ms = retryDelayMs(
+          attempt - 1,
+          outcome.kind === "http-error" ? outcome.headers : null,
+          backoff,
+          this.#random,
+        );
+        yield [
+          { type: "retry", attempt, status: failure.status, reason: failure.reason, delay_ms },
+        ];
+        await abortableSleep(delay_ms, userSignal);
+      }
     } finally {
       clearTimeout(timer);
-    }
-  }
-
-  async *#stream(
-    request: ChatModelRequest,
-    userSignal: AbortSignal,
-  ): AsyncGenerator<ChatModelPart, void, undefined> {
-    const startedAt = performance.now();
-    const body = renderRequestBody(this.model, request);
-    const bodyText = JSON.stringify(body);
-    const { max_retries, timeout_ms, idle_timeout_ms, backoff } = this.#config;
-    let headersTimeouts = 0;
-
-    for (let attempt = 1; ; attempt += 1) {
-      const signal = new AttemptSignal(userSignal);
-      // TTFT is measured from here, the start of the attempt whose response is streamed, not
-      // from the stream's start: time lost to failed attempts and backoff says how available
-      // the endpoint was, not how fast the model answers. It is visible anyway, as the `retry`
-      // parts and the gap between `elapsed_ms` and the successful attempt.
-      const attemptStartedAt = performance.now();
-      let outcome: AttemptOutcome;
-      try {
-        outcome = await sendAttempt({
-          fetch: this.#fetch,
-          url: `${this.baseUrl}/chat/completions`,
-          headers: this.#headers(),
-          body: bodyText,
-          signal,
-          timeout_ms,
-          api_key: this.#apiKey,
-        });
-      } catch (error) {
-        signal.close();
-        throw error;
-      }
-
-      if (outcome.kind === "response") {
-        const { response, headers_at } = outcome;
-        try {
-          yield {
-            type: "response-start",
-            attempt,
-            status: response.status,
-            request_id: sanitizeRequestId(response.headers.get("x-request-id"), this.#apiKey),
-            at_ms: roundMs(headers_at - startedAt),
-          };
-          // From here on nothing is retried: the model may already have acted on the request.
-          const decoder = new CompletionStreamDecoder({ apiKey: this.#apiKey });
-          let ttftMs: number | null = null;
-          if (response.body) {
-            const budget = new ProgressBudget(idle_timeout_ms);
-            for await (const { bytes, received_at } of readBody(response.body, signal, budget)) {
-              const progressBefore = decoder.progress;
-              const parts = decoder.push(bytes);
-              if (decoder.progress !== progressBefore) budget.progressed();
-              for (const part of parts) {
-                if (ttftMs === null) {
-                  ttftMs = roundMs(received_at - attemptStartedAt);
-                  yield { type: "first-token", ttft_ms: ttftMs };
-                }
-                yield part;
-              }
-              if (decoder.finished) break;
-            }
-          }
-          // Taken before the closing parts are yielded, so a consumer that dwells on them does not
-          // lengthen the call. (Parts are pulled, so a consumer that stalls mid-stream still does.)
-          const endedAt = performance.now();
-          const summary = decoder.end();
-          yield* summary.tool_calls;
-          yield {
-            type: "usage",
-            usage:
-              summary.usage ??
-              estimateUsage(request.messages, body.tools ?? [], summary.text, summary.tool_calls),
-            estimated: summary.usage === null,
-            source: summary.usage === null ? "estimated" : "endpoint",
-            cost_usd: null,
-            raw: null,
-          };
-          yield {
-            type: "finish",
-            finish_reason: summary.finish_reason,
-            ttft_ms: ttftMs,
-            elapsed_ms: roundMs(endedAt - startedAt),
-            attempts: attempt,
-            response_model: null,
-            response_id: null,
-            system_fingerprint: null,
-          };
-          return;
-        } finally {
-          // Covers break, throw and abort alike: no body or socket outlives the stream.
-          signal.close();
-        }
-      }
-
-      signal.close();
-      const failure = describeFailure(outcome, attempt, this.baseUrl);
-      if (outcome.kind === "connection-error" && outcome.headers_timeout) headersTimeouts += 1;
-      // A second wait for headers in vain ends the call: the endpoint is down or overloaded.
-      if (!failure.retryable || attempt > max_retries || headersTimeouts >= 2) throw failure.error;
-      const delay_ms = retryDelayMs(
-        attempt - 1,
-        outcome.kind === "http-error" ? outcome.headers : null,
-        backoff,
-        this.#random,
-      );
-      yield { type: "retry", attempt, status: failure.status, reason: failure.reason, delay_ms };
-      await abortableSleep(delay_ms, userSignal);
     }
   }
 
@@ -242,6 +279,15 @@ function describeFailure(
       { cause: outcome.cause },
     ),
   };
+}
+
+/** Capture is for inspection: a failing capture must not fail the call it watches. */
+function captureSafely(record: () => void): void {
+  try {
+    record();
+  } catch {
+    // The payload record will be incomplete; the call itself is unaffected.
+  }
 }
 
 /** Tenths of a millisecond: finer than any network jitter, coarser than float noise. */

@@ -27,8 +27,23 @@ describe("resolveOpenAIConfig", () => {
       idle_timeout_ms: 60_000,
       deadline_ms: 300_000,
       backoff: { base_delay_ms: 500, max_delay_ms: 8_000 },
+      send_reasoning: false,
     });
     expect(apiKey).toBeNull();
+  });
+
+  it("accepts send_reasoning as false or a field name, and refuses anything else", () => {
+    for (const value of [false, "reasoning_content", "reasoning"] as const) {
+      expect(
+        resolveOpenAIConfig({ model: "m", send_reasoning: value }, {}).config.send_reasoning,
+      ).toBe(value);
+    }
+    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: true }, {})).toThrow(
+      /send_reasoning/,
+    );
+    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: "thinking" }, {})).toThrow(
+      /send_reasoning/,
+    );
   });
 
   it("takes the base URL from OPENAI_BASE_URL unless configured, without trailing slashes", () => {

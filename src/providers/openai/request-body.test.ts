@@ -72,3 +72,42 @@ describe("renderMessage", () => {
     });
   });
 });
+
+describe("renderMessage: reasoning and refusals", () => {
+  const thinking = ChatMessage.parse({
+    role: "assistant",
+    content: "",
+    reasoning: "I should search first.",
+    tool_calls: [{ id: "c1", name: "f", arguments: {}, raw_arguments: "{}" }],
+  });
+
+  it("never sends reasoning unless the endpoint is configured to want it back", () => {
+    expect(renderMessage(thinking)).not.toHaveProperty("reasoning_content");
+    expect(renderMessage(thinking)).not.toHaveProperty("reasoning");
+    expect(renderMessage(thinking, { send_reasoning: false })).not.toHaveProperty("reasoning");
+  });
+
+  it("sends an assistant's reasoning in the configured field (DeepSeek: reasoning_content)", () => {
+    expect(renderMessage(thinking, { send_reasoning: "reasoning_content" })).toMatchObject({
+      role: "assistant",
+      content: "",
+      reasoning_content: "I should search first.",
+    });
+    const body = renderRequestBody(
+      "m",
+      { messages: [user, thinking] },
+      { send_reasoning: "reasoning" },
+    );
+    expect(body.messages[1]).toMatchObject({ reasoning: "I should search first." });
+    expect(body.messages[1]).not.toHaveProperty("reasoning_content");
+    // Only assistants think; a user message carries no such field.
+    expect(body.messages[0]).toEqual({ role: "user", content: "hi" });
+  });
+
+  it("sends an answerless refusal as the content, so strict endpoints accept the history", () => {
+    const refused = ChatMessage.parse({ role: "assistant", content: "", refusal: "I can't help." });
+    expect(renderMessage(refused)).toEqual({ role: "assistant", content: "I can't help." });
+    const both = ChatMessage.parse({ role: "assistant", content: "Partly:", refusal: "no more" });
+    expect(renderMessage(both)).toEqual({ role: "assistant", content: "Partly:" });
+  });
+});

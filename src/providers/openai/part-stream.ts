@@ -1,0 +1,64 @@
+/**
+ * Parts handed out one at a time from batches made by an async generator. An async generator's
+ * `yield` costs several promise jobs per value, a measurable share of the adapter's CPU on a long
+ * stream (one part per chunk); here a part already at hand costs one resolved promise. The
+ * generator yields a batch per body read and is resumed only when the batch is spent, so
+ * `return()` (a consumer's `break`) still runs its `finally` blocks, closing the connection.
+ */
+export class PartStream<Part> implements AsyncIterableIterator<Part> {
+  readonly #batches: AsyncGenerator<readonly Part[], void, undefined>;
+  #batch: readonly Part[] = [];
+  #index = 0;
+  /** A pull in progress: a `next()` called before it settles waits for it, as on a generator. */
+  #pulling: Promise<IteratorResult<Part, undefined>> | null = null;
+
+  constructor(batches: AsyncGenerator<readonly Part[], void, undefined>) {
+    this.#batches = batches;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Part, undefined>> {
+    if (this.#pulling) return this.#pulling.then(() => this.next());
+    if (this.#index < this.#batch.length) {
+      return Promise.resolve({ value: this.#batch[this.#index++] as Part, done: false });
+    }
+    const pulling = this.#pull();
+    this.#pulling = pulling;
+    const clear = () => {
+      this.#pulling = null;
+    };
+    pulling.then(clear, clear);
+    return pulling;
+  }
+
+  async return(): Promise<IteratorResult<Part, undefined>> {
+    this.#batch = [];
+    this.#index = 0;
+    await this.#batches.return(undefined);
+    return { value: undefined, done: true };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<Part, undefined>> {
+    this.#batch = [];
+    this.#index = 0;
+    await this.#batches.throw(error);
+    return { value: undefined, done: true };
+  }
+
+  async #pull(): Promise<IteratorResult<Part, undefined>> {
+    for (;;) {
+      const result = await this.#batches.next();
+      if (result.done) {
+        this.#batch = [];
+        this.#index = 0;
+        return { value: undefined, done: true };
+      }
+      this.#batch = result.value;
+      this.#index = 0;
+      if (this.#batch.length > 0) return { value: this.#batch[this.#index++] as Part, done: false };
+    }
+  }
+}
