@@ -153,8 +153,6 @@ describe("turnTimings and sessionMetrics", () => {
   it("sums a session", () => {
     expect(sessionMetrics(usage)).toEqual({
       total_tokens: 190,
-      reasoning_tokens: 12,
-      cost_usd: 0.0042,
       cached_share: 0.5,
       calls: 5,
       fallbacks: 1,
@@ -186,8 +184,6 @@ describe("delta and compareMetrics", () => {
     const rows = compareMetrics(a, b);
     expect(rows.map((row) => row.key)).toEqual([
       "total_tokens",
-      "reasoning_tokens",
-      "cost_usd",
       "cached_share",
       "calls",
       "fallbacks",

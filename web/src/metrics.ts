@@ -154,7 +154,7 @@ export type Verdict = "better" | "worse" | "same" | "neutral" | "unknown";
 export interface MetricDelta {
   key: string;
   label: string;
-  unit: "count" | "ms" | "ratio" | "usd";
+  unit: "count" | "ms" | "ratio";
   direction: Direction;
   a: number | null;
   b: number | null;
@@ -185,9 +185,6 @@ export function delta(
 
 export interface SessionMetrics {
   total_tokens: number;
-  reasoning_tokens: number;
-  /** The session's cost (see cost.ts for its source); null when no call has one. */
-  cost_usd: number | null;
   cached_share: number | null;
   calls: number;
   fallbacks: number;
@@ -237,8 +234,6 @@ export function sessionMetrics(
     .filter((value): value is number => value !== null);
   return {
     total_tokens: session.total_tokens,
-    reasoning_tokens: session.reasoning_tokens,
-    cost_usd: session.cost_usd,
     cached_share: session.prompt_tokens > 0 ? session.cached_tokens / session.prompt_tokens : null,
     calls: session.call_count,
     fallbacks: session.fallback_count,
@@ -257,8 +252,6 @@ const COMPARED: {
   direction: Direction;
 }[] = [
   { key: "total_tokens", label: "Total tokens", unit: "count", direction: "lower" },
-  { key: "reasoning_tokens", label: "Reasoning tokens", unit: "count", direction: "neutral" },
-  { key: "cost_usd", label: "Cost", unit: "usd", direction: "lower" },
   { key: "cached_share", label: "Cached share of prompt", unit: "ratio", direction: "higher" },
   { key: "calls", label: "Calls", unit: "count", direction: "lower" },
   { key: "fallbacks", label: "Argument fallbacks", unit: "count", direction: "lower" },

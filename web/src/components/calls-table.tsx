@@ -51,17 +51,17 @@ export function CallsTable({
             <th scope="col" className="num">
               Cached
             </th>
-            <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
-              Cache write
-            </th>
             <th scope="col" className="num">
               Completion
+            </th>
+            <th scope="col" className="num">
+              Total
             </th>
             <th scope="col" className="num" title="Part of the completion spent thinking">
               Reasoning
             </th>
-            <th scope="col" className="num">
-              Total
+            <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
+              Cache write
             </th>
             <th scope="col" className="num">
               Cost
@@ -146,9 +146,7 @@ function CallRow({
       </td>
       <td className="num">{formatInt(call.prompt_tokens)}</td>
       <td className="num">{formatInt(call.cached_tokens)}</td>
-      <td className="num">{formatInt(call.cache_write_tokens)}</td>
       <td className="num">{formatInt(call.completion_tokens)}</td>
-      <td className="num">{formatInt(call.reasoning_tokens)}</td>
       <td className="num strong">
         {formatInt(call.total_tokens)}
         {sourceTitle ? (
@@ -162,6 +160,8 @@ function CallRow({
           </span>
         ) : null}
       </td>
+      <td className="num">{formatInt(call.reasoning_tokens)}</td>
+      <td className="num">{formatInt(call.cache_write_tokens)}</td>
       <td className="num">
         <CostFigure label={callCostLabel(call)} testId="call-cost" />
       </td>

@@ -5,6 +5,7 @@ export function CostFigure({ label, testId = "cost" }: { label: CostLabel; testI
   return (
     <span data-testid={testId} data-source={label.source} title={label.title}>
       {label.amount}
+      {label.text !== "" ? " " : null}
       {label.text !== "" ? (
         <span className={`cost-source cost-source-${label.source}`}>{label.text}</span>
       ) : null}

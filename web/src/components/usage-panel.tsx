@@ -57,17 +57,17 @@ export function UsagePanel({
               <th scope="col" className="num">
                 Cached
               </th>
-              <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
-                Cache write
-              </th>
               <th scope="col" className="num">
                 Completion
+              </th>
+              <th scope="col" className="num">
+                Total
               </th>
               <th scope="col" className="num" title="Part of the completion spent thinking">
                 Reasoning
               </th>
-              <th scope="col" className="num">
-                Total
+              <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
+                Cache write
               </th>
               <th scope="col" className="num">
                 Cost
@@ -170,9 +170,7 @@ function UsageRow({
       <th scope="row">{label}</th>
       <td className="num">{formatInt(rollup?.prompt_tokens)}</td>
       <td className="num">{formatInt(rollup?.cached_tokens)}</td>
-      <td className="num">{formatInt(rollup?.cache_write_tokens)}</td>
       <td className="num">{formatInt(rollup?.completion_tokens)}</td>
-      <td className="num">{formatInt(rollup?.reasoning_tokens)}</td>
       <td className="num strong">
         {formatInt(rollup?.total_tokens)}
         {estimated ? (
@@ -182,6 +180,8 @@ function UsageRow({
           </span>
         ) : null}
       </td>
+      <td className="num">{formatInt(rollup?.reasoning_tokens)}</td>
+      <td className="num">{formatInt(rollup?.cache_write_tokens)}</td>
       <td className="num">{rollup ? <CostFigure label={rollupCostLabel(rollup)} /> : "—"}</td>
       <td className="num">{formatInt(rollup?.call_count)}</td>
       <td className="num">{formatInt(rollup?.fallback_count)}</td>

@@ -75,8 +75,8 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
             <span className="delta-better">Green</span> is better,{" "}
             <span className="delta-worse">red</span> is worse. Lower is better for time and tokens
             (and calls and fallbacks); higher is better for the cached share. Tool executions are
-            neutral, as are reasoning tokens. Cost is each session's sum of provider-reported and
-            price-table figures (each side says which). Δ is B − A; % is relative to A.
+            neutral. Δ is B − A; % is relative to A. Each session's cost, and where it comes from,
+            is shown with it below.
           </p>
         </section>
       ) : null}
