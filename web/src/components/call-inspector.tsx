@@ -33,10 +33,9 @@ export function CallInspector({
     if (!dialog) return;
     const opener = document.activeElement as HTMLElement | null;
     if (!dialog.open) dialog.showModal();
-    return () => {
-      if (dialog.open) dialog.close();
-      opener?.focus?.();
-    };
+    // No close() here: removing the dialog shuts it without a `close` event, which would
+    // otherwise reach onClose after StrictMode's trial unmount and shut the inspector at once.
+    return () => opener?.focus?.();
   }, []);
 
   const agent = call.agent.replace("_", " ");
