@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { type CommandContext, createCommandContext } from "./command-context.js";
 import { registerBenchCommand } from "./commands/bench.js";
+import { registerCallCommand } from "./commands/call.js";
 import { registerChatCommand } from "./commands/chat.js";
 import { registerDeleteCommand } from "./commands/delete.js";
 import { registerExportCommand } from "./commands/export.js";
@@ -55,6 +56,7 @@ Examples:
   $ agent-lab chat
   $ agent-lab sessions
   $ agent-lab usage <session-id>
+  $ agent-lab call <session-id> chat:1:1
   $ agent-lab show <session-id> --json
   $ agent-lab export <session-id> --out session.json
   $ agent-lab import session.json --session-id copy-1
@@ -67,6 +69,7 @@ Examples:
   registerChatCommand(program, context);
   registerSessionsCommand(program, context);
   registerUsageCommand(program, context);
+  registerCallCommand(program, context);
   registerShowCommand(program, context);
   registerExportCommand(program, context);
   registerImportCommand(program, context);

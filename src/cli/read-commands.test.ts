@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
+import type { UsageSummary } from "../domain/usage.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { runCli, runCliJson, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
@@ -75,22 +76,116 @@ describe("agent-lab usage", () => {
     expect(summary).toEqual(withStore((store) => store.usageSummary(report.session_id)));
   });
 
-  it("prints a per-turn table with the session's totals", async () => {
+  it("prints a per-turn table with the session's totals, cost included", async () => {
     const result = await runCli(["--db", db, "usage", report.session_id]);
     expect(result.status).toBe(0);
     const lines = result.stdout.split("\n");
     expect(lines[0]).toBe(`Usage of session ${report.session_id}`);
     expect(lines.find((line) => line.startsWith("TURN"))).toMatch(
-      /^TURN\s+CALLS\s+TOOLS\s+FALLBACKS\s+PROMPT\s+COMPLETION\s+CACHED\s+TOTAL\s+TTFT\s+ELAPSED\s+WALL$/,
+      /^TURN\s+CALLS\s+TOOLS\s+FALLBACKS\s+PROMPT\s+CACHED\s+CACHE WRITE\s+COMPLETION\s+REASONING\s+TOTAL\s+COST\s+TTFT\s+ELAPSED\s+WALL$/,
     );
     expect(lines.find((line) => line.startsWith("1 "))).toMatch(/^1\s+4\s+2\s+0\s/);
-    expect(lines.find((line) => line.startsWith("total"))).toMatch(/^total\s+4\s+2\s+0\s/);
+    // The simulated model is in the price table at zero: an estimate, not the provider's figure.
+    expect(lines.find((line) => line.startsWith("total"))).toMatch(
+      /^total\s+4\s+2\s+0\s.*\s\$0 est\.\s/,
+    );
+  });
+
+  it("lists every call under its key, the one `agent-lab call` opens", async () => {
+    const result = await runCli(["--db", db, "usage", report.session_id]);
+    const lines = result.stdout.split("\n");
+    expect(lines).toContain(`Calls (agent-lab call ${report.session_id} KEY shows one)`);
+    expect(lines.find((line) => line.startsWith("KEY"))).toMatch(
+      /^KEY\s+MODEL \/ TOOL\s+PROMPT\s+CACHED\s+CACHE WRITE\s+COMPLETION\s+REASONING\s+TOTAL\s+COST\s+TTFT\s+ELAPSED\s+FINISH$/,
+    );
+    const summary = withStore((store) => store.usageSummary(report.session_id));
+    for (const call of summary.calls) {
+      expect(lines.some((line) => line.startsWith(`${call.metric_key} `))).toBe(true);
+    }
+    expect(lines.find((line) => line.startsWith("chat:1:1 "))).toMatch(
+      /^chat:1:1\s+sim\s.*\$0 est\./,
+    );
+    expect(lines.find((line) => line.startsWith("tool:1:1:"))).toMatch(/\smock_(search|ticket)\s/);
+  });
+
+  it("carries the new per-call fields and cost roll-ups in --json", async () => {
+    const summary = await runCliJson<UsageSummary>(["--db", db, "usage", report.session_id]);
+    const chat = summary.calls.find((call) => call.metric_key === "chat:1:1");
+    expect(chat).toMatchObject({
+      reasoning_tokens: 0,
+      cache_write_tokens: 0,
+      usage_source: expect.any(String),
+      cost_usd: null,
+      cost_estimated_usd: 0,
+      refusal: false,
+      finish_reason: expect.any(String),
+    });
+    expect(summary.session).toMatchObject({
+      cost_usd: 0,
+      reported_cost_count: 0,
+      unpriced_count: 0,
+      reasoning_tokens: 0,
+      cache_write_tokens: 0,
+    });
   });
 
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", db, "usage", "no-such-session"]);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
+    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+  });
+});
+
+describe("agent-lab call", () => {
+  it("prints the captured request body as JSON and the raw response", async () => {
+    const result = await runCli(["--db", db, "call", report.session_id, "chat:1:1"]);
+    expect(result.status).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toBe(
+      `Call chat:1:1 of session ${report.session_id} · turn 1 · round 1 · chat_agent`,
+    );
+    expect(lines.find((line) => line.startsWith("── request body"))).toMatch(
+      /^── request body \([\d,]+ bytes\)$/,
+    );
+    expect(result.stdout).toContain('"messages": [');
+    expect(result.stdout).toContain("search for agent lab and file a ticket about flaky tests");
+    expect(lines.find((line) => line.startsWith("── raw response"))).toMatch(
+      /^── raw response \([\d,]+ bytes\)$/,
+    );
+    expect(result.stdout).toContain("<event");
+  });
+
+  it("prints the stored record with --json", async () => {
+    const shown = await runCliJson(["--db", db, "call", report.session_id, "chat:1:1"]);
+    expect(shown).toEqual(
+      withStore((store) => store.getCallPayload(report.session_id, "chat:1:1")),
+    );
+  });
+
+  it("says why a call has no payload", async () => {
+    const unknown = await runCli(["--db", db, "call", report.session_id, "chat:9:9"]);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stdout).toBe("");
+    expect(stderrLines(unknown)).toEqual([
+      expect.stringMatching(
+        /^agent-lab: no payload kept for call chat:9:9 of session .*: the session has no call with this metric key/,
+      ),
+    ]);
+    const tool = withStore(
+      (store) =>
+        store
+          .usageSummary(report.session_id)
+          .calls.find((call) => call.call_kind === "tool_execution")?.metric_key,
+    );
+    const execution = await runCli(["--db", db, "call", report.session_id, String(tool)]);
+    expect(execution.status).toBe(1);
+    expect(execution.stderr).toContain("it is a tool execution");
+  });
+
+  it("refuses an unknown session with one line", async () => {
+    const result = await runCli(["--db", db, "call", "no-such-session", "chat:1:1"]);
+    expect(result.status).toBe(1);
     expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
   });
 });
@@ -131,6 +226,30 @@ describe("agent-lab show", () => {
     expect(result.stdout).toContain("assistant: Here is what the tools returned:");
   });
 
+  it("collapses an answer's reasoning to its length; --reasoning prints it; marks refusals", async () => {
+    const thoughtful = join(folder.path, "reasoning.sqlite3");
+    const store = new SqliteSessionStore(thoughtful);
+    const id = store.createSession({ title: "Thinking" });
+    store.startTurn(id, { turn_index: 1, user_message: "2 + 2?" });
+    store.appendMessage(id, { turn_index: 1, message: { role: "user", content: "2 + 2?" } });
+    store.appendMessage(id, {
+      turn_index: 1,
+      message: { role: "assistant", content: "4", reasoning: "Two and two.\nThat is four." },
+    });
+    store.appendMessage(id, {
+      turn_index: 1,
+      message: { role: "assistant", content: "", refusal: "I won't." },
+    });
+    store.close();
+    const collapsed = (await runCli(["--db", thoughtful, "show", id])).stdout.split("\n");
+    expect(collapsed).toContain("  thinking… (26 chars; --reasoning shows it)");
+    expect(collapsed).toContain("assistant: 4");
+    expect(collapsed).toContain("assistant refused: I won't.");
+    expect(collapsed.join("\n")).not.toContain("Two and two.");
+    const full = (await runCli(["--db", thoughtful, "show", id, "--reasoning"])).stdout;
+    expect(full).toContain("  thinking:\n  │ Two and two.\n  │ That is four.\nassistant: 4");
+  });
+
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", db, "show", "no-such-session"]);
     expect(result.status).toBe(1);
@@ -139,7 +258,7 @@ describe("agent-lab show", () => {
 });
 
 describe("help", () => {
-  it.each(["run", "sessions", "usage", "show"])(
+  it.each(["run", "sessions", "usage", "call", "show"])(
     "agent-lab %s --help shows an example",
     async (name) => {
       const result = await runCli([name, "--help"]);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { type CliIo, formatCount, formatMs, terminalSafe, truncate } from "./output.js";
 import type { TurnReport } from "./turn-report.js";
+import { rollupCostText } from "./usage-cost.js";
 
 const TOOL_ERROR = z.object({ error: z.string() });
 const DETAIL_WIDTH = 160;
@@ -11,19 +12,46 @@ const DETAIL_WIDTH = 160;
  * result, fallback and retry, and a footer. Tool lines never cut a line of text in two: one that
  * arrives mid-line (the dual_agent mode dispatches tools while the text still streams) waits for
  * the end of that line, or of the round.
+ *
+ * A model's reasoning is not the answer and can run to thousands of characters: it is shown
+ * collapsed, as one (dim, on a terminal) `thinking… (N chars)` line that grows no further than
+ * its count; `agent-lab show --reasoning` prints the text. A refusal is marked as one.
  */
 export class TurnPrinter {
   readonly #io: CliIo;
   #atLineStart = true;
   #waiting: string[] = [];
   readonly #names = new Map<string, string>();
+  /** The reasoning being streamed: its length, and whether its line is open on the screen. */
+  #thinking: { chars: number; open: boolean } | null = null;
+  #refusing = false;
+  readonly #dim: { on: string; off: string };
 
   constructor(io: CliIo) {
     this.#io = io;
+    const styled = io.stdout.isTTY === true && !io.env.NO_COLOR;
+    this.#dim = styled ? { on: "\x1b[2m", off: "\x1b[22m" } : { on: "", off: "" };
   }
 
   print(event: TurnEvent): void {
+    if (event.type === "reasoning_delta") {
+      this.#reasoning(event.text);
+      return;
+    }
+    this.#endThinking();
     switch (event.type) {
+      case "round_start":
+        this.#refusing = false;
+        break;
+      case "refusal_delta":
+        if (!this.#refusing) {
+          this.#refusing = true;
+          this.#endBlock();
+          this.#io.stdout.write("refusal: ");
+          this.#atLineStart = false;
+        }
+        this.#text(event.text);
+        break;
       case "text_delta":
         this.#text(event.text);
         break;
@@ -76,6 +104,7 @@ export class TurnPrinter {
       }
       case "round_end":
       case "error":
+        this.#refusing = false;
         this.#endBlock();
         break;
       default:
@@ -88,20 +117,53 @@ export class TurnPrinter {
    * label, for `chat`, whose banner says both once.
    */
   footer(report: TurnReport, { brief = false }: { brief?: boolean } = {}): void {
+    this.#endThinking();
     this.#endBlock();
     const { usage } = report;
-    const cached = usage.cached_tokens > 0 ? ` (${formatCount(usage.cached_tokens)} cached)` : "";
+    const details = [
+      ...(usage.cached_tokens > 0 ? [`${formatCount(usage.cached_tokens)} cached`] : []),
+      ...(usage.reasoning_tokens > 0 ? [`${formatCount(usage.reasoning_tokens)} reasoning`] : []),
+    ];
+    const detail = details.length > 0 ? ` (${details.join(", ")})` : "";
     const parts = [
       ...(brief ? [] : [`session ${report.session_id}`]),
       `turn ${report.turn_index}`,
       report.status,
-      `${formatCount(usage.total_tokens)} tokens${cached}${usage.estimated_count > 0 ? " (estimated)" : ""}`,
+      `${formatCount(usage.total_tokens)} tokens${detail}${usage.estimated_count > 0 ? " (estimated)" : ""}`,
+      rollupCostText(usage),
       `${usage.call_count} ${usage.call_count === 1 ? "call" : "calls"}`,
       `TTFT ${formatMs(report.ttft_ms)}`,
       `wall ${formatMs(report.wall_time_ms)}`,
     ];
     const simulated = report.simulated && !brief ? " (simulated model)" : "";
     this.#io.stdout.write(`\n── ${terminalSafe(parts.join(" · "))}${simulated}\n`);
+  }
+
+  #reasoning(text: string): void {
+    if (this.#thinking === null) {
+      // Reasoning that starts mid-line (after answer text) gets its line when it ends.
+      const open = this.#atLineStart;
+      if (open) {
+        this.#io.stdout.write(`${this.#dim.on}  thinking…`);
+        this.#atLineStart = false;
+      }
+      this.#thinking = { chars: 0, open };
+    }
+    this.#thinking.chars += text.length;
+  }
+
+  #endThinking(): void {
+    const thinking = this.#thinking;
+    if (thinking === null) return;
+    this.#thinking = null;
+    const count = `(${formatCount(thinking.chars)} chars)`;
+    if (!thinking.open) {
+      this.#line(`  thinking… ${count}`);
+      return;
+    }
+    this.#io.stdout.write(` ${count}${this.#dim.off}\n`);
+    this.#atLineStart = true;
+    this.#flush();
   }
 
   #text(raw: string): void {

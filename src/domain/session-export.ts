@@ -16,6 +16,7 @@ import {
   type TurnUsageRollup,
   type UsageCallRecord,
   type UsageRollup,
+  UsageSource,
   type UsageSummary,
 } from "./usage.js";
 
@@ -24,9 +25,21 @@ import {
  * reads back. Every record keeps the store's snake_case shape; ids of messages, audit entries and
  * calls are the exporting file's and are renumbered on import. `usage.turns` and `usage.session`
  * are derived from the calls and turns, so an import checks their shape and recomputes them.
+ *
+ * Version 2 adds each message's `reasoning` and `refusal` and each call's provider detail
+ * (reasoning and cache-write tokens, usage source, reported and estimated cost, served model, id,
+ * fingerprint, finish reason, refusal, raw usage). Version-1 documents still import: the fields
+ * they lack read as a store's legacy rows do (0, null, false; the source from `estimated`).
+ *
+ * Captured call payloads (request bodies and raw streams, `getCallPayload`) are not part of the
+ * document: they are diagnostics of one machine's runs, ~10 KB compressed and ~100 KB as JSON text
+ * per call (a long session would export tens of megabytes of mostly repeated history), and the
+ * usage records already carry every figure. An imported session's calls have no payload.
  */
 export const SESSION_EXPORT_FORMAT = "agent-lab.session";
-export const SESSION_EXPORT_VERSION = 1;
+export const SESSION_EXPORT_VERSION = 2;
+/** The versions `importSession` reads. */
+export const SESSION_EXPORT_VERSIONS = [1, 2] as const;
 
 const timestamp = z.string().min(1);
 const rowId = z.number().int().nonnegative();
@@ -72,6 +85,9 @@ export const ExportedMessage = z
     name: z.string().min(1).nullable(),
     tool_call_id: z.string().min(1).nullable(),
     tool_calls: z.array(ToolCallEvent),
+    // Version 2; absent from version-1 documents.
+    reasoning: z.string().nullable().default(null),
+    refusal: z.string().nullable().default(null),
     created_at: timestamp,
   })
   .superRefine(checkMessageProtocol);
@@ -86,28 +102,49 @@ export const ExportedAudit = z.strictObject({
   created_at: timestamp,
 });
 
-export const ExportedCall = z.strictObject({
-  id: rowId,
-  turn_index: index,
-  round_index: index,
-  prompt_tokens: tokens,
-  completion_tokens: tokens,
-  total_tokens: tokens,
-  cached_tokens: tokens,
-  ttft_ms: milliseconds.nullable(),
-  elapsed_ms: milliseconds,
-  mode: ToolInvocationMode,
-  agent: AgentRole,
-  call_kind: CallKind,
-  event_id: z.string().min(1).nullable(),
-  event_name: z.string().min(1).nullable(),
-  used_fallback: z.boolean(),
-  tool_latency_ms: milliseconds.nullable(),
-  metric_key: z.string().min(1).nullable(),
-  // Absent from documents written before the lab recorded estimates.
-  estimated: z.boolean().default(false),
-  created_at: timestamp,
-});
+const costUsd = z.number().finite().nonnegative().nullable().default(null);
+const detail = (max: number) => z.string().max(max).nullable().default(null);
+
+export const ExportedCall = z
+  .strictObject({
+    id: rowId,
+    turn_index: index,
+    round_index: index,
+    prompt_tokens: tokens,
+    completion_tokens: tokens,
+    total_tokens: tokens,
+    cached_tokens: tokens,
+    ttft_ms: milliseconds.nullable(),
+    elapsed_ms: milliseconds,
+    mode: ToolInvocationMode,
+    agent: AgentRole,
+    call_kind: CallKind,
+    event_id: z.string().min(1).nullable(),
+    event_name: z.string().min(1).nullable(),
+    used_fallback: z.boolean(),
+    tool_latency_ms: milliseconds.nullable(),
+    metric_key: z.string().min(1).nullable(),
+    // Absent from documents written before the lab recorded estimates.
+    estimated: z.boolean().default(false),
+    // Version 2; absent from version-1 documents.
+    reasoning_tokens: tokens.default(0),
+    cache_write_tokens: tokens.default(0),
+    usage_source: UsageSource.optional(),
+    cost_usd: costUsd,
+    cost_estimated_usd: costUsd,
+    response_model: detail(500),
+    response_id: detail(500),
+    system_fingerprint: detail(500),
+    finish_reason: detail(100),
+    refusal: z.boolean().default(false),
+    raw_usage: z.record(z.string(), z.unknown()).nullable().default(null),
+    created_at: timestamp,
+  })
+  .transform(({ usage_source, ...call }) => {
+    // As appendUsage: the source wins; a version-1 call says only whether it was estimated.
+    const source = usage_source ?? (call.estimated ? "estimated" : "endpoint");
+    return { ...call, usage_source: source, estimated: source === "estimated" };
+  });
 
 const rollupShape = {
   prompt_tokens: tokens,
@@ -119,6 +156,11 @@ const rollupShape = {
   fallback_count: tokens,
   tool_count: tokens,
   estimated_count: tokens.default(0),
+  reasoning_tokens: tokens.default(0),
+  cache_write_tokens: tokens.default(0),
+  cost_usd: z.number().finite().nonnegative().nullable().default(null),
+  reported_cost_count: tokens.default(0),
+  unpriced_count: tokens.default(0),
   turn_wall_time_ms: milliseconds.nullable(),
 };
 const ExportedRollup = z.strictObject(rollupShape);
@@ -133,7 +175,7 @@ export const ExportedUsage = z.strictObject({
 export const SessionExportDocument = z
   .strictObject({
     format: z.literal(SESSION_EXPORT_FORMAT),
-    version: z.literal(SESSION_EXPORT_VERSION),
+    version: z.union(SESSION_EXPORT_VERSIONS.map((version) => z.literal(version))),
     exported_at: timestamp,
     session: ExportedSession,
     turns: z.array(ExportedTurn),

@@ -41,10 +41,15 @@ export function formatCount(count: number): string {
   return Math.round(count).toLocaleString("en-US");
 }
 
-/** USD: `$0.0123`, `$4.56`; null (no price known) → `–`. */
+/**
+ * USD: `$0.0123`, `$4.56`; one small call's `$0.000042`, and `<$0.000001` below that; null (no
+ * price known) → `–`.
+ */
 export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return "–";
   if (usd === 0) return "$0";
+  if (usd < 0.000_001) return "<$0.000001";
+  if (usd < 0.0001) return `$${usd.toFixed(6)}`;
   return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 

@@ -74,7 +74,9 @@ function promptTexts(messages: readonly ChatMessage[], toolsJson: string): strin
   const texts: string[] = [];
   for (const message of messages) {
     texts.push(`<|${message.role}${message.name ? ` ${message.name}` : ""}|>`);
-    if (message.content) texts.push(message.content);
+    // An answerless refusal is sent as the content (the openai adapter's renderMessage).
+    const content = message.content || (message.role === "assistant" ? message.refusal : "");
+    if (content) texts.push(content);
     for (const call of message.tool_calls) texts.push(`${call.name}(${call.raw_arguments})`);
     if (message.tool_call_id) texts.push(message.tool_call_id);
   }

@@ -11,6 +11,9 @@ function toMessage(record: MessageRecord): ChatMessage {
     ...(record.name !== null ? { name: record.name } : {}),
     ...(record.tool_call_id !== null ? { tool_call_id: record.tool_call_id } : {}),
     tool_calls: record.tool_calls,
+    // Older rows (and stores) have no such columns: undefined reads as none.
+    ...(record.reasoning != null ? { reasoning: record.reasoning } : {}),
+    ...(record.refusal != null ? { refusal: record.refusal } : {}),
   };
 }
 

@@ -1,9 +1,12 @@
 import { OutputLimitError } from "../domain/errors.js";
 import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
-import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
+import type { AgentRole, CallKind, TokenUsage, UsageSource } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
-import { type CutCallProgress, estimateCutUsage } from "./cut-call-usage.js";
+import { agentConfigOf, recordCall } from "./call-record.js";
+import { capturesPayloads } from "./capture-policy.js";
+import { CaptureSink } from "./capture-sink.js";
+import { type CutCallProgress, estimateCutUsage, producedOutput } from "./cut-call-usage.js";
 import { elapsedSince } from "./elapsed.js";
 import type { TurnContext } from "./turn-context.js";
 
@@ -15,7 +18,12 @@ export interface AssembledToolCall {
 }
 
 export interface ModelCallResult {
+  /** The answer: never the reasoning, never the refusal. */
   text: string;
+  /** The model's thinking, as far as the endpoint showed it ("" when none). */
+  reasoning: string;
+  /** What the model said when it refused ("" when it did not). */
+  refusal: string;
   tool_calls: AssembledToolCall[];
   finish_reason: string;
   usage: TokenUsage;
@@ -31,13 +39,18 @@ export interface ModelCallSpec {
   event?: { id: string; name: string };
   /** Each text delta as it streams (the dual_agent parser listens here). */
   onText?: (text: string) => void;
+  /** Each reasoning and refusal delta: a round keeps them even when the call is cut. */
+  onReasoning?: (text: string) => void;
+  onRefusal?: (text: string) => void;
 }
 
 /**
  * One measured model call: streams it, reports retries, and records it as one usage row with the
- * port's TTFT and elapsed time, plus request and response audit entries. A stream that fails or
- * is cancelled throws (its typed provider error after an audit entry); when output had streamed by
- * then, the call is still recorded, with token counts estimated from the prompt and that output.
+ * port's TTFT and elapsed time, plus request and response audit entries (counts and names only,
+ * never bodies: those are the call's captured payload, when the session keeps payloads). A stream
+ * that fails or is cancelled throws (its typed provider error after an audit entry); when output
+ * had streamed by then, the call is still recorded, with token counts estimated from the prompt
+ * and that output, and its payload as far as it came.
  */
 export async function callModel(
   context: TurnContext,
@@ -57,15 +70,29 @@ export async function callModel(
     },
     round_index,
   );
-  let text = "";
+  const { capture } = context.config;
+  const sink = capturesPayloads(capture, agentConfigOf(context, agent))
+    ? new CaptureSink(capture.max_bytes)
+    : null;
+  const progress: CutCallProgress = {
+    text: "",
+    reasoning: "",
+    refusal: "",
+    tool_arguments: [],
+    started_at: performance.now(),
+    first_output_at: null,
+  };
   const toolCalls: AssembledToolCall[] = [];
-  let pendingUsage: { usage: TokenUsage; estimated: boolean } | null = null;
-  const startedAt = performance.now();
-  let ttftMs: number | null = null;
+  let pendingUsage: {
+    usage: TokenUsage;
+    source: UsageSource;
+    cost_usd: number | null;
+    raw: Record<string, unknown> | null;
+  } | null = null;
   /** Raw arguments by tool call index, as far as they streamed. */
   const toolArguments = new Map<number, string>();
   const maxOutput = context.config.limits.max_output_chars;
-  /** Room left under the output limit: text and tool arguments share it. */
+  /** Room left under the output limit: text, reasoning, refusal and tool arguments share it. */
   let room = maxOutput;
   // Stopping this call at the limit must not cancel the turn, hence its own signal.
   const call = new AbortController();
@@ -76,40 +103,64 @@ export async function callModel(
     const error = new OutputLimitError(maxOutput);
     call.abort(error);
     const marker = cutMarker("model output", maxOutput);
-    text += marker;
+    progress.text += marker;
     spec.onText?.(marker);
     return error;
   };
+  /** Takes what fits of a delta; throws at the output limit once what fits is delivered. */
+  const take = (delta: string, deliver: (kept: string) => void) => {
+    progress.first_output_at ??= elapsedSince(progress.started_at);
+    const kept = delta.slice(0, room);
+    room -= kept.length;
+    if (kept) deliver(kept);
+    if (kept.length < delta.length) throw overLimit();
+  };
+  const chatAgent = agent === "chat_agent";
   try {
-    for await (const part of model.stream(request, { signal: call.signal })) {
+    const stream = model.stream(request, {
+      signal: call.signal,
+      ...(sink ? { capture: sink } : {}),
+    });
+    for await (const part of stream) {
       switch (part.type) {
         case "first-token":
-          ttftMs = part.ttft_ms;
+          progress.first_output_at = part.ttft_ms;
           break;
-        case "text-delta": {
-          ttftMs ??= elapsedSince(startedAt);
-          const kept = part.text.slice(0, room);
-          room -= kept.length;
-          text += kept;
-          if (kept) spec.onText?.(kept);
-          if (kept.length < part.text.length) throw overLimit();
+        case "text-delta":
+          take(part.text, (kept) => {
+            progress.text += kept;
+            spec.onText?.(kept);
+          });
           break;
-        }
-        case "tool-call-delta": {
-          ttftMs ??= elapsedSince(startedAt);
-          const kept = part.arguments_delta.slice(0, room);
-          room -= kept.length;
-          toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
-          if (kept.length < part.arguments_delta.length) throw overLimit();
+        case "reasoning-delta":
+          take(part.text, (kept) => {
+            progress.reasoning += kept;
+            spec.onReasoning?.(kept);
+            // The event agent's thinking is no one's to watch live; its payload keeps it.
+            if (chatAgent) context.emit({ type: "reasoning_delta", round_index, text: kept });
+          });
           break;
-        }
+        case "refusal-delta":
+          take(part.text, (kept) => {
+            progress.refusal += kept;
+            spec.onRefusal?.(kept);
+            if (chatAgent) context.emit({ type: "refusal_delta", round_index, text: kept });
+          });
+          break;
+        case "tool-call-delta":
+          take(part.arguments_delta, (kept) => {
+            toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
+          });
+          progress.tool_arguments = [...toolArguments.values()];
+          break;
         case "tool-call": {
-          ttftMs ??= elapsedSince(startedAt);
+          progress.first_output_at ??= elapsedSince(progress.started_at);
           const streamed = toolArguments.get(part.index)?.length ?? 0;
           const extra = Math.max(0, part.raw_arguments.length - streamed);
           if (extra > room) throw overLimit();
           room -= extra;
           toolArguments.set(part.index, part.raw_arguments);
+          progress.tool_arguments = [...toolArguments.values()];
           toolCalls.push(part);
           break;
         }
@@ -134,31 +185,49 @@ export async function callModel(
           pendingUsage = part;
           break;
         case "finish": {
-          const usage = pendingUsage?.usage ?? {
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            total_tokens: 0,
-            cached_tokens: 0,
-          };
-          await recordUsage(context, spec, {
-            usage,
-            estimated: pendingUsage?.estimated ?? true,
-            ttft_ms: part.ttft_ms,
-            elapsed_ms: part.elapsed_ms,
-          });
+          // A port that finished without usage still spent tokens: counted like a cut call.
+          const usage = pendingUsage?.usage ?? estimateCutUsage(request, progress);
+          const refused = progress.refusal !== "";
+          await recordCall(
+            context,
+            spec,
+            {
+              usage,
+              source: pendingUsage?.source ?? "estimated",
+              cost_usd: pendingUsage?.cost_usd ?? null,
+              raw_usage: pendingUsage?.raw ?? null,
+              response_model: part.response_model,
+              response_id: part.response_id,
+              system_fingerprint: part.system_fingerprint,
+              finish_reason: part.finish_reason,
+              refusal: refused,
+              ttft_ms: part.ttft_ms,
+              elapsed_ms: part.elapsed_ms,
+            },
+            sink,
+          );
           await context.audit(
             `${prefix}_response`,
             {
               finish_reason: part.finish_reason,
+              response_model: part.response_model,
               ttft_ms: part.ttft_ms,
               elapsed_ms: part.elapsed_ms,
               attempts: part.attempts,
               usage,
               tool_calls: toolCalls.map((call) => call.name),
+              ...(refused ? { refusal: true } : {}),
             },
             round_index,
           );
-          return { text, tool_calls: toolCalls, finish_reason: part.finish_reason, usage };
+          return {
+            text: progress.text,
+            reasoning: progress.reasoning,
+            refusal: progress.refusal,
+            tool_calls: toolCalls,
+            finish_reason: part.finish_reason,
+            usage,
+          };
         }
         default:
           break;
@@ -166,18 +235,13 @@ export async function callModel(
     }
   } catch (error) {
     call.abort(error);
-    if (text !== "" || toolArguments.size > 0) {
-      const progress: CutCallProgress = {
-        text,
-        tool_arguments: [...toolArguments.values()],
-        started_at: startedAt,
-        first_output_at: ttftMs,
-      };
+    if (producedOutput(progress)) {
       // The cut is what the caller must see; a store that fails here fails the turn's next write.
       await recordCutCall(
         context,
         spec,
         progress,
+        sink,
         context.signal.aborted ? "cancelled" : "failed",
       ).catch(() => {});
     }
@@ -202,66 +266,44 @@ export async function callModel(
 /**
  * The usage row of a call cut short after output had streamed: the tokens were spent (and billed)
  * even though the endpoint's usage never arrived, so a turn that streamed text never reads 0
- * calls. Same metric key as a finished call; `estimated` says where the counts come from.
+ * calls. Same metric key as a finished call; the source `estimated` says where the counts come
+ * from, and the price table prices them, so the row is never without a cost where one is known.
  */
 async function recordCutCall(
   context: TurnContext,
   spec: ModelCallSpec,
   progress: CutCallProgress,
+  sink: CaptureSink | null,
   reason: "cancelled" | "failed",
 ): Promise<void> {
-  await recordUsage(context, spec, {
-    usage: estimateCutUsage(spec.request, progress),
-    estimated: true,
-    ttft_ms: progress.first_output_at,
-    elapsed_ms: elapsedSince(progress.started_at),
-  });
+  await recordCall(
+    context,
+    spec,
+    {
+      usage: estimateCutUsage(spec.request, progress),
+      source: "estimated",
+      cost_usd: null,
+      raw_usage: null,
+      response_model: null,
+      response_id: null,
+      system_fingerprint: null,
+      finish_reason: null,
+      refusal: progress.refusal !== "",
+      ttft_ms: progress.first_output_at,
+      elapsed_ms: elapsedSince(progress.started_at),
+    },
+    sink,
+  );
+  const streamed = progress.text.length + progress.reasoning.length + progress.refusal.length;
   await context.audit(
     "usage_estimated",
     {
       agent: spec.agent,
       metric_key: spec.metric_key,
-      reason: `the call was ${reason} before the endpoint reported usage; counted with the o200k_base tokenizer from the prompt and the ${progress.text.length} characters that streamed`,
+      reason: `the call was ${reason} before the endpoint reported usage; counted with the o200k_base tokenizer from the prompt and the ${streamed} characters that streamed`,
     },
     spec.round_index,
   );
-}
-
-/** One call's usage row, and the same counts as a `usage` event for the live view. */
-async function recordUsage(
-  context: TurnContext,
-  spec: ModelCallSpec,
-  measured: { usage: TokenUsage; estimated: boolean; ttft_ms: number | null; elapsed_ms: number },
-): Promise<void> {
-  const { agent, round_index } = spec;
-  const { usage, estimated, ttft_ms, elapsed_ms } = measured;
-  await context.store.appendUsage(context.session_id, {
-    turn_index: context.turn_index,
-    round_index,
-    usage,
-    ttft_ms,
-    elapsed_ms,
-    metadata: {
-      agent,
-      call_kind: spec.call_kind,
-      event_id: spec.event?.id ?? null,
-      event_name: spec.event?.name ?? null,
-      used_fallback: spec.call_kind === "argument_fallback",
-      metric_key: spec.metric_key,
-      estimated,
-    },
-  });
-  context.emit({
-    type: "usage",
-    round_index,
-    agent,
-    call_kind: spec.call_kind,
-    metric_key: spec.metric_key,
-    usage,
-    estimated,
-    ttft_ms,
-    elapsed_ms,
-  });
 }
 
 function withoutType<Part extends { type: string }>(part: Part): Omit<Part, "type"> {

@@ -57,12 +57,17 @@ export async function runRounds(
   return { status: "max_rounds", answer: "" };
 }
 
-/** The assistant message and its tool replies, in call order, as one atomic group. */
+/**
+ * The assistant message and its tool replies, in call order, as one atomic group. Reasoning and
+ * refusal ride on the message in their own fields: the content is only ever the answer.
+ */
 function roundGroup(state: RoundState): ChatMessage[] {
   const assistant: ChatMessage = {
     role: "assistant",
     content: state.text,
     tool_calls: state.calls,
+    ...(state.reasoning !== "" ? { reasoning: state.reasoning } : {}),
+    ...(state.refusal !== "" ? { refusal: state.refusal } : {}),
   };
   return [
     assistant,
@@ -86,7 +91,7 @@ async function endEarly(
   // Tools already dispatched must not outlive the turn; they answer "interrupted" on the abort.
   context.abandon();
   await Promise.allSettled(state.pending);
-  if (state.text || state.calls.length > 0) {
+  if (state.text || state.reasoning || state.refusal || state.calls.length > 0) {
     const group = roundGroup(state);
     await context.store.appendMessages(context.session_id, {
       turn_index: context.turn_index,

@@ -37,6 +37,9 @@ export interface RoundState {
   round_index: number;
   /** User-visible text (event tags removed). */
   text: string;
+  /** The chat agent's thinking and refusal, kept beside the text on the assistant message. */
+  reasoning: string;
+  refusal: string;
   calls: ToolCallEvent[];
   /** Tool replies by event id, as they complete. */
   replies: Map<string, ChatMessage>;
@@ -46,7 +49,16 @@ export interface RoundState {
 }
 
 export function newRoundState(round_index: number): RoundState {
-  return { round_index, text: "", calls: [], replies: new Map(), pending: [], finish_reason: null };
+  return {
+    round_index,
+    text: "",
+    reasoning: "",
+    refusal: "",
+    calls: [],
+    replies: new Map(),
+    pending: [],
+    finish_reason: null,
+  };
 }
 
 /** One tool invocation mode. The turn loop calls `runRound` and never asks which mode it has. */

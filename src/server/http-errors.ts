@@ -63,6 +63,7 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   session_not_found: 404,
   turn_not_found: 404,
   approval_not_found: 404,
+  call_not_captured: 404,
   approval_decided: 409,
   session_exists: 409,
   turn_exists: 409,

@@ -17,11 +17,25 @@ const rollupProperties = {
   completion_tokens: { type: "integer" },
   total_tokens: { type: "integer" },
   cached_tokens: { type: "integer" },
+  reasoning_tokens: { type: "integer" },
+  cache_write_tokens: { type: "integer" },
   elapsed_ms: { type: "number" },
   call_count: { type: "integer" },
   fallback_count: { type: "integer" },
   tool_count: { type: "integer" },
+  estimated_count: { type: "integer" },
+  cost_usd: {
+    type: ["number", "null"],
+    description: "the calls' costs summed (provider-reported where given, else the price table's)",
+  },
+  reported_cost_count: { type: "integer" },
+  unpriced_count: { type: "integer" },
   turn_wall_time_ms: { type: ["number", "null"] },
+};
+
+const costSource = {
+  enum: ["reported", "estimated", null],
+  description: "reported: the provider's own figure; estimated: the lab's price table",
 };
 
 const toolCallEvent = object({
@@ -41,6 +55,8 @@ export const TURN_EVENTS: Record<string, JsonObject> = {
   },
   round_start: { round_index: { type: "integer" } },
   text_delta: { round_index: { type: "integer" }, text: { type: "string" } },
+  reasoning_delta: { round_index: { type: "integer" }, text: { type: "string" } },
+  refusal_delta: { round_index: { type: "integer" }, text: { type: "string" } },
   retry: {
     round_index: { type: "integer" },
     agent: { enum: ["chat_agent", "event_agent", "event_kernel"] },
@@ -99,8 +115,14 @@ export const TURN_EVENTS: Record<string, JsonObject> = {
       completion_tokens: { type: "integer" },
       total_tokens: { type: "integer" },
       cached_tokens: { type: "integer" },
+      reasoning_tokens: { type: "integer" },
+      cache_write_tokens: { type: "integer" },
     }),
     estimated: { type: "boolean" },
+    usage_source: { enum: ["endpoint", "estimated", "provider_timings"] },
+    cost_usd: { type: ["number", "null"] },
+    cost_source: costSource,
+    response_model: { type: ["string", "null"] },
     ttft_ms: { type: ["number", "null"] },
     elapsed_ms: { type: "number" },
   },

@@ -38,7 +38,7 @@ const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",
   401: "the request lacks the server's token: `Authorization: Bearer TOKEN` or the browser's cookie (unauthorized)",
   403: "a foreign Host header (DNS rebinding) or a cross-origin change (forbidden)",
-  404: "unknown session (session_not_found), route (not_found) or call not waiting for approval (approval_not_found)",
+  404: "unknown session (session_not_found), route (not_found), call not waiting for approval (approval_not_found) or call without a captured payload (call_not_captured)",
   409: "session_exists, session_mode_mismatch, turn_in_progress or approval_decided",
   413: "the body is larger than the limit (payload_too_large)",
   415: "the body is not application/json (unsupported_media_type)",
@@ -102,6 +102,31 @@ function components(): JsonObject {
       CreateSessionBody: schemaOf(CreateSessionBody, "input"),
       TurnBody: schemaOf(TurnBody, "input"),
       ApprovalBody: schemaOf(ApprovalBody, "input"),
+      CallPayload: object({
+        session_id: { type: "string" },
+        metric_key: {
+          type: "string",
+          description: "the metric key of the call's usage row (chat:T:R, fallback:T:R:E)",
+        },
+        turn_index: { type: "integer" },
+        round_index: { type: "integer" },
+        agent: { enum: ["chat_agent", "event_agent", "event_kernel"] },
+        request_body: {
+          type: "string",
+          description:
+            "the JSON text of the request body as sent (messages, tools, parameters; headers and keys are never captured), up to the session's capture.max_bytes",
+        },
+        response_body: {
+          type: "string",
+          description: "the raw stream as received (SSE text), decoded as UTF-8, up to the cap",
+        },
+        request_bytes: { type: "integer", description: "the full size before any cut" },
+        response_bytes: { type: "integer", description: "the full size before any cut" },
+        request_truncated: { type: "boolean" },
+        response_truncated: { type: "boolean" },
+        stored_bytes: { type: "integer", description: "both bodies, compressed, in storage" },
+        created_at: { type: "string" },
+      }),
       PendingApproval: object({
         call_id: { type: "string" },
         session_id: { type: "string" },
@@ -289,6 +314,26 @@ function paths(): JsonObject {
         operationId: "usageSummary",
         summary: "Every measured call, with roll-ups per turn and for the session",
         responses: { 200: ok("the usage summary", ref("UsageSummary")), ...errors(404) },
+      },
+    },
+    "/api/sessions/{id}/calls/{metric_key}": {
+      parameters: [
+        sessionId,
+        {
+          name: "metric_key",
+          in: "path",
+          required: true,
+          description: "the call's metric key, from the usage summary's calls (URL-encoded)",
+          schema: { type: "string" },
+        },
+      ],
+      get: {
+        operationId: "getCallPayload",
+        summary:
+          "One model call as it went over the wire: the request body sent and the raw stream",
+        description:
+          "Kept when the session's capture.payloads is on, or auto (the default) with the simulated model or an endpoint on a loopback address. Text shaped like a key is shown as [redacted]. A call without a payload (capture off, a tool execution, an unknown key) is a 404 call_not_captured whose message says which.",
+        responses: { 200: ok("the captured call", ref("CallPayload")), ...errors(404) },
       },
     },
     "/api/sessions/{id}/export": {

@@ -111,6 +111,18 @@ export function describeSessionStoreContract(
         tool_latency_ms: null,
         metric_key: null,
         estimated: false,
+        // Beyond the seed (schema v3): what real providers report; nothing here.
+        reasoning_tokens: 0,
+        cache_write_tokens: 0,
+        usage_source: "endpoint",
+        cost_usd: null,
+        cost_estimated_usd: null,
+        response_model: null,
+        response_id: null,
+        system_fingerprint: null,
+        finish_reason: null,
+        refusal: false,
+        raw_usage: null,
         created_at: "ignored",
       });
       expect(usage.turns).toStrictEqual([
@@ -125,6 +137,11 @@ export function describeSessionStoreContract(
           fallback_count: 0,
           tool_count: 0,
           estimated_count: 0,
+          reasoning_tokens: 0,
+          cache_write_tokens: 0,
+          cost_usd: null,
+          reported_cost_count: 0,
+          unpriced_count: 1,
           turn_wall_time_ms: 425,
         },
       ]);
@@ -138,6 +155,11 @@ export function describeSessionStoreContract(
         fallback_count: 0,
         tool_count: 0,
         estimated_count: 0,
+        reasoning_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: null,
+        reported_cost_count: 0,
+        unpriced_count: 1,
         turn_wall_time_ms: 425,
       });
     });
@@ -220,6 +242,12 @@ export function describeSessionStoreContract(
         fallback_count: 1,
         tool_count: 1,
         estimated_count: 0,
+        reasoning_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: null,
+        reported_cost_count: 0,
+        // The chat call and the fallback; a tool execution costs nothing.
+        unpriced_count: 2,
         turn_wall_time_ms: 95,
       };
       expect(usage.turns).toStrictEqual([{ turn_index: 1, ...expected }]);

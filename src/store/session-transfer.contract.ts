@@ -173,7 +173,7 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
       "usage",
     ]);
     expect(document.format).toBe("agent-lab.session");
-    expect(document.version).toBe(1);
+    expect(document.version).toBe(2);
     expect(Number.isNaN(Date.parse(document.exported_at))).toBe(false);
     expect(document.session).toStrictEqual(await store.getSession("source"));
     expect(document.turns).toStrictEqual(await store.listTurns("source"));
@@ -241,7 +241,7 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
     const cases: [string, unknown, RegExp][] = [
       ["not an object", "text", /importSession: /],
       ["wrong format", variant((d) => Object.assign(d, { format: "other" })), /format/],
-      ["newer version", variant((d) => Object.assign(d, { version: 2 })), /version/],
+      ["newer version", variant((d) => Object.assign(d, { version: 3 })), /version/],
       [
         "bad role",
         variant((d) => Object.assign(d.messages[0] ?? {}, { role: "robot" })),

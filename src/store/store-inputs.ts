@@ -81,14 +81,67 @@ export const AppendAuditOptions = z.strictObject({
 });
 export type AppendAuditOptions = z.input<typeof AppendAuditOptions>;
 
-export const AppendUsageOptions = z.strictObject({
-  turn_index: index,
-  round_index: index,
+/**
+ * The accounting every stored model call keeps: prompt + completion = total, reasoning inside the
+ * completion, cache reads and writes inside the prompt. The store refuses a call that breaks it
+ * (the adapter normalizes a provider's odd counts and keeps its raw object); a tool execution
+ * spends no tokens, so it is not checked. A count with only a total (prompt and completion 0) is
+ * the seed's own shape (`TokenUsage(total_tokens=1)`) and stays accepted: it has no split to check.
+ */
+function checkTokenAccounting(
   usage: TokenUsage,
-  ttft_ms: milliseconds.nullable().default(null),
-  elapsed_ms: milliseconds,
-  metadata: UsageMetadata.prefault({}),
-});
+  context: z.RefinementCtx,
+  path: (string | number)[],
+): void {
+  const { prompt_tokens, completion_tokens, total_tokens } = usage;
+  const split = prompt_tokens + completion_tokens;
+  if (split > 0 && split !== total_tokens) {
+    context.addIssue({
+      code: "custom",
+      path: [...path, "total_tokens"],
+      message: `is ${total_tokens} but prompt_tokens + completion_tokens is ${split} (${prompt_tokens} + ${completion_tokens}); reasoning belongs inside completion_tokens`,
+    });
+  }
+  if (usage.reasoning_tokens > completion_tokens) {
+    context.addIssue({
+      code: "custom",
+      path: [...path, "reasoning_tokens"],
+      message: `is ${usage.reasoning_tokens}, more than completion_tokens (${completion_tokens}); reasoning is part of the completion`,
+    });
+  }
+  const cache = usage.cached_tokens + usage.cache_write_tokens;
+  if (cache > prompt_tokens) {
+    context.addIssue({
+      code: "custom",
+      path: [...path, usage.cache_write_tokens > 0 ? "cache_write_tokens" : "cached_tokens"],
+      message: `cached_tokens + cache_write_tokens is ${cache} (${usage.cached_tokens} + ${usage.cache_write_tokens}), more than prompt_tokens (${prompt_tokens}); both are parts of the prompt`,
+    });
+  }
+}
+
+export const AppendUsageOptions = z
+  .strictObject({
+    turn_index: index,
+    round_index: index,
+    usage: TokenUsage,
+    ttft_ms: milliseconds.nullable().default(null),
+    elapsed_ms: milliseconds,
+    metadata: UsageMetadata.prefault({}),
+  })
+  .superRefine((input, context) => {
+    if (input.metadata.call_kind !== "tool_execution") {
+      checkTokenAccounting(input.usage, context, ["usage"]);
+    }
+  })
+  .transform((input) => {
+    // One truth for where counts came from: a given usage_source wins, `estimated` follows it.
+    const usage_source =
+      input.metadata.usage_source ?? (input.metadata.estimated ? "estimated" : "endpoint");
+    return {
+      ...input,
+      metadata: { ...input.metadata, usage_source, estimated: usage_source === "estimated" },
+    };
+  });
 export type AppendUsageOptions = z.input<typeof AppendUsageOptions>;
 
 export const AppendCallPayloadOptions = z.strictObject({

@@ -264,7 +264,12 @@ class ChatRepl {
       this.#io.stdout.write("No usage yet: the session starts with your first message.\n");
       return;
     }
-    printUsage(this.#io, this.#sessionId, this.#store.usageSummary(this.#sessionId));
+    printUsage(
+      this.#io,
+      this.#sessionId,
+      this.#store.usageSummary(this.#sessionId),
+      this.#store.getSession(this.#sessionId),
+    );
   }
 
   #session(): void {

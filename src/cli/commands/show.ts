@@ -11,6 +11,7 @@ import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import {
   type CliIo,
+  formatCount,
   formatMs,
   formatTimestamp,
   terminalSafe,
@@ -31,39 +32,53 @@ export function registerShowCommand(program: Command, context: CommandContext): 
     .description("Show a session: its config and the conversation, turn by turn.")
     .argument("<session>", "the session id (see agent-lab sessions)")
     .option("--json", "print { session, messages, audit }: the records, audit trail included")
+    .option(
+      "--reasoning",
+      "print each answer's reasoning in full (collapsed to its length otherwise)",
+    )
     .addHelpText(
       "after",
       `
+A model's reasoning (its thinking, kept beside the answer) is shown as one line with its length;
+--reasoning prints it. A refusal is marked "refused:".
+
 Examples:
   $ agent-lab show 3f1c…
+  $ agent-lab show 3f1c… --reasoning
   $ agent-lab show 3f1c… --json | jq '.audit[] | .event'`,
     )
-    .action((sessionId: string, flags: { json?: boolean }, command: Command) => {
-      const store = openStoreForReading(context.database(command));
-      if (store === null) throw new SessionNotFoundError(sessionId);
-      let transcript: Transcript;
-      try {
-        const session = store.getSession(sessionId);
-        if (session === null) throw new SessionNotFoundError(sessionId);
-        transcript = {
-          session,
-          messages: store.listMessages(sessionId),
-          audit: store.listAuditLogs(sessionId),
-          turns: store.listTurns(sessionId),
-        };
-      } finally {
-        store.close();
-      }
-      if (flags.json) {
-        const { session, messages, audit } = transcript;
-        writeJson(context.io, { session, messages, audit });
-      } else {
-        printTranscript(context.io, transcript);
-      }
-    });
+    .action(
+      (sessionId: string, flags: { json?: boolean; reasoning?: boolean }, command: Command) => {
+        const store = openStoreForReading(context.database(command));
+        if (store === null) throw new SessionNotFoundError(sessionId);
+        let transcript: Transcript;
+        try {
+          const session = store.getSession(sessionId);
+          if (session === null) throw new SessionNotFoundError(sessionId);
+          transcript = {
+            session,
+            messages: store.listMessages(sessionId),
+            audit: store.listAuditLogs(sessionId),
+            turns: store.listTurns(sessionId),
+          };
+        } finally {
+          store.close();
+        }
+        if (flags.json) {
+          const { session, messages, audit } = transcript;
+          writeJson(context.io, { session, messages, audit });
+        } else {
+          printTranscript(context.io, transcript, flags.reasoning === true);
+        }
+      },
+    );
 }
 
-function printTranscript(io: CliIo, { session, messages, turns }: Transcript): void {
+function printTranscript(
+  io: CliIo,
+  { session, messages, turns }: Transcript,
+  fullReasoning: boolean,
+): void {
   const config = LabSessionConfig.safeParse(session.config);
   const models = config.success
     ? `chat agent ${config.data.chat_agent.model} · event agent ${config.data.event_agent.model}`
@@ -87,19 +102,23 @@ function printTranscript(io: CliIo, { session, messages, turns }: Transcript): v
     const turn = turns.find((candidate) => candidate.turn_index === turnIndex);
     const status = turn ? ` · ${turn.status} · wall ${formatMs(turn.wall_time_ms)}` : "";
     lines.push("", `── turn ${turnIndex}${status}`);
-    for (const message of byTurn.get(turnIndex) ?? []) lines.push(...renderMessage(message));
+    for (const message of byTurn.get(turnIndex) ?? []) {
+      lines.push(...renderMessage(message, fullReasoning));
+    }
   }
   // Titles, messages and model names come from models, tools and imports.
   io.stdout.write(`${terminalSafe(lines.join("\n"))}\n`);
 }
 
-function renderMessage(message: MessageRecord): string[] {
+function renderMessage(message: MessageRecord, fullReasoning: boolean): string[] {
   switch (message.role) {
     case "tool":
       return [`  ← ${message.name ?? "tool"}: ${truncate(message.content, 200)}`];
     case "assistant":
       return [
+        ...reasoningLines(message.reasoning, fullReasoning),
         ...(message.content ? [`assistant: ${message.content}`] : []),
+        ...(message.refusal ? [`assistant refused: ${message.refusal}`] : []),
         ...message.tool_calls.map(
           (call) => `  → ${call.name} ${truncate(JSON.stringify(call.arguments), 160)}`,
         ),
@@ -107,4 +126,10 @@ function renderMessage(message: MessageRecord): string[] {
     default:
       return [`${message.role}: ${message.content}`];
   }
+}
+
+function reasoningLines(reasoning: string | null, full: boolean): string[] {
+  if (!reasoning) return [];
+  if (!full) return [`  thinking… (${formatCount(reasoning.length)} chars; --reasoning shows it)`];
+  return ["  thinking:", ...reasoning.split("\n").map((line) => `  │ ${line}`)];
 }

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import { SessionNotFoundError } from "../../domain/errors.js";
-import type { UsageRollup, UsageSummary } from "../../domain/usage.js";
+import type { SessionRecord } from "../../domain/records.js";
+import { LabSessionConfig } from "../../domain/session-config.js";
+import type { UsageCallRecord, UsageRollup, UsageSummary } from "../../domain/usage.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import {
@@ -11,6 +13,7 @@ import {
   terminalSafe,
   writeJson,
 } from "../output.js";
+import { callCostText, rollupCostText, servedByAnother } from "../usage-cost.js";
 
 interface UsageRow extends UsageRollup {
   label: string;
@@ -21,7 +24,7 @@ export function registerUsageCommand(program: Command, context: CommandContext):
   program
     .command("usage")
     .description(
-      "Show what a session cost: tokens, cached tokens, calls, fallbacks, tool executions and times, per turn and in total.",
+      "Show what a session cost: tokens (cached, cache writes, reasoning), money, calls, fallbacks, tool executions and times, per turn, per call and in total.",
     )
     .argument("<session>", "the session id (see agent-lab sessions)")
     .option("--json", "print the usage summary record: { calls, turns, session }")
@@ -32,31 +35,48 @@ TTFT is the time to first token of each turn's first chat completion; ELAPSED su
 time, WALL is the turn's measured wall clock (smaller when tools ran while the model streamed).
 A TOTAL marked * includes estimated counts: calls cut short (cancelled, failed mid-stream) or
 whose endpoint reported no usage, counted with the lab's tokenizer ("estimated": true in --json).
+REASONING is the part of COMPLETION the model spent thinking; CACHED and CACHE WRITE are parts of
+PROMPT read from and written to the provider's cache.
+
+COST is "reported" when the provider priced the call itself (OpenRouter's usage.cost, say) and
+"est." when the lab's price table did (built-in list prices, or the session config's prices:);
+"mixed" sums both, "+?" means some calls have no price at all (unknown model, none reported).
+A model marked † answered in place of the one requested (routers do that).
+
+The call table's KEY opens that call's request body and raw response: agent-lab call SESSION KEY.
 
 Examples:
   $ agent-lab usage 3f1c…
-  $ agent-lab usage 3f1c… --json | jq '.session.total_tokens'`,
+  $ agent-lab usage 3f1c… --json | jq '.session.cost_usd'
+  $ agent-lab call 3f1c… chat:1:1`,
     )
     .action((sessionId: string, flags: { json?: boolean }, command: Command) => {
       const store = openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
       let summary: UsageSummary;
+      let session: SessionRecord | null;
       try {
         summary = store.usageSummary(sessionId);
+        session = store.getSession(sessionId);
         // A legacy file may hold calls of a session without its row; those still have usage.
-        if (store.getSession(sessionId) === null && summary.calls.length === 0) {
+        if (session === null && summary.calls.length === 0) {
           throw new SessionNotFoundError(sessionId);
         }
       } finally {
         store.close();
       }
       if (flags.json) writeJson(context.io, summary);
-      else printUsage(context.io, sessionId, summary);
+      else printUsage(context.io, sessionId, summary, session);
     });
 }
 
-/** The per-turn table and the totals; `chat` prints it for /usage. */
-export function printUsage(io: CliIo, sessionId: string, summary: UsageSummary): void {
+/** The per-turn table with the totals, then one line per call; `chat` prints it for /usage. */
+export function printUsage(
+  io: CliIo,
+  sessionId: string,
+  summary: UsageSummary,
+  session: SessionRecord | null = null,
+): void {
   const firstTtft = new Map<number, number | null>();
   for (const call of summary.calls) {
     if (call.call_kind === "chat_completion" && !firstTtft.has(call.turn_index)) {
@@ -76,28 +96,119 @@ export function printUsage(io: CliIo, sessionId: string, summary: UsageSummary):
       { header: "CALLS", value: (row) => String(row.call_count), align: "right" },
       { header: "TOOLS", value: (row) => String(row.tool_count), align: "right" },
       { header: "FALLBACKS", value: (row) => String(row.fallback_count), align: "right" },
-      { header: "PROMPT", value: (row) => formatCount(row.prompt_tokens), align: "right" },
-      {
-        header: "COMPLETION",
-        value: (row) => formatCount(row.completion_tokens),
-        align: "right",
-      },
-      { header: "CACHED", value: (row) => formatCount(row.cached_tokens), align: "right" },
+      ...tokenColumns<UsageRow>(),
       {
         header: "TOTAL",
         value: (row) => `${formatCount(row.total_tokens)}${row.estimated_count > 0 ? "*" : ""}`,
         align: "right",
       },
+      { header: "COST", value: rollupCostText, align: "right" },
       { header: "TTFT", value: (row) => formatMs(row.ttft_ms), align: "right" },
       { header: "ELAPSED", value: (row) => formatMs(row.elapsed_ms), align: "right" },
       { header: "WALL", value: (row) => formatMs(row.turn_wall_time_ms), align: "right" },
     ])}\n`,
   );
-  if (summary.turns.length === 0) io.stdout.write("\nNo calls recorded yet.\n");
+  if (summary.turns.length === 0) {
+    io.stdout.write("\nNo calls recorded yet.\n");
+    return;
+  }
+  const requested = requestedModels(session);
+  io.stdout.write(`\nCalls (agent-lab call ${terminalSafe(sessionId)} KEY shows one)\n\n`);
+  io.stdout.write(`${formatTable(summary.calls, callColumns(requested))}\n`);
+  printNotes(io, summary, requested);
+}
+
+/** Prompt, its cached and cache-written parts, completion and its reasoning part. */
+type TokenCounts = Pick<
+  UsageRollup,
+  | "prompt_tokens"
+  | "cached_tokens"
+  | "cache_write_tokens"
+  | "completion_tokens"
+  | "reasoning_tokens"
+>;
+
+function tokenColumns<Row extends TokenCounts>() {
+  return [
+    { header: "PROMPT", value: (row: Row) => formatCount(row.prompt_tokens), align: "right" },
+    { header: "CACHED", value: (row: Row) => formatCount(row.cached_tokens), align: "right" },
+    {
+      header: "CACHE WRITE",
+      value: (row: Row) => formatCount(row.cache_write_tokens),
+      align: "right",
+    },
+    {
+      header: "COMPLETION",
+      value: (row: Row) => formatCount(row.completion_tokens),
+      align: "right",
+    },
+    {
+      header: "REASONING",
+      value: (row: Row) => formatCount(row.reasoning_tokens),
+      align: "right",
+    },
+  ] as const;
+}
+
+type RequestedModels = Partial<Record<UsageCallRecord["agent"], string>>;
+
+function requestedModels(session: SessionRecord | null): RequestedModels {
+  const config = session === null ? null : LabSessionConfig.safeParse(session.config);
+  if (!config?.success) return {};
+  return { chat_agent: config.data.chat_agent.model, event_agent: config.data.event_agent.model };
+}
+
+function callColumns(requested: RequestedModels) {
+  const modelOf = (call: UsageCallRecord) => {
+    if (call.call_kind === "tool_execution") return call.event_name ?? "tool";
+    const asked = requested[call.agent];
+    const served = call.response_model ?? asked ?? "";
+    return servedByAnother(asked, call.response_model) ? `${served} †` : served;
+  };
+  const finishOf = (call: UsageCallRecord) =>
+    [call.finish_reason ?? "", call.refusal ? "refusal" : ""].filter(Boolean).join(", ") || "–";
+  return [
+    { header: "KEY", value: (call: UsageCallRecord) => call.metric_key ?? `#${call.id}` },
+    { header: "MODEL / TOOL", value: modelOf },
+    ...tokenColumns<UsageCallRecord>(),
+    {
+      header: "TOTAL",
+      value: (call: UsageCallRecord) =>
+        `${formatCount(call.total_tokens)}${call.estimated ? "*" : ""}`,
+      align: "right",
+    },
+    { header: "COST", value: callCostText, align: "right" },
+    { header: "TTFT", value: (call: UsageCallRecord) => formatMs(call.ttft_ms), align: "right" },
+    {
+      header: "ELAPSED",
+      value: (call: UsageCallRecord) => formatMs(call.elapsed_ms),
+      align: "right",
+    },
+    { header: "FINISH", value: finishOf },
+  ] as const;
+}
+
+function printNotes(io: CliIo, summary: UsageSummary, requested: RequestedModels): void {
+  const notes: string[] = [];
   const estimated = summary.session.estimated_count;
   if (estimated > 0) {
-    io.stdout.write(
-      `\n* estimated: ${estimated} ${estimated === 1 ? "call" : "calls"} without the endpoint's usage (cut short, or not reported), counted with the lab's tokenizer\n`,
+    notes.push(
+      `* estimated: ${estimated} ${estimated === 1 ? "call" : "calls"} without the endpoint's usage (cut short, or not reported), counted with the lab's tokenizer`,
     );
   }
+  const substituted = summary.calls.filter((call) =>
+    servedByAnother(requested[call.agent], call.response_model),
+  );
+  for (const call of substituted) {
+    notes.push(
+      `† ${call.metric_key ?? `#${call.id}`}: asked for ${requested[call.agent]}, answered by ${call.response_model}`,
+    );
+  }
+  const unpriced = summary.session.unpriced_count;
+  if (unpriced > 0) {
+    notes.push(
+      `? ${unpriced} model ${unpriced === 1 ? "call has" : "calls have"} no price: the provider reported none and the price table does not know the model (add it under prices: in the session config)`,
+    );
+  }
+  if (notes.length > 0) io.stdout.write(`\n${terminalSafe(notes.join("\n"))}\n`);
 }

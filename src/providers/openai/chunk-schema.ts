@@ -17,10 +17,23 @@ export const ChunkUsage = z.looseObject({
 });
 export type ChunkUsage = z.infer<typeof ChunkUsage>;
 
-/** `content` is a string on every server we know, but the spec also allows a list of text parts. */
+/**
+ * `content` is a string on every server we know, but the spec also allows a list of parts: text
+ * parts, and Mistral's thinking parts (`{type:"thinking", thinking:[{type:"text", text}]}`).
+ */
 const DeltaContent = z
-  .union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.unknown().optional() }))])
+  .union([
+    z.string(),
+    z.array(
+      z.looseObject({
+        type: z.string(),
+        text: z.unknown().optional(),
+        thinking: z.unknown().optional(),
+      }),
+    ),
+  ])
   .nullish();
+type DeltaContent = z.infer<typeof DeltaContent>;
 
 export const ToolCallChunk = z.looseObject({
   /** Gemini's compatibility layer omits the index; the decoder then places calls by id. */
@@ -62,27 +75,49 @@ export const CompletionChunk = z.looseObject({
 });
 export type CompletionChunk = z.infer<typeof CompletionChunk>;
 
-/** `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama), when not empty. */
-export function hasReasoning(delta: unknown): boolean {
-  if (typeof delta !== "object" || delta === null) return false;
-  const { reasoning_content, reasoning } = delta as Record<string, unknown>;
-  return (
-    (typeof reasoning_content === "string" && reasoning_content.length > 0) ||
-    (typeof reasoning === "string" && reasoning.length > 0)
-  );
+/**
+ * The reasoning a delta carries beside its content: `reasoning_content` (DeepSeek, xAI, llama.cpp,
+ * Z.ai, vLLM) or `reasoning` (Ollama, OpenRouter, Groq). A server that sends both sends the same
+ * text twice, so the first one present is taken.
+ */
+export function deltaReasoning(delta: Fields): string {
+  const { reasoning_content, reasoning } = delta;
+  if (typeof reasoning_content === "string" && reasoning_content.length > 0) {
+    return reasoning_content;
+  }
+  return typeof reasoning === "string" ? reasoning : "";
 }
 
 /** The text of a content delta: the string itself, or the text parts of a list, joined. */
-export function contentText(content: z.infer<typeof DeltaContent>): string {
+export function contentText(content: DeltaContent): string {
   if (content === null || content === undefined) return "";
   if (typeof content === "string") return content;
-  return content
-    .flatMap((part) => (part.type === "text" && typeof part.text === "string" ? [part.text] : []))
-    .join("");
+  let text = "";
+  for (const part of content) {
+    if (part.type === "text" && typeof part.text === "string") text += part.text;
+  }
+  return text;
 }
 
-type Fields = Record<string, unknown>;
-const isObject = (value: unknown): value is Fields =>
+/** The thinking parts of a content list (Mistral), as one string; `thinking` may be a string too. */
+export function contentThinking(content: DeltaContent): string {
+  if (content === null || content === undefined || typeof content === "string") return "";
+  let text = "";
+  for (const part of content) {
+    if (part.type !== "thinking") continue;
+    const { thinking } = part;
+    if (typeof thinking === "string") text += thinking;
+    else if (Array.isArray(thinking)) {
+      for (const item of thinking) {
+        if (isObject(item) && typeof item.text === "string") text += item.text;
+      }
+    }
+  }
+  return text;
+}
+
+export type Fields = Record<string, unknown>;
+export const isObject = (value: unknown): value is Fields =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const isOptionalString = (value: unknown) =>
   value === null || value === undefined || typeof value === "string";
@@ -105,8 +140,8 @@ function isCommonToolCall(value: unknown): boolean {
 }
 
 /**
- * The shape nearly every chunk has (one choice, string content or tool-call deltas, no usage or
- * error), checked by hand. On a long stream zod's generality costs about as much as JSON.parse
+ * The shape nearly every chunk has (one choice, string content, reasoning or tool-call deltas, no
+ * usage or error), checked by hand. On a long stream zod's generality costs about as much as JSON.parse
  * itself; this guard accepts only what `CompletionChunk` accepts (a property test holds it to
  * that), and everything else still goes through the schema, with its errors naming the field.
  */
@@ -123,8 +158,10 @@ export function isCommonChunk(value: unknown): value is CompletionChunk {
   if (!isOptionalString(finish_reason)) return false;
   if (delta === null || delta === undefined) return true;
   if (!isObject(delta)) return false;
-  const { content, refusal, tool_calls } = delta;
-  if (!isOptionalString(content) || (refusal !== null && refusal !== undefined)) return false;
+  // Reasoning and refusal fields are read by the decoder whatever their type, as the schema
+  // (which leaves them loose) does; only content and tool calls need checking here.
+  const { content, tool_calls } = delta;
+  if (!isOptionalString(content)) return false;
   if (tool_calls === null || tool_calls === undefined) return true;
   return Array.isArray(tool_calls) && tool_calls.every(isCommonToolCall);
 }

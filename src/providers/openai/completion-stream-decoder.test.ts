@@ -51,7 +51,12 @@ describe("CompletionStreamDecoder", () => {
     expect(summary).toMatchObject({
       finish_reason: "tool_calls",
       text: "Hello",
-      usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, cached_tokens: 3 },
+      usage: {
+        usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, cached_tokens: 3 },
+        source: "endpoint",
+      },
+      response_model: "fake-model",
+      response_id: "chatcmpl-fake",
     });
   });
 
@@ -67,7 +72,7 @@ describe("CompletionStreamDecoder", () => {
     expect(parts).toEqual([{ type: "text-delta", text: "a" }]);
   });
 
-  it("accepts CRLF line endings, comments, content-part lists and refusals", () => {
+  it("accepts CRLF line endings, comments, content-part lists, and keeps refusals apart", () => {
     const { parts } = decodeCompletionStream(
       bytesOf(
         ": OPENROUTER PROCESSING\r\n\r\n",
@@ -78,7 +83,7 @@ describe("CompletionStreamDecoder", () => {
     );
     expect(parts).toEqual([
       { type: "text-delta", text: "x" },
-      { type: "text-delta", text: "no" },
+      { type: "refusal-delta", text: "no" },
     ]);
   });
 

@@ -1,18 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
-import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import { describeIssues } from "../../domain/validation.js";
 import type { ChatModelPart, FinishReason } from "../chat-model.js";
 import { ProviderStreamError } from "../errors.js";
 import {
-  type ChunkUsage,
   CompletionChunk,
   contentText,
-  hasReasoning,
+  contentThinking,
+  deltaReasoning,
+  type Fields,
   isCommonChunk,
+  isObject,
   type ToolCallChunk,
 } from "./chunk-schema.js";
-import { endpointMessageFromValue } from "./endpoint-message.js";
+import { endpointMessageFromValue, sanitizeIdentity } from "./endpoint-message.js";
+import { ThinkTagSplitter } from "./think-tag-splitter.js";
+import { hasUsageCounts, type NormalizedUsage, normalizeUsage } from "./usage-normalization.js";
 
 /**
  * The pure heart of the adapter: Chat Completions SSE bytes in, port parts out. No timers, no I/O,
@@ -21,17 +24,33 @@ import { endpointMessageFromValue } from "./endpoint-message.js";
  * `first-token`, `finish` timings, the usage estimate).
  */
 
-export type DeltaPart = Extract<ChatModelPart, { type: "text-delta" | "tool-call-delta" }>;
+export type DeltaPart = Extract<
+  ChatModelPart,
+  { type: "text-delta" | "reasoning-delta" | "refusal-delta" | "tool-call-delta" }
+>;
 export type ToolCallPart = Extract<ChatModelPart, { type: "tool-call" }>;
 
 export interface CompletionSummary {
+  /**
+   * Deltas completed only by the end: a last event without its blank line, content held back as a
+   * possible `<think>` tag. They come after every delta `push` returned.
+   */
+  deltas: DeltaPart[];
   finish_reason: FinishReason;
   /** One per tool-call index, in index order. */
   tool_calls: ToolCallPart[];
-  /** All text deltas joined, for a usage estimate. */
+  /** All text deltas joined: the answer. */
   text: string;
-  /** As the endpoint reported it; null when it sent none. */
-  usage: TokenUsage | null;
+  /** All reasoning deltas joined. */
+  reasoning: string;
+  /** All refusal deltas joined. */
+  refusal: string;
+  /** As the endpoint reported it (usage or llama.cpp timings), normalized; null when it sent none. */
+  usage: NormalizedUsage | null;
+  /** The chunks' first `model` and `id`, last `system_fingerprint`; sanitized, null when absent. */
+  response_model: string | null;
+  response_id: string | null;
+  system_fingerprint: string | null;
 }
 
 interface ToolCallState {
@@ -57,8 +76,15 @@ export class CompletionStreamDecoder {
   #pending: DeltaPart[] = [];
   #failure: ProviderStreamError | null = null;
   #finishReason: FinishReason | null = null;
-  #usage: TokenUsage | null = null;
+  #usage: Fields | null = null;
+  #timings: Fields | null = null;
+  #responseModel: string | null = null;
+  #responseId: string | null = null;
+  #fingerprint: string | null = null;
+  readonly #thinkTags = new ThinkTagSplitter();
   #text = "";
+  #reasoning = "";
+  #refusal = "";
   #done = false;
   #ending = false;
   #progress = 0;
@@ -116,7 +142,8 @@ export class CompletionStreamDecoder {
       // then the event.
       this.#parser.feed("\n\n");
     }
-    this.#drain();
+    if (!this.#failure) this.#emitContent(this.#thinkTags.end());
+    const deltas = this.#drain();
     if (this.#failure) throw this.#failure;
     if (this.#finishReason === null) {
       throw new ProviderStreamError(
@@ -135,7 +162,18 @@ export class CompletionStreamDecoder {
           raw_arguments: call.arguments,
         }),
       );
-    return { finish_reason: this.#finishReason, tool_calls, text: this.#text, usage: this.#usage };
+    return {
+      deltas,
+      finish_reason: this.#finishReason,
+      tool_calls,
+      text: this.#text,
+      reasoning: this.#reasoning,
+      refusal: this.#refusal,
+      usage: normalizeUsage(this.#usage, this.#timings),
+      response_model: sanitizeIdentity(this.#responseModel, this.#apiKey),
+      response_id: sanitizeIdentity(this.#responseId, this.#apiKey),
+      system_fingerprint: sanitizeIdentity(this.#fingerprint, this.#apiKey),
+    };
   }
 
   #drain(): DeltaPart[] {
@@ -184,29 +222,78 @@ export class CompletionStreamDecoder {
       this.#fail("error_event", this.#errorEventMessage(chunk));
       return;
     }
+    this.#noteIdentity(value as Fields);
     if (chunk.usage) {
-      this.#usage = toTokenUsage(chunk.usage) ?? this.#usage;
+      // The last usage object with counts wins (vLLM's continuous usage sends one per chunk).
+      if (hasUsageCounts(chunk.usage)) this.#usage = chunk.usage;
       if (this.#finishReason !== null) this.#progress++;
     }
+    // llama.cpp's server-side figures, on its last chunk: the usage of last resort.
+    const timings = (value as Fields).timings;
+    if (timings !== undefined && isObject(timings)) this.#timings = timings;
     for (const choice of chunk.choices ?? []) {
       // We never ask for n > 1; other choices would be another answer, not more of this one.
       if ((choice.index ?? 0) !== 0) continue;
-      const text =
-        contentText(choice.delta?.content) +
-        (typeof choice.delta?.refusal === "string" ? choice.delta.refusal : "");
-      if (text.length > 0) {
-        this.#text += text;
-        this.#pending.push({ type: "text-delta", text });
-        this.#progress++;
-      }
-      // Reasoning is not passed on, but a model that thinks aloud is not stalled.
-      if (hasReasoning(choice.delta)) this.#progress++;
-      for (const call of choice.delta?.tool_calls ?? []) this.#onToolCallDelta(call);
+      const delta = choice.delta;
+      if (delta) this.#onDelta(delta);
       if (choice.finish_reason) {
         this.#finishReason = choice.finish_reason;
         this.#progress++;
       }
     }
+  }
+
+  /** Reasoning (wherever the provider put it), then the answer, then a refusal, then tool calls. */
+  #onDelta(delta: NonNullable<NonNullable<CompletionChunk["choices"]>[number]["delta"]>): void {
+    const { content } = delta;
+    let reasoning = deltaReasoning(delta);
+    let text: string;
+    if (typeof content === "string") {
+      text = content;
+    } else {
+      text = contentText(content);
+      reasoning += contentThinking(content);
+    }
+    if (reasoning.length > 0) this.#emitReasoning(reasoning);
+    if (text.length > 0) this.#emitContent(this.#thinkTags.push(text));
+    const { refusal } = delta;
+    if (typeof refusal === "string" && refusal.length > 0) {
+      this.#refusal += refusal;
+      this.#pending.push({ type: "refusal-delta", text: refusal });
+      this.#progress++;
+    }
+    const toolCalls = delta.tool_calls;
+    if (toolCalls) for (const call of toolCalls) this.#onToolCallDelta(call);
+  }
+
+  #emitReasoning(text: string): void {
+    this.#reasoning += text;
+    this.#pending.push({ type: "reasoning-delta", text });
+    // Not the answer, but a model that thinks aloud is not stalled.
+    this.#progress++;
+  }
+
+  #emitContent(split: { reasoning: string; text: string }): void {
+    if (split.reasoning.length > 0) this.#emitReasoning(split.reasoning);
+    if (split.text.length > 0) {
+      this.#text += split.text;
+      this.#pending.push({ type: "text-delta", text: split.text });
+      this.#progress++;
+    }
+  }
+
+  /** Raw strings, sanitized once at the end: this runs for every chunk. */
+  #noteIdentity(value: Fields): void {
+    if (this.#responseId === null) {
+      const { id } = value;
+      if (typeof id === "string" && id !== "") this.#responseId = id;
+    }
+    if (this.#responseModel === null) {
+      const { model } = value;
+      if (typeof model === "string" && model !== "") this.#responseModel = model;
+    }
+    const fingerprint = value.system_fingerprint;
+    if (typeof fingerprint === "string" && fingerprint !== "") this.#fingerprint = fingerprint;
   }
 
   #onToolCallDelta(call: ToolCallChunk): void {
@@ -265,26 +352,6 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Endpoint usage in the port's shape; null when it carries no counts at all. */
-export function toTokenUsage(usage: ChunkUsage): TokenUsage | null {
-  const prompt = usage.prompt_tokens;
-  const completion = usage.completion_tokens;
-  if (
-    (prompt === null || prompt === undefined) &&
-    (completion === null || completion === undefined)
-  ) {
-    return null;
-  }
-  const prompt_tokens = Math.round(prompt ?? 0);
-  const completion_tokens = Math.round(completion ?? 0);
-  return tokenUsage({
-    prompt_tokens,
-    completion_tokens,
-    total_tokens: Math.round(usage.total_tokens ?? prompt_tokens + completion_tokens),
-    cached_tokens: Math.round(usage.prompt_tokens_details?.cached_tokens ?? 0),
-  });
-}
-
 /** Decodes a whole byte stream at once: the pure path, for tests and recorded fixtures. */
 export function decodeCompletionStream(
   chunks: Iterable<Uint8Array>,
@@ -297,6 +364,6 @@ export function decodeCompletionStream(
     if (decoder.finished) break;
   }
   const summary = decoder.end();
-  parts.push(...summary.tool_calls);
+  parts.push(...summary.deltas, ...summary.tool_calls);
   return { parts, summary };
 }

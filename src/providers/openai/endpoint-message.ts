@@ -69,3 +69,16 @@ export function sanitizeRequestId(value: string | null, apiKey: string | null): 
   const clean = sanitizeMessage(value, apiKey).slice(0, MAX_REQUEST_ID_LENGTH);
   return clean === "" ? null : clean;
 }
+
+export const MAX_IDENTITY_LENGTH = 500;
+
+/**
+ * A chunk's `model`, `id` or `system_fingerprint` as the lab may keep and show it: control
+ * characters gone (they reach terminals), secrets blanked, at most MAX_IDENTITY_LENGTH characters.
+ */
+export function sanitizeIdentity(value: string | null, apiKey: string | null): string | null {
+  if (value === null) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+  const clean = sanitizeMessage(value.replace(/[\u0000-\u001f\u007f-\u009f]/g, ""), apiKey);
+  return clean === "" ? null : clean.slice(0, MAX_IDENTITY_LENGTH);
+}

@@ -130,12 +130,33 @@ describe("OpenAIChatModel streaming", () => {
     expect(ofType(parts, "usage")).toEqual([
       {
         type: "usage",
-        usage: { prompt_tokens: 42, completion_tokens: 2, total_tokens: 44, cached_tokens: 32 },
+        usage: {
+          prompt_tokens: 42,
+          completion_tokens: 2,
+          total_tokens: 44,
+          cached_tokens: 32,
+          reasoning_tokens: 0,
+          cache_write_tokens: 0,
+        },
         estimated: false,
+        source: "endpoint",
+        cost_usd: null,
+        raw: {
+          prompt_tokens: 42,
+          completion_tokens: 2,
+          total_tokens: 44,
+          prompt_tokens_details: { cached_tokens: 32 },
+        },
       },
     ]);
     const [finish] = ofType(parts, "finish");
-    expect(finish).toMatchObject({ finish_reason: "stop", attempts: 1 });
+    expect(finish).toMatchObject({
+      finish_reason: "stop",
+      attempts: 1,
+      response_model: "fake-model",
+      response_id: "chatcmpl-fake",
+      system_fingerprint: null,
+    });
     expect(finish?.ttft_ms).toBe(ofType(parts, "first-token")[0]?.ttft_ms);
     expect(finish?.elapsed_ms).toBeGreaterThanOrEqual(finish?.ttft_ms ?? Number.POSITIVE_INFINITY);
 
@@ -290,8 +311,13 @@ describe("OpenAIChatModel streaming", () => {
         completion_tokens: expectedCompletion,
         total_tokens: expectedPrompt + expectedCompletion,
         cached_tokens: 0,
+        reasoning_tokens: 0,
+        cache_write_tokens: 0,
       },
       estimated: true,
+      source: "estimated",
+      cost_usd: null,
+      raw: null,
     });
   });
 

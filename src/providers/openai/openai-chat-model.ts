@@ -1,6 +1,12 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
-import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
+import type {
+  CallCapture,
+  ChatModel,
+  ChatModelPart,
+  ChatModelRequest,
+  StreamOptions,
+} from "../chat-model.js";
 import { ProviderApiError, ProviderConnectionError, ProviderStreamError } from "../errors.js";
 import { AttemptSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
@@ -76,7 +82,7 @@ export class OpenAIChatModel implements ChatModel {
       ? AbortSignal.any([options.signal, deadline.signal])
       : deadline.signal;
     try {
-      yield* this.#stream(request, signal);
+      yield* this.#stream(request, signal, options.capture ?? null);
     } finally {
       clearTimeout(timer);
     }
@@ -85,10 +91,15 @@ export class OpenAIChatModel implements ChatModel {
   async *#stream(
     request: ChatModelRequest,
     userSignal: AbortSignal,
+    capture: CallCapture | null,
   ): AsyncGenerator<ChatModelPart, void, undefined> {
     const startedAt = performance.now();
-    const body = renderRequestBody(this.model, request);
+    const body = renderRequestBody(this.model, request, {
+      send_reasoning: this.#config.send_reasoning,
+    });
     const bodyText = JSON.stringify(body);
+    // The body holds no key (that goes in a header), so it can be kept as sent.
+    if (capture) captureSafely(() => capture.request(bodyText));
     const { max_retries, timeout_ms, idle_timeout_ms, backoff } = this.#config;
     let headersTimeouts = 0;
 
@@ -131,11 +142,13 @@ export class OpenAIChatModel implements ChatModel {
           if (response.body) {
             const budget = new ProgressBudget(idle_timeout_ms);
             for await (const { bytes, received_at } of readBody(response.body, signal, budget)) {
+              if (capture) captureSafely(() => capture.response(bytes));
               const progressBefore = decoder.progress;
               const parts = decoder.push(bytes);
               if (decoder.progress !== progressBefore) budget.progressed();
               for (const part of parts) {
-                if (ttftMs === null) {
+                // TTFT stays the time to the answer (or a tool call): thinking comes before it.
+                if (ttftMs === null && part.type !== "reasoning-delta") {
                   ttftMs = roundMs(received_at - attemptStartedAt);
                   yield { type: "first-token", ttft_ms: ttftMs };
                 }
@@ -148,26 +161,41 @@ export class OpenAIChatModel implements ChatModel {
           // lengthen the call. (Parts are pulled, so a consumer that stalls mid-stream still does.)
           const endedAt = performance.now();
           const summary = decoder.end();
+          for (const part of summary.deltas) {
+            if (ttftMs === null && part.type !== "reasoning-delta") {
+              ttftMs = roundMs(endedAt - attemptStartedAt);
+              yield { type: "first-token", ttft_ms: ttftMs };
+            }
+            yield part;
+          }
           yield* summary.tool_calls;
-          yield {
-            type: "usage",
-            usage:
-              summary.usage ??
-              estimateUsage(request.messages, body.tools ?? [], summary.text, summary.tool_calls),
-            estimated: summary.usage === null,
-            source: summary.usage === null ? "estimated" : "endpoint",
-            cost_usd: null,
-            raw: null,
-          };
+          const reported = summary.usage;
+          yield reported
+            ? {
+                type: "usage",
+                usage: reported.usage,
+                estimated: false,
+                source: reported.source,
+                cost_usd: reported.cost_usd,
+                raw: reported.raw,
+              }
+            : {
+                type: "usage",
+                usage: estimateUsage(request.messages, body.tools ?? [], summary),
+                estimated: true,
+                source: "estimated",
+                cost_usd: null,
+                raw: null,
+              };
           yield {
             type: "finish",
             finish_reason: summary.finish_reason,
             ttft_ms: ttftMs,
             elapsed_ms: roundMs(endedAt - startedAt),
             attempts: attempt,
-            response_model: null,
-            response_id: null,
-            system_fingerprint: null,
+            response_model: summary.response_model,
+            response_id: summary.response_id,
+            system_fingerprint: summary.system_fingerprint,
           };
           return;
         } finally {
@@ -242,6 +270,15 @@ function describeFailure(
       { cause: outcome.cause },
     ),
   };
+}
+
+/** Capture is for inspection: a failing capture must not fail the call it watches. */
+function captureSafely(record: () => void): void {
+  try {
+    record();
+  } catch {
+    // The payload record will be incomplete; the call itself is unaffected.
+  }
 }
 
 /** Tenths of a millisecond: finer than any network jitter, coarser than float noise. */

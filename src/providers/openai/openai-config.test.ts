@@ -27,6 +27,7 @@ describe("resolveOpenAIConfig", () => {
       idle_timeout_ms: 60_000,
       deadline_ms: 300_000,
       backoff: { base_delay_ms: 500, max_delay_ms: 8_000 },
+      send_reasoning: false,
     });
     expect(apiKey).toBeNull();
   });

@@ -17,6 +17,12 @@ export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 
 const milliseconds = z.number().int().positive();
 
+export const SendReasoning = z.union([
+  z.literal(false),
+  z.enum(["reasoning_content", "reasoning"]),
+]);
+export type SendReasoning = z.infer<typeof SendReasoning>;
+
 export const OpenAIConfig = z.strictObject({
   /** The model name the endpoint knows, without the lab's `openai:` prefix. */
   model: z.string().trim().min(1),
@@ -54,6 +60,12 @@ export const OpenAIConfig = z.strictObject({
   /** Backoff before the first retry, before jitter; doubled each retry (openai-node: 500). */
   retry_base_delay_ms: z.number().int().nonnegative().default(500),
   retry_max_delay_ms: z.number().int().nonnegative().default(8_000),
+  /**
+   * Sends an assistant message's reasoning back, in this field, for endpoints that need it
+   * (DeepSeek's thinking mode with tools wants `reasoning_content`). Off by default: most
+   * endpoints ignore it at best, and it costs prompt tokens.
+   */
+  send_reasoning: SendReasoning.default(false),
 });
 export type OpenAIConfig = z.output<typeof OpenAIConfig>;
 export type OpenAIConfigInput = z.input<typeof OpenAIConfig>;
@@ -70,6 +82,7 @@ export interface ResolvedOpenAIConfig {
   idle_timeout_ms: number;
   deadline_ms: number;
   backoff: BackoffSettings;
+  send_reasoning: SendReasoning;
 }
 
 /**
@@ -123,6 +136,7 @@ export function resolveOpenAIConfig(
         base_delay_ms: parsed.retry_base_delay_ms,
         max_delay_ms: parsed.retry_max_delay_ms,
       },
+      send_reasoning: parsed.send_reasoning,
     },
     apiKey,
   };

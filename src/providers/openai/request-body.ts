@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../../domain/messages.js";
 import type { ChatModelRequest, ResponseFormat, ToolChoice } from "../chat-model.js";
+import type { SendReasoning } from "./openai-config.js";
 
 /**
  * The Chat Completions request body, rendered from the port's request. Fields the port leaves
@@ -18,6 +19,13 @@ export interface WireMessage {
   name?: string;
   tool_call_id?: string;
   tool_calls?: WireToolCall[];
+  reasoning_content?: string;
+  reasoning?: string;
+}
+
+export interface RenderOptions {
+  /** The field an assistant's reasoning goes back in; false (the default) never sends it. */
+  send_reasoning?: SendReasoning;
 }
 
 export interface WireTool {
@@ -50,8 +58,14 @@ export interface ChatCompletionsBody {
   max_tokens?: number;
 }
 
-export function renderMessage(message: ChatMessage): WireMessage {
-  const wire: WireMessage = { role: message.role, content: message.content };
+export function renderMessage(message: ChatMessage, options: RenderOptions = {}): WireMessage {
+  // A refusal with no answer is sent as the answer: strict endpoints refuse an assistant message
+  // with neither content nor tool calls, and the model should see that it refused.
+  const content =
+    message.role === "assistant" && message.content === "" && message.refusal
+      ? message.refusal
+      : message.content;
+  const wire: WireMessage = { role: message.role, content };
   if (message.name !== undefined) wire.name = message.name;
   if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
   // An empty `tool_calls` list is refused by OpenAI ("empty array"), so it is left out.
@@ -63,6 +77,10 @@ export function renderMessage(message: ChatMessage): WireMessage {
       // the model sees is the history it wrote (and prefix caches keep matching).
       function: { name: call.name, arguments: call.raw_arguments },
     }));
+  }
+  const field = options.send_reasoning ?? false;
+  if (field !== false && message.role === "assistant" && message.reasoning) {
+    wire[field] = message.reasoning;
   }
   return wire;
 }
@@ -90,10 +108,14 @@ export function renderResponseFormat(format: ResponseFormat): WireResponseFormat
   return { type: "json_schema", json_schema };
 }
 
-export function renderRequestBody(model: string, request: ChatModelRequest): ChatCompletionsBody {
+export function renderRequestBody(
+  model: string,
+  request: ChatModelRequest,
+  options: RenderOptions = {},
+): ChatCompletionsBody {
   const body: ChatCompletionsBody = {
     model,
-    messages: request.messages.map(renderMessage),
+    messages: request.messages.map((message) => renderMessage(message, options)),
     stream: true,
     // Without this, OpenAI streams report no token counts at all.
     stream_options: { include_usage: true },

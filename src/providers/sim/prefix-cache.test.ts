@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { commonSegmentPrefix, PrefixCache } from "./prefix-cache.js";
+import type { ChatMessage } from "../../domain/messages.js";
+import { countSegmentTokens, promptSegments } from "../tokenizer.js";
+import { cachedPromptTokens, commonSegmentPrefix } from "./prefix-cache.js";
 
-describe("PrefixCache", () => {
+describe("commonSegmentPrefix", () => {
   it("measures common prefixes of one-segment prompts", () => {
     expect(commonSegmentPrefix([[1, 2, 3]], [[1, 2, 4, 5]])).toBe(2);
     expect(commonSegmentPrefix([[1, 2]], [[1, 2, 3]])).toBe(2);
@@ -24,31 +26,66 @@ describe("PrefixCache", () => {
     expect(commonSegmentPrefix([[], [1]], [[1], []])).toBe(1);
     expect(commonSegmentPrefix([shared], [])).toBe(0);
   });
+});
 
-  it("caches per conversation, starting cold", () => {
-    const cache = new PrefixCache();
-    expect(cache.lookupAndStore("a", [[1, 2, 3]])).toBe(0);
-    expect(cache.lookupAndStore("a", [[1, 2, 3, 4]])).toBe(3);
-    expect(cache.lookupAndStore("b", [[1, 2, 3, 4]])).toBe(0);
+describe("cachedPromptTokens", () => {
+  const system = message("system", "You are a helpful assistant.");
+  const tools = JSON.stringify([{ name: "mock_search", description: "Searches", parameters: {} }]);
+  const firstRound = [system, message("user", "search for cats")];
+  const afterTools = [
+    ...firstRound,
+    message("assistant", "", [
+      { id: "c1", name: "mock_search", raw_arguments: '{"query":"cats"}' },
+    ]),
+    { ...message("tool", '{"results":[]}'), tool_call_id: "c1" },
+  ];
+
+  it("reads 0 for a request without an assistant message: a conversation's first", () => {
+    expect(cachedPromptTokens(firstRound, tools)).toBe(0);
+    expect(cachedPromptTokens([system], "")).toBe(0);
   });
 
-  it("keeps a few recent prompts, so an interleaved caller does not evict the other", () => {
-    const cache = new PrefixCache(10, 2);
-    cache.lookupAndStore("a", [[1, 2, 3]]);
-    expect(cache.lookupAndStore("a", [[7, 8]])).toBe(0); // e.g. a fallback call
-    expect(cache.lookupAndStore("a", [[1, 2, 3, 4]])).toBe(3);
-    cache.lookupAndStore("a", [[5]]);
-    cache.lookupAndStore("a", [[6]]);
-    expect(cache.lookupAndStore("a", [[1, 2, 3, 4]])).toBe(0); // only the last two are kept
+  it("is the prefix shared with the prompt of the request that produced the last assistant message", () => {
+    const previous = promptSegments(firstRound, tools);
+    const current = promptSegments(afterTools, tools);
+    const cached = cachedPromptTokens(afterTools, tools);
+    expect(cached).toBe(commonSegmentPrefix(previous, current));
+    // The previous request's messages are all shared; its tool list, which came after them, not.
+    const messagesOnly = promptSegments(firstRound, "").slice(0, -1);
+    expect(cached).toBeGreaterThanOrEqual(countSegmentTokens(messagesOnly));
+    expect(cached).toBeLessThan(countSegmentTokens(current));
   });
 
-  it("forgets the least recently used conversation beyond its bound", () => {
-    const cache = new PrefixCache(2, 4);
-    cache.lookupAndStore("a", [[1]]);
-    cache.lookupAndStore("b", [[2]]);
-    cache.lookupAndStore("a", [[1, 1]]); // a is now the most recent
-    cache.lookupAndStore("c", [[3]]); // evicts b
-    expect(cache.lookupAndStore("a", [[1, 1, 1]])).toBe(2);
-    expect(cache.lookupAndStore("b", [[2]])).toBe(0);
+  it("a next turn caches the last round of the turn before, however many rounds it had", () => {
+    const nextTurn = [
+      ...afterTools,
+      message("assistant", "No cats found."),
+      message("user", "dogs?"),
+    ];
+    expect(cachedPromptTokens(nextTurn, tools)).toBe(
+      commonSegmentPrefix(promptSegments(afterTools, tools), promptSegments(nextTurn, tools)),
+    );
+    expect(cachedPromptTokens(nextTurn, tools)).toBeGreaterThan(
+      cachedPromptTokens(afterTools, tools),
+    );
+  });
+
+  it("depends on the request alone: equal requests give equal counts, in any order", () => {
+    const nextTurn = [...afterTools, message("assistant", "Done."), message("user", "thanks")];
+    const forward = [firstRound, afterTools, nextTurn].map((m) => cachedPromptTokens(m, tools));
+    const backward = [nextTurn, afterTools, firstRound].map((m) => cachedPromptTokens(m, tools));
+    expect(backward.reverse()).toEqual(forward);
   });
 });
+
+function message(
+  role: ChatMessage["role"],
+  content: string,
+  calls: { id: string; name: string; raw_arguments: string }[] = [],
+): ChatMessage {
+  return {
+    role,
+    content,
+    tool_calls: calls.map((call) => ({ ...call, arguments: JSON.parse(call.raw_arguments) })),
+  };
+}

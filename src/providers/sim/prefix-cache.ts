@@ -1,35 +1,37 @@
-/**
- * A simulated prompt prefix cache. Per conversation it remembers the token sequences of the last
- * few prompts; a new prompt's cached tokens are its longest common prefix with one of them. With
- * one caller per conversation that is exactly the prefix shared with the previous request; keeping
- * a few lets a chat agent and an event agent that share a model and a conversation not evict each
- * other, as a real cache would not. Bounded: least recently used conversations are forgotten.
- */
+import type { ChatMessage } from "../../domain/messages.js";
+import { promptSegments } from "../tokenizer.js";
+
 /** A prompt as token segments (one per text); the segments are shared, never changed. */
 export type TokenSegments = readonly (readonly number[])[];
 
-export class PrefixCache {
-  readonly #conversations = new Map<string, TokenSegments[]>();
-
-  constructor(
-    readonly maxConversations = 256,
-    readonly promptsPerConversation = 4,
-  ) {}
-
-  /** The cached-token count of `tokens` in `conversation`, then remembers `tokens`. */
-  lookupAndStore(conversation: string, tokens: TokenSegments): number {
-    const prompts = this.#conversations.get(conversation) ?? [];
-    let cached = 0;
-    for (const prompt of prompts) cached = Math.max(cached, commonSegmentPrefix(prompt, tokens));
-    const kept = [tokens, ...prompts].slice(0, this.promptsPerConversation);
-    this.#conversations.delete(conversation);
-    this.#conversations.set(conversation, kept);
-    if (this.#conversations.size > this.maxConversations) {
-      const oldest = this.#conversations.keys().next();
-      if (!oldest.done) this.#conversations.delete(oldest.value);
-    }
-    return cached;
-  }
+/**
+ * The simulated prompt cache: the cached tokens of a request are its common prefix with the
+ * prompt the conversation's previous request must have had, which the request itself shows.
+ * A conversation only grows by appending, and an assistant message is the answer to a request,
+ * so the request that produced the *last* assistant message sent exactly the messages before it
+ * (with the same tools and response format, which a session does not change). A real cache that
+ * kept that prompt would find this prefix.
+ *
+ * A pure function of the request, on purpose: the same conversation gives the same numbers
+ * whichever face ran it (`agent-lab chat` keeps one model for many turns, `agent-lab run` and the
+ * HTTP server build one per turn) and whichever process. What follows from it:
+ * - a round after tool calls (both modes) caches the previous round's whole prompt, and the first
+ *   round of a next turn caches the previous turn's last round;
+ * - a request without an assistant message is a conversation's first, and reads 0 cached: the
+ *   first round of a session, and every event-agent (argument fallback) call, whose request is a
+ *   system prompt and the user's words;
+ * - a previous request that left no assistant message (cancelled before any output) is not seen:
+ *   the estimate is low then, never high.
+ */
+export function cachedPromptTokens(
+  messages: readonly ChatMessage[],
+  toolsAndFormat: string,
+  prompt: TokenSegments = promptSegments(messages, toolsAndFormat),
+): number {
+  const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
+  if (lastAssistant === -1) return 0;
+  const previous = promptSegments(messages.slice(0, lastAssistant), toolsAndFormat);
+  return commonSegmentPrefix(previous, prompt);
 }
 
 /**

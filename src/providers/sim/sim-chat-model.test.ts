@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../domain/errors.js";
-import type { ChatModelRequest } from "../chat-model.js";
+import type { ChatModelPart, ChatModelRequest } from "../chat-model.js";
+import { renderRequestBody } from "../openai/request-body.js";
 import { countTokens, promptTokens } from "../tokenizer.js";
 import { SimChatModel } from "./sim-chat-model.js";
 import {
@@ -237,8 +238,13 @@ describe("SimChatModel usage", () => {
         completion_tokens: completion,
         total_tokens: prompt + completion,
         cached_tokens: 0,
+        reasoning_tokens: 0,
+        cache_write_tokens: 0,
       },
       estimated: false,
+      source: "endpoint",
+      cost_usd: null,
+      raw: null,
     });
 
     const events = await run({ messages: [catalogPrompt(), user(BOTH)] });
@@ -248,34 +254,28 @@ describe("SimChatModel usage", () => {
     );
   });
 
-  it("reports the prompt prefix shared with the conversation's previous request as cached", async () => {
-    const model = new SimChatModel();
+  it("reports as cached the prompt prefix the conversation's previous request must have sent", async () => {
     const first = [system(), user("hello")];
     const second = [...first, message("assistant", "Hi!"), user("search for cats")];
-    const request = (messages: typeof first, conversation_id: string) => ({
-      messages,
-      tools: BUILTIN_DEFINITIONS,
-      conversation_id,
-    });
-    const cachedOf = async (messages: typeof first, id: string) =>
-      usageOf(await run(request(messages, id), model)).usage.cached_tokens;
+    const cachedOf = async (messages: typeof first, extra: Partial<ChatModelRequest> = {}) =>
+      usageOf(await run({ messages, tools: BUILTIN_DEFINITIONS, ...extra })).usage.cached_tokens;
 
-    expect(await cachedOf(first, "a")).toBe(0);
-    // The second prompt starts with the first one's messages, then differs.
+    // No assistant message yet: the conversation's first request, cold.
+    expect(await cachedOf(first)).toBe(0);
+    // The request that answered "Hi!" sent `first`: its messages are the shared prefix.
+    const tools = JSON.stringify(BUILTIN_DEFINITIONS);
     const shared = promptTokens(first).length - promptTokens([]).length;
-    expect(await cachedOf(second, "a")).toBe(shared);
-    // Another conversation, and another instance, start cold.
-    expect(await cachedOf(second, "b")).toBe(0);
-    expect(usageOf(await run(request(second, "a"))).usage.cached_tokens).toBe(0);
-    // Without a conversation id, the first message groups the requests.
-    const noId = new SimChatModel();
-    expect(usageOf(await run({ messages: first }, noId)).usage.cached_tokens).toBe(0);
-    const [before, after] = [promptTokens(first), promptTokens(second)];
-    let common = 0;
-    while (before[common] !== undefined && before[common] === after[common]) common++;
-    expect(common).toBeGreaterThan(shared); // the trailing "<|assistant|>" matches too
-    expect(usageOf(await run({ messages: second }, noId)).usage.cached_tokens).toBe(common);
-    expect(usageOf(await run({ messages: [user("other")] }, noId)).usage.cached_tokens).toBe(0);
+    const cached = await cachedOf(second);
+    expect(cached).toBeGreaterThanOrEqual(shared);
+    expect(cached).toBeLessThan(promptTokens(second, tools).length);
+    // A pure function of the request: a fresh instance, another conversation id, any order.
+    expect(await cachedOf(second, { conversation_id: "b" })).toBe(cached);
+    const model = new SimChatModel();
+    await collect(model.stream({ messages: [user("unrelated")] }));
+    expect(
+      usageOf(await run({ messages: second, tools: BUILTIN_DEFINITIONS }, model)).usage
+        .cached_tokens,
+    ).toBe(cached);
   });
 
   it("stops at max_tokens with finish reason length", async () => {
@@ -283,5 +283,172 @@ describe("SimChatModel usage", () => {
     expect(usageOf(parts).usage.completion_tokens).toBe(5);
     expect(finishOf(parts).finish_reason).toBe("length");
     expect(countTokens(textOf(parts))).toBeLessThanOrEqual(5);
+  });
+});
+
+describe("SimChatModel reasoning (option `reasoning`)", () => {
+  const thinking = new SimChatModel({ options: { reasoning: true } });
+
+  it("streams a short thinking text first, counted as reasoning tokens inside the completion", async () => {
+    const request = { messages: [system(), user(BOTH)], tools: BUILTIN_DEFINITIONS };
+    const parts = await run(request, thinking);
+    const reasoning = partsOf(parts, "reasoning-delta")
+      .map((part) => part.text)
+      .join("");
+    expect(reasoning).toBe(
+      "The request needs mock_search and mock_ticket. I will call them first, then answer from the results.",
+    );
+    const firstOutput = parts.findIndex((part) => part.type.endsWith("-delta"));
+    expect(parts[firstOutput]?.type).toBe("reasoning-delta");
+    const plain = await run(request);
+    // The answer itself is the one the model gives without reasoning, delta for delta.
+    expect(partsOf(parts, "tool-call")).toEqual(partsOf(plain, "tool-call"));
+    expect(partsOf(parts, "tool-call-delta")).toEqual(partsOf(plain, "tool-call-delta"));
+    const { usage } = usageOf(parts);
+    expect(usage.reasoning_tokens).toBe(countTokens(reasoning));
+    expect(usage.completion_tokens).toBe(
+      usageOf(plain).usage.completion_tokens + usage.reasoning_tokens,
+    );
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+  });
+
+  it("never puts the reasoning in the text, and says it answers directly when no tool is needed", async () => {
+    const parts = await run({ messages: [system(), user("hello")] }, thinking);
+    expect(
+      partsOf(parts, "reasoning-delta")
+        .map((part) => part.text)
+        .join(""),
+    ).toBe("I have what I need to answer directly, without a tool.");
+    expect(textOf(parts)).toBe(textOf(await run({ messages: [system(), user("hello")] })));
+  });
+});
+
+describe("SimChatModel capture", () => {
+  /** A CallCapture that keeps everything, as text. */
+  function recorder() {
+    const kept = { request: [] as string[], response: "" };
+    return {
+      kept,
+      capture: {
+        request: (body: string) => kept.request.push(body),
+        response: (chunk: Uint8Array | string) => {
+          kept.response += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+        },
+      },
+    };
+  }
+  const sseData = (text: string) =>
+    text
+      .split("\n\n")
+      .filter(Boolean)
+      .map((event) => event.replace(/^data: /, ""));
+
+  it("renders the request as the Chat Completions body the openai adapter would send", async () => {
+    const { kept, capture } = recorder();
+    const request = {
+      messages: [system(), user(BOTH)],
+      tools: BUILTIN_DEFINITIONS,
+      temperature: 0,
+    };
+    await collect(new SimChatModel().stream(request, { capture }));
+    expect(kept.request).toHaveLength(1);
+    expect(JSON.parse(kept.request[0] ?? "")).toEqual(renderRequestBody("sim", request));
+  });
+
+  it("renders the response as the SSE stream of the same parts, dual_agent's event tags included", async () => {
+    const { kept, capture } = recorder();
+    const request = { messages: [catalogPrompt(), user(BOTH)] };
+    const parts = await collect(
+      new SimChatModel({ options: { reasoning: true } }).stream(request, { capture }),
+    );
+    const events = sseData(kept.response);
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((data) => JSON.parse(data));
+    const finish = finishOf(parts);
+    for (const chunk of chunks) {
+      expect(chunk).toMatchObject({ id: finish.response_id, model: "sim", created: 0 });
+    }
+    const deltas = chunks.flatMap((chunk) =>
+      chunk.choices.map((choice: { delta: object }) => choice.delta),
+    );
+    const content = deltas.map((delta: { content?: string }) => delta.content ?? "").join("");
+    expect(content).toBe(textOf(parts));
+    expect(content).toContain('<event name="mock_search">');
+    const reasoning = deltas
+      .map((delta: { reasoning_content?: string }) => delta.reasoning_content ?? "")
+      .join("");
+    expect(reasoning).toBe(
+      partsOf(parts, "reasoning-delta")
+        .map((part) => part.text)
+        .join(""),
+    );
+    expect(chunks.at(-2).choices[0].finish_reason).toBe("stop");
+    const usage = usageOf(parts).usage;
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.total_tokens,
+        completion_tokens_details: { reasoning_tokens: usage.reasoning_tokens },
+      },
+    });
+  });
+
+  it("renders native tool calls as tool_calls deltas that rebuild the same calls", async () => {
+    const { kept, capture } = recorder();
+    const parts = await collect(
+      new SimChatModel().stream(
+        { messages: [system(), user(BOTH)], tools: BUILTIN_DEFINITIONS },
+        { capture },
+      ),
+    );
+    const rebuilt = new Map<number, { id?: string; name?: string; arguments: string }>();
+    for (const data of sseData(kept.response).slice(0, -1)) {
+      for (const choice of JSON.parse(data).choices) {
+        for (const call of choice.delta.tool_calls ?? []) {
+          const entry = rebuilt.get(call.index) ?? { arguments: "" };
+          if (call.id) entry.id = call.id;
+          if (call.function.name) entry.name = call.function.name;
+          entry.arguments += call.function.arguments;
+          rebuilt.set(call.index, entry);
+        }
+      }
+    }
+    expect([...rebuilt.values()]).toEqual(
+      partsOf(parts, "tool-call").map((call) => ({
+        id: call.id,
+        name: call.name,
+        arguments: call.raw_arguments,
+      })),
+    );
+  });
+
+  it("names itself as the responding model, with a response id fixed by the request", async () => {
+    const request = { messages: [system(), user("hello")] };
+    const finish = finishOf(await run(request, new SimChatModel({ name: "fast" })));
+    expect(finish.response_model).toBe("sim:fast");
+    expect(finish.response_id).toMatch(/^chatcmpl-sim-[0-9a-f]{16}$/);
+    expect(finishOf(await run(request)).response_id).toBe(finish.response_id);
+  });
+
+  it("a cancelled stream's capture holds what streamed before the cut, and no [DONE]", async () => {
+    const { kept, capture } = recorder();
+    const controller = new AbortController();
+    const slow = new SimChatModel({ options: { tokens_per_second: 200 } });
+    const seen: ChatModelPart[] = [];
+    await expect(
+      (async () => {
+        for await (const part of slow.stream(
+          { messages: [system(), user("Tell me a long story")] },
+          { capture, signal: controller.signal },
+        )) {
+          seen.push(part);
+          if (part.type === "text-delta") controller.abort(new Error("stop"));
+        }
+      })(),
+    ).rejects.toThrow();
+    expect(kept.response).toContain('"content":');
+    expect(kept.response).not.toContain("[DONE]");
   });
 });

@@ -9,7 +9,8 @@ import {
   promptSegments,
   truncateToTokens,
 } from "../tokenizer.js";
-import { PrefixCache } from "./prefix-cache.js";
+import { cachedPromptTokens } from "./prefix-cache.js";
+import { reasoningFor } from "./reasoning.js";
 import { type PlannedToolCall, planReply, type ReplyPlan } from "./reply-plan.js";
 import { digest, hashString, SeededRandom } from "./seeded-random.js";
 import {
@@ -18,12 +19,17 @@ import {
   type SimOptions,
 } from "./sim-options.js";
 import { argumentPieces, textPieces } from "./stream-pieces.js";
+import { SimWireCapture } from "./wire-capture.js";
 
 /**
  * The lab's embedded, deterministic simulated model. It needs no network: it reads the user's
  * intents, calls the built-in tools natively or with `<event>` tags, answers from tool results,
- * and streams with configurable timing. Its usage is counted exactly with the tokenizer, and its
- * cached tokens come from a per-conversation prefix cache kept by each instance.
+ * and streams with configurable timing. Its usage is counted exactly with the tokenizer. Its
+ * cached tokens are a pure function of the request (see `cachedPromptTokens`): the prefix the
+ * conversation's previous request must have sent, so they do not depend on which instance, face
+ * or process served the turns. With option `reasoning` it thinks aloud first (reasoning deltas,
+ * counted as reasoning tokens). Asked to capture, it hands over the request body and the SSE
+ * stream an OpenAI-compatible endpoint would have exchanged for the same call.
  *
  *   new SimChatModel()                                         // model "sim", instant
  *   new SimChatModel({ name: "slow", options: { first_token_ms: 300, tokens_per_second: 50 } })
@@ -35,7 +41,6 @@ export class SimChatModel implements ChatModel {
   readonly model: string;
   /** The validated options, defaults filled in. */
   readonly options: SimOptions;
-  readonly #cache = new PrefixCache();
 
   /** @throws InvalidInputError naming every bad field of `settings`. */
   constructor(settings: SimModelSettingsInput = {}) {
@@ -45,24 +50,29 @@ export class SimChatModel implements ChatModel {
   }
 
   stream(request: ChatModelRequest, options: StreamOptions = {}): AsyncIterable<ChatModelPart> {
-    return this.#stream(request, options.signal);
+    return this.#stream(request, options);
   }
 
-  async *#stream(
-    request: ChatModelRequest,
-    signal: AbortSignal | undefined,
-  ): AsyncGenerator<ChatModelPart> {
+  async *#stream(request: ChatModelRequest, options: StreamOptions): AsyncGenerator<ChatModelPart> {
+    const { signal } = options;
     const startedAt = performance.now();
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
     signal?.throwIfAborted();
 
     const requestDigest = digest(fingerprint(request));
+    const responseId = `chatcmpl-sim-${requestDigest.slice(0, 16)}`;
+    const wire = options.capture
+      ? new SimWireCapture(options.capture, this.model, responseId, request)
+      : null;
     const plan = limitLength(planReply(request, this.options, requestDigest), request.max_tokens);
+    const reasoning = this.options.reasoning ? reasoningFor(plan) : "";
     const toolsAndFormat = renderToolsAndFormat(request);
     const prompt = promptSegments(request.messages, toolsAndFormat);
     const promptTokenCount = countSegmentTokens(prompt);
-    const cachedTokens = this.#cache.lookupAndStore(conversationKey(request), prompt);
+    const cachedTokens = cachedPromptTokens(request.messages, toolsAndFormat, prompt);
+    const reasoningTokens = countTokens(reasoning);
     const completionTokens =
+      reasoningTokens +
       countTokens(plan.text) +
       plan.tool_calls.reduce((sum, call) => sum + countTokens(renderCall(call)), 0);
     // Past the tokenizer's exact limit a count is the byte estimate, and the usage says so.
@@ -75,8 +85,20 @@ export class SimChatModel implements ChatModel {
       ...textPieces(plan.text, random).map((text): ChatModelPart => ({ type: "text-delta", text })),
       ...plan.tool_calls.flatMap((call, index) => toolCallDeltas(call, index, random)),
     ];
+    if (reasoning) {
+      // Its own generator: turning reasoning on leaves the answer's deltas as they were.
+      const thinking = new SeededRandom(
+        hashString(`${requestDigest}:reasoning`, this.options.seed),
+      );
+      deltas.unshift(
+        ...textPieces(reasoning, thinking).map(
+          (text): ChatModelPart => ({ type: "reasoning-delta", text }),
+        ),
+      );
+    }
 
     yield { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: since() };
+    wire?.start();
     await abortableSleep(this.options.first_token_ms, signal);
     let ttftMs: number | null = null;
     if (deltas.length > 0) {
@@ -89,6 +111,7 @@ export class SimChatModel implements ChatModel {
     for (const [index, delta] of deltas.entries()) {
       const dueAt = firstTokenAt + (durationMs * index) / deltas.length;
       await abortableSleep(dueAt - performance.now(), signal);
+      wire?.delta(delta);
       yield delta;
     }
     await abortableSleep(firstTokenAt + durationMs - performance.now(), signal);
@@ -96,13 +119,16 @@ export class SimChatModel implements ChatModel {
       yield { type: "tool-call", index, ...call };
     }
     signal?.throwIfAborted();
+    const usage = tokenUsage({
+      prompt_tokens: promptTokenCount,
+      completion_tokens: completionTokens,
+      cached_tokens: cachedTokens,
+      reasoning_tokens: reasoningTokens,
+    });
+    wire?.end(plan.finish_reason, usage);
     yield {
       type: "usage",
-      usage: tokenUsage({
-        prompt_tokens: promptTokenCount,
-        completion_tokens: completionTokens,
-        cached_tokens: cachedTokens,
-      }),
+      usage,
       estimated,
       source: estimated ? "estimated" : "endpoint",
       cost_usd: null,
@@ -115,7 +141,7 @@ export class SimChatModel implements ChatModel {
       elapsed_ms: since(),
       attempts: 1,
       response_model: this.model,
-      response_id: null,
+      response_id: responseId,
       system_fingerprint: null,
     };
   }
@@ -130,13 +156,6 @@ function fingerprint(request: ChatModelRequest): string {
     request.response_format ?? null,
     request.max_tokens ?? null,
   ]);
-}
-
-/** The conversation a prefix cache groups by: the session id, else the first message. */
-function conversationKey(request: ChatModelRequest): string {
-  if (request.conversation_id !== undefined) return `id:${request.conversation_id}`;
-  const first = request.messages[0];
-  return first === undefined ? "empty" : `first:${digest(`${first.role}\n${first.content}`)}`;
 }
 
 /** The part of the prompt that is not messages: tool definitions and the response format. */

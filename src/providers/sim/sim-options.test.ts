@@ -9,6 +9,7 @@ describe("sim options", () => {
       first_token_ms: 0,
       tokens_per_second: 0,
       malformed_arguments_rate: 0,
+      reasoning: false,
       seed: 42,
     });
     expect(new SimChatModel({ options: { ...SIM_REALISTIC_TIMING } }).options).toMatchObject({
@@ -23,6 +24,7 @@ describe("sim options", () => {
     [{ options: { malformed_arguments_rate: 1.5 } }, "options.malformed_arguments_rate"],
     [{ options: { seed: 1.5 } }, "options.seed"],
     [{ options: { seed: "7" } }, "options.seed"],
+    [{ options: { reasoning: "yes" } }, "options.reasoning"],
     [{ options: { first_token_ms: 10, temperature: 1 } }, "temperature"],
     [{ name: "" }, "name"],
     [{ name: "two words" }, "name"],

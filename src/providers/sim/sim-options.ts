@@ -22,6 +22,11 @@ export const SimOptions = z.strictObject({
    * Forced calls (`tool_choice: { name }`) and `response_format` replies are never malformed.
    */
   malformed_arguments_rate: z.number().min(0).max(1).default(0),
+  /**
+   * Streams a short thinking text (`reasoning-delta`) before each reply, counted as reasoning
+   * tokens inside the completion, as a reasoning model's would be. Default false.
+   */
+  reasoning: z.boolean().default(false),
   /** Seed of every pseudo-random choice (malformed calls, delta sizes, call ids). */
   seed: z.number().int().default(42),
 });

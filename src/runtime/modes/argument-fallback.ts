@@ -78,10 +78,12 @@ export async function repairArguments(
     outcome =
       parsed.ok && verdict.ok
         ? { ok: true, arguments: parsed.value, raw_arguments: result.text }
-        : {
-            ok: false,
-            error: `the event agent's arguments were refused too: ${verdict.ok ? "" : verdict.error}`,
-          };
+        : result.refusal !== ""
+          ? { ok: false, error: `the event agent refused: ${result.refusal}` }
+          : {
+              ok: false,
+              error: `the event agent's arguments were refused too: ${verdict.ok ? "" : verdict.error}`,
+            };
   } catch (error) {
     if (context.signal.aborted) throw error;
     outcome = {

@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../../domain/messages.js";
-import { callModel } from "../model-call.js";
+import { callModel, type ModelCallSpec } from "../model-call.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
 import { dispatchEvent, eventFrom } from "./dispatch-event.js";
 
@@ -33,6 +33,7 @@ export const chatAgentTools: ModeStrategy = {
       call_kind: "chat_completion",
       round_index,
       metric_key: `chat:${context.turn_index}:${round_index}`,
+      ...keepAside(state),
       onText: (text) => {
         state.text += text;
         context.emit({ type: "text_delta", round_index, text });
@@ -71,6 +72,18 @@ export const chatAgentTools: ModeStrategy = {
     await Promise.all(runs);
   },
 };
+
+/** A round's callbacks that keep the chat agent's reasoning and refusal apart from its answer. */
+export function keepAside(state: RoundState): Pick<ModelCallSpec, "onReasoning" | "onRefusal"> {
+  return {
+    onReasoning: (text) => {
+      state.reasoning += text;
+    },
+    onRefusal: (text) => {
+      state.refusal += text;
+    },
+  };
+}
 
 export function systemMessage(content: string): ChatMessage {
   return { role: "system", content, tool_calls: [] };

@@ -7,7 +7,7 @@ import type { ChatMessage } from "../../domain/messages.js";
 import { callModel } from "../model-call.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
 import { repairArguments } from "./argument-fallback.js";
-import { DEFAULT_SYSTEM_PROMPT, systemMessage } from "./chat-agent-tools.js";
+import { DEFAULT_SYSTEM_PROMPT, keepAside, systemMessage } from "./chat-agent-tools.js";
 import { dispatchEvent, eventFrom } from "./dispatch-event.js";
 import { EventTagParser, type ParsedPiece } from "./event-tag-parser.js";
 
@@ -51,6 +51,7 @@ export const dualAgent: ModeStrategy = {
       call_kind: "chat_completion",
       round_index,
       metric_key: `chat:${context.turn_index}:${round_index}`,
+      ...keepAside(state),
       onText: (text) => take(parser.push(text)),
     });
     take(parser.end());
@@ -128,8 +129,9 @@ export function renderForEvents(history: readonly ChatMessage[]): ChatMessage[] 
     flush();
     if (message.role === "assistant" && message.tool_calls.length > 0) {
       const tags = message.tool_calls.map((call) => formatEventTag(call.name, call.raw_arguments));
+      const { tool_calls: _calls, ...rest } = message;
       rendered.push({
-        role: "assistant",
+        ...rest,
         content: [message.content, ...tags].filter(Boolean).join("\n"),
         tool_calls: [],
       });

@@ -1,5 +1,10 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
+import {
+  CallNotCapturedError,
+  missingPayloadReason,
+  redactedCallPayload,
+} from "../../domain/call-payload-lookup.js";
 import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
 import { WellFormedString } from "../../domain/json-limits.js";
 import type { SessionRecord } from "../../domain/records.js";
@@ -76,5 +81,16 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
   app.get("/api/sessions/:id/usage", async (c) => {
     const session = await requireSession(deps, c);
     return c.json(await store.usageSummary(session.id));
+  });
+
+  app.get("/api/sessions/:id/calls/:metric_key", async (c) => {
+    const session = await requireSession(deps, c);
+    const metricKey = c.req.param("metric_key");
+    const payload = await store.getCallPayload(session.id, metricKey);
+    if (payload === null) {
+      const { calls } = await store.usageSummary(session.id);
+      throw new CallNotCapturedError(session.id, metricKey, missingPayloadReason(calls, metricKey));
+    }
+    return c.json(redactedCallPayload(payload));
   });
 }

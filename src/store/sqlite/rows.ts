@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ToolCallEvent } from "../../domain/events.js";
+import { toWellFormed, toWellFormedText } from "../../domain/json-limits.js";
 import type { MessageRole } from "../../domain/messages.js";
 import type {
   AuditRecord,
@@ -11,8 +12,9 @@ import type {
 } from "../../domain/records.js";
 import type { ToolInvocationMode } from "../../domain/session-config.js";
 import { modeOf } from "../../domain/session-config.js";
-import type { AgentRole, CallKind, UsageCallRecord } from "../../domain/usage.js";
+import type { AgentRole, CallKind, UsageCallRecord, UsageSource } from "../../domain/usage.js";
 import { parseJsonText } from "../../domain/validation.js";
+import { storableRawUsage } from "../raw-usage.js";
 
 /** Raw rows as SQLite returns them, and their mapping to the seed's records. */
 
@@ -82,7 +84,48 @@ export interface MessageRow {
   name: string | null;
   tool_call_id: string | null;
   tool_calls_json: string;
+  reasoning: string | null;
+  refusal: string | null;
   created_at: string;
+}
+
+/** A message as its writers hold it: ChatMessage (appends, claims) or MessageRecord (imports). */
+export interface StoredMessage {
+  role: string;
+  content: string;
+  name?: string | null | undefined;
+  tool_call_id?: string | null | undefined;
+  tool_calls: readonly ToolCallEvent[];
+  reasoning?: string | null | undefined;
+  refusal?: string | null | undefined;
+}
+
+/** Model text: absent or empty is NULL, so "none" has one spelling. */
+function optionalText(text: string | null | undefined): string | null {
+  return text === undefined || text === null || text === "" ? null : toWellFormedText(text);
+}
+
+/** The named parameters of one messages row (statements.ts insertMessage), for every writer. */
+export function toMessageRowParams(
+  sessionId: string,
+  turnIndex: number,
+  message: StoredMessage,
+  createdAt: string,
+): Record<string, unknown> {
+  return {
+    session_id: sessionId,
+    turn_index: turnIndex,
+    role: message.role,
+    // A model's text may hold a lone surrogate (a JSON `\ud800` escape in its stream): a turn
+    // must not fail for it, and SQLite must not get invalid UTF-8, so it is repaired.
+    content: toWellFormedText(message.content),
+    name: message.name ?? null,
+    tool_call_id: message.tool_call_id ?? null,
+    tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
+    reasoning: optionalText(message.reasoning),
+    refusal: optionalText(message.refusal),
+    created_at: createdAt,
+  };
 }
 
 export function toMessageRecord(row: MessageRow): MessageRecord {
@@ -95,6 +138,8 @@ export function toMessageRecord(row: MessageRow): MessageRecord {
     name: row.name,
     tool_call_id: row.tool_call_id,
     tool_calls: parseJsonText(ToolCalls, row.tool_calls_json, `message ${row.id} tool_calls`),
+    reasoning: row.reasoning,
+    refusal: row.refusal,
     created_at: row.created_at,
   };
 }
@@ -139,6 +184,17 @@ export interface UsageRow {
   tool_latency_ms: number | null;
   metric_key: string | null;
   estimated: number;
+  reasoning_tokens: number;
+  cache_write_tokens: number;
+  usage_source: string | null;
+  cost_usd: number | null;
+  cost_estimated_usd: number | null;
+  response_model: string | null;
+  response_id: string | null;
+  system_fingerprint: string | null;
+  finish_reason: string | null;
+  refusal: number;
+  raw_usage_json: string | null;
   created_at: string;
 }
 
@@ -163,7 +219,50 @@ export function toUsageCallRecord(row: UsageRow, mode: ToolInvocationMode): Usag
     tool_latency_ms: row.tool_latency_ms,
     metric_key: row.metric_key,
     estimated: row.estimated !== 0,
+    reasoning_tokens: row.reasoning_tokens,
+    cache_write_tokens: row.cache_write_tokens,
+    // Rows from before schema v3 say only whether they were estimated.
+    usage_source: (row.usage_source ??
+      (row.estimated !== 0 ? "estimated" : "endpoint")) as UsageSource,
+    cost_usd: row.cost_usd,
+    cost_estimated_usd: row.cost_estimated_usd,
+    response_model: row.response_model,
+    response_id: row.response_id,
+    system_fingerprint: row.system_fingerprint,
+    finish_reason: row.finish_reason,
+    refusal: row.refusal !== 0,
+    raw_usage:
+      row.raw_usage_json === null
+        ? null
+        : parseJsonText(JsonObject, row.raw_usage_json, `usage row ${row.id} raw_usage`),
     created_at: row.created_at,
+  };
+}
+
+/** What a writer knows of a call: a record without the ids the store assigns or derives. */
+export type StoredCall = Omit<UsageCallRecord, "id" | "mode" | "estimated">;
+
+/**
+ * The named parameters of one usage row (statements.ts USAGE_COLUMNS), for appendUsage and
+ * importSession alike. `estimated` is derived from `usage_source`, so the two never disagree.
+ */
+export function toUsageRowParams(sessionId: string, call: StoredCall): Record<string, unknown> {
+  // A tool execution spends no model tokens, whatever a caller passes.
+  const spends = call.call_kind !== "tool_execution";
+  const { raw_usage, ...fields } = call;
+  return {
+    ...fields,
+    session_id: sessionId,
+    prompt_tokens: spends ? call.prompt_tokens : 0,
+    completion_tokens: spends ? call.completion_tokens : 0,
+    total_tokens: spends ? call.total_tokens : 0,
+    cached_tokens: spends ? call.cached_tokens : 0,
+    reasoning_tokens: spends ? call.reasoning_tokens : 0,
+    cache_write_tokens: spends ? call.cache_write_tokens : 0,
+    used_fallback: call.used_fallback ? 1 : 0,
+    estimated: call.usage_source === "estimated" ? 1 : 0,
+    refusal: call.refusal ? 1 : 0,
+    raw_usage_json: storableRawUsage(raw_usage),
   };
 }
 

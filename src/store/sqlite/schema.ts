@@ -5,7 +5,7 @@
  */
 
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export interface TableLayout {
   name: string;
@@ -65,9 +65,16 @@ export const TABLES: readonly TableLayout[] = [
       name TEXT,
       tool_call_id TEXT,
       created_at TEXT NOT NULL,
-      tool_calls_json TEXT NOT NULL DEFAULT '[]'
+      tool_calls_json TEXT NOT NULL DEFAULT '[]',
+      reasoning TEXT,
+      refusal TEXT
     )`,
-    columns: [["tool_calls_json", "TEXT NOT NULL DEFAULT '[]'"]],
+    columns: [
+      ["tool_calls_json", "TEXT NOT NULL DEFAULT '[]'"],
+      // Version 3: an assistant's thinking and refusal text, beside its content.
+      ["reasoning", "TEXT"],
+      ["refusal", "TEXT"],
+    ],
   },
   {
     name: "audit_logs",
@@ -103,7 +110,18 @@ export const TABLES: readonly TableLayout[] = [
       used_fallback INTEGER NOT NULL DEFAULT 0,
       tool_latency_ms INTEGER,
       metric_key TEXT,
-      estimated INTEGER NOT NULL DEFAULT 0
+      estimated INTEGER NOT NULL DEFAULT 0,
+      reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+      cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+      usage_source TEXT,
+      cost_usd REAL,
+      cost_estimated_usd REAL,
+      response_model TEXT,
+      response_id TEXT,
+      system_fingerprint TEXT,
+      finish_reason TEXT,
+      refusal INTEGER NOT NULL DEFAULT 0,
+      raw_usage_json TEXT
     )`,
     columns: [
       ["agent", "TEXT NOT NULL DEFAULT 'chat_agent'"],
@@ -115,7 +133,44 @@ export const TABLES: readonly TableLayout[] = [
       ["metric_key", "TEXT"],
       // Version 2: token counts the lab estimated (no usage reported, or the call was cut short).
       ["estimated", "INTEGER NOT NULL DEFAULT 0"],
+      // Version 3: what real providers report beyond the four counts. A legacy row reads 0
+      // reasoning and cache writes, no cost, no identity, and usage_source NULL, which means
+      // "estimated" when estimated = 1, else "endpoint" (rows.ts).
+      ["reasoning_tokens", "INTEGER NOT NULL DEFAULT 0"],
+      ["cache_write_tokens", "INTEGER NOT NULL DEFAULT 0"],
+      ["usage_source", "TEXT"],
+      ["cost_usd", "REAL"],
+      ["cost_estimated_usd", "REAL"],
+      ["response_model", "TEXT"],
+      ["response_id", "TEXT"],
+      ["system_fingerprint", "TEXT"],
+      ["finish_reason", "TEXT"],
+      ["refusal", "INTEGER NOT NULL DEFAULT 0"],
+      ["raw_usage_json", "TEXT"],
     ],
+  },
+  {
+    // Version 3: each model call's request body and raw response, compressed (call-payloads.ts),
+    // keyed like its usage row. `encoding` names the codec, so a later one can be read beside it.
+    name: "call_payloads",
+    create: `CREATE TABLE IF NOT EXISTS call_payloads (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL,
+      metric_key TEXT NOT NULL,
+      turn_index INTEGER NOT NULL,
+      round_index INTEGER NOT NULL,
+      agent TEXT NOT NULL,
+      encoding TEXT NOT NULL,
+      request_compressed BLOB NOT NULL,
+      response_compressed BLOB NOT NULL,
+      request_bytes INTEGER NOT NULL,
+      response_bytes INTEGER NOT NULL,
+      request_truncated INTEGER NOT NULL,
+      response_truncated INTEGER NOT NULL,
+      created_at TEXT NOT NULL,
+      UNIQUE (session_id, metric_key)
+    )`,
+    columns: [],
   },
   {
     // The highest usage id folded into sessions.folded_tokens (see token-fold.ts).

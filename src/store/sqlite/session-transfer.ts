@@ -1,8 +1,10 @@
 import type Database from "better-sqlite3";
 import { SessionExistsError } from "../../domain/errors.js";
-import { toWellFormed, toWellFormedText } from "../../domain/json-limits.js";
+import { toWellFormed } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import type { ParsedSessionExport } from "../../domain/session-export.js";
+import { toMessageRowParams, toUsageRowParams } from "./rows.js";
+import type { Statements } from "./statements.js";
 
 /**
  * The writes behind `deleteSession` and `importSession`. Each runs inside the caller's
@@ -13,12 +15,15 @@ export class SessionTransfer {
   private readonly lowerWatermark: Database.Statement<[]>;
   private readonly insertSession: Database.Statement;
   private readonly insertTurn: Database.Statement;
-  private readonly insertMessage: Database.Statement;
   private readonly insertAudit: Database.Statement;
-  private readonly insertUsage: Database.Statement;
 
-  constructor(db: Database.Database) {
-    this.deletes = ["usage_stats", "audit_logs", "messages", "turns", "sessions"].map((table) =>
+  /** Messages and calls are written with the store's own statements, as appends write them. */
+  constructor(
+    db: Database.Database,
+    private readonly sql: Statements,
+  ) {
+    const tables = ["call_payloads", "usage_stats", "audit_logs", "messages", "turns", "sessions"];
+    this.deletes = tables.map((table) =>
       db.prepare(`DELETE FROM ${table} WHERE ${table === "sessions" ? "id" : "session_id"} = ?`),
     );
     // token-fold.ts: folded_tokens sums the rows with id <= the watermark, and new rows are read
@@ -35,20 +40,9 @@ export class SessionTransfer {
     this.insertTurn = db.prepare(`
       INSERT INTO turns (session_id, turn_index, user_message, started_at, completed_at, wall_time_ms, status, runner)
       VALUES (@session_id, @turn_index, @user_message, @started_at, @completed_at, @wall_time_ms, @status, @runner)`);
-    this.insertMessage = db.prepare(`
-      INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at)
-      VALUES (@session_id, @turn_index, @role, @content, @name, @tool_call_id, @tool_calls_json, @created_at)`);
     this.insertAudit = db.prepare(`
       INSERT INTO audit_logs (session_id, turn_index, round_index, event, details_json, created_at)
       VALUES (@session_id, @turn_index, @round_index, @event, @details_json, @created_at)`);
-    this.insertUsage = db.prepare(`
-      INSERT INTO usage_stats (
-        session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
-        cached_tokens, ttft_ms, elapsed_ms, created_at, agent, call_kind, event_id, event_name,
-        used_fallback, tool_latency_ms, metric_key, estimated)
-      VALUES (@session_id, @turn_index, @round_index, @prompt_tokens, @completion_tokens, @total_tokens,
-        @cached_tokens, @ttft_ms, @elapsed_ms, @created_at, @agent, @call_kind, @event_id, @event_name,
-        @used_fallback, @tool_latency_ms, @metric_key, @estimated)`);
   }
 
   /** Deletes every row of the session; the caller has checked that it exists. */
@@ -81,16 +75,9 @@ export class SessionTransfer {
     }
     for (const turn of document.turns) this.insertTurn.run({ session_id: sessionId, ...turn });
     for (const message of document.messages) {
-      this.insertMessage.run({
-        session_id: sessionId,
-        turn_index: message.turn_index,
-        role: message.role,
-        content: toWellFormedText(message.content),
-        name: message.name,
-        tool_call_id: message.tool_call_id,
-        tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
-        created_at: message.created_at,
-      });
+      this.sql.insertMessage.run(
+        toMessageRowParams(sessionId, message.turn_index, message, message.created_at),
+      );
     }
     for (const entry of document.audit) {
       this.insertAudit.run({
@@ -102,29 +89,8 @@ export class SessionTransfer {
         created_at: entry.created_at,
       });
     }
-    for (const call of document.usage.calls) {
-      const toolExecution = call.call_kind === "tool_execution";
-      this.insertUsage.run({
-        session_id: sessionId,
-        turn_index: call.turn_index,
-        round_index: call.round_index,
-        // As appendUsage: a tool execution spends no model tokens.
-        prompt_tokens: toolExecution ? 0 : call.prompt_tokens,
-        completion_tokens: toolExecution ? 0 : call.completion_tokens,
-        total_tokens: toolExecution ? 0 : call.total_tokens,
-        cached_tokens: toolExecution ? 0 : call.cached_tokens,
-        ttft_ms: call.ttft_ms,
-        elapsed_ms: call.elapsed_ms,
-        created_at: call.created_at,
-        agent: call.agent,
-        call_kind: call.call_kind,
-        event_id: call.event_id,
-        event_name: call.event_name,
-        used_fallback: call.used_fallback ? 1 : 0,
-        tool_latency_ms: call.tool_latency_ms,
-        metric_key: call.metric_key,
-        estimated: call.estimated ? 1 : 0,
-      });
+    for (const { id: _id, mode: _mode, estimated: _derived, ...call } of document.usage.calls) {
+      this.sql.insertUsage.run(toUsageRowParams(sessionId, call));
     }
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
+import type { CallPayloadRecord } from "../../domain/call-capture.js";
 import {
   SessionExistsError,
   SessionModeMismatchError,
@@ -7,7 +8,7 @@ import {
   TurnExistsError,
   TurnNotFoundError,
 } from "../../domain/errors.js";
-import { toWellFormed, toWellFormedText } from "../../domain/json-limits.js";
+import { toWellFormed } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import type {
   AuditRecord,
@@ -31,6 +32,7 @@ import { parseInput } from "../../domain/validation.js";
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
   AppendAuditOptions,
+  AppendCallPayloadOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
   AppendUsageOptions,
@@ -41,6 +43,7 @@ import {
   SessionId,
   StartTurnOptions,
 } from "../store-inputs.js";
+import { CallPayloads } from "./call-payloads.js";
 import { openDatabase } from "./open-database.js";
 import {
   type AuditRow,
@@ -51,10 +54,12 @@ import {
   type TurnRow,
   toAuditRecord,
   toMessageRecord,
+  toMessageRowParams,
   toSessionOverview,
   toSessionRecord,
   toTurnRecord,
   toUsageCallRecord,
+  toUsageRowParams,
   type UsageRow,
 } from "./rows.js";
 import { SessionTransfer } from "./session-transfer.js";
@@ -91,6 +96,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly tokenFold: TokenFold;
   private readonly rollups: UsageRollups;
   private readonly transfer: SessionTransfer;
+  private readonly payloads: CallPayloads;
   private readonly turnClaim: TurnClaim;
   private readonly walKeeper: WalKeeper;
 
@@ -108,7 +114,8 @@ export class SqliteSessionStore implements SessionStore {
     this.walKeeper = new WalKeeper(this.db, opened.journal_mode === "wal");
     this.tokenFold = new TokenFold(this.db);
     this.rollups = new UsageRollups(this.db);
-    this.transfer = new SessionTransfer(this.db);
+    this.transfer = new SessionTransfer(this.db, this.sql);
+    this.payloads = new CallPayloads(this.db);
   }
 
   close(): void {
@@ -314,32 +321,36 @@ export class SqliteSessionStore implements SessionStore {
   appendUsage(sessionId: string, options: AppendUsageOptions): boolean {
     const input = parseInput(AppendUsageOptions, options, "appendUsage");
     const { usage, metadata } = input;
-    // A tool execution spends no model tokens, whatever a caller passes.
-    const tokens =
-      metadata.call_kind === "tool_execution"
-        ? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 }
-        : usage;
+    const { estimated: _derived, ...described } = metadata;
     const { changes } = write(() =>
-      this.sql.insertUsage.run({
-        session_id: sessionId,
-        turn_index: input.turn_index,
-        round_index: input.round_index,
-        ...tokens,
-        ttft_ms: input.ttft_ms,
-        elapsed_ms: input.elapsed_ms,
-        created_at: now(),
-        ...metadata,
-        used_fallback: metadata.used_fallback ? 1 : 0,
-        estimated: metadata.estimated ? 1 : 0,
-      }),
+      this.sql.insertUsage.run(
+        toUsageRowParams(sessionId, {
+          turn_index: input.turn_index,
+          round_index: input.round_index,
+          ...usage,
+          ttft_ms: input.ttft_ms,
+          elapsed_ms: input.elapsed_ms,
+          created_at: now(),
+          ...described,
+        }),
+      ),
     );
     if (changes === 1) return true;
     // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
-    if (this.sql.selectTurn.get(sessionId, input.turn_index) === undefined) {
-      this.requireSession(sessionId);
-      throw new TurnNotFoundError(sessionId, input.turn_index);
-    }
+    this.requireTurn(sessionId, input.turn_index);
     return false;
+  }
+
+  appendCallPayload(sessionId: string, options: AppendCallPayloadOptions): boolean {
+    const input = parseInput(AppendCallPayloadOptions, options, "appendCallPayload");
+    // Compressed before the write: the write lock is not held while brotli runs.
+    if (write(() => this.payloads.insert(sessionId, input, now()))) return true;
+    this.requireTurn(sessionId, input.turn_index);
+    return false;
+  }
+
+  getCallPayload(sessionId: string, metricKey: string): CallPayloadRecord | null {
+    return this.payloads.get(sessionId, metricKey);
   }
 
   listMessages(sessionId: string): MessageRecord[] {
@@ -371,29 +382,24 @@ export class SqliteSessionStore implements SessionStore {
     write(() =>
       this.db
         .transaction(() => {
-          if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
-            this.requireSession(sessionId);
-            throw new TurnNotFoundError(sessionId, turnIndex);
-          }
+          this.requireTurn(sessionId, turnIndex);
           const timestamp = now();
           for (const message of messages) {
-            this.sql.insertMessage.run({
-              session_id: sessionId,
-              turn_index: turnIndex,
-              role: message.role,
-              // A model's text may hold a lone surrogate (a JSON `\ud800` escape in its stream): a
-              // turn must not fail for it, and SQLite must not get invalid UTF-8, so it is repaired.
-              content: toWellFormedText(message.content),
-              name: message.name ?? null,
-              tool_call_id: message.tool_call_id ?? null,
-              tool_calls_json: JSON.stringify(toWellFormed(message.tool_calls)),
-              created_at: timestamp,
-            });
+            this.sql.insertMessage.run(
+              toMessageRowParams(sessionId, turnIndex, message, timestamp),
+            );
           }
           this.sql.touchSession.run(timestamp, sessionId);
         })
         .immediate(),
     );
+  }
+
+  private requireTurn(sessionId: string, turnIndex: number): void {
+    if (this.sql.selectTurn.get(sessionId, turnIndex) === undefined) {
+      this.requireSession(sessionId);
+      throw new TurnNotFoundError(sessionId, turnIndex);
+    }
   }
 
   private requireSession(sessionId: string): void {

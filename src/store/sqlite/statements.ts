@@ -1,5 +1,40 @@
 import type Database from "better-sqlite3";
 
+/**
+ * The columns of a usage row as written (rows.ts toUsageRowParams binds each by name).
+ */
+export const USAGE_COLUMNS = [
+  "session_id",
+  "turn_index",
+  "round_index",
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "cached_tokens",
+  "reasoning_tokens",
+  "cache_write_tokens",
+  "ttft_ms",
+  "elapsed_ms",
+  "created_at",
+  "agent",
+  "call_kind",
+  "event_id",
+  "event_name",
+  "used_fallback",
+  "tool_latency_ms",
+  "metric_key",
+  "estimated",
+  "usage_source",
+  "cost_usd",
+  "cost_estimated_usd",
+  "response_model",
+  "response_id",
+  "system_fingerprint",
+  "finish_reason",
+  "refusal",
+  "raw_usage_json",
+] as const;
+
 /** Every statement the store runs, prepared once per connection by `prepareStatements`. */
 const SQL = {
   insertSession:
@@ -37,10 +72,13 @@ const SQL = {
   completeTurn:
     "UPDATE turns SET completed_at = ?, wall_time_ms = ?, status = ? WHERE session_id = ? AND turn_index = ?",
   insertMessage: `
-      INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at)
-      VALUES (@session_id, @turn_index, @role, @content, @name, @tool_call_id, @tool_calls_json, @created_at)`,
+      INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json,
+        reasoning, refusal, created_at)
+      VALUES (@session_id, @turn_index, @role, @content, @name, @tool_call_id, @tool_calls_json,
+        @reasoning, @refusal, @created_at)`,
   listMessages: `
-      SELECT id, session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at
+      SELECT id, session_id, turn_index, role, content, name, tool_call_id, tool_calls_json,
+             reasoning, refusal, created_at
       FROM messages WHERE session_id = ? ORDER BY id`,
   // The EXISTS guard makes "unknown session" cost nothing extra on the common path.
   insertAudit: `
@@ -51,19 +89,12 @@ const SQL = {
       SELECT id, session_id, turn_index, round_index, event, details_json, created_at
       FROM audit_logs WHERE session_id = ? ORDER BY id`,
   insertUsage: `
-      INSERT INTO usage_stats (
-        session_id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
-        cached_tokens, ttft_ms, elapsed_ms, created_at, agent, call_kind, event_id, event_name,
-        used_fallback, tool_latency_ms, metric_key, estimated)
-      SELECT @session_id, @turn_index, @round_index, @prompt_tokens, @completion_tokens, @total_tokens,
-        @cached_tokens, @ttft_ms, @elapsed_ms, @created_at, @agent, @call_kind, @event_id, @event_name,
-        @used_fallback, @tool_latency_ms, @metric_key, @estimated
+      INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")})
+      SELECT ${USAGE_COLUMNS.map((column) => `@${column}`).join(", ")}
       WHERE EXISTS (SELECT 1 FROM turns WHERE session_id = @session_id AND turn_index = @turn_index)
       ON CONFLICT (session_id, metric_key) DO NOTHING`,
   listUsage: `
-      SELECT id, turn_index, round_index, prompt_tokens, completion_tokens, total_tokens,
-             cached_tokens, ttft_ms, elapsed_ms, agent, call_kind, event_id, event_name,
-             used_fallback, tool_latency_ms, metric_key, estimated, created_at
+      SELECT id, ${USAGE_COLUMNS.filter((column) => column !== "session_id").join(", ")}
       FROM usage_stats WHERE session_id = ? ORDER BY id`,
 } as const;
 

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
 import type { ClaimedTurn } from "../session-store.js";
 import type { ClaimTurnOptions } from "../store-inputs.js";
+import { toMessageRowParams } from "./rows.js";
 import type { Statements } from "./statements.js";
 
 type ClaimInput = z.output<typeof ClaimTurnOptions>;
@@ -73,16 +74,14 @@ export class TurnClaim {
           input.runner,
         );
         this.#sql.countTurn.run(timestamp, sessionId);
-        this.#sql.insertMessage.run({
-          session_id: sessionId,
-          turn_index,
-          role: "user",
-          content: input.user_message,
-          name: null,
-          tool_call_id: null,
-          tool_calls_json: "[]",
-          created_at: timestamp,
-        });
+        this.#sql.insertMessage.run(
+          toMessageRowParams(
+            sessionId,
+            turn_index,
+            { role: "user", content: input.user_message, tool_calls: [] },
+            timestamp,
+          ),
+        );
         return { turn_index, interrupted };
       })
       .immediate();

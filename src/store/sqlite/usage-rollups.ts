@@ -12,9 +12,16 @@ interface TurnAggregateRow {
   fallback_count: number;
   tool_count: number;
   estimated_count: number;
+  reasoning_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number | null;
+  reported_cost_count: number;
+  unpriced_count: number;
 }
 
 /**
+ * A call's cost is the provider's figure where it reported one, else the price table's (usage.ts
+ * `callCost`); SQL's SUM over only NULLs is NULL, which is the "no call has a cost" of UsageRollup.
  * Turn roll-ups come from one GROUP BY over the session's calls; the session roll-up is the sum of
  * the turns, computed here rather than by a second scan. Grouping the calls by themselves, and
  * joining turns only for the wall time, is what keeps totals from being multiplied by a join.
@@ -29,7 +36,13 @@ export const TURN_AGGREGATE_SQL = `
          COUNT(*) AS call_count,
          SUM(call_kind = 'argument_fallback') AS fallback_count,
          SUM(call_kind = 'tool_execution') AS tool_count,
-         SUM(estimated) AS estimated_count
+         SUM(estimated) AS estimated_count,
+         SUM(reasoning_tokens) AS reasoning_tokens,
+         SUM(cache_write_tokens) AS cache_write_tokens,
+         SUM(COALESCE(cost_usd, cost_estimated_usd)) AS cost_usd,
+         SUM(cost_usd IS NOT NULL) AS reported_cost_count,
+         SUM(call_kind != 'tool_execution' AND cost_usd IS NULL AND cost_estimated_usd IS NULL)
+           AS unpriced_count
   FROM usage_stats WHERE session_id = ? GROUP BY turn_index ORDER BY turn_index`;
 
 export class UsageRollups {
@@ -61,7 +74,7 @@ export class UsageRollups {
   }
 }
 
-/** `turn_wall_time_ms` stays null until some turn has measured one. */
+/** `turn_wall_time_ms` and `cost_usd` stay null until some turn has one. */
 export function sumRollups(turns: readonly UsageRollup[]): UsageRollup {
   const session = emptyUsageRollup();
   for (const turn of turns) {
@@ -74,6 +87,11 @@ export function sumRollups(turns: readonly UsageRollup[]): UsageRollup {
     session.fallback_count += turn.fallback_count;
     session.tool_count += turn.tool_count;
     session.estimated_count += turn.estimated_count;
+    session.reasoning_tokens += turn.reasoning_tokens;
+    session.cache_write_tokens += turn.cache_write_tokens;
+    session.reported_cost_count += turn.reported_cost_count;
+    session.unpriced_count += turn.unpriced_count;
+    if (turn.cost_usd !== null) session.cost_usd = (session.cost_usd ?? 0) + turn.cost_usd;
     if (turn.turn_wall_time_ms !== null) {
       session.turn_wall_time_ms = (session.turn_wall_time_ms ?? 0) + turn.turn_wall_time_ms;
     }

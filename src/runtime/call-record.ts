@@ -1,0 +1,99 @@
+import { estimateCost, priceFor } from "../domain/prices.js";
+import type { AgentConfig } from "../domain/session-config.js";
+import {
+  type AgentRole,
+  callCost,
+  type ResponseIdentity,
+  type TokenUsage,
+  type UsageSource,
+} from "../domain/usage.js";
+import type { CaptureSink } from "./capture-sink.js";
+import type { ModelCallSpec } from "./model-call.js";
+import type { TurnContext } from "./turn-context.js";
+
+/** Everything a call's usage row says about it, finished or cut. */
+export interface MeasuredCall extends ResponseIdentity {
+  usage: TokenUsage;
+  source: UsageSource;
+  /** What the provider reported the call cost, when it did. */
+  cost_usd: number | null;
+  raw_usage: Record<string, unknown> | null;
+  finish_reason: string | null;
+  refusal: boolean;
+  ttft_ms: number | null;
+  elapsed_ms: number;
+}
+
+/** The config of the agent a call belongs to (the event kernel's calls are the event agent's). */
+export function agentConfigOf(context: TurnContext, agent: AgentRole): AgentConfig {
+  return agent === "chat_agent" ? context.config.chat_agent : context.config.event_agent;
+}
+
+/**
+ * One call's usage row, the same figures as a `usage` event for the live view, then its captured
+ * payload under the row's metric key. The price-table cost is taken by the agent's configured
+ * model string (the one a suite's `prices` name), not the model the endpoint says answered.
+ * A store that refuses either write throws, as any write of the turn does (turn-failure.ts).
+ */
+export async function recordCall(
+  context: TurnContext,
+  spec: ModelCallSpec,
+  measured: MeasuredCall,
+  sink: CaptureSink | null,
+): Promise<void> {
+  const { agent, round_index, metric_key } = spec;
+  const { usage, source, ttft_ms, elapsed_ms } = measured;
+  const estimated = source === "estimated";
+  const price = priceFor(agentConfigOf(context, agent).model, context.config.prices);
+  const cost_estimated_usd = estimateCost(usage, price);
+  await context.store.appendUsage(context.session_id, {
+    turn_index: context.turn_index,
+    round_index,
+    usage,
+    ttft_ms,
+    elapsed_ms,
+    metadata: {
+      agent,
+      call_kind: spec.call_kind,
+      event_id: spec.event?.id ?? null,
+      event_name: spec.event?.name ?? null,
+      used_fallback: spec.call_kind === "argument_fallback",
+      metric_key,
+      estimated,
+      usage_source: source,
+      cost_usd: measured.cost_usd,
+      cost_estimated_usd,
+      response_model: measured.response_model,
+      response_id: measured.response_id,
+      system_fingerprint: measured.system_fingerprint,
+      finish_reason: measured.finish_reason,
+      refusal: measured.refusal,
+      raw_usage: measured.raw_usage,
+    },
+  });
+  const cost = callCost({ cost_usd: measured.cost_usd, cost_estimated_usd });
+  context.emit({
+    type: "usage",
+    round_index,
+    agent,
+    call_kind: spec.call_kind,
+    metric_key,
+    usage,
+    estimated,
+    usage_source: source,
+    cost_usd: cost.usd,
+    cost_source: cost.source,
+    response_model: measured.response_model,
+    ttft_ms,
+    elapsed_ms,
+  });
+  if (sink?.captured) {
+    await context.store.appendCallPayload(context.session_id, {
+      metric_key,
+      turn_index: context.turn_index,
+      round_index,
+      agent,
+      ...sink.bodies(),
+    });
+  }
+}

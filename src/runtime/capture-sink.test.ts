@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { CaptureSink, characterBoundary } from "./capture-sink.js";
+
+const bytes = (text: string) => Buffer.byteLength(text, "utf8");
+
+describe("CaptureSink", () => {
+  it("keeps both bodies whole under the cap, with their sizes", () => {
+    const sink = new CaptureSink(1024);
+    expect(sink.captured).toBe(false);
+    sink.request('{"model":"sim"}');
+    sink.response("data: {}\n\n");
+    sink.response(new TextEncoder().encode("data: [DONE]\n\n"));
+    expect(sink.captured).toBe(true);
+    expect(sink.bodies()).toEqual({
+      request_body: '{"model":"sim"}',
+      response_body: "data: {}\n\ndata: [DONE]\n\n",
+      request_bytes: 15,
+      response_bytes: 24,
+      request_truncated: false,
+      response_truncated: false,
+    });
+  });
+
+  it("cuts each body at the cap in bytes, counts the full size, and says it cut", () => {
+    const sink = new CaptureSink(10);
+    sink.request("a".repeat(25));
+    for (let index = 0; index < 4; index++) sink.response("bcd");
+    expect(sink.bodies()).toEqual({
+      request_body: "a".repeat(10),
+      response_body: "bcdbcdbcdb",
+      request_bytes: 25,
+      response_bytes: 12,
+      request_truncated: true,
+      response_truncated: true,
+    });
+  });
+
+  it("never cuts inside a UTF-8 character, whatever its length, from text or raw bytes", () => {
+    for (const character of ["é", "€", "𝄞"]) {
+      for (let cap = 1; cap <= 12; cap++) {
+        const text = `x${character.repeat(6)}`;
+        const sink = new CaptureSink(cap);
+        sink.request(text);
+        const encoded = new TextEncoder().encode(text);
+        // Raw bytes split mid-character, as a network read may deliver them.
+        sink.response(encoded.subarray(0, 2));
+        sink.response(encoded.subarray(2));
+        const body = sink.bodies();
+        for (const kept of [body.request_body, body.response_body]) {
+          expect(kept).not.toContain("\uFFFD");
+          expect(bytes(kept)).toBeLessThanOrEqual(cap);
+          expect(text.startsWith(kept)).toBe(true);
+          // As much as fits: one more character would not.
+          expect(bytes(kept) + bytes(character)).toBeGreaterThan(cap);
+        }
+        expect(body.request_truncated).toBe(bytes(text) > cap);
+        expect(body.response_bytes).toBe(bytes(text));
+      }
+    }
+  });
+
+  it("a retried request replaces the body sent before it", () => {
+    const sink = new CaptureSink(100);
+    sink.request("first attempt");
+    sink.request("second");
+    expect(sink.bodies()).toMatchObject({ request_body: "second", request_bytes: 6 });
+  });
+
+  it("copies raw chunks, so a reused buffer does not change what was kept", () => {
+    const sink = new CaptureSink(100);
+    const buffer = new TextEncoder().encode("abc");
+    sink.response(buffer);
+    buffer.fill(0x7a);
+    expect(sink.bodies().response_body).toBe("abc");
+  });
+});
+
+describe("characterBoundary", () => {
+  it("steps back to the start of a character cut short", () => {
+    const text = new TextEncoder().encode("a€b"); // 61 e2 82 ac 62
+    expect([0, 1, 2, 3, 4, 5].map((end) => characterBoundary(text, end))).toEqual([
+      0, 1, 1, 1, 4, 5,
+    ]);
+  });
+});
