@@ -75,8 +75,11 @@ describe("the call inspector", () => {
     // The raw stream, as received: the dual agent's tag is there, in a scrollable monospace block.
     const responseBody = dialog.getByTestId("call-response-body");
     const raw = (await responseBody.textContent()) ?? "";
-    expect(raw).toContain("<event");
+    // The raw chunks split the dual agent's tag; the joined deltas show it whole.
     expect(raw).toContain("data:");
+    expect(raw).toContain('"content":');
+    const streamed = (await dialog.getByTestId("call-decoded-text").textContent()) ?? "";
+    expect(streamed).toMatch(/<event name="mock_search">\{.*\}<\/event>/);
     expect(
       await page.evaluate<string>(
         `getComputedStyle(document.querySelector('[data-testid="call-response-body"]')).overflow`,

@@ -126,8 +126,8 @@ describe("cost, served model, reasoning and refusals on the session page", () =>
       const row = page.getByTestId("call-row").first();
       await row.waitFor({ state: "visible" });
       const cells = await row.locator("td").allTextContents();
-      // Turn, round, call, model, prompt, cached, completion, total, reasoning, cache write, cost.
-      expect(cells.slice(4, 11)).toEqual(["20", "0", "30", "50", "18", "0", "$0.0012 reported"]);
+      // Turn, call, model, then prompt, cached, completion, total, reasoning, cache write, cost.
+      expect(cells.slice(3, 10)).toEqual(["20", "0", "30", "50", "18", "0", "$0.0012 reported"]);
       expect(await row.getByTestId("served-model").textContent()).toBe(`served: ${SERVED}`);
       const [call] = await apiCalls(sessionId);
       expect(call).toMatchObject({
@@ -212,7 +212,7 @@ describe("cost, served model, reasoning and refusals on the session page", () =>
     await page.getByTestId("tab-usage").click();
     const row = page.getByTestId("call-row").first();
     await row.waitFor({ state: "visible" });
-    expect(Number((await row.locator("td").nth(8).textContent()) ?? "0")).toBeGreaterThan(0);
+    expect(Number((await row.locator("td").nth(7).textContent()) ?? "0")).toBeGreaterThan(0);
     expectCleanPage({ page, ...opened });
   });
 
@@ -253,9 +253,9 @@ describe("cost, served model, reasoning and refusals on the session page", () =>
       await row.waitFor({ state: "visible" });
       expect(await row.getAttribute("data-usage-source")).toBe("estimated");
       const cells = await row.locator("td").allTextContents();
-      expect(cells[4]).toBe(String(call?.prompt_tokens));
-      expect(cells[6]).toBe(String(call?.completion_tokens));
-      expect(cells[7]).toBe(`${call?.total_tokens} estimated`);
+      expect(cells[3]).toBe(String(call?.prompt_tokens));
+      expect(cells[5]).toBe(String(call?.completion_tokens));
+      expect(cells[6]).toBe(`${call?.total_tokens} estimated`);
       expect(await row.getByTestId("call-usage-source").getAttribute("title")).toMatch(/cut short/);
       const turnRow = page.getByTestId("usage-table").locator("tbody tr").first();
       expect(await turnRow.getByTestId("usage-estimated").count()).toBe(1);

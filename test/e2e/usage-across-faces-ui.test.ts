@@ -122,7 +122,7 @@ describe("usage does not depend on the face that ran the turn", () => {
       await rows.first().waitFor({ state: "visible" });
       const shown = await rows.evaluateAll((elements) =>
         elements.map((row) =>
-          [...row.querySelectorAll("td")].slice(4, 8).map((cell) => cell.textContent ?? ""),
+          [...row.querySelectorAll("td")].slice(3, 7).map((cell) => cell.textContent ?? ""),
         ),
       );
       const stored = [...uiUsage]

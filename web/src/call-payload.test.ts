@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { CallPayloadRecord } from "./api-types.js";
-import { bodySizeNote, describeRequest, formatBytes, storageNote } from "./call-payload.js";
+import {
+  bodySizeNote,
+  decodeStream,
+  describeRequest,
+  formatBytes,
+  storageNote,
+} from "./call-payload.js";
 
 describe("describeRequest", () => {
   it("reads a chat completion request as its model, messages, tools and other parameters", () => {
@@ -68,5 +74,41 @@ describe("sizes", () => {
       stored_bytes: 900,
     } as CallPayloadRecord;
     expect(storageNote(payload)).toBe("900 B stored compressed (of 4.0 KiB)");
+  });
+});
+
+describe("decodeStream", () => {
+  const event = (delta: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ choices: [{ index: 0, delta }] })}\n\n`;
+
+  it("joins the deltas a raw stream splits, tags included", () => {
+    const raw = [
+      event({ role: "assistant", content: "" }),
+      event({ reasoning_content: "Need a " }),
+      event({ reasoning: "search." }),
+      event({ content: "Looking. <" }),
+      event({ content: "ev" }),
+      event({ content: 'ent name="mock_search">{}</event>' }),
+      event({ tool_calls: [{ index: 0, id: "c1", function: { name: "mock_", arguments: "" } }] }),
+      event({ tool_calls: [{ index: 0, function: { name: "search", arguments: '{"q":' } }] }),
+      event({ tool_calls: [{ index: 0, function: { arguments: '"x"}' } }] }),
+      `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3 } })}\r\n\r\n`,
+      ": keep-alive\n\n",
+      "data: [DONE]\n\n",
+    ].join("");
+    expect(decodeStream(raw)).toEqual({
+      content: 'Looking. <event name="mock_search">{}</event>',
+      reasoning: "Need a search.",
+      refusal: "",
+      tool_calls: [{ name: "mock_search", arguments: '{"q":"x"}' }],
+      events: 10,
+    });
+  });
+
+  it("keeps a refusal apart, and gives nothing for a body with no event", () => {
+    expect(decodeStream(event({ refusal: "No." }))?.refusal).toBe("No.");
+    expect(decodeStream("")).toBeNull();
+    expect(decodeStream('data: {"choices":[{"delta":{"content":"cut')).toBeNull();
+    expect(decodeStream("<html>502 Bad Gateway</html>")).toBeNull();
   });
 });

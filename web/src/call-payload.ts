@@ -93,3 +93,70 @@ export function storageNote(payload: CallPayloadRecord): string {
   const full = payload.request_bytes + payload.response_bytes;
   return `${formatBytes(payload.stored_bytes)} stored compressed (of ${formatBytes(full)})`;
 }
+
+export interface DecodedStream {
+  /** The answer's text, deltas joined (in dual_agent, `<event>` tags and all). */
+  content: string;
+  reasoning: string;
+  refusal: string;
+  /** Tool calls as their deltas built them up, by index. */
+  tool_calls: { name: string; arguments: string }[];
+  /** How many `data:` events were read (`[DONE]` excluded). */
+  events: number;
+}
+
+/**
+ * The text a raw Chat Completions stream carries, its deltas joined: what the model wrote,
+ * readable where the raw stream splits a tag across chunks. Null when no event parses (not an
+ * SSE stream, or a body cut before its first event ended).
+ */
+export function decodeStream(raw: string): DecodedStream | null {
+  const decoded: DecodedStream = {
+    content: "",
+    reasoning: "",
+    refusal: "",
+    tool_calls: [],
+    events: 0,
+  };
+  for (const line of raw.split(/\r\n|\r|\n/)) {
+    if (!line.startsWith("data:")) continue;
+    const data = line.slice(5).trim();
+    if (data === "[DONE]") continue;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      continue;
+    }
+    if (!isRecord(chunk)) continue;
+    decoded.events++;
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
+    for (const choice of choices) {
+      const delta = isRecord(choice) && isRecord(choice.delta) ? choice.delta : null;
+      if (!delta) continue;
+      decoded.content += contentText(delta.content);
+      const thinking = delta.reasoning_content ?? delta.reasoning;
+      if (typeof thinking === "string") decoded.reasoning += thinking;
+      if (typeof delta.refusal === "string") decoded.refusal += delta.refusal;
+      if (Array.isArray(delta.tool_calls)) addToolDeltas(decoded.tool_calls, delta.tool_calls);
+    }
+  }
+  // Indexes may skip (a server numbering from 1): the list has no holes.
+  decoded.tool_calls = decoded.tool_calls.filter((call) => call !== undefined);
+  return decoded.events === 0 ? null : decoded;
+}
+
+function addToolDeltas(calls: DecodedStream["tool_calls"], deltas: unknown[]): void {
+  for (const delta of deltas) {
+    if (!isRecord(delta)) continue;
+    const index = typeof delta.index === "number" ? delta.index : calls.length;
+    let call = calls[index];
+    if (!call) {
+      call = { name: "", arguments: "" };
+      calls[index] = call;
+    }
+    const fn = isRecord(delta.function) ? delta.function : {};
+    if (typeof fn.name === "string") call.name += fn.name;
+    if (typeof fn.arguments === "string") call.arguments += fn.arguments;
+  }
+}

@@ -1,10 +1,18 @@
 import { useCallback, useEffect, useRef } from "react";
 import { ApiError, api } from "../api.js";
 import type { CallPayloadRecord, UsageCallRecord } from "../api-types.js";
-import { bodySizeNote, describeRequest, storageNote } from "../call-payload.js";
+import {
+  bodySizeNote,
+  type DecodedStream,
+  decodeStream,
+  describeRequest,
+  storageNote,
+} from "../call-payload.js";
+import { callCostLabel } from "../cost.js";
 import { formatInt, prettyJsonText } from "../format.js";
 import { KIND_LABELS } from "../metrics.js";
 import { useResource } from "../use-resource.js";
+import { CostFigure } from "./cost-figure.js";
 import { ErrorNotice, Loading } from "./status.js";
 
 /**
@@ -54,8 +62,18 @@ export function CallInspector({
             <h2 id="call-inspector-title">
               Turn {call.turn_index} · round {call.round_index} · {KIND_LABELS[call.call_kind]}
             </h2>
-            <p className="muted small">
+            <p className="muted small" data-testid="call-facts">
               {agent} · <code>{metricKey}</code>
+              {call.response_model ? (
+                <>
+                  {" "}
+                  · answered by <code>{call.response_model}</code>
+                </>
+              ) : null}
+              {call.finish_reason ? ` · finish ${call.finish_reason}` : ""} ·{" "}
+              {formatInt(call.total_tokens)} tokens
+              {call.usage_source === "estimated" ? " (estimated)" : ""} ·{" "}
+              <CostFigure label={callCostLabel(call)} testId="call-inspector-cost" />
             </p>
           </div>
           <button
@@ -97,6 +115,7 @@ function PayloadError({ error }: { error: unknown }) {
 
 function PayloadView({ payload }: { payload: CallPayloadRecord }) {
   const digest = payload.request_truncated ? null : describeRequest(payload.request_body);
+  const decoded = decodeStream(payload.response_body);
   const request = bodySizeNote(
     payload.request_body,
     payload.request_bytes,
@@ -175,6 +194,7 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
           </pre>
         </details>
       </section>
+      {decoded ? <DecodedView decoded={decoded} cut={payload.response_truncated} /> : null}
       <section aria-labelledby="call-response-heading" data-testid="call-response">
         <h3 id="call-response-heading">
           Raw stream
@@ -191,5 +211,45 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
         </pre>
       </section>
     </>
+  );
+}
+
+/** The stream's deltas joined: what the model wrote, tags the raw chunks split made whole. */
+function DecodedView({ decoded, cut }: { decoded: DecodedStream; cut: boolean }) {
+  return (
+    <section aria-labelledby="call-decoded-heading" data-testid="call-decoded">
+      <h3 id="call-decoded-heading">
+        Streamed text
+        <span className="size-note">
+          deltas of {formatInt(decoded.events)} events joined{cut ? ", up to the cut" : ""}
+        </span>
+      </h3>
+      {decoded.reasoning !== "" ? (
+        <details className="reasoning">
+          <summary className="reasoning-summary">
+            Thinking · {formatInt(decoded.reasoning.length)} chars
+          </summary>
+          <div className="reasoning-text">{decoded.reasoning}</div>
+        </details>
+      ) : null}
+      {decoded.refusal !== "" ? (
+        <p className="message message-refusal small">Refusal: {decoded.refusal}</p>
+      ) : null}
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard */}
+      <pre className="payload-pre payload-pre-text" tabIndex={0} data-testid="call-decoded-text">
+        {decoded.content === "" ? "(no text)" : decoded.content}
+      </pre>
+      {decoded.tool_calls.length > 0 ? (
+        <ul className="payload-tool-calls small" data-testid="call-decoded-tools">
+          {decoded.tool_calls.map((call, index) => (
+            // Tool calls are placed by their stream index: the position is the identity.
+            // biome-ignore lint/suspicious/noArrayIndexKey: index is the stream's own key
+            <li key={index}>
+              <code>{call.name || "?"}</code> <code>{call.arguments}</code>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
   );
 }

@@ -1,4 +1,3 @@
-import type { KeyboardEvent } from "react";
 import type { AgentRole, UsageCallRecord } from "../api-types.js";
 import { callCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
@@ -17,8 +16,8 @@ export const isInspectable = (call: UsageCallRecord): boolean =>
 
 /**
  * Every measured call of the session, one row each: tokens with reasoning and cache writes, cost
- * and its source, the model that answered when it is not the one asked for. A model call's row
- * opens the call inspector (click, or the Inspect button).
+ * and its source, the model that answered when it is not the one asked for. A model call opens
+ * in the call inspector (its name is a button; a click anywhere on the row does the same).
  */
 export function CallsTable({
   calls,
@@ -37,12 +36,11 @@ export function CallsTable({
   );
   return (
     <div className="table-scroll">
-      <table className="data-table calls-table" data-testid="calls-table">
+      <table className="data-table compact-table calls-table" data-testid="calls-table">
         <caption className="visually-hidden">Usage per call</caption>
         <thead>
           <tr>
             <th scope="col">Turn</th>
-            <th scope="col">Round</th>
             <th scope="col">Call</th>
             <th scope="col">Model</th>
             <th scope="col" className="num">
@@ -71,9 +69,6 @@ export function CallsTable({
             </th>
             <th scope="col" className="num">
               Elapsed
-            </th>
-            <th scope="col">
-              <span className="visually-hidden">Inspect</span>
             </th>
           </tr>
         </thead>
@@ -108,10 +103,7 @@ function CallRow({
     call.call_kind === "chat_completion"
       ? call.agent.replace("_", " ")
       : `${KIND_LABELS[call.call_kind]}${call.event_name ? ` ${call.event_name}` : ""}`;
-  const onKeyDown = (event: KeyboardEvent<HTMLTableRowElement>) => {
-    // The row's own button takes the keyboard; Enter on the focused row does the same.
-    if (event.key === "Enter" && event.target === event.currentTarget) onInspect(call);
-  };
+  const label = `R${call.round_index} · ${what}`;
   return (
     <tr
       data-testid="call-row"
@@ -119,14 +111,28 @@ function CallRow({
       data-call-kind={call.call_kind}
       data-usage-source={call.usage_source}
       className={inspectable ? "call-inspectable" : undefined}
+      // A click anywhere on the row opens it too; the keyboard uses the call's button.
       onClick={inspectable ? () => onInspect(call) : undefined}
-      onKeyDown={inspectable ? onKeyDown : undefined}
     >
       <td>{call.turn_index}</td>
-      <td>{call.round_index}</td>
       <td>
-        {what}
-        {call.refusal ? <span className="badge badge-warn"> refused</span> : null}
+        {inspectable ? (
+          <button
+            type="button"
+            className="link-button"
+            data-testid="inspect-call"
+            title="Open this call: the request sent and the raw stream received"
+            onClick={(event) => {
+              event.stopPropagation();
+              onInspect(call);
+            }}
+          >
+            {label}
+          </button>
+        ) : (
+          label
+        )}
+        {call.refusal ? <span className="badge badge-warn">refused</span> : null}
       </td>
       <td>
         {call.call_kind === "tool_execution" ? (
@@ -167,22 +173,6 @@ function CallRow({
       </td>
       <td className="num">{formatMs(call.ttft_ms)}</td>
       <td className="num">{formatMs(call.elapsed_ms)}</td>
-      <td>
-        {inspectable ? (
-          <button
-            type="button"
-            className="button button-small"
-            data-testid="inspect-call"
-            aria-label={`Inspect turn ${call.turn_index} round ${call.round_index} ${what}`}
-            onClick={(event) => {
-              event.stopPropagation();
-              onInspect(call);
-            }}
-          >
-            Inspect
-          </button>
-        ) : null}
-      </td>
     </tr>
   );
 }

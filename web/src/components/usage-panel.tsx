@@ -46,7 +46,7 @@ export function UsagePanel({
   return (
     <div className="usage">
       <div className="table-scroll">
-        <table className="data-table" data-testid="usage-table">
+        <table className="data-table compact-table" data-testid="usage-table">
           <caption className="visually-hidden">Usage per turn</caption>
           <thead>
             <tr>
@@ -174,7 +174,11 @@ function UsageRow({
       <td className="num strong">
         {formatInt(rollup?.total_tokens)}
         {estimated ? (
-          <span className="muted small" title={estimated.title} data-testid="usage-estimated">
+          <span
+            className="muted small estimated-mark"
+            title={estimated.title}
+            data-testid="usage-estimated"
+          >
             {" "}
             {estimated.text}
           </span>
