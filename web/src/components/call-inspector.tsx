@@ -189,7 +189,11 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
         <details open={!digest}>
           <summary className="small">Request JSON</summary>
           {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard */}
-          <pre className="payload-pre" tabIndex={0} data-testid="call-request-body">
+          <pre
+            className={`payload-pre ${digest ? "" : "payload-pre-text"}`}
+            tabIndex={0}
+            data-testid="call-request-body"
+          >
             {digest ? prettyJsonText(payload.request_body) : payload.request_body}
           </pre>
         </details>

@@ -219,7 +219,7 @@ function SideView({
         <EmptyState>No turns yet.</EmptyState>
       ) : (
         <div className="table-scroll">
-          <table className="data-table">
+          <table className="data-table compact-table">
             <caption className="visually-hidden">Turns of session {label}</caption>
             <thead>
               <tr>
