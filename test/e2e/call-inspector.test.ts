@@ -5,6 +5,7 @@
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import type { UsageCallRecord } from "../../src/domain/usage.js";
 import {
   expectCleanPage,
   openSession,
@@ -26,15 +27,8 @@ const SIM_DUAL = {
   tools: ["mock_search"],
 };
 
-interface UsageCall {
-  metric_key: string | null;
-  call_kind: string;
-  agent: string;
-  total_tokens: number;
-}
-
-async function usageCalls(sessionId: string): Promise<UsageCall[]> {
-  const body = await e2e.lab.api<{ calls: UsageCall[] }>(
+async function usageCalls(sessionId: string): Promise<UsageCallRecord[]> {
+  const body = await e2e.lab.api<{ calls: UsageCallRecord[] }>(
     `/api/sessions/${encodeURIComponent(sessionId)}/usage`,
   );
   return body.calls;

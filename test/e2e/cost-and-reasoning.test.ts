@@ -5,6 +5,7 @@
  * usage shown as the estimate it is, equal to what the API serves.
  */
 import { describe, expect, it } from "vitest";
+import type { UsageCallRecord } from "../../src/domain/usage.js";
 import { FakeOpenAIServer, SSE_DONE, sseEvent, streamReply } from "../fake-openai-server.js";
 import {
   expectCleanPage,
@@ -55,18 +56,8 @@ function fakeSession(title: string, baseUrl: string): Promise<string> {
   });
 }
 
-interface ApiCall {
-  total_tokens: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  estimated: boolean;
-  usage_source: string;
-  cost_usd: number | null;
-  response_model: string | null;
-}
-
-async function apiCalls(sessionId: string): Promise<ApiCall[]> {
-  const body = await e2e.lab.api<{ calls: ApiCall[] }>(
+async function apiCalls(sessionId: string): Promise<UsageCallRecord[]> {
+  const body = await e2e.lab.api<{ calls: UsageCallRecord[] }>(
     `/api/sessions/${encodeURIComponent(sessionId)}/usage`,
   );
   return body.calls;

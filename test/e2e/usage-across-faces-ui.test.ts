@@ -5,6 +5,7 @@
  * (test/e2e/usage-across-faces.test.ts checks `chat`, `run` and the API against each other.)
  */
 import { describe, expect, it } from "vitest";
+import type { UsageCallRecord } from "../../src/domain/usage.js";
 import {
   expectCleanPage,
   openSession,
@@ -20,34 +21,15 @@ const e2e = setUpLab();
 
 const MESSAGES = ["search for agent lab", "now search for sqlite wal mode"];
 
-interface ApiCall {
-  id: number;
-  turn_index: number;
-  round_index: number;
-  agent: string;
-  call_kind: string;
-  event_name: string | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cached_tokens: number;
-  reasoning_tokens: number;
-  cache_write_tokens: number;
-  estimated: boolean;
-  usage_source: string;
-  cost_usd: number | null;
-  cost_estimated_usd: number | null;
-}
-
-async function apiCalls(sessionId: string): Promise<ApiCall[]> {
-  const body = await e2e.lab.api<{ calls: ApiCall[] }>(
+async function apiCalls(sessionId: string): Promise<UsageCallRecord[]> {
+  const body = await e2e.lab.api<{ calls: UsageCallRecord[] }>(
     `/api/sessions/${encodeURIComponent(sessionId)}/usage`,
   );
   return body.calls;
 }
 
 /** What must not depend on the face: everything but ids, keys and clocks, in a stable order. */
-function comparable(calls: ApiCall[]) {
+function comparable(calls: UsageCallRecord[]) {
   return calls
     .map((call) => ({
       turn_index: call.turn_index,

@@ -3,6 +3,7 @@ import { callCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
 import { KIND_LABELS, servedModel } from "../metrics.js";
 import { CostFigure } from "./cost-figure.js";
+import { TokenCostHeaders } from "./usage-cells.js";
 
 const USAGE_SOURCE_TITLES: Record<string, string> = {
   estimated:
@@ -43,27 +44,7 @@ export function CallsTable({
             <th scope="col">Turn</th>
             <th scope="col">Call</th>
             <th scope="col">Model</th>
-            <th scope="col" className="num">
-              Prompt
-            </th>
-            <th scope="col" className="num">
-              Cached
-            </th>
-            <th scope="col" className="num">
-              Completion
-            </th>
-            <th scope="col" className="num">
-              Total
-            </th>
-            <th scope="col" className="num" title="Part of the completion spent thinking">
-              Reasoning
-            </th>
-            <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
-              Cache write
-            </th>
-            <th scope="col" className="num">
-              Cost
-            </th>
+            <TokenCostHeaders />
             <th scope="col" className="num">
               TTFT
             </th>

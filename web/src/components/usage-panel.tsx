@@ -11,10 +11,11 @@ import { TokensChart } from "../charts/tokens-chart.js";
 import { WaterfallChart } from "../charts/waterfall-chart.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
-import { estimatedLabel, turnTimings, waterfallLayout } from "../metrics.js";
+import { turnTimings, waterfallLayout } from "../metrics.js";
 import { CallInspector } from "./call-inspector.js";
 import { CallsTable } from "./calls-table.js";
 import { CostFigure } from "./cost-figure.js";
+import { EstimatedMark, TokenCostHeaders } from "./usage-cells.js";
 
 /**
  * The usage tab: per-turn numbers with cost, every call (each model call can be opened in the
@@ -51,27 +52,7 @@ export function UsagePanel({
           <thead>
             <tr>
               <th scope="col">Turn</th>
-              <th scope="col" className="num">
-                Prompt
-              </th>
-              <th scope="col" className="num">
-                Cached
-              </th>
-              <th scope="col" className="num">
-                Completion
-              </th>
-              <th scope="col" className="num">
-                Total
-              </th>
-              <th scope="col" className="num" title="Part of the completion spent thinking">
-                Reasoning
-              </th>
-              <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
-                Cache write
-              </th>
-              <th scope="col" className="num">
-                Cost
-              </th>
+              <TokenCostHeaders />
               <th scope="col" className="num">
                 Calls
               </th>
@@ -164,7 +145,6 @@ function UsageRow({
   ttft: number | null;
   wall: number | null;
 }) {
-  const estimated = estimatedLabel(rollup);
   return (
     <tr>
       <th scope="row">{label}</th>
@@ -173,16 +153,7 @@ function UsageRow({
       <td className="num">{formatInt(rollup?.completion_tokens)}</td>
       <td className="num strong">
         {formatInt(rollup?.total_tokens)}
-        {estimated ? (
-          <span
-            className="muted small estimated-mark"
-            title={estimated.title}
-            data-testid="usage-estimated"
-          >
-            {" "}
-            {estimated.text}
-          </span>
-        ) : null}
+        <EstimatedMark rollup={rollup} />
       </td>
       <td className="num">{formatInt(rollup?.reasoning_tokens)}</td>
       <td className="num">{formatInt(rollup?.cache_write_tokens)}</td>

@@ -17,10 +17,10 @@ import {
   ModeBadge,
   SimulatedBadge,
 } from "../components/status.js";
+import { EstimatedMark } from "../components/usage-cells.js";
 import { UsagePanel } from "../components/usage-panel.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatDateTime, formatInt, modelOf } from "../format.js";
-import { estimatedLabel } from "../metrics.js";
 import { Link } from "../router.js";
 import { buildTranscript } from "../transcript.js";
 import { useResource } from "../use-resource.js";
@@ -110,7 +110,6 @@ export function SessionPage({ id }: { id: string }) {
   const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
   const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
   const requestedModel = (agent: string) => (agent === "chat_agent" ? chatModel : eventModel);
-  const tokensEstimated = estimatedLabel(data.usage.session);
   const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
     const index = TABS.findIndex((item) => item.id === tab);
     const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
@@ -160,16 +159,7 @@ export function SessionPage({ id }: { id: string }) {
             <dt>Tokens</dt>
             <dd data-testid="session-tokens">
               {formatInt(data.usage.session.total_tokens)}
-              {tokensEstimated ? (
-                <span
-                  className="muted small estimated-mark"
-                  title={tokensEstimated.title}
-                  data-testid="session-tokens-estimated"
-                >
-                  {" "}
-                  {tokensEstimated.text}
-                </span>
-              ) : null}
+              <EstimatedMark rollup={data.usage.session} testId="session-tokens-estimated" />
             </dd>
           </div>
           <div>
