@@ -2,6 +2,7 @@
  * The HTTP API's JSON shapes, as the UI reads them. Records come from the domain (types only: the
  * UI never imports runtime code from src/).
  */
+import type { CallPayloadRecord } from "../../src/domain/call-capture.js";
 import type { ToolCallEvent } from "../../src/domain/events.js";
 import type {
   CellRun,
@@ -36,6 +37,7 @@ export type {
   AgentRole,
   AuditRecord,
   CallKind,
+  CallPayloadRecord,
   CellRun,
   CellSummary,
   ExperimentListItem,

@@ -4,6 +4,7 @@ import { reportUnauthorized } from "./access.js";
 import type {
   ApiErrorBody,
   AuditResponse,
+  CallPayloadRecord,
   CellRunsResponse,
   ExperimentListResponse,
   ExperimentReportResponse,
@@ -101,6 +102,12 @@ export const api = {
     request<AuditResponse>(`${sessionPath(id)}/audit`, withSignal(signal)),
   usage: (id: string, signal?: AbortSignal) =>
     request<UsageSummary>(`${sessionPath(id)}/usage`, withSignal(signal)),
+  /** A model call's captured request and raw stream; 404 `call_not_captured` when none was kept. */
+  callPayload: (id: string, metricKey: string, signal?: AbortSignal) =>
+    request<CallPayloadRecord>(
+      `${sessionPath(id)}/calls/${encodeURIComponent(metricKey)}`,
+      withSignal(signal),
+    ),
   exportSession: (id: string) => request<unknown>(`${sessionPath(id)}/export`),
   /** Sends an exported document back; the text is passed through as the server validates it. */
   importSession: (documentText: string) =>

@@ -1,5 +1,6 @@
 /** Pure numbers behind the experiment page: the matrix, success colours, cell deltas. */
 import type { CellRun, CellSummary } from "./api-types.js";
+import { formatCost } from "./cost.js";
 import { formatInt, formatMs, formatPercent } from "./format.js";
 import { type Direction, delta, type Verdict } from "./metrics.js";
 
@@ -57,16 +58,6 @@ export function formatInterval(interval: readonly [number, number] | null | unde
   const [low, high] = interval;
   if (!Number.isFinite(low) || !Number.isFinite(high)) return "—";
   return `${Math.round(low * 100)}–${Math.round(high * 100)}%`;
-}
-
-/** Dollars: "$0.0042" under a cent (two significant digits), "$1.23" above, "—" when unknown. */
-export function formatUsd(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return "—";
-  if (value === 0) return "$0";
-  const abs = Math.abs(value);
-  const sign = value < 0 ? "−" : "";
-  if (abs < 0.01) return `${sign}$${abs.toPrecision(2)}`;
-  return `${sign}$${abs.toFixed(2)}`;
 }
 
 /** Picks a cell for comparison; two at most, a third replaces the oldest pick. */
@@ -127,7 +118,7 @@ export function compareCells(a: CellSummary, b: CellSummary): CellMetricDelta[] 
 export function formatCellMetric(unit: CellMetricUnit, value: number | null): string {
   if (unit === "ms") return formatMs(value);
   if (unit === "ratio") return formatPercent(value);
-  if (unit === "usd") return formatUsd(value);
+  if (unit === "usd") return formatCost(value);
   return formatInt(value);
 }
 

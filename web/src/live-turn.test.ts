@@ -205,3 +205,71 @@ describe("a call waiting for approval", () => {
     expect(livePhase(decided)).toBe("tools");
   });
 });
+
+describe("thinking and refusals", () => {
+  it("streams reasoning apart from the answer, and a refusal apart from both", () => {
+    const start = [
+      { type: "turn_start", session_id: "s", turn_index: 1, mode: "dual_agent", simulated: true },
+      { type: "round_start", round_index: 1 },
+    ] satisfies TurnEvent[];
+    const thinking = [
+      ...start,
+      { type: "reasoning_delta", round_index: 1, text: "The user wants " },
+      { type: "reasoning_delta", round_index: 1, text: "x." },
+    ] satisfies TurnEvent[];
+    const live = thinking.reduce(applyTurnEvent, startLiveTurn("q"));
+    expect(live.turn.rounds[0]).toMatchObject({ reasoning: "The user wants x.", text: "" });
+    expect(livePhase(live)).toBe("thinking");
+
+    const answered = applyTurnEvent(live, { type: "text_delta", round_index: 1, text: "x is 1." });
+    expect(answered.turn.rounds[0]).toMatchObject({
+      reasoning: "The user wants x.",
+      text: "x is 1.",
+    });
+    expect(livePhase(answered)).toBe("streaming");
+
+    const refused = [
+      ...start,
+      { type: "refusal_delta", round_index: 1, text: "I can't " },
+      { type: "refusal_delta", round_index: 1, text: "help with that." },
+    ] satisfies TurnEvent[];
+    const refusal = refused.reduce(applyTurnEvent, startLiveTurn("q"));
+    expect(refusal.turn.rounds[0]).toMatchObject({
+      refusal: "I can't help with that.",
+      text: "",
+      reasoning: "",
+    });
+    expect(livePhase(refusal)).toBe("streaming");
+  });
+
+  it("keeps each call's cost and whether its usage is estimated", () => {
+    const live = applyTurnEvent(startLiveTurn("q"), {
+      type: "usage",
+      round_index: 1,
+      agent: "chat_agent",
+      call_kind: "chat_completion",
+      metric_key: "chat:1:1",
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        total_tokens: 15,
+        cached_tokens: 0,
+        reasoning_tokens: 3,
+        cache_write_tokens: 0,
+      },
+      estimated: true,
+      usage_source: "estimated",
+      cost_usd: 0.0001,
+      cost_source: "estimated",
+      response_model: null,
+      ttft_ms: 40,
+      elapsed_ms: 90,
+    });
+    expect(live.usage_events[0]).toMatchObject({
+      total_tokens: 15,
+      estimated: true,
+      cost_usd: 0.0001,
+      cost_source: "estimated",
+    });
+  });
+});

@@ -13,6 +13,9 @@ export interface LiveUsage {
   agent: AgentRole;
   call_kind: CallKind;
   total_tokens: number;
+  estimated: boolean;
+  cost_usd: number | null;
+  cost_source: "reported" | "estimated" | null;
   ttft_ms: number | null;
   elapsed_ms: number;
 }
@@ -57,7 +60,10 @@ function withRound(
   const exists = rounds.some((round) => round.round_index === round_index);
   const base = exists
     ? rounds
-    : [...rounds, { round_index, text: "", tools: [], finish_reason: null }];
+    : [
+        ...rounds,
+        { round_index, text: "", reasoning: "", refusal: "", tools: [], finish_reason: null },
+      ];
   return {
     ...live,
     turn: {
@@ -98,6 +104,16 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
       return withRound(live, event.round_index, (round) => ({
         ...round,
         text: round.text + event.text,
+      }));
+    case "reasoning_delta":
+      return withRound(live, event.round_index, (round) => ({
+        ...round,
+        reasoning: round.reasoning + event.text,
+      }));
+    case "refusal_delta":
+      return withRound(live, event.round_index, (round) => ({
+        ...round,
+        refusal: round.refusal + event.text,
       }));
     case "retry": {
       const status = event.status === null ? "" : ` HTTP ${event.status}`;
@@ -191,6 +207,9 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
             agent: event.agent,
             call_kind: event.call_kind,
             total_tokens: event.usage.total_tokens,
+            estimated: event.estimated,
+            cost_usd: event.cost_usd ?? null,
+            cost_source: event.cost_source ?? null,
             ttft_ms: event.ttft_ms,
             elapsed_ms: event.elapsed_ms,
           },
@@ -226,6 +245,7 @@ export function applyTurnEvent(live: LiveTurn, event: TurnEvent): LiveTurn {
 export type LivePhase =
   | "starting"
   | "waiting"
+  | "thinking"
   | "streaming"
   | "repairing"
   | "approval"
@@ -240,7 +260,10 @@ export function livePhase(live: LiveTurn): LivePhase {
   if (round.tools.some((card) => card.state === "repairing")) return "repairing";
   if (round.tools.some((card) => card.state === "approval")) return "approval";
   if (round.tools.some((card) => card.state === "running")) return "tools";
-  return round.text === "" && round.tools.length === 0 ? "waiting" : "streaming";
+  if (round.text === "" && round.refusal === "" && round.tools.length === 0) {
+    return round.reasoning === "" ? "waiting" : "thinking";
+  }
+  return "streaming";
 }
 
 /** The first chat completion's time to first token in this turn, once known. */

@@ -6,6 +6,7 @@ import {
   estimatedLabel,
   niceTicks,
   type SessionMetrics,
+  servedModel,
   sessionMetrics,
   turnTimings,
   waterfallLayout,
@@ -127,10 +128,16 @@ const usage: UsageSummary = {
     completion_tokens: 30,
     total_tokens: 190,
     cached_tokens: 80,
+    reasoning_tokens: 12,
+    cache_write_tokens: 0,
     elapsed_ms: 1230,
     call_count: 5,
     fallback_count: 1,
     tool_count: 1,
+    estimated_count: 0,
+    cost_usd: 0.0042,
+    reported_cost_count: 1,
+    unpriced_count: 0,
     turn_wall_time_ms: 1120,
   },
 };
@@ -214,5 +221,20 @@ describe("estimatedLabel", () => {
       title: expect.stringMatching(/^1 call without the endpoint's usage/),
     });
     expect(estimatedLabel({ estimated_count: 3 })?.title).toMatch(/^3 calls /);
+  });
+});
+
+describe("servedModel", () => {
+  it("names the model that answered only when it is not the one asked for", () => {
+    expect(servedModel({ response_model: null }, "openai:gpt-x")).toBeNull();
+    expect(servedModel({ response_model: "gpt-x" }, "openai:gpt-x")).toBeNull();
+    expect(servedModel({ response_model: "sim" }, "sim")).toBeNull();
+    expect(servedModel({ response_model: "gpt-x-2025-01-01" }, "openai:gpt-x")).toBe(
+      "gpt-x-2025-01-01",
+    );
+    expect(servedModel({ response_model: "anthropic/claude" }, "openrouter:auto")).toBe(
+      "anthropic/claude",
+    );
+    expect(servedModel({ response_model: "m" }, null)).toBe("m");
   });
 });

@@ -269,3 +269,19 @@ export function compareMetrics(a: SessionMetrics, b: SessionMetrics): MetricDelt
     return { key, label, unit, direction, a: left, b: right, ...delta(left, right, direction) };
   });
 }
+
+/**
+ * The model that answered a call, when it is not the one asked for (routers answer with another;
+ * a provider prefix such as `openai:` in the lab's model string is not part of the name sent).
+ */
+export function servedModel(
+  call: Pick<UsageCallRecord, "response_model">,
+  requested: string | null,
+): string | null {
+  const served = call.response_model;
+  if (served === null || served === "") return null;
+  if (requested === null) return served;
+  const colon = requested.indexOf(":");
+  const sent = colon === -1 ? requested : requested.slice(colon + 1);
+  return served === requested || served === sent ? null : served;
+}

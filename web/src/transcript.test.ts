@@ -101,6 +101,26 @@ const auditLog: AuditRecord[] = [
 ];
 
 describe("buildTranscript", () => {
+  it("keeps an assistant's thinking and refusal beside its answer, never in it", () => {
+    const [turn] = buildTranscript(
+      [
+        message(1, { role: "user", content: "q" }),
+        message(2, { content: "x is 1.", reasoning: "The user wants x.", refusal: null }),
+        message(3, { content: "", reasoning: null, refusal: "I can't help with that." }),
+        // A record written before reasoning was stored has neither field.
+        message(4, { content: "old" }),
+      ],
+      turns,
+      [],
+      [],
+    );
+    expect(turn?.rounds.map((round) => [round.text, round.reasoning, round.refusal])).toEqual([
+      ["x is 1.", "The user wants x.", ""],
+      ["", "", "I can't help with that."],
+      ["old", "", ""],
+    ]);
+  });
+
   it("rebuilds turns of rounds with tool cards from the stored record", () => {
     const [turn, ...rest] = buildTranscript(messages, turns, calls, auditLog);
     expect(rest).toEqual([]);

@@ -42,7 +42,12 @@ export interface ToolCardData {
 
 export interface TranscriptRound {
   round_index: number;
+  /** The answer only: thinking and a refusal are kept apart, never mixed into it. */
   text: string;
+  /** The model's thinking ("" when none), shown collapsed. */
+  reasoning: string;
+  /** What the model said when it refused ("" when it did not). */
+  refusal: string;
   tools: ToolCardData[];
   finish_reason: string | null;
 }
@@ -225,7 +230,14 @@ export function buildTranscript(
         cards.set(`${message.turn_index}:${call.id}`, card);
         return card;
       });
-      turn.rounds.push({ round_index, text: message.content, tools, finish_reason: null });
+      turn.rounds.push({
+        round_index,
+        text: message.content,
+        reasoning: message.reasoning ?? "",
+        refusal: message.refusal ?? "",
+        tools,
+        finish_reason: null,
+      });
     } else if (message.role === "tool" && message.tool_call_id) {
       const card = cards.get(`${message.turn_index}:${message.tool_call_id}`);
       if (!card) continue;

@@ -1,14 +1,18 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { ApiError, isAbortError, streamTurn } from "../api.js";
+import type { TurnUsageRollup } from "../api-types.js";
+import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
 import { applyTurnEvent, type LiveTurn, livePhase, liveTtft, startLiveTurn } from "../live-turn.js";
 import type { TranscriptTurn } from "../transcript.js";
+import { CostFigure } from "./cost-figure.js";
 import { EmptyState, ErrorNotice } from "./status.js";
 import { TurnView } from "./turn-view.js";
 
 const PHASE_LABELS: Record<ReturnType<typeof livePhase>, string> = {
   starting: "starting",
   waiting: "waiting for the first token",
+  thinking: "thinking",
   streaming: "streaming",
   repairing: "repairing tool arguments (event agent)",
   approval: "waiting for your approval",
@@ -19,6 +23,8 @@ const PHASE_LABELS: Record<ReturnType<typeof livePhase>, string> = {
 interface ChatPanelProps {
   sessionId: string;
   transcript: TranscriptTurn[];
+  /** Each stored turn's usage rollup, for the tokens and cost in its header. */
+  turnUsage?: readonly TurnUsageRollup[];
   /** A turn stored as running that this page did not start (another tab, the CLI). */
   runningElsewhere: boolean;
   /** Reloads the stored record; `afterStop` waits until the cancelled turn is stored. */
@@ -29,6 +35,7 @@ interface ChatPanelProps {
 export function ChatPanel({
   sessionId,
   transcript,
+  turnUsage = [],
   runningElsewhere,
   onTurnFinished,
 }: ChatPanelProps) {
@@ -131,7 +138,11 @@ export function ChatPanel({
           <EmptyState>No turns yet — send a message to start the conversation.</EmptyState>
         ) : null}
         {transcript.map((turn) => (
-          <TurnView key={turn.turn_index ?? "live"} turn={turn} />
+          <TurnView
+            key={turn.turn_index ?? "live"}
+            turn={turn}
+            usage={turnUsage.find((rollup) => rollup.turn_index === turn.turn_index) ?? null}
+          />
         ))}
         {live && liveShown ? <TurnView turn={live.turn} live sessionId={sessionId} /> : null}
         <div ref={endRef} />
@@ -210,15 +221,23 @@ function TurnStatusLine({
   }
   const turn = live?.turn ?? last;
   if (!turn) return null;
-  const tokens = live?.usage?.total_tokens;
+  const usage = live?.usage ?? null;
+  const cost = usage ? rollupCostLabel(usage) : null;
   return (
     <div className="turn-status" data-testid="turn-status" data-status={turn.status} role="status">
       <span>
         {turn.turn_index === null ? "Last turn" : `Turn ${turn.turn_index}`}{" "}
         {turn.status.replace("_", " ")}
         {turn.wall_time_ms !== null ? ` in ${formatMs(turn.wall_time_ms)}` : ""}
-        {tokens !== undefined ? ` · ${formatInt(tokens)} tokens` : ""}
+        {usage
+          ? ` · ${formatInt(usage.total_tokens)} tokens${usage.estimated_count > 0 ? " (estimated)" : ""}`
+          : ""}
       </span>
+      {cost && cost.source !== "none" ? (
+        <span>
+          · <CostFigure label={cost} testId="turn-cost" />
+        </span>
+      ) : null}
     </div>
   );
 }

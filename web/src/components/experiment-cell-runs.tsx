@@ -1,11 +1,13 @@
 import { useCallback, useEffect, useRef } from "react";
 import { api } from "../api.js";
 import type { CellRun, CellSummary } from "../api-types.js";
+import { experimentCostLabel } from "../cost.js";
 import { categoryLabel, orderRuns, type RunOutcome, runOutcome } from "../experiment-matrix.js";
 import { formatPercent } from "../format.js";
 import { Link } from "../router.js";
 import { sessionHref } from "../routes.js";
 import { useResource } from "../use-resource.js";
+import { CostFigure } from "./cost-figure.js";
 import { EmptyState, ErrorNotice, Loading } from "./status.js";
 
 const OUTCOME_BADGE: Record<RunOutcome, string> = {
@@ -92,6 +94,9 @@ export function ExperimentCellRuns({
                 <th scope="col" className="num" title="Recall of the expected tool calls">
                   Tools
                 </th>
+                <th scope="col" className="num">
+                  Cost
+                </th>
                 <th scope="col">Failures</th>
               </tr>
             </thead>
@@ -121,6 +126,13 @@ export function ExperimentCellRuns({
                     </td>
                     <td className="num">
                       {run.score ? formatPercent(run.score.tool_recall, 0) : "—"}
+                    </td>
+                    <td className="num">
+                      {run.incomplete ? (
+                        <span className="muted">—</span>
+                      ) : (
+                        <CostFigure label={experimentCostLabel(run.cost_usd)} />
+                      )}
                     </td>
                     <td className="failures-cell">
                       {run.score && run.score.failures.length > 0 ? (

@@ -1,6 +1,8 @@
 import type { CellSummary } from "../api-types.js";
-import { formatInterval, formatUsd } from "../experiment-matrix.js";
+import { experimentCostLabel } from "../cost.js";
+import { formatInterval } from "../experiment-matrix.js";
 import { formatInt, formatMs, formatPercent } from "../format.js";
+import { CostFigure } from "./cost-figure.js";
 
 function Pair({ p50, p95 }: { p50: number | null; p95: number | null }) {
   return (
@@ -71,7 +73,9 @@ export function ExperimentMetricsTable({ cells }: { cells: CellSummary[] }) {
               <td className="num">{formatPercent(cell.cached_share)}</td>
               <td className="num">{formatPercent(cell.fallback_rate)}</td>
               <td className="num">{formatPercent(cell.tool_error_rate)}</td>
-              <td className="num">{formatUsd(cell.cost_usd)}</td>
+              <td className="num">
+                <CostFigure label={experimentCostLabel(cell.cost_usd, cell.runs)} />
+              </td>
             </tr>
           ))}
         </tbody>

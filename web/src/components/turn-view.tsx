@@ -1,16 +1,62 @@
-import { formatMs } from "../format.js";
+import type { TurnUsageRollup } from "../api-types.js";
+import { rollupCostLabel } from "../cost.js";
+import { formatInt, formatMs } from "../format.js";
+import { estimatedLabel } from "../metrics.js";
 import type { TranscriptTurn } from "../transcript.js";
+import { CostFigure } from "./cost-figure.js";
 import { SafeMarkdown } from "./markdown.js";
 import { StatusBadge } from "./status.js";
 import { ToolCard } from "./tool-card.js";
 
-/** One turn: the user's message, then each round's text and tool cards. */
+/**
+ * The model's thinking, collapsed and dim: it is not the answer. While it streams the summary
+ * says so; it opens like any disclosure.
+ */
+function ReasoningBlock({ text, streaming }: { text: string; streaming: boolean }) {
+  return (
+    <details className="reasoning" data-testid="reasoning">
+      <summary className="reasoning-summary">
+        {streaming ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
+        Thinking{streaming ? "…" : ""} · {formatInt(text.length)}{" "}
+        {text.length === 1 ? "char" : "chars"}
+      </summary>
+      <div className="reasoning-text">{text}</div>
+    </details>
+  );
+}
+
+function TurnUsage({ usage }: { usage: TurnUsageRollup }) {
+  const estimated = estimatedLabel(usage);
+  const cost = rollupCostLabel(usage);
+  return (
+    <span className="muted turn-usage" data-testid="turn-usage">
+      {formatInt(usage.total_tokens)} tokens
+      {estimated ? (
+        <span className="estimated-mark" title={estimated.title}>
+          {" "}
+          ({estimated.text})
+        </span>
+      ) : null}
+      {cost.source !== "none" ? (
+        <>
+          {" · "}
+          <CostFigure label={cost} testId="turn-cost" />
+        </>
+      ) : null}
+    </span>
+  );
+}
+
+/** One turn: the user's message, then each round's thinking, answer and tool cards. */
 export function TurnView({
   turn,
   live = false,
   sessionId,
+  usage = null,
 }: {
   turn: TranscriptTurn;
+  /** The stored turn's usage: its tokens and cost go in the header. */
+  usage?: TurnUsageRollup | null;
   live?: boolean;
   /** A live turn's session: its cards waiting for approval can be answered. */
   sessionId?: string;
@@ -29,18 +75,36 @@ export function TurnView({
         {turn.wall_time_ms !== null ? (
           <span className="muted">{formatMs(turn.wall_time_ms)}</span>
         ) : null}
+        {usage && usage.call_count > 0 ? <TurnUsage usage={usage} /> : null}
       </header>
       <div className="message message-user" data-testid="user-message">
         <div className="message-role">You</div>
         <div className="message-text">{turn.user_message}</div>
       </div>
       {turn.rounds.map((round) => {
+        const streaming = live && turn.status === "running";
         const waiting =
-          live && turn.status === "running" && round.text === "" && round.tools.length === 0;
+          streaming &&
+          round.text === "" &&
+          round.reasoning === "" &&
+          round.refusal === "" &&
+          round.tools.length === 0;
         return (
           <div className="round" key={round.round_index}>
             {multipleRounds || live ? (
               <div className="round-label">Round {round.round_index}</div>
+            ) : null}
+            {round.reasoning !== "" ? (
+              <ReasoningBlock
+                text={round.reasoning}
+                streaming={streaming && round.text === "" && round.tools.length === 0}
+              />
+            ) : null}
+            {round.refusal !== "" ? (
+              <div className="message message-refusal" data-testid="refusal-message">
+                <div className="message-role">Refused</div>
+                <div className="message-text">{round.refusal}</div>
+              </div>
             ) : null}
             {round.text !== "" ? (
               <div className="message message-assistant" data-testid="assistant-message">

@@ -1,13 +1,39 @@
 import { useMemo, useState } from "react";
-import type { TurnRecord, UsageRollup, UsageSummary } from "../api-types.js";
+import type {
+  AgentRole,
+  TurnRecord,
+  UsageCallRecord,
+  UsageRollup,
+  UsageSummary,
+} from "../api-types.js";
 import { TimingChart } from "../charts/timing-chart.js";
 import { TokensChart } from "../charts/tokens-chart.js";
 import { WaterfallChart } from "../charts/waterfall-chart.js";
+import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
-import { estimatedLabel, turnTimings, waterfallLayout } from "../metrics.js";
+import { turnTimings, waterfallLayout } from "../metrics.js";
+import { CallInspector } from "./call-inspector.js";
+import { CallsTable } from "./calls-table.js";
+import { CostFigure } from "./cost-figure.js";
+import { EstimatedMark, TokenCostHeaders } from "./usage-cells.js";
 
-/** The usage tab: per-turn numbers, tokens and timing charts, and one turn's call waterfall. */
-export function UsagePanel({ usage, turns }: { usage: UsageSummary; turns: TurnRecord[] }) {
+/**
+ * The usage tab: per-turn numbers with cost, every call (each model call can be opened in the
+ * call inspector), tokens and timing charts, and one turn's call waterfall.
+ */
+export function UsagePanel({
+  sessionId,
+  usage,
+  turns,
+  requestedModel,
+}: {
+  sessionId: string;
+  usage: UsageSummary;
+  turns: TurnRecord[];
+  /** The model string the session's config asks of an agent. */
+  requestedModel: (agent: AgentRole) => string | null;
+}) {
+  const [inspected, setInspected] = useState<UsageCallRecord | null>(null);
   const timings = useMemo(() => turnTimings(usage, turns), [usage, turns]);
   const turnIndexes = timings.map((timing) => timing.turn_index);
   const [selected, setSelected] = useState<number | null>(null);
@@ -21,23 +47,12 @@ export function UsagePanel({ usage, turns }: { usage: UsageSummary; turns: TurnR
   return (
     <div className="usage">
       <div className="table-scroll">
-        <table className="data-table" data-testid="usage-table">
+        <table className="data-table compact-table" data-testid="usage-table">
           <caption className="visually-hidden">Usage per turn</caption>
           <thead>
             <tr>
               <th scope="col">Turn</th>
-              <th scope="col" className="num">
-                Prompt
-              </th>
-              <th scope="col" className="num">
-                Cached
-              </th>
-              <th scope="col" className="num">
-                Completion
-              </th>
-              <th scope="col" className="num">
-                Total
-              </th>
+              <TokenCostHeaders />
               <th scope="col" className="num">
                 Calls
               </th>
@@ -87,8 +102,19 @@ export function UsagePanel({ usage, turns }: { usage: UsageSummary; turns: TurnR
       </div>
       <p className="muted small">
         Elapsed adds up every call's duration; wall time is the turn's clock, smaller when work
-        overlapped.
+        overlapped. Cost is the provider's reported figure where it sent one, else the lab's price
+        table; hover a source for details.
       </p>
+      <h2 className="section-title">Calls</h2>
+      <CallsTable calls={usage.calls} requestedModel={requestedModel} onInspect={setInspected} />
+      {inspected ? (
+        <CallInspector
+          key={inspected.id}
+          sessionId={sessionId}
+          call={inspected}
+          onClose={() => setInspected(null)}
+        />
+      ) : null}
       <div className="chart-grid">
         <TokensChart turns={usage.turns} />
         <TimingChart timings={timings} />
@@ -119,7 +145,6 @@ function UsageRow({
   ttft: number | null;
   wall: number | null;
 }) {
-  const estimated = estimatedLabel(rollup);
   return (
     <tr>
       <th scope="row">{label}</th>
@@ -128,13 +153,11 @@ function UsageRow({
       <td className="num">{formatInt(rollup?.completion_tokens)}</td>
       <td className="num strong">
         {formatInt(rollup?.total_tokens)}
-        {estimated ? (
-          <span className="muted small" title={estimated.title} data-testid="usage-estimated">
-            {" "}
-            {estimated.text}
-          </span>
-        ) : null}
+        <EstimatedMark rollup={rollup} />
       </td>
+      <td className="num">{formatInt(rollup?.reasoning_tokens)}</td>
+      <td className="num">{formatInt(rollup?.cache_write_tokens)}</td>
+      <td className="num">{rollup ? <CostFigure label={rollupCostLabel(rollup)} /> : "—"}</td>
       <td className="num">{formatInt(rollup?.call_count)}</td>
       <td className="num">{formatInt(rollup?.fallback_count)}</td>
       <td className="num">{formatInt(rollup?.tool_count)}</td>

@@ -1,6 +1,7 @@
 import { useCallback, useId, useMemo } from "react";
 import { api } from "../api.js";
 import type { SessionDetailResponse, SessionOverview, UsageSummary } from "../api-types.js";
+import { CostFigure } from "../components/cost-figure.js";
 import { DeltaTable } from "../components/delta-table.js";
 import {
   EmptyState,
@@ -9,6 +10,7 @@ import {
   ModeBadge,
   SimulatedBadge,
 } from "../components/status.js";
+import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
 import { compareMetrics, type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
 import { compareHref, Link, navigate, sessionHref } from "../router.js";
@@ -73,7 +75,8 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
             <span className="delta-better">Green</span> is better,{" "}
             <span className="delta-worse">red</span> is worse. Lower is better for time and tokens
             (and calls and fallbacks); higher is better for the cached share. Tool executions are
-            neutral. Δ is B − A; % is relative to A.
+            neutral. Δ is B − A; % is relative to A. Each session's cost, and where it comes from,
+            is shown with it below.
           </p>
         </section>
       ) : null}
@@ -182,6 +185,12 @@ function SideView({
           <dd>{formatInt(metrics.total_tokens)}</dd>
         </div>
         <div>
+          <dt>Cost</dt>
+          <dd>
+            <CostFigure label={rollupCostLabel(usage.session)} />
+          </dd>
+        </div>
+        <div>
           <dt>Cached</dt>
           <dd>{formatPercent(metrics.cached_share)}</dd>
         </div>
@@ -210,7 +219,7 @@ function SideView({
         <EmptyState>No turns yet.</EmptyState>
       ) : (
         <div className="table-scroll">
-          <table className="data-table">
+          <table className="data-table compact-table">
             <caption className="visually-hidden">Turns of session {label}</caption>
             <thead>
               <tr>
@@ -218,6 +227,9 @@ function SideView({
                 <th scope="col">Status</th>
                 <th scope="col" className="num">
                   Tokens
+                </th>
+                <th scope="col" className="num">
+                  Cost
                 </th>
                 <th scope="col" className="num">
                   Calls
@@ -244,6 +256,9 @@ function SideView({
                     </th>
                     <td>{record?.status.replace("_", " ") ?? "—"}</td>
                     <td className="num">{formatInt(rollup?.total_tokens)}</td>
+                    <td className="num">
+                      {rollup ? <CostFigure label={rollupCostLabel(rollup)} /> : "—"}
+                    </td>
                     <td className="num">{formatInt(rollup?.call_count)}</td>
                     <td className="num">{formatInt(rollup?.fallback_count)}</td>
                     <td className="num">{formatMs(timing.ttft_ms)}</td>

@@ -8,6 +8,7 @@ import type {
 } from "../api-types.js";
 import { AuditPanel } from "../components/audit-panel.js";
 import { ChatPanel } from "../components/chat-panel.js";
+import { CostFigure } from "../components/cost-figure.js";
 import { SessionSetup } from "../components/session-setup.js";
 import {
   EmptyState,
@@ -16,7 +17,9 @@ import {
   ModeBadge,
   SimulatedBadge,
 } from "../components/status.js";
+import { EstimatedMark } from "../components/usage-cells.js";
 import { UsagePanel } from "../components/usage-panel.js";
+import { rollupCostLabel } from "../cost.js";
 import { formatDateTime, formatInt, modelOf } from "../format.js";
 import { Link } from "../router.js";
 import { buildTranscript } from "../transcript.js";
@@ -106,6 +109,7 @@ export function SessionPage({ id }: { id: string }) {
   const { session, turns } = data.detail;
   const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
   const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const requestedModel = (agent: string) => (agent === "chat_agent" ? chatModel : eventModel);
   const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
     const index = TABS.findIndex((item) => item.id === tab);
     const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
@@ -153,7 +157,16 @@ export function SessionPage({ id }: { id: string }) {
           </div>
           <div>
             <dt>Tokens</dt>
-            <dd>{formatInt(data.usage.session.total_tokens)}</dd>
+            <dd data-testid="session-tokens">
+              {formatInt(data.usage.session.total_tokens)}
+              <EstimatedMark rollup={data.usage.session} testId="session-tokens-estimated" />
+            </dd>
+          </div>
+          <div>
+            <dt>Cost</dt>
+            <dd>
+              <CostFigure label={rollupCostLabel(data.usage.session)} testId="session-cost" />
+            </dd>
           </div>
           <div>
             <dt>Created</dt>
@@ -207,6 +220,7 @@ export function SessionPage({ id }: { id: string }) {
         <ChatPanel
           sessionId={session.id}
           transcript={transcript}
+          turnUsage={data.usage.turns}
           runningElsewhere={turns.at(-1)?.status === "running"}
           onTurnFinished={onTurnFinished}
         />
@@ -216,7 +230,12 @@ export function SessionPage({ id }: { id: string }) {
           {data.usage.calls.length === 0 && data.usage.turns.length === 0 ? (
             <EmptyState>No usage recorded yet — run a turn in the Chat tab.</EmptyState>
           ) : (
-            <UsagePanel usage={data.usage} turns={turns} />
+            <UsagePanel
+              sessionId={session.id}
+              usage={data.usage}
+              turns={turns}
+              requestedModel={requestedModel}
+            />
           )}
         </section>
       ) : null}
