@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef } from "react";
+import { type ReactNode, useCallback, useEffect, useRef } from "react";
 import { ApiError, api } from "../api.js";
 import type { CallPayloadRecord, UsageCallRecord } from "../api-types.js";
 import {
@@ -188,14 +188,12 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
         ) : null}
         <details open={!digest}>
           <summary className="small">Request JSON</summary>
-          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard */}
-          <pre
+          <ScrollablePre
             className={`payload-pre ${digest ? "" : "payload-pre-text"}`}
-            tabIndex={0}
-            data-testid="call-request-body"
+            testId="call-request-body"
           >
             {digest ? prettyJsonText(payload.request_body) : payload.request_body}
-          </pre>
+          </ScrollablePre>
         </details>
       </section>
       {decoded ? <DecodedView decoded={decoded} cut={payload.response_truncated} /> : null}
@@ -209,10 +207,9 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
             {response.text}
           </span>
         </h3>
-        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard */}
-        <pre className="payload-pre" tabIndex={0} data-testid="call-response-body">
+        <ScrollablePre className="payload-pre" testId="call-response-body">
           {payload.response_body === "" ? "(nothing received)" : payload.response_body}
-        </pre>
+        </ScrollablePre>
       </section>
     </>
   );
@@ -239,10 +236,9 @@ function DecodedView({ decoded, cut }: { decoded: DecodedStream; cut: boolean })
       {decoded.refusal !== "" ? (
         <p className="message message-refusal small">Refusal: {decoded.refusal}</p>
       ) : null}
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard */}
-      <pre className="payload-pre payload-pre-text" tabIndex={0} data-testid="call-decoded-text">
+      <ScrollablePre className="payload-pre payload-pre-text" testId="call-decoded-text">
         {decoded.content === "" ? "(no text)" : decoded.content}
-      </pre>
+      </ScrollablePre>
       {decoded.tool_calls.length > 0 ? (
         <ul className="payload-tool-calls small" data-testid="call-decoded-tools">
           {decoded.tool_calls.map((call, index) => (
@@ -255,5 +251,15 @@ function DecodedView({ decoded, cut }: { decoded: DecodedStream; cut: boolean })
         </ul>
       ) : null}
     </section>
+  );
+}
+
+/** A scrolling block of text that keyboard users can reach and scroll. */
+function ScrollablePre(props: { className: string; testId: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <pre className={props.className} tabIndex={0} data-testid={props.testId}>
+      {props.children}
+    </pre>
   );
 }
