@@ -123,9 +123,9 @@ export function planSession(
 }
 
 /**
- * Both agents' models for a session's config, built once so that a caller running many turns
- * keeps them (the simulated model's prompt cache lives in the instance); null when the config
- * cannot build them, leaving the refusal to the turn.
+ * Both agents' models for a session's config, built once for a caller running many turns (the
+ * numbers do not depend on it: the sim's cache is a function of the request); null when the
+ * config cannot build them, leaving the refusal to the turn.
  */
 export function sessionModels(
   config: LabSessionConfig | null,

@@ -24,7 +24,10 @@ export interface ChatModelRequest {
   response_format?: ResponseFormat;
   temperature?: number;
   max_tokens?: number;
-  /** Groups requests of one conversation (the session id), e.g. for a simulated prefix cache. */
+  /**
+   * Groups requests of one conversation (the session id). No adapter reads it today; it is there
+   * for one that routes or caches by conversation (OpenAI's `prompt_cache_key`, say).
+   */
   conversation_id?: string;
 }
 
@@ -32,8 +35,9 @@ export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" |
 
 /**
  * What a stream yields, in order: zero or more `retry` parts (failed attempts before any byte of a
- * response), one `response-start`, deltas (the first of which is preceded by `first-token`),
- * assembled `tool-call`s, one `usage`, and a closing `finish`. A stream that cannot finish throws
+ * response), one `response-start`, deltas (the first answer, refusal or tool-call delta is
+ * preceded by `first-token`; reasoning deltas may come before it, since thinking is not the
+ * answer's first token), assembled `tool-call`s, one `usage`, and a closing `finish`. A stream that cannot finish throws
  * a typed provider error instead of yielding `finish`.
  */
 export type ChatModelPart =
@@ -113,5 +117,7 @@ export interface ChatModel {
   readonly model: string;
   /** True for the embedded simulated model: its numbers describe no real endpoint. */
   readonly simulated: boolean;
+  /** Where the calls go, resolved (config or environment); absent for the simulated model. */
+  readonly baseUrl?: string | undefined;
   stream(request: ChatModelRequest, options?: StreamOptions): AsyncIterable<ChatModelPart>;
 }

@@ -36,6 +36,19 @@ const SEARCH = "search for sqlite wal mode";
 /** A model that says whether the runtime asked it to capture each call. */
 class CaptureProbe extends RecordingModel {
   readonly asked: boolean[] = [];
+  /** `endpoint`: the probe passes for a real model whose calls go there. */
+  constructor(
+    inner: ChatModel,
+    private readonly endpoint?: string,
+  ) {
+    super(inner);
+  }
+  override get simulated(): boolean {
+    return this.endpoint === undefined && super.simulated;
+  }
+  override get baseUrl(): string | undefined {
+    return this.endpoint ?? super.baseUrl;
+  }
   override stream(request: ChatModelRequest, options?: StreamOptions) {
     this.asked.push(options?.capture !== undefined);
     return super.stream(request, options);
@@ -284,7 +297,7 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
 
   it("a hosted endpoint's calls are not captured by default, and are priced by the configured model", async () => {
     const remote = { model: "openai:gpt-4.1-mini", base_url: "https://api.example.com/v1" };
-    const probe = new CaptureProbe(new SimChatModel());
+    const probe = new CaptureProbe(new SimChatModel(), remote.base_url);
     const { end } = await turn(
       SEARCH,
       { chat_agent: remote, event_agent: { model: "sim" } },
@@ -302,7 +315,7 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
 
   it("payloads: on captures a hosted endpoint too; a loopback endpoint is captured by default", async () => {
     const remote = { model: "openai:gpt-4.1-mini", base_url: "https://api.example.com/v1" };
-    const probe = new CaptureProbe(new SimChatModel());
+    const probe = new CaptureProbe(new SimChatModel(), remote.base_url);
     await turn(
       SEARCH,
       { chat_agent: remote, event_agent: { model: "sim" }, capture: { payloads: "on" } },

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import type { CaptureConfig } from "../domain/call-capture.js";
-import type { AgentConfig } from "../domain/session-config.js";
+import type { ChatModel } from "../providers/chat-model.js";
 
 /**
  * Whether one agent's calls keep their request body and raw stream. `auto` keeps them where
@@ -8,16 +8,16 @@ import type { AgentConfig } from "../domain/session-config.js";
  * loopback address (127.0.0.0/8, ::1, localhost). A hosted endpoint's traffic is the user's data
  * at someone else's service, so keeping it is asked for with `on`.
  *
- * Only the config's own `base_url` is read: an endpoint taken from `$OPENAI_BASE_URL` counts as
- * remote under `auto` (the runtime never sees the environment).
+ * The model's resolved `baseUrl` is read, not the config's `base_url`: an endpoint taken from
+ * `$OPENAI_BASE_URL` is judged by where the calls really go.
  */
 export function capturesPayloads(
   capture: CaptureConfig,
-  agent: Pick<AgentConfig, "model" | "base_url">,
+  model: Pick<ChatModel, "simulated" | "baseUrl">,
 ): boolean {
   if (capture.payloads !== "auto") return capture.payloads === "on";
-  if (agent.model === "sim" || agent.model.startsWith("sim:")) return true;
-  return agent.base_url !== undefined && isLoopbackUrl(agent.base_url);
+  if (model.simulated) return true;
+  return model.baseUrl !== undefined && isLoopbackUrl(model.baseUrl);
 }
 
 /** True when the URL's host is this machine by address or by the name `localhost`. */

@@ -3,7 +3,7 @@ import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage, UsageSource } from "../domain/usage.js";
 import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
-import { agentConfigOf, recordCall } from "./call-record.js";
+import { recordCall } from "./call-record.js";
 import { capturesPayloads } from "./capture-policy.js";
 import { CaptureSink } from "./capture-sink.js";
 import { type CutCallProgress, estimateCutUsage, producedOutput } from "./cut-call-usage.js";
@@ -71,9 +71,7 @@ export async function callModel(
     round_index,
   );
   const { capture } = context.config;
-  const sink = capturesPayloads(capture, agentConfigOf(context, agent))
-    ? new CaptureSink(capture.max_bytes)
-    : null;
+  const sink = capturesPayloads(capture, model) ? new CaptureSink(capture.max_bytes) : null;
   const progress: CutCallProgress = {
     text: "",
     reasoning: "",

@@ -164,6 +164,9 @@ export class RecordingModel implements ChatModel {
   get simulated(): boolean {
     return this.inner.simulated;
   }
+  get baseUrl(): string | undefined {
+    return this.inner.baseUrl;
+  }
   stream(request: ChatModelRequest, options?: StreamOptions): AsyncIterable<ChatModelPart> {
     this.requests.push(structuredClone(request));
     return this.inner.stream(request, options);

@@ -134,7 +134,7 @@ class ChatRepl {
   readonly #flags: SessionFlags;
   readonly #plan: SessionPlan;
   readonly #providers: TurnProviders;
-  /** Kept across turns: the simulated model's prompt cache lives in the instance. */
+  /** Built once and kept across turns: no model is set up again for each line typed. */
   readonly #models: { chat: ChatModel; event: ChatModel } | null;
   readonly #readline: Interface;
   /** Readline owns the terminal (line editing, history, Ctrl-C as a key); else lines are piped. */
