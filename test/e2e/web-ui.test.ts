@@ -332,12 +332,19 @@ describe("the web UI in chromium", () => {
     const table = page.getByTestId("compare-table");
     await table.waitFor({ state: "visible" });
     const rows = table.locator("tbody tr");
-    expect(await rows.count()).toBe(8);
+    expect(await rows.count()).toBe(9);
     const metrics = await rows.evaluateAll((elements) =>
       elements.map((element) => element.getAttribute("data-metric")),
     );
     expect(metrics).toEqual(
-      expect.arrayContaining(["total_tokens", "calls", "tools", "wall_time_ms", "mean_ttft_ms"]),
+      expect.arrayContaining([
+        "total_tokens",
+        "calls",
+        "tools",
+        "wall_time_ms",
+        "mean_ttft_ms",
+        "cost_usd",
+      ]),
     );
     // Each row: the metric, A, B, B − A and the relative change.
     const tokens = await table
@@ -356,6 +363,9 @@ describe("the web UI in chromium", () => {
     const tools = await table.locator('tbody tr[data-metric="tools"] td').allTextContents();
     expect(tools.slice(0, 2)).toEqual(["2", "2"]);
     expect(tools[2]).toMatch(/^±0/);
+    // The simulated model costs nothing, on both sides, by the price table.
+    const cost = await table.locator('tbody tr[data-metric="cost_usd"] td').allTextContents();
+    expect(cost.slice(0, 3)).toEqual(["$0", "$0", "±$0"]);
 
     await screenshot(page, "04-compare");
     expectCleanPage({ page, ...opened });

@@ -160,6 +160,7 @@ describe("turnTimings and sessionMetrics", () => {
       elapsed_ms: 1230,
       wall_time_ms: 1120,
       mean_ttft_ms: 135,
+      cost_usd: 0.0042,
     });
   });
 });
@@ -178,6 +179,14 @@ describe("delta and compareMetrics", () => {
     expect(delta(null, 10, "lower")).toEqual({ delta: null, percent: null, verdict: "unknown" });
   });
 
+  it("compares no cost when one side has unpriced calls: a partial sum is not a cost", () => {
+    const priced = sessionMetrics(usage);
+    const partly = sessionMetrics({ ...usage, session: { ...usage.session, unpriced_count: 1 } });
+    expect(partly.cost_usd).toBeNull();
+    const row = compareMetrics(priced, partly).find((metric) => metric.key === "cost_usd");
+    expect(row).toMatchObject({ a: 0.0042, b: null, verdict: "unknown" });
+  });
+
   it("compares every headline metric", () => {
     const a: SessionMetrics = sessionMetrics(usage);
     const b: SessionMetrics = { ...a, total_tokens: 95, cached_share: 0.25, mean_ttft_ms: null };
@@ -191,6 +200,7 @@ describe("delta and compareMetrics", () => {
       "elapsed_ms",
       "wall_time_ms",
       "mean_ttft_ms",
+      "cost_usd",
     ]);
     expect(rows.find((row) => row.key === "total_tokens")).toMatchObject({
       delta: -95,

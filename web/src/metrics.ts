@@ -154,7 +154,7 @@ export type Verdict = "better" | "worse" | "same" | "neutral" | "unknown";
 export interface MetricDelta {
   key: string;
   label: string;
-  unit: "count" | "ms" | "ratio";
+  unit: "count" | "ms" | "ratio" | "usd";
   direction: Direction;
   a: number | null;
   b: number | null;
@@ -192,6 +192,8 @@ export interface SessionMetrics {
   elapsed_ms: number;
   wall_time_ms: number | null;
   mean_ttft_ms: number | null;
+  /** Null when unknown, or when some model call has no price: a partial sum compares nothing. */
+  cost_usd: number | null;
 }
 
 function sumWallTime(
@@ -242,6 +244,7 @@ export function sessionMetrics(
     wall_time_ms: sumWallTime(session, usage.turns, turns),
     mean_ttft_ms:
       ttfts.length === 0 ? null : ttfts.reduce((sum, value) => sum + value, 0) / ttfts.length,
+    cost_usd: session.unpriced_count > 0 ? null : session.cost_usd,
   };
 }
 
@@ -259,6 +262,7 @@ const COMPARED: {
   { key: "elapsed_ms", label: "Elapsed (sum of calls)", unit: "ms", direction: "lower" },
   { key: "wall_time_ms", label: "Wall time (sum of turns)", unit: "ms", direction: "lower" },
   { key: "mean_ttft_ms", label: "Mean TTFT (first call per turn)", unit: "ms", direction: "lower" },
+  { key: "cost_usd", label: "Cost (USD)", unit: "usd", direction: "lower" },
 ];
 
 /** The compare table: each metric for A and B with B − A, the relative change and a verdict. */

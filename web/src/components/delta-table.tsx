@@ -1,9 +1,11 @@
+import { formatCost } from "../cost.js";
 import { formatInt, formatMs, formatPercent } from "../format.js";
 import type { MetricDelta } from "../metrics.js";
 
 function formatValue(row: MetricDelta, value: number | null): string {
   if (row.unit === "ms") return formatMs(value);
   if (row.unit === "ratio") return formatPercent(value);
+  if (row.unit === "usd") return formatCost(value);
   return formatInt(value);
 }
 
@@ -12,6 +14,7 @@ function formatDelta(row: MetricDelta): string {
   const sign = row.delta > 0 ? "+" : row.delta < 0 ? "−" : "±";
   const magnitude = Math.abs(row.delta);
   if (row.unit === "ratio") return `${sign}${(magnitude * 100).toFixed(1)} pp`;
+  if (row.unit === "usd") return `${sign}${formatCost(magnitude)}`;
   return `${sign}${row.unit === "ms" ? formatMs(magnitude) : formatInt(magnitude)}`;
 }
 
