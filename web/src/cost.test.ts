@@ -125,12 +125,21 @@ describe("rollupCostLabel", () => {
 });
 
 describe("experimentCostLabel", () => {
-  it("labels a report's cost as the price table's estimate", () => {
-    expect(experimentCostLabel(0.002, 4)).toMatchObject({
+  it("labels a report's cost with the source the report gives it", () => {
+    expect(experimentCostLabel(0.002, "estimated", 4)).toMatchObject({
       amount: "$0.002",
       source: "estimated",
+      text: "estimated",
     });
-    expect(experimentCostLabel(null, 4)).toMatchObject({ amount: "—", source: "unknown" });
-    expect(experimentCostLabel(null, 0)).toMatchObject({ amount: "—", source: "none" });
+    expect(experimentCostLabel(0.002, "reported", 4)).toMatchObject({ text: "reported" });
+    expect(experimentCostLabel(0.002, "mixed", 4).title).toMatch(/^Mixed/);
+    expect(experimentCostLabel(null, "unknown", 4)).toMatchObject({
+      amount: "—",
+      source: "unknown",
+    });
+    expect(experimentCostLabel(null, "estimated", 0)).toMatchObject({
+      amount: "—",
+      source: "none",
+    });
   });
 });

@@ -18,6 +18,8 @@ export function formatCost(usd: number | null | undefined): string {
 }
 
 export type CostSource = "reported" | "estimated" | "mixed" | "unknown" | "none";
+/** What the experiment report says of a run or cell (domain/experiment.ts). */
+export type ExperimentCostSource = "reported" | "estimated" | "mixed" | "unknown";
 
 export interface CostLabel {
   usd: number | null;
@@ -122,28 +124,39 @@ export function rollupCostLabel(
   };
 }
 
+const EXPERIMENT_TITLES: Record<"reported" | "estimated" | "mixed", string> = {
+  reported: "Reported by the provider for every model call of the run(s) (its usage.cost).",
+  estimated:
+    "Estimated: every model call priced with the lab's price table (the built-in prices plus the suite's `prices`); no provider reported a cost.",
+  mixed:
+    "Mixed: the provider's reported cost where it sent one, the price table's estimate for the other calls.",
+};
+
 /**
- * An experiment's cost (a cell's or a run's): the report prices each run's tokens with the
- * suite's price table, so it is an estimate; null when a run's model has no price.
+ * An experiment's cost (a cell's or a run's), labelled with the source the report gives it:
+ * each call's provider-reported cost where there is one, else the price table's estimate.
  */
-export function experimentCostLabel(usd: number | null, runs = 1): CostLabel {
+export function experimentCostLabel(
+  usd: number | null,
+  source: ExperimentCostSource,
+  runs = 1,
+): CostLabel {
   if (runs === 0) return { usd: null, amount: "—", source: "none", text: "", title: "Not run." };
-  if (usd === null) {
+  if (usd === null || source === "unknown") {
     return {
       usd: null,
       amount: "—",
       source: "unknown",
       text: "unpriced",
       title:
-        "No cost: a run's chat model is not in the price table (add it to the suite's `prices`).",
+        "No cost: some model call has neither a provider-reported cost nor a price in the table (add its model to the suite's `prices`).",
     };
   }
   return {
     usd,
     amount: formatCost(usd),
-    source: "estimated",
-    text: "estimated",
-    title:
-      "Estimated: the experiment report prices each run's tokens with the suite's price table (the built-in prices plus the suite's `prices`).",
+    source,
+    text: source,
+    title: EXPERIMENT_TITLES[source],
   };
 }

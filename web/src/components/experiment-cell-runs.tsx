@@ -131,7 +131,7 @@ export function ExperimentCellRuns({
                       {run.incomplete ? (
                         <span className="muted">—</span>
                       ) : (
-                        <CostFigure label={experimentCostLabel(run.cost_usd)} />
+                        <CostFigure label={experimentCostLabel(run.cost_usd, run.cost_source)} />
                       )}
                     </td>
                     <td className="failures-cell">

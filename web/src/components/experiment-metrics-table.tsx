@@ -74,7 +74,9 @@ export function ExperimentMetricsTable({ cells }: { cells: CellSummary[] }) {
               <td className="num">{formatPercent(cell.fallback_rate)}</td>
               <td className="num">{formatPercent(cell.tool_error_rate)}</td>
               <td className="num">
-                <CostFigure label={experimentCostLabel(cell.cost_usd, cell.runs)} />
+                <CostFigure
+                  label={experimentCostLabel(cell.cost_usd, cell.cost_source, cell.runs)}
+                />
               </td>
             </tr>
           ))}
