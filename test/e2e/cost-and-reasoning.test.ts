@@ -5,6 +5,7 @@
  * usage shown as the estimate it is, equal to what the API serves.
  */
 import { describe, expect, it } from "vitest";
+import { runCli, runCliJson } from "../../src/cli/test-fixtures.js";
 import type { UsageCallRecord } from "../../src/domain/usage.js";
 import { FakeOpenAIServer, SSE_DONE, sseEvent, streamReply } from "../fake-openai-server.js";
 import {
@@ -252,6 +253,18 @@ describe("cost, served model, reasoning and refusals on the session page", () =>
       expect(await turnRow.getByTestId("usage-estimated").count()).toBe(1);
       await screenshot(page, "11-cancelled-estimated");
       expectCleanPage({ page, ...opened });
+
+      // The CLI reads the same file and says the same: the numbers, and that they are estimates.
+      const cli = await runCliJson<{ calls: UsageCallRecord[] }>([
+        "--db",
+        e2e.lab.store.path,
+        "usage",
+        sessionId,
+      ]);
+      expect(cli.calls).toEqual(await apiCalls(sessionId));
+      const table = await runCli(["--db", e2e.lab.store.path, "usage", sessionId]);
+      expect(table.status).toBe(0);
+      expect(table.stdout).toMatch(/estimated/);
     } finally {
       await fake.close();
     }
