@@ -1,4 +1,5 @@
 import { estimateCost, priceFor } from "../domain/prices.js";
+import { redactSecretText } from "../domain/secrets.js";
 import type { AgentConfig } from "../domain/session-config.js";
 import {
   type AgentRole,
@@ -66,7 +67,7 @@ export async function recordCall(
       response_model: measured.response_model,
       response_id: measured.response_id,
       system_fingerprint: measured.system_fingerprint,
-      finish_reason: measured.finish_reason,
+      finish_reason: storableFinishReason(measured.finish_reason),
       refusal: measured.refusal,
       raw_usage: measured.raw_usage,
     },
@@ -88,12 +89,28 @@ export async function recordCall(
     elapsed_ms,
   });
   if (sink?.captured) {
+    const bodies = sink.bodies();
     await context.store.appendCallPayload(context.session_id, {
       metric_key,
       turn_index: context.turn_index,
       round_index,
       agent,
-      ...sink.bodies(),
+      ...bodies,
+      // Redacted as written, as raw usage and the audit are: a reader later may not know the key
+      // this process held, and an endpoint can echo it. (The sizes stay the wire's.)
+      request_body: redactSecretText(bodies.request_body),
+      response_body: redactSecretText(bodies.response_body),
     });
   }
+}
+
+/**
+ * An endpoint's finish reason as the usage row keeps it: control characters out, at most 100
+ * characters. Whatever a server sends there must not fail the call's record.
+ */
+function storableFinishReason(reason: string | null): string | null {
+  if (reason === null) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const clean = reason.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 100);
+  return clean === "" ? null : clean;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorReply } from "../../test/fake-openai-server.js";
+import { completionStream, errorReply, streamReply } from "../../test/fake-openai-server.js";
 import {
   answerRound,
   fakeServerConfig,
@@ -22,6 +22,7 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../providers/chat-model.js";
+import { createChatModel } from "../providers/create-chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import { countTokens } from "../providers/tokenizer.js";
 
@@ -353,6 +354,55 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
     );
     expect(payload?.response_body).toContain("data: [DONE]");
     expect(payload?.request_body).not.toMatch(/authorization|bearer/i);
+  });
+
+  it("a key the endpoint echoes never reaches the stored payload, whoever reads it later", async () => {
+    const key = "sk-local-test-key-0123456789abcdef";
+    // In one piece, as an endpoint echoes a request field (a key split across chunks would be
+    // the model's own text, kept as its answer is).
+    lab.server.enqueue(streamReply(completionStream({ text: [`Your key is ${key}.`] })));
+    const model = createChatModel(
+      {
+        model: "openai:fake-model",
+        base_url: lab.server.baseUrl,
+        api_key_env: "LAB_TEST_KEY",
+        options: { max_retries: 0 },
+      },
+      { env: { LAB_TEST_KEY: key } },
+    );
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "echo",
+      message: "what is my key?",
+      config: fakeServerConfig(mode, lab.server, { tools: [] }),
+      models: { chat: model },
+    });
+    expect(end?.status).toBe("completed");
+    expect(lab.server.requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
+    const payload = lab.store.getCallPayload("echo", "chat:1:1");
+    expect(payload?.response_body).toContain("Your key is ");
+    expect(payload?.response_body).not.toContain(key);
+    expect(payload?.response_body).toContain("[redacted]");
+  });
+
+  it("a finish reason no schema expects is kept cut and clean, and the call is recorded", async () => {
+    const odd = `custom_${"x".repeat(150)}\u0007`;
+    lab.server.enqueue(streamReply(completionStream({ text: ["Fine."], finishReason: odd })));
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "odd",
+      message: "hello",
+      config: fakeServerConfig(mode, lab.server, { tools: [] }),
+      models: { chat: fakeServerModel(lab.server) },
+    });
+    expect(end?.status).toBe("completed");
+    const [call] = lab.store.usageSummary("odd").calls;
+    expect(call?.finish_reason).toBe(`custom_${"x".repeat(93)}`);
+    expect(call).toMatchObject({
+      usage_source: "endpoint",
+      prompt_tokens: 10,
+      completion_tokens: 5,
+    });
   });
 
   it("payloads: off on a loopback endpoint keeps none", async () => {
