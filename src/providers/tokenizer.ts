@@ -68,10 +68,12 @@ export function countTokens(text: string): number {
 
 /**
  * The texts a chat prompt is made of, in order, using OpenAI's documented framing (a few tokens per
- * message for role and separators, three to prime the reply).
+ * message for role and separators, three to prime the reply). Tool definitions come first, as
+ * providers place them, so a prefix cache reuses them along with the history that follows.
  */
 function promptTexts(messages: readonly ChatMessage[], toolsJson: string): string[] {
   const texts: string[] = [];
+  if (toolsJson) texts.push(toolsJson);
   for (const message of messages) {
     texts.push(`<|${message.role}${message.name ? ` ${message.name}` : ""}|>`);
     // An answerless refusal is sent as the content (the openai adapter's renderMessage).
@@ -80,7 +82,6 @@ function promptTexts(messages: readonly ChatMessage[], toolsJson: string): strin
     for (const call of message.tool_calls) texts.push(`${call.name}(${call.raw_arguments})`);
     if (message.tool_call_id) texts.push(message.tool_call_id);
   }
-  if (toolsJson) texts.push(toolsJson);
   texts.push("<|assistant|>");
   return texts;
 }
