@@ -42,14 +42,18 @@ export const DEFAULT_PRICES: Record<string, Price> = {
   "o4-mini": { input: 1.1, cached_input: 0.275, output: 4.4 },
 };
 
-/** Where a longer model name may continue a known one: "gpt-4.1-mini-2025-04-14", "sim:fast". */
-const BOUNDARY = /^[-:@]/;
+/**
+ * How a longer model name may continue a known one and still be that model: a dated snapshot
+ * ("gpt-4.1-mini-2025-04-14", "-0613") or a version tag ("@2024-08-06"). Anything else is another
+ * model: "o3-pro" costs ten times "o3", "llama3.1-70b" more than "llama3.1-8b".
+ */
+const SNAPSHOT = /^(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|@.+)$/;
 
 /**
  * The price of a model string. `extra` (a suite's `prices`) wins over the built-in table. Looked
  * up in order: the exact string; the name without its provider ("openai:gpt-4.1-mini" →
- * "gpt-4.1-mini"); the longest known name it continues after a `-`, `:` or `@` (dated snapshots
- * such as "gpt-4.1-mini-2025-04-14", and "sim:NAME" → "sim"). Null when unknown.
+ * "gpt-4.1-mini"); the longest known name it continues with a snapshot suffix (dated snapshots
+ * such as "gpt-4.1-mini-2025-04-14"), and "sim:NAME" → "sim". Null when unknown: never a guess.
  */
 export function priceFor(model: string, extra: Record<string, Price>): Price | null {
   const table: Record<string, Price> = { ...DEFAULT_PRICES, ...extra };
@@ -60,13 +64,14 @@ export function priceFor(model: string, extra: Record<string, Price>): Price | n
   const name = separator === -1 ? model : model.slice(separator + 1);
   // The sim's own names ("sim:fast") are its variants, not a provider prefix.
   if (provider !== "sim" && name !== model && has(name)) return table[name] ?? null;
+  if (provider === "sim") return has("sim") ? (table.sim ?? null) : null;
   let best: string | null = null;
   for (const key of Object.keys(table)) {
-    for (const candidate of provider === "sim" ? [model] : [model, name]) {
+    for (const candidate of [model, name]) {
       const continues =
         candidate.length > key.length &&
         candidate.startsWith(key) &&
-        BOUNDARY.test(candidate.slice(key.length));
+        SNAPSHOT.test(candidate.slice(key.length));
       if (continues && (best === null || key.length > best.length)) best = key;
     }
   }

@@ -209,6 +209,15 @@ describe("priceFor", () => {
     expect(priceFor("openai:llama3.1", {})).toBeNull();
     expect(priceFor("openai:gpt-4.10", {})).toBeNull();
     expect(priceFor("simulator", {})).toBeNull();
+    // Another model of the same family is not priced as its cheaper namesake.
+    expect(priceFor("openai:o3-pro", {})).toBeNull();
+    expect(priceFor("openai:gpt-5-pro", {})).toBeNull();
+    expect(priceFor("openai:gpt-4.1-mini-high", {})).toBeNull();
+    expect(priceFor("openai:gpt-4o-2024-08-06", {})).toEqual(DEFAULT_PRICES["gpt-4o"]);
+    expect(priceFor("openai:gpt-4-0613", { "gpt-4": { input: 30, output: 60 } })).toEqual({
+      input: 30,
+      output: 60,
+    });
   });
 
   it("lets a suite's prices extend and override the table", () => {
@@ -216,7 +225,8 @@ describe("priceFor", () => {
     const cheaper = { input: 0.1, output: 0.2 };
     const extra = { "openai:llama3.1": local, "gpt-4.1-mini": cheaper };
     expect(priceFor("openai:llama3.1", extra)).toEqual(local);
-    expect(priceFor("openai:llama3.1-8b", extra)).toEqual(local);
+    // A longer name is another model unless it is a dated snapshot.
+    expect(priceFor("openai:llama3.1-8b", extra)).toBeNull();
     expect(priceFor("openai:gpt-4.1-mini", extra)).toEqual(cheaper);
     expect(priceFor("gpt-4.1", extra)).toEqual(DEFAULT_PRICES["gpt-4.1"]);
   });
