@@ -44,15 +44,34 @@ describe("normalizeUsage", () => {
     );
   });
 
-  it("recomputes any other wrong total from its parts, keeping the reported one in raw", () => {
+  it("counts a total above the parts as output the parts left out, so no cost is lost", () => {
+    // Thinking a provider itemizes nowhere: generated, so billed as completion.
     const result = normalizeUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 99 });
+    expect(result?.usage).toEqual(
+      tokenUsage({ prompt_tokens: 10, completion_tokens: 89, total_tokens: 99 }),
+    );
+    expect(result?.raw.completion_tokens).toBe(5);
+  });
+
+  it("recomputes a total below its parts from the parts, keeping the reported one in raw", () => {
+    const result = normalizeUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 12 });
     expect(result?.usage).toEqual(
       tokenUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }),
     );
-    expect(result?.raw.total_tokens).toBe(99);
+    expect(result?.raw.total_tokens).toBe(12);
     expect(normalizeUsage({ prompt_tokens: 10, completion_tokens: 5 })?.usage.total_tokens).toBe(
       15,
     );
+  });
+
+  it("reads an implausible count (a server's unsigned −1) as absent, never as a figure to store", () => {
+    const result = normalizeUsage({
+      prompt_tokens: 18446744073709551615,
+      completion_tokens: 7,
+      total_tokens: 18446744073709551615,
+    });
+    expect(result?.usage).toEqual(tokenUsage({ prompt_tokens: 0, completion_tokens: 7 }));
+    expect(result?.raw.prompt_tokens).toBe(18446744073709551615);
   });
 
   it("caps reasoning at the completion when a provider reports more", () => {

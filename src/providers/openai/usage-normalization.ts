@@ -20,9 +20,15 @@ export interface NormalizedUsage {
 
 type Fields = Record<string, unknown>;
 
-/** A count as a provider may send it: a finite non-negative number, rounded; anything else is absent. */
+/**
+ * Beyond any real call (a trillion tokens): a larger figure is a server's bug, such as an
+ * unsigned −1 (18446744073709551615), and is read as absent rather than stored.
+ */
+const MAX_PLAUSIBLE_COUNT = 1e12;
+
+/** A count as a provider may send it: a plausible non-negative number, rounded; else absent. */
 function count(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0
+  return typeof value === "number" && value >= 0 && value <= MAX_PLAUSIBLE_COUNT
     ? Math.round(value)
     : null;
 }
@@ -72,14 +78,11 @@ function fromUsage(usage: Fields, timings: Fields | null): NormalizedUsage {
   let completion = count(usage.completion_tokens) ?? 0;
   const reasoning = count(completionDetails?.reasoning_tokens) ?? 0;
   const reportedTotal = count(usage.total_tokens);
-  // xAI counts reasoning beside completion_tokens, but inside total_tokens: put it inside.
-  if (
-    reportedTotal !== null &&
-    reasoning > 0 &&
-    prompt + completion !== reportedTotal &&
-    prompt + completion + reasoning === reportedTotal
-  ) {
-    completion += reasoning;
+  // A total above the parts counts tokens the parts leave out: xAI's reasoning (reported beside
+  // completion_tokens, inside total_tokens), or thinking a provider itemizes nowhere. They are
+  // generated, so billed as output: completion takes the gap, and the cost is not under-counted.
+  if (reportedTotal !== null && reportedTotal > prompt + completion) {
+    completion = reportedTotal - prompt;
   }
   const cacheN = count(timings?.cache_n);
   const cached = Math.min(
@@ -94,7 +97,7 @@ function fromUsage(usage: Fields, timings: Fields | null): NormalizedUsage {
     count(promptDetails?.cache_write_tokens) ?? count(usage.cache_creation_input_tokens) ?? 0,
   );
   return {
-    // Any other disagreement with total_tokens: the parts win, the raw object keeps the total.
+    // A total below the parts is the total's error: the parts win, the raw object keeps it.
     usage: tokenUsage({
       prompt_tokens: prompt,
       completion_tokens: completion,
