@@ -65,13 +65,15 @@ describe("normalizeUsage", () => {
   });
 
   it("reads an implausible count (a server's unsigned −1) as absent, never as a figure to store", () => {
+    // As JSON.parse reads it off the wire.
+    const unsignedMinusOne = JSON.parse("18446744073709551615") as number;
     const result = normalizeUsage({
-      prompt_tokens: 18446744073709551615,
+      prompt_tokens: unsignedMinusOne,
       completion_tokens: 7,
-      total_tokens: 18446744073709551615,
+      total_tokens: unsignedMinusOne,
     });
     expect(result?.usage).toEqual(tokenUsage({ prompt_tokens: 0, completion_tokens: 7 }));
-    expect(result?.raw.prompt_tokens).toBe(18446744073709551615);
+    expect(result?.raw.prompt_tokens).toBe(unsignedMinusOne);
   });
 
   it("caps reasoning at the completion when a provider reports more", () => {
