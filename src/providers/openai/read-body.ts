@@ -1,5 +1,5 @@
 import { ProviderStreamError } from "../errors.js";
-import { type AttemptSignal, IDLE_TIMEOUT } from "./attempt-signal.js";
+import { type AttemptSignal, FINISHED, IDLE_TIMEOUT } from "./attempt-signal.js";
 
 export interface ReceivedBytes {
   bytes: Uint8Array;
@@ -78,6 +78,7 @@ export async function* readBody(
       yield { bytes: result.value, received_at: receivedAt };
     }
   } finally {
-    if (!complete) reader.cancel().catch(() => {});
+    if (!complete) reader.cancel(FINISHED).catch(() => {});
+    signal.settle();
   }
 }
