@@ -32,8 +32,13 @@ export class AttemptSignal {
 
   /** Aborts with `reason` after `ms` unless the returned function is called first. */
   startTimer(ms: number, reason: DOMException): () => void {
-    const timer = setTimeout(() => this.#controller.abort(reason), ms);
+    const timer = setTimeout(() => this.abort(reason), ms);
     return () => clearTimeout(timer);
+  }
+
+  /** Aborts now, with one of the timeouts as the reason. */
+  abort(reason: DOMException): void {
+    this.#controller.abort(reason);
   }
 
   /** The caller's cancellation wins over every other explanation of a failure. */

@@ -142,13 +142,12 @@ export class OpenAIChatModel implements ChatModel {
               reading: for await (const read of readBody(response.body, signal, budget)) {
                 const { bytes, received_at } = read;
                 if (capture) captureSafely(() => capture.response(bytes));
-                for (let offset = 0; offset < bytes.length; ) {
-                  // Until the first token a long read (a fast server's burst of chunks) is decoded
-                  // a slice at a time, so the first token is handed on before the rest is parsed.
+                // Until the first token a long read (a fast server's burst of chunks) is decoded in
+                // growing slices, so the first token is handed on before the rest is parsed; the
+                // growth keeps a long wait for it (a model thinking first) to a few slices a read.
+                for (let offset = 0, slice = FIRST_SLICE_BYTES; offset < bytes.length; slice *= 2) {
                   const end =
-                    ttftMs === null
-                      ? Math.min(offset + FIRST_TOKEN_SLICE_BYTES, bytes.length)
-                      : bytes.length;
+                    ttftMs === null ? Math.min(offset + slice, bytes.length) : bytes.length;
                   const progressBefore = decoder.progress;
                   const parts: ChatModelPart[] = decoder.push(bytes.subarray(offset, end));
                   offset = end;
@@ -291,8 +290,8 @@ function describeFailure(
   };
 }
 
-/** About ten typical chunks: small enough that the first token waits on little parsing. */
-const FIRST_TOKEN_SLICE_BYTES = 2048;
+/** About ten typical chunks. */
+const FIRST_SLICE_BYTES = 2048;
 
 /** Capture is for inspection: a failing capture must not fail the call it watches. */
 function captureSafely(record: () => void): void {
