@@ -139,8 +139,11 @@ export class OpenAIChatModel implements ChatModel {
             let ttftMs: number | null = null;
             if (response.body) {
               const budget = new ProgressBudget(idle_timeout_ms);
-              reading: for await (const read of readBody(response.body, signal, budget)) {
-                const { bytes, received_at } = read;
+              reading: for await (const { bytes, received_at } of readBody(
+                response.body,
+                signal,
+                budget,
+              )) {
                 if (capture) captureSafely(() => capture.response(bytes));
                 // Until the first token a long read (a fast server's burst of chunks) is decoded in
                 // growing slices, so the first token is handed on before the rest is parsed; the
