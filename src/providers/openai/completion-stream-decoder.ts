@@ -314,9 +314,10 @@ export class CompletionStreamDecoder {
       this.#toolCalls.set(index, state);
     }
     // Some servers repeat id and name on every delta; the port wants them once, on the first.
+    const fn = call.function;
     const id = state.id === null && call.id ? call.id : null;
-    const name = state.name === null && call.function?.name ? call.function.name : null;
-    const argumentsDelta = call.function?.arguments ?? "";
+    const name = state.name === null && fn?.name ? fn.name : null;
+    const argumentsDelta = fn?.arguments ?? "";
     if (id !== null) state.id = id;
     if (name !== null) state.name = name;
     state.arguments += argumentsDelta;
