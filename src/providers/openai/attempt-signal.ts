@@ -6,12 +6,14 @@
 
 export const REQUEST_TIMEOUT = new DOMException("no response headers in time", "TimeoutError");
 export const IDLE_TIMEOUT = new DOMException("the stream went silent", "TimeoutError");
-const FINISHED = new DOMException("the attempt is over", "AbortError");
+/** Also the reason a body left unread is cancelled with: without one, undici builds a fresh error. */
+export const FINISHED = new DOMException("the attempt is over", "AbortError");
 
 export class AttemptSignal {
   readonly #controller = new AbortController();
   readonly #userSignal: AbortSignal | undefined;
   readonly #onUserAbort = (): void => this.#controller.abort(this.#userSignal?.reason);
+  #settled = false;
 
   constructor(userSignal?: AbortSignal) {
     this.#userSignal = userSignal;
@@ -30,8 +32,13 @@ export class AttemptSignal {
 
   /** Aborts with `reason` after `ms` unless the returned function is called first. */
   startTimer(ms: number, reason: DOMException): () => void {
-    const timer = setTimeout(() => this.#controller.abort(reason), ms);
+    const timer = setTimeout(() => this.abort(reason), ms);
     return () => clearTimeout(timer);
+  }
+
+  /** Aborts now, with one of the timeouts as the reason. */
+  abort(reason: DOMException): void {
+    this.#controller.abort(reason);
   }
 
   /** The caller's cancellation wins over every other explanation of a failure. */
@@ -39,9 +46,16 @@ export class AttemptSignal {
     this.#userSignal?.throwIfAborted();
   }
 
+  /** The response body was read to its end or cancelled: the connection needs no stopping. */
+  settle(): void {
+    this.#settled = true;
+  }
+
   /** Stops whatever is still running (connection, body) and unhooks the caller's signal. */
   close(): void {
-    this.#controller.abort(FINISHED);
+    // An abort is not free (abort events on this signal and undici's own, its teardown): a call
+    // pays for it only when something may still be running.
+    if (!this.#settled) this.#controller.abort(FINISHED);
     this.#userSignal?.removeEventListener("abort", this.#onUserAbort);
   }
 }

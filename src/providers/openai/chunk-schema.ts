@@ -163,5 +163,7 @@ export function isCommonChunk(value: unknown): value is CompletionChunk {
   const { content, tool_calls } = delta;
   if (!isOptionalString(content)) return false;
   if (tool_calls === null || tool_calls === undefined) return true;
-  return Array.isArray(tool_calls) && tool_calls.every(isCommonToolCall);
+  if (!Array.isArray(tool_calls)) return false;
+  for (const call of tool_calls) if (!isCommonToolCall(call)) return false;
+  return true;
 }

@@ -186,18 +186,21 @@ export class CompletionStreamDecoder {
   // parser never sees our exceptions.
   #onEvent(event: EventSourceMessage): void {
     if (this.#done || this.#failure) return;
-    if (event.event === "error") {
-      this.#fail("error_event", this.#errorEventMessage(parseJson(event.data)));
+    const name = event.event;
+    if (name !== undefined && name !== "message") {
+      if (name === "error")
+        this.#fail("error_event", this.#errorEventMessage(parseJson(event.data)));
+      // Named events other than `message` are not part of the Chat Completions protocol.
       return;
     }
-    // Named events other than `message` are not part of the Chat Completions protocol.
-    if (event.event !== undefined && event.event !== "message") return;
-    if (event.data.trim() === "[DONE]") {
+    const { data } = event;
+    // A chunk starts with `{`; only other data can be the end marker (trimming every chunk costs).
+    if (data.charCodeAt(0) !== OPENING_BRACE && data.trim() === "[DONE]") {
       this.#progress++;
       this.#done = true;
       return;
     }
-    const value = parseJson(event.data);
+    const value = parseJson(data);
     // An unterminated last event that is not whole JSON was cut, not malformed.
     if (value === NOT_JSON && this.#ending) return;
     if (value === NOT_JSON) {
@@ -247,10 +250,10 @@ export class CompletionStreamDecoder {
   #onDelta(delta: NonNullable<NonNullable<CompletionChunk["choices"]>[number]["delta"]>): void {
     const { content } = delta;
     let reasoning = deltaReasoning(delta);
-    let text: string;
+    let text = "";
     if (typeof content === "string") {
       text = content;
-    } else {
+    } else if (content !== null && content !== undefined) {
       text = contentText(content);
       reasoning += contentThinking(content);
     }
@@ -311,9 +314,10 @@ export class CompletionStreamDecoder {
       this.#toolCalls.set(index, state);
     }
     // Some servers repeat id and name on every delta; the port wants them once, on the first.
+    const fn = call.function;
     const id = state.id === null && call.id ? call.id : null;
-    const name = state.name === null && call.function?.name ? call.function.name : null;
-    const argumentsDelta = call.function?.arguments ?? "";
+    const name = state.name === null && fn?.name ? fn.name : null;
+    const argumentsDelta = fn?.arguments ?? "";
     if (id !== null) state.id = id;
     if (name !== null) state.name = name;
     state.arguments += argumentsDelta;
@@ -349,6 +353,7 @@ export class CompletionStreamDecoder {
 }
 
 const NOT_JSON = Symbol("not JSON");
+const OPENING_BRACE = 0x7b;
 
 function parseJson(text: string): unknown {
   try {

@@ -139,21 +139,33 @@ export class OpenAIChatModel implements ChatModel {
             let ttftMs: number | null = null;
             if (response.body) {
               const budget = new ProgressBudget(idle_timeout_ms);
-              for await (const { bytes, received_at } of readBody(response.body, signal, budget)) {
+              reading: for await (const { bytes, received_at } of readBody(
+                response.body,
+                signal,
+                budget,
+              )) {
                 if (capture) captureSafely(() => capture.response(bytes));
-                const progressBefore = decoder.progress;
-                const parts: ChatModelPart[] = decoder.push(bytes);
-                if (decoder.progress !== progressBefore) budget.progressed();
-                if (ttftMs === null) {
-                  // TTFT stays the time to the answer (or a tool call): thinking comes before it.
-                  const first = parts.findIndex((part) => part.type !== "reasoning-delta");
-                  if (first !== -1) {
-                    ttftMs = roundMs(received_at - attemptStartedAt);
-                    parts.splice(first, 0, { type: "first-token", ttft_ms: ttftMs });
+                // Until the first token a long read (a fast server's burst of chunks) is decoded in
+                // growing slices, so the first token is handed on before the rest is parsed; the
+                // growth keeps a long wait for it (a model thinking first) to a few slices a read.
+                for (let offset = 0, slice = FIRST_SLICE_BYTES; offset < bytes.length; slice *= 2) {
+                  const end =
+                    ttftMs === null ? Math.min(offset + slice, bytes.length) : bytes.length;
+                  const progressBefore = decoder.progress;
+                  const parts: ChatModelPart[] = decoder.push(bytes.subarray(offset, end));
+                  offset = end;
+                  if (decoder.progress !== progressBefore) budget.progressed();
+                  if (ttftMs === null) {
+                    // TTFT stays the time to the answer (or a tool call): thinking comes before it.
+                    const first = parts.findIndex((part) => part.type !== "reasoning-delta");
+                    if (first !== -1) {
+                      ttftMs = roundMs(received_at - attemptStartedAt);
+                      parts.splice(first, 0, { type: "first-token", ttft_ms: ttftMs });
+                    }
                   }
+                  if (parts.length > 0) yield parts;
+                  if (decoder.finished) break reading;
                 }
-                if (parts.length > 0) yield parts;
-                if (decoder.finished) break;
               }
             }
             // Taken before the closing parts are yielded, so a consumer that dwells on them does not
@@ -280,6 +292,9 @@ function describeFailure(
     ),
   };
 }
+
+/** About ten typical chunks. */
+const FIRST_SLICE_BYTES = 2048;
 
 /** Capture is for inspection: a failing capture must not fail the call it watches. */
 function captureSafely(record: () => void): void {

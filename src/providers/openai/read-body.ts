@@ -1,5 +1,5 @@
 import { ProviderStreamError } from "../errors.js";
-import { type AttemptSignal, IDLE_TIMEOUT } from "./attempt-signal.js";
+import { type AttemptSignal, FINISHED, IDLE_TIMEOUT } from "./attempt-signal.js";
 
 export interface ReceivedBytes {
   bytes: Uint8Array;
@@ -33,6 +33,47 @@ export class ProgressBudget {
 }
 
 /**
+ * Aborts the attempt with IDLE_TIMEOUT once the budget is spent in a wait for bytes. One timer
+ * serves the whole body and is checked only when it fires (at most once per budget), instead of
+ * being set and cleared around every read: on a real stream a read is a chunk, and a timer per
+ * chunk cost more than the rest of the read.
+ */
+class IdleWatch {
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  /** performance.now() when the pending read began; null while the consumer holds the bytes. */
+  #waitingSince: number | null = null;
+
+  constructor(
+    readonly budget: ProgressBudget,
+    readonly signal: AttemptSignal,
+  ) {}
+
+  waitStarted(at: number): void {
+    this.#waitingSince = at;
+    if (this.#timer === null) this.#timer = setTimeout(this.#check, this.budget.leftMs);
+  }
+
+  waitEnded(at: number): void {
+    if (this.#waitingSince !== null) this.budget.spend(at - this.#waitingSince);
+    this.#waitingSince = null;
+  }
+
+  stop(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  readonly #check = (): void => {
+    this.#timer = null;
+    // Not waiting: the next read sets the timer again.
+    if (this.#waitingSince === null) return;
+    const leftMs = this.budget.leftMs - (performance.now() - this.#waitingSince);
+    if (leftMs <= 0) this.signal.abort(IDLE_TIMEOUT);
+    else this.#timer = setTimeout(this.#check, leftMs);
+  };
+}
+
+/**
  * Reads a response body, failing with `idle_timeout` when the budget runs out while waiting for
  * bytes and with `connection_lost` when the connection dies; the caller's abort (or the call's
  * deadline) surfaces as its own reason. Leaving early (break, throw) cancels the body, which
@@ -44,11 +85,11 @@ export async function* readBody(
   budget: ProgressBudget,
 ): AsyncGenerator<ReceivedBytes, void, undefined> {
   const reader = body.getReader();
+  const idle = new IdleWatch(budget, signal);
   let complete = false;
   try {
     for (;;) {
-      const clearTimer = signal.startTimer(budget.leftMs, IDLE_TIMEOUT);
-      const waitStart = performance.now();
+      idle.waitStarted(performance.now());
       let result: Awaited<ReturnType<typeof reader.read>>;
       try {
         result = await reader.read();
@@ -66,11 +107,9 @@ export async function* readBody(
           "the connection to the model endpoint was lost mid-stream",
           { cause: error },
         );
-      } finally {
-        clearTimer();
       }
       const receivedAt = performance.now();
-      budget.spend(receivedAt - waitStart);
+      idle.waitEnded(receivedAt);
       if (result.done) {
         complete = true;
         return;
@@ -78,6 +117,8 @@ export async function* readBody(
       yield { bytes: result.value, received_at: receivedAt };
     }
   } finally {
-    if (!complete) reader.cancel().catch(() => {});
+    idle.stop();
+    if (!complete) reader.cancel(FINISHED).catch(() => {});
+    signal.settle();
   }
 }
