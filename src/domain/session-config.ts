@@ -149,7 +149,7 @@ const ToolSelection = z
  * A config that names a chat agent but no event agent gets an event agent on the same endpoint
  * and model: an `openai:` session must not fall back to the simulated model unasked.
  */
-function eventAgentFollowsChatAgent(input: unknown): unknown {
+export function eventAgentFollowsChatAgent(input: unknown): unknown {
   if (input === null || typeof input !== "object" || Array.isArray(input)) return input;
   const config = input as Record<string, unknown>;
   const chat = config.chat_agent;

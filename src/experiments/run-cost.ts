@@ -1,5 +1,6 @@
+import { tableCost } from "../domain/call-pricing.js";
 import type { CostSource } from "../domain/experiment.js";
-import { estimateCost, type Price, priceFor } from "../domain/prices.js";
+import type { Price } from "../domain/prices.js";
 import type { SessionRecord } from "../domain/records.js";
 import { callCost, tokenUsage, type UsageCallRecord } from "../domain/usage.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -7,8 +8,9 @@ import type { SessionStore } from "../store/session-store.js";
 /**
  * What a run cost, from its usage rows, and where the figure comes from. Each model call counts
  * with `callCost` (the provider's reported price wins, else the price table's estimate the runtime
- * recorded); a call recorded without either (a session stored before costs were recorded) is
- * priced here by the table, at its agent's model, with the suite's prices over the built-in ones.
+ * recorded); a call recorded without either (a store upgrades and imports fill the estimate in,
+ * so this is a row the table did not know then) is priced here by the same rule
+ * (call-pricing.ts), with the suite's prices over the built-in ones.
  * Tool executions cost nothing. One call without any price makes the run's cost unknown: a sum
  * that silently leaves calls out would look cheaper than it was.
  */
@@ -17,25 +19,11 @@ export interface CostFigure {
   cost_source: CostSource;
 }
 
-type Agent = UsageCallRecord["agent"];
-
-function modelsOf(config: Record<string, unknown>): Partial<Record<Agent, string>> {
-  const modelOf = (agent: unknown) => {
-    const model =
-      agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : null;
-    return typeof model === "string" && model.length > 0 ? model : undefined;
-  };
-  const chat = modelOf(config.chat_agent) ?? "sim";
-  // The event agent follows the chat agent unless the config names its own.
-  return { chat_agent: chat, event_agent: modelOf(config.event_agent) ?? chat };
-}
-
 export function callsCost(
   calls: readonly UsageCallRecord[],
   config: Record<string, unknown>,
   prices: Record<string, Price>,
 ): CostFigure {
-  const models = modelsOf(config);
   const figures: CostFigure[] = calls
     .filter((call) => call.call_kind !== "tool_execution")
     .map((call) => {
@@ -43,9 +31,7 @@ export function callsCost(
       if (recorded.usd !== null) {
         return { cost_usd: recorded.usd, cost_source: recorded.source ?? "estimated" };
       }
-      const model = models[call.agent];
-      const price = model === undefined ? null : priceFor(model, prices);
-      const usd = estimateCost(tokenUsage(call), price);
+      const usd = tableCost(tokenUsage(call), config, call.agent, prices);
       return usd === null
         ? { cost_usd: null, cost_source: "unknown" }
         : { cost_usd: usd, cost_source: "estimated" };

@@ -1,8 +1,6 @@
-import { estimateCost, priceFor } from "../domain/prices.js";
+import { tableCost } from "../domain/call-pricing.js";
 import { redactSecretText } from "../domain/secrets.js";
-import type { AgentConfig } from "../domain/session-config.js";
 import {
-  type AgentRole,
   callCost,
   type ResponseIdentity,
   type TokenUsage,
@@ -25,15 +23,10 @@ export interface MeasuredCall extends ResponseIdentity {
   elapsed_ms: number;
 }
 
-/** The config of the agent a call belongs to (the event kernel's calls are the event agent's). */
-export function agentConfigOf(context: TurnContext, agent: AgentRole): AgentConfig {
-  return agent === "chat_agent" ? context.config.chat_agent : context.config.event_agent;
-}
-
 /**
  * One call's usage row, the same figures as a `usage` event for the live view, then its captured
- * payload under the row's metric key. The price-table cost is taken by the agent's configured
- * model string (the one a suite's `prices` name), not the model the endpoint says answered.
+ * payload under the row's metric key. The price-table cost is taken as every face takes it
+ * (call-pricing.ts): by the agent's configured model string, not the model that answered.
  * A store that refuses either write throws, as any write of the turn does (turn-failure.ts).
  */
 export async function recordCall(
@@ -45,8 +38,7 @@ export async function recordCall(
   const { agent, round_index, metric_key } = spec;
   const { usage, source, ttft_ms, elapsed_ms } = measured;
   const estimated = source === "estimated";
-  const price = priceFor(agentConfigOf(context, agent).model, context.config.prices);
-  const cost_estimated_usd = estimateCost(usage, price);
+  const cost_estimated_usd = tableCost(usage, context.config, agent, context.config.prices);
   await context.store.appendUsage(context.session_id, {
     turn_index: context.turn_index,
     round_index,

@@ -314,7 +314,7 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
     });
   });
 
-  it("imports a version-1 document, its new fields empty and its estimate labelled", async () => {
+  it("imports a version-1 document, provider fields empty, its estimate labelled and priced by the table", async () => {
     const store = getStore();
     expect(await store.importSession(structuredClone(EXPORT_VERSION_1))).toBe("old-export");
     const messages = await store.listMessages("old-export");
@@ -332,7 +332,8 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
       reasoning_tokens: 0,
       cache_write_tokens: 0,
       cost_usd: null,
-      cost_estimated_usd: null,
+      // The session's chat agent is the simulated model, which the table prices at 0.
+      cost_estimated_usd: 0,
       response_model: null,
       response_id: null,
       system_fingerprint: null,
@@ -343,11 +344,61 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
     expect(usage.session).toMatchObject({
       total_tokens: 25,
       estimated_count: 1,
-      cost_usd: null,
+      cost_usd: 0,
       reported_cost_count: 0,
-      unpriced_count: 1,
+      unpriced_count: 0,
     });
     // Exported again, it is a version-2 document.
     expect((await store.exportSession("old-export")).version).toBe(2);
+  });
+
+  it("prices a version-1 document's model calls at its agents' models, as the runtime would", async () => {
+    const store = getStore();
+    const withModel = (model: string, prices?: Record<string, unknown>) => {
+      const document = structuredClone(EXPORT_VERSION_1) as unknown as {
+        session: { config: Record<string, unknown> };
+        usage: { calls: Record<string, unknown>[] };
+      };
+      document.session.config = {
+        tool_invocation_mode: "dual_agent",
+        chat_agent: { model },
+        ...(prices === undefined ? {} : { prices }),
+      };
+      const [call] = document.usage.calls;
+      // The event kernel's call goes to the event agent, which follows the chat agent here.
+      document.usage.calls.push(
+        { ...call, id: 2, agent: "event_kernel", metric_key: "kernel:1:1" },
+        { ...call, id: 3, call_kind: "tool_execution", metric_key: "tool:1:1", estimated: false },
+      );
+      return document;
+    };
+    const costs = async (id: string) =>
+      (await store.usageSummary(id)).calls.map((call) => [
+        call.metric_key,
+        call.cost_estimated_usd,
+      ]);
+    await store.importSession(withModel("openai:gpt-4.1-mini-2025-04-14"), { session_id: "mini" });
+    // gpt-4.1-mini: 20 prompt tokens at $0.4/M, 5 completion tokens at $1.6/M.
+    const mini = (20 * 0.4 + 5 * 1.6) / 1_000_000;
+    expect(await costs("mini")).toStrictEqual([
+      ["chat:1:1", mini],
+      ["kernel:1:1", mini],
+      ["tool:1:1", null],
+    ]);
+    await store.importSession(
+      withModel("openai:house", { "openai:house": { input: 1, output: 1 } }),
+      { session_id: "custom" },
+    );
+    expect((await costs("custom"))[0]).toStrictEqual(["chat:1:1", 25 / 1_000_000]);
+    await store.importSession(withModel("openai:house"), { session_id: "unknown" });
+    expect(await costs("unknown")).toStrictEqual([
+      ["chat:1:1", null],
+      ["kernel:1:1", null],
+      ["tool:1:1", null],
+    ]);
+    expect((await store.usageSummary("unknown")).session).toMatchObject({
+      cost_usd: null,
+      unpriced_count: 2,
+    });
   });
 }

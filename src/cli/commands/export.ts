@@ -24,7 +24,7 @@ export function registerExportCommand(program: Command, context: CommandContext)
     .addHelpText(
       "after",
       `
-The document is { format: "agent-lab.session", version: 1, exported_at, session, turns, messages,
+The document is { format: "agent-lab.session", version: 2, exported_at, session, turns, messages,
 audit, usage }, the records exactly as the store keeps them.
 
 Examples:

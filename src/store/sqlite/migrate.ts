@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { backfillTableCosts } from "./cost-backfill.js";
 import { INDEXES, SCHEMA_VERSION, TABLES } from "./schema.js";
 
 interface ColumnInfo {
@@ -7,7 +8,8 @@ interface ColumnInfo {
 
 /**
  * Brings any layout the lab ever wrote up to SCHEMA_VERSION, additively: nothing is dropped or
- * rewritten except duplicate metric keys, which must go before the unique index can exist.
+ * rewritten except duplicate metric keys, which must go before the unique index can exist, and
+ * the price-table cost is filled in where a model call has none (cost-backfill.ts).
  *
  * Several processes may open one legacy file at once. Everything happens inside one
  * BEGIN IMMEDIATE transaction, which takes the write lock *before* the layout is read, so the
@@ -39,6 +41,8 @@ export function migrate(db: Database.Database): void {
         )
     `);
     for (const statement of INDEXES) db.exec(statement);
+    // Version 3 records each call's price-table cost; rows from before it get theirs now.
+    if (version < 3) backfillTableCosts(db);
 
     // The listing caches are rebuilt from the rows themselves; usage rows may have gone above.
     db.exec(`UPDATE sessions SET folded_tokens = 0,

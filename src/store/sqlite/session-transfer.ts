@@ -1,8 +1,10 @@
 import type Database from "better-sqlite3";
+import { sessionPrices, tableCost } from "../../domain/call-pricing.js";
 import { SessionExistsError } from "../../domain/errors.js";
 import { toWellFormed } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import type { ParsedSessionExport } from "../../domain/session-export.js";
+import { tokenUsage } from "../../domain/usage.js";
 import { toMessageRowParams, toUsageRowParams } from "./rows.js";
 import type { Statements } from "./statements.js";
 
@@ -89,8 +91,20 @@ export class SessionTransfer {
         created_at: entry.created_at,
       });
     }
+    // A version-1 document predates recorded costs: its model calls get the table's estimate
+    // here, as an upgraded database's rows do (cost-backfill.ts).
+    const config = session.config;
+    const prices = document.version === 1 ? sessionPrices(config) : null;
     for (const { id: _id, mode: _mode, estimated: _derived, ...call } of document.usage.calls) {
-      this.sql.insertUsage.run(toUsageRowParams(sessionId, call));
+      const unpriced =
+        prices !== null &&
+        call.call_kind !== "tool_execution" &&
+        call.cost_usd === null &&
+        call.cost_estimated_usd === null;
+      const cost_estimated_usd = unpriced
+        ? tableCost(tokenUsage(call), config, call.agent, prices)
+        : call.cost_estimated_usd;
+      this.sql.insertUsage.run(toUsageRowParams(sessionId, { ...call, cost_estimated_usd }));
     }
   }
 }

@@ -266,7 +266,7 @@ describe("SqliteSessionStore: legacy files and the file itself", () => {
   });
 
   it.each([1, 2] as const)(
-    "opens a schema-version-%i file with its data, the new fields empty, and keeps payloads in it",
+    "opens a schema-version-%i file with its data, provider fields empty, the table estimate filled in, and keeps payloads in it",
     (version) => {
       const databasePath = join(directory.path, `version-${version}.sqlite3`);
       const connection = new Database(databasePath);
@@ -307,14 +307,15 @@ describe("SqliteSessionStore: legacy files and the file itself", () => {
           reasoning_tokens: 0,
           cache_write_tokens: 0,
           cost_usd: null,
-          cost_estimated_usd: null,
+          // The session's config names no model: the simulated one, which the table prices at 0.
+          cost_estimated_usd: 0,
           response_model: null,
           finish_reason: null,
           refusal: false,
           raw_usage: null,
         })),
       );
-      expect(usage.session).toMatchObject({ total_tokens: 26, cost_usd: null, unpriced_count: 2 });
+      expect(usage.session).toMatchObject({ total_tokens: 26, cost_usd: 0, unpriced_count: 0 });
       // The migrated file takes the new writes.
       const payload = {
         metric_key: "chat:1:1",
@@ -351,6 +352,117 @@ describe("SqliteSessionStore: legacy files and the file itself", () => {
       reopened.close();
     },
   );
+
+  it.each([1, 2] as const)(
+    "prices the model calls of a schema-version-%i file by the table as it upgrades it, as the runtime prices a new call",
+    (version) => {
+      const databasePath = join(directory.path, `priced-${version}.sqlite3`);
+      const connection = new Database(databasePath);
+      connection.exec(layoutOfVersion(version));
+      const insertSession = connection.prepare(
+        "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, 'then', 'then', ?)",
+      );
+      const configs = {
+        // No event agent: the event kernel's calls go to the chat agent's endpoint.
+        mini: { chat_agent: { model: "openai:gpt-4.1-mini" } },
+        split: { chat_agent: { model: "openai:gpt-4.1-mini" }, event_agent: { model: "sim:fast" } },
+        custom: {
+          chat_agent: { model: "openai:house-model" },
+          prices: { "openai:house-model": { input: 1, output: 2 } },
+        },
+        unknown: { chat_agent: { model: "openai:house-model" } },
+      };
+      for (const [id, config] of Object.entries(configs)) {
+        insertSession.run(id, id, JSON.stringify(config));
+      }
+      const insertUsage = connection.prepare(`
+        INSERT INTO usage_stats (session_id, turn_index, round_index, prompt_tokens,
+          completion_tokens, total_tokens, cached_tokens, elapsed_ms, created_at, agent, call_kind,
+          metric_key)
+        VALUES (?, 1, ?, 1000, 100, 1100, 200, 5, 'then', ?, ?, ?)`);
+      for (const id of Object.keys(configs)) {
+        insertUsage.run(id, 1, "chat_agent", "chat_completion", "chat:1:1");
+        insertUsage.run(id, 1, "event_kernel", "chat_completion", "kernel:1:1");
+        insertUsage.run(id, 2, "chat_agent", "tool_execution", "tool:1:2");
+      }
+      connection.close();
+
+      const store = new SqliteSessionStore(databasePath);
+      const costs = (id: string) =>
+        store.usageSummary(id).calls.map((call) => [call.metric_key, call.cost_estimated_usd]);
+      // gpt-4.1-mini: 800 uncached prompt tokens at $0.4/M, 200 cached at $0.1/M, 100 out at $1.6/M.
+      const mini = (800 * 0.4 + 200 * 0.1 + 100 * 1.6) / 1_000_000;
+      expect(costs("mini")).toStrictEqual([
+        ["chat:1:1", mini],
+        ["kernel:1:1", mini],
+        ["tool:1:2", null],
+      ]);
+      expect(costs("split")).toStrictEqual([
+        ["chat:1:1", mini],
+        ["kernel:1:1", 0],
+        ["tool:1:2", null],
+      ]);
+      // The session's own prices name a model the built-in table does not know.
+      const custom = (1000 * 1 + 100 * 2) / 1_000_000;
+      expect(costs("custom")).toStrictEqual([
+        ["chat:1:1", custom],
+        ["kernel:1:1", custom],
+        ["tool:1:2", null],
+      ]);
+      // A model nobody priced stays unpriced, honestly.
+      expect(costs("unknown")).toStrictEqual([
+        ["chat:1:1", null],
+        ["kernel:1:1", null],
+        ["tool:1:2", null],
+      ]);
+      expect(store.usageSummary("mini").session).toMatchObject({
+        cost_usd: 2 * mini,
+        unpriced_count: 0,
+      });
+      expect(store.usageSummary("unknown").session).toMatchObject({
+        cost_usd: null,
+        unpriced_count: 2,
+      });
+      store.close();
+    },
+  );
+
+  it("fills in the table estimate of a large legacy file in one quick pass", () => {
+    const databasePath = join(directory.path, "large.sqlite3");
+    const connection = new Database(databasePath);
+    connection.exec(layoutOfVersion(2));
+    const insertSession = connection.prepare(
+      "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, 'then', 'then', ?)",
+    );
+    const insertUsage = connection.prepare(`
+      INSERT INTO usage_stats (session_id, turn_index, round_index, prompt_tokens,
+        completion_tokens, total_tokens, cached_tokens, elapsed_ms, created_at, metric_key)
+      VALUES (?, 1, ?, 1000, 100, 1100, 0, 5, 'then', ?)`);
+    const rows = 100_000;
+    connection.transaction(() => {
+      for (let session = 0; session < 100; session += 1) {
+        insertSession.run(`s${session}`, "s", '{"chat_agent":{"model":"openai:gpt-4.1-mini"}}');
+      }
+      for (let row = 0; row < rows; row += 1) {
+        insertUsage.run(`s${row % 100}`, row + 1, `chat:1:${row + 1}`);
+      }
+    })();
+    connection.close();
+
+    const started = performance.now();
+    const store = new SqliteSessionStore(databasePath);
+    const elapsed = performance.now() - started;
+    store.close();
+    const migrated = new Database(databasePath, { readonly: true });
+    const priced = migrated
+      .prepare("SELECT COUNT(*) FROM usage_stats WHERE cost_estimated_usd = ?")
+      .pluck()
+      .get((1000 * 0.4 + 100 * 1.6) / 1_000_000);
+    migrated.close();
+    expect(priced).toBe(rows);
+    // About a second on a laptop; minutes would mean a pass per row or per statement.
+    expect(elapsed).toBeLessThan(20_000);
+  }, 60_000);
 
   it("stores payloads compressed: stored_bytes is the size of the blobs in the file", () => {
     const databasePath = join(directory.path, "payloads.sqlite3");
