@@ -163,24 +163,76 @@ describe("agent-lab call", () => {
     );
   });
 
-  it("says why a call has no payload", async () => {
-    const unknown = await runCli(["--db", db, "call", report.session_id, "chat:9:9"]);
+  it("says why a call has no payload: an unknown key, a tool execution", async () => {
+    const id = report.session_id;
+    const unknown = await runCli(["--db", db, "call", id, "chat:9:9"]);
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toBe("");
     expect(stderrLines(unknown)).toEqual([
-      expect.stringMatching(
-        /^agent-lab: no payload kept for call chat:9:9 of session .*: the session has no call with this metric key/,
-      ),
+      `agent-lab: no payload kept for call chat:9:9 of session ${id}: the session has no call with this metric key (agent-lab usage ${id} lists them in its Calls table, GET /api/sessions/${id}/usage under calls)`,
     ]);
     const tool = withStore(
       (store) =>
-        store
-          .usageSummary(report.session_id)
-          .calls.find((call) => call.call_kind === "tool_execution")?.metric_key,
+        store.usageSummary(id).calls.find((call) => call.call_kind === "tool_execution")
+          ?.metric_key,
     );
-    const execution = await runCli(["--db", db, "call", report.session_id, String(tool)]);
+    const execution = await runCli(["--db", db, "call", id, String(tool)]);
     expect(execution.status).toBe(1);
-    expect(execution.stderr).toContain("it is a tool execution");
+    expect(stderrLines(execution)).toEqual([
+      `agent-lab: no payload kept for call ${tool} of session ${id}: it is a tool execution; only model calls (chat completions, argument fallbacks) are captured`,
+    ]);
+  });
+
+  it("says why a model call has no payload: capture off, recorded before payloads, imported", async () => {
+    const other = join(folder.path, "reasons.sqlite3");
+    const store = new SqliteSessionStore(other);
+    try {
+      store.createSession({
+        title: "off",
+        config: { capture: { payloads: "off" } },
+        session_id: "off",
+      });
+      store.startTurn("off", { turn_index: 1, user_message: "hi" });
+      const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+      // Recorded by this lab with capture off: it has a finish reason.
+      store.appendUsage("off", {
+        turn_index: 1,
+        round_index: 1,
+        usage,
+        elapsed_ms: 9,
+        metadata: { metric_key: "chat:1:1", finish_reason: "stop" },
+      });
+      // As an upgraded database holds a call: no finish reason, counts from the endpoint.
+      store.appendUsage("off", {
+        turn_index: 1,
+        round_index: 2,
+        usage,
+        elapsed_ms: 9,
+        metadata: { metric_key: "chat:1:2" },
+      });
+      // The session `run` made kept its calls; its copy in this file has none.
+      const exported = withStore((source) => source.exportSession(report.session_id));
+      store.importSession(exported, { session_id: "copy" });
+    } finally {
+      store.close();
+    }
+    const reasonOf = async (session: string, key: string) => {
+      const result = await runCli(["--db", other, "call", session, key]);
+      expect(result.status).toBe(1);
+      expect(result.stdout).toBe("");
+      return stderrLines(result);
+    };
+    const before =
+      "this call was recorded before the lab kept payloads (an older database) or came with an imported session (exports carry no payloads)";
+    expect(await reasonOf("off", "chat:1:1")).toEqual([
+      "agent-lab: no payload kept for call chat:1:1 of session off: payload capture was off for this call (the session's capture.payloads is off, or auto with an endpoint that is not on this machine)",
+    ]);
+    expect(await reasonOf("off", "chat:1:2")).toEqual([
+      `agent-lab: no payload kept for call chat:1:2 of session off: ${before}`,
+    ]);
+    expect(await reasonOf("copy", "chat:1:1")).toEqual([
+      `agent-lab: no payload kept for call chat:1:1 of session copy: ${before}`,
+    ]);
   });
 
   it("refuses an unknown session with one line", async () => {

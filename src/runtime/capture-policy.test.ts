@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CaptureConfig } from "../domain/call-capture.js";
-import { capturesPayloads, isLoopbackUrl } from "./capture-policy.js";
+import { isLoopbackUrl } from "../domain/loopback-url.js";
+import { capturesPayloads } from "./capture-policy.js";
 
 const SIM = { simulated: true };
 const OPENAI_DEFAULT = "https://api.openai.com/v1";

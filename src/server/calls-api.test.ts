@@ -34,11 +34,18 @@ describe("HTTP API: calls and the richer usage", () => {
     return turnEventsOf(await response.text());
   }
 
-  async function expectError(response: Response, status: number, code: string, message: RegExp) {
+  /** A string is the exact message; a pattern matches part of it. */
+  async function expectError(
+    response: Response,
+    status: number,
+    code: string,
+    message: RegExp | string,
+  ) {
     expect(response.status).toBe(status);
     const body = (await response.json()) as ErrorBody;
     expect(body.error.code).toBe(code);
-    expect(body.error.message).toMatch(message);
+    if (typeof message === "string") expect(body.error.message).toBe(message);
+    else expect(body.error.message).toMatch(message);
   }
 
   /** A stored call with a payload, written through the store port as the runtime writes it. */
@@ -121,20 +128,20 @@ describe("HTTP API: calls and the richer usage", () => {
     expect(text).toContain("[redacted]");
   });
 
-  it("answers call_not_captured, saying why, for a call without a payload", async () => {
+  it("answers call_not_captured, saying why, for a tool execution and an unknown key", async () => {
     const id = await createSession();
     storeCall(id, "data: [DONE]\n\n");
     await expectError(
       await lab.api(`/api/sessions/${id}/calls/tool:1:1:e1`),
       404,
       "call_not_captured",
-      /no payload kept for call tool:1:1:e1 .*tool execution/,
+      `no payload kept for call tool:1:1:e1 of session ${id}: it is a tool execution; only model calls (chat completions, argument fallbacks) are captured`,
     );
     await expectError(
       await lab.api(`/api/sessions/${id}/calls/chat:9:9`),
       404,
       "call_not_captured",
-      /no payload kept for call chat:9:9 .*no call with this metric key/,
+      `no payload kept for call chat:9:9 of session ${id}: the session has no call with this metric key (agent-lab usage ${id} lists them in its Calls table, GET /api/sessions/${id}/usage under calls)`,
     );
   });
 
@@ -147,7 +154,47 @@ describe("HTTP API: calls and the richer usage", () => {
       await lab.api(`/api/sessions/${id}/calls/chat:1:1`),
       404,
       "call_not_captured",
-      /capture was off/,
+      `no payload kept for call chat:1:1 of session ${id}: payload capture was off for this call (the session's capture.payloads is off, or auto with an endpoint that is not on this machine)`,
+    );
+  });
+
+  const before =
+    "this call was recorded before the lab kept payloads (an older database) or came with an imported session (exports carry no payloads)";
+
+  it("says a call recorded before the lab kept payloads is one, even where capture is off now", async () => {
+    // A row as an upgraded database holds it: no finish reason, counts from the endpoint.
+    const id = await createSession({ capture: { payloads: "off" } });
+    lab.store.startTurn(id, { turn_index: 1, user_message: "hi" });
+    lab.store.appendUsage(id, {
+      turn_index: 1,
+      round_index: 1,
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      elapsed_ms: 12,
+      metadata: { metric_key: "chat:1:1" },
+    });
+    await expectError(
+      await lab.api(`/api/sessions/${id}/calls/chat:1:1`),
+      404,
+      "call_not_captured",
+      `no payload kept for call chat:1:1 of session ${id}: ${before}`,
+    );
+  });
+
+  it("says an imported session's calls came without payloads, though capture kept them at home", async () => {
+    const id = await createSession();
+    await runTurn(id, "search for agent lab");
+    expect((await lab.api(`/api/sessions/${id}/calls/chat:1:1`)).status).toBe(200);
+    const exported = await (await lab.api(`/api/sessions/${id}/export`)).json();
+    const imported = await lab.api("/api/import?session_id=copy", {
+      method: "POST",
+      json: exported,
+    });
+    expect(imported.status).toBe(201);
+    await expectError(
+      await lab.api("/api/sessions/copy/calls/chat:1:1"),
+      404,
+      "call_not_captured",
+      `no payload kept for call chat:1:1 of session copy: ${before}`,
     );
   });
 

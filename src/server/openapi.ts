@@ -353,7 +353,7 @@ function paths(): JsonObject {
         summary:
           "One model call as it went over the wire: the request body sent and the raw stream",
         description:
-          "Kept when the session's capture.payloads is on, or auto (the default) with the simulated model or an endpoint on a loopback address. Text shaped like a key is shown as [redacted]. A call without a payload (capture off, a tool execution, an unknown key) is a 404 call_not_captured whose message says which.",
+          "Kept when the session's capture.payloads is on, or auto (the default) with the simulated model or an endpoint on a loopback address. Text shaped like a key is shown as [redacted]. A call without a payload (capture off, a call recorded before payloads were kept or imported with its session, a tool execution, an unknown key) is a 404 call_not_captured whose message says which.",
         responses: { 200: ok("the captured call", ref("CallPayload")), ...errors(404) },
       },
     },

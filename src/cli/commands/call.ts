@@ -25,7 +25,8 @@ export function registerCallCommand(program: Command, context: CommandContext): 
 A call is kept when the session's capture.payloads is on, or auto (the default) with the simulated
 model or an endpoint on this machine (a loopback base_url). Each body is kept up to
 capture.max_bytes (256 KiB unless set); a cut body says so. Headers are never kept, so no key is;
-text shaped like a key in a body is shown as [redacted]. Tool executions have no payload.
+text shaped like a key in a body is shown as [redacted]. Tool executions have no payload, nor do
+calls recorded before the lab kept payloads or imported with their session (exports carry none).
 
 Examples:
   $ agent-lab call 3f1c… chat:1:1
@@ -37,10 +38,12 @@ Examples:
         if (store === null) throw new SessionNotFoundError(sessionId);
         let payload: CallPayloadRecord | null;
         try {
-          if (store.getSession(sessionId) === null) throw new SessionNotFoundError(sessionId);
+          const session = store.getSession(sessionId);
+          if (session === null) throw new SessionNotFoundError(sessionId);
           payload = await store.getCallPayload(sessionId, metricKey);
           if (payload === null) {
-            const reason = missingPayloadReason(store.usageSummary(sessionId).calls, metricKey);
+            const { calls } = store.usageSummary(sessionId);
+            const reason = missingPayloadReason(session, calls, metricKey);
             throw new CallNotCapturedError(sessionId, metricKey, reason);
           }
         } finally {

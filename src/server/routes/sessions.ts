@@ -89,7 +89,11 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
     const payload = await store.getCallPayload(session.id, metricKey);
     if (payload === null) {
       const { calls } = await store.usageSummary(session.id);
-      throw new CallNotCapturedError(session.id, metricKey, missingPayloadReason(calls, metricKey));
+      throw new CallNotCapturedError(
+        session.id,
+        metricKey,
+        missingPayloadReason(session, calls, metricKey),
+      );
     }
     return c.json(redactedCallPayload(payload));
   });
