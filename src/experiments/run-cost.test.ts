@@ -86,6 +86,14 @@ describe("callsCost", () => {
     expect(figure.cost_usd).toBeCloseTo(10 + 2, 9);
   });
 
+  it("prices the event kernel's calls at the event agent's model, which follows the chat agent when absent", () => {
+    const kernel = call({ agent: "event_kernel", metric_key: "kernel:1:1" });
+    expect(callsCost([kernel], config, prices)).toEqual({ cost_usd: 2, cost_source: "estimated" });
+    // No event agent: the kernel's calls went to the chat agent's gpt-4.1, as a session runs it.
+    const figure = callsCost([kernel], { chat_agent: config.chat_agent }, prices);
+    expect(figure.cost_usd).toBeCloseTo(10, 9);
+  });
+
   it("is unknown when a model call has no price at all", () => {
     expect(
       callsCost([call({ cost_usd: 0.5 }), call({ agent: "event_agent" })], config, {}),
