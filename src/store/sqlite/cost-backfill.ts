@@ -1,18 +1,12 @@
 import type Database from "better-sqlite3";
 import { sessionPrices, tableCost } from "../../domain/call-pricing.js";
 import type { PriceTable } from "../../domain/prices.js";
-import { type AgentRole, tokenUsage } from "../../domain/usage.js";
+import type { AgentRole, TokenUsage } from "../../domain/usage.js";
 
-interface UnpricedRow {
+interface UnpricedRow extends TokenUsage {
   id: number;
   session_id: string;
   agent: AgentRole;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cached_tokens: number;
-  reasoning_tokens: number;
-  cache_write_tokens: number;
 }
 
 interface SessionPricing {
@@ -52,9 +46,7 @@ export function backfillTableCosts(db: Database.Database): void {
     for (const row of rows) {
       const pricing = pricingOf(row.session_id);
       const cost =
-        pricing === null
-          ? null
-          : tableCost(tokenUsage(row), pricing.config, row.agent, pricing.prices);
+        pricing === null ? null : tableCost(row, pricing.config, row.agent, pricing.prices);
       if (cost !== null) update.run(cost, row.id);
     }
     const last = rows.at(-1);
