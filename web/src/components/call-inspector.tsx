@@ -104,8 +104,8 @@ function PayloadError({ error }: { error: unknown }) {
           The lab keeps each call's request and raw stream when the session's capture setting allows
           it: by default (<code>capture.payloads: "auto"</code>) for the simulated model and
           endpoints on this machine. To keep them for any endpoint, create the session with{" "}
-          <code>{'"capture": { "payloads": "on" }'}</code> in its config; calls made before that
-          cannot be opened.
+          <code>{'"capture": { "payloads": "on" }'}</code> in its config. Calls recorded without a
+          payload (capture off, an older database, an imported session) stay without one.
         </p>
       </div>
     );
