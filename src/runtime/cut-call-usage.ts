@@ -1,14 +1,11 @@
-import { type TokenUsage, tokenUsage } from "../domain/usage.js";
+import type { TokenUsage } from "../domain/usage.js";
 import type { ChatModelRequest } from "../providers/chat-model.js";
-import { countPromptTokens, countTokens } from "../providers/tokenizer.js";
+import { estimateUsage, type StreamedOutput } from "../providers/usage-estimate.js";
 
 /** What a model call had produced when it was cut short (cancelled, or failed mid-stream). */
-export interface CutCallProgress {
-  text: string;
-  /** Thinking that streamed before the cut: billed as completion tokens like the answer. */
-  reasoning: string;
-  refusal: string;
-  tool_arguments: readonly string[];
+export interface CutCallProgress extends Omit<StreamedOutput, "tool_arguments"> {
+  /** Raw arguments by tool-call index, as far as they streamed. */
+  tool_arguments: Map<number, string>;
   started_at: number;
   /** When the first text, reasoning or tool call arrived, or null. */
   first_output_at: number | null;
@@ -20,25 +17,19 @@ export function producedOutput(progress: CutCallProgress): boolean {
     progress.text !== "" ||
     progress.reasoning !== "" ||
     progress.refusal !== "" ||
-    progress.tool_arguments.length > 0
+    progress.tool_arguments.size > 0
   );
 }
 
 /**
  * Token counts for a call that never got the endpoint's usage: the prompt as the lab's tokenizer
- * counts it, and the output that streamed before the cut, reasoning included (it is inside the
- * completion, as the endpoint would bill it). The endpoint billed at least this much; the row
- * says it is an estimate.
+ * counts it, and the output that streamed before the cut. The endpoint billed at least this much;
+ * the row says it is an estimate.
  */
 export function estimateCutUsage(request: ChatModelRequest, progress: CutCallProgress): TokenUsage {
   const tools = request.tools ?? [];
-  const prompt_tokens = countPromptTokens(
-    request.messages,
-    tools.length > 0 ? JSON.stringify(tools) : "",
-  );
-  const reasoning_tokens = countTokens(progress.reasoning);
-  let completion_tokens =
-    countTokens(progress.text) + reasoning_tokens + countTokens(progress.refusal);
-  for (const raw of progress.tool_arguments) completion_tokens += countTokens(raw);
-  return tokenUsage({ prompt_tokens, completion_tokens, reasoning_tokens });
+  return estimateUsage(request.messages, tools.length > 0 ? JSON.stringify(tools) : "", {
+    ...progress,
+    tool_arguments: progress.tool_arguments.values(),
+  });
 }

@@ -1,8 +1,8 @@
 import { OutputLimitError } from "../domain/errors.js";
 import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
-import type { AgentRole, CallKind, TokenUsage, UsageSource } from "../domain/usage.js";
-import type { ChatModel, ChatModelRequest } from "../providers/chat-model.js";
+import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
+import type { ChatModel, ChatModelPart, ChatModelRequest } from "../providers/chat-model.js";
 import { recordCall } from "./call-record.js";
 import { capturesPayloads } from "./capture-policy.js";
 import { CaptureSink } from "./capture-sink.js";
@@ -76,19 +76,13 @@ export async function callModel(
     text: "",
     reasoning: "",
     refusal: "",
-    tool_arguments: [],
+    tool_arguments: new Map(),
     started_at: performance.now(),
     first_output_at: null,
   };
+  const toolArguments = progress.tool_arguments;
   const toolCalls: AssembledToolCall[] = [];
-  let pendingUsage: {
-    usage: TokenUsage;
-    source: UsageSource;
-    cost_usd: number | null;
-    raw: Record<string, unknown> | null;
-  } | null = null;
-  /** Raw arguments by tool call index, as far as they streamed. */
-  const toolArguments = new Map<number, string>();
+  let pendingUsage: Extract<ChatModelPart, { type: "usage" }> | null = null;
   const maxOutput = context.config.limits.max_output_chars;
   /** Room left under the output limit: text, reasoning, refusal and tool arguments share it. */
   let room = maxOutput;
@@ -147,7 +141,6 @@ export async function callModel(
           take(part.arguments_delta, (kept) => {
             toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
           });
-          progress.tool_arguments = [...toolArguments.values()];
           break;
         case "tool-call": {
           progress.first_output_at ??= elapsedSince(progress.started_at);
@@ -156,7 +149,6 @@ export async function callModel(
           if (extra > room) throw overLimit();
           room -= extra;
           toolArguments.set(part.index, part.raw_arguments);
-          progress.tool_arguments = [...toolArguments.values()];
           toolCalls.push(part);
           break;
         }

@@ -14,7 +14,7 @@ const SRC = resolve(RUNTIME, "..");
 const ALLOWED = [
   /^domain\//,
   /^store\/session-store\.ts$/,
-  /^providers\/(chat-model|errors|tokenizer)\.ts$/,
+  /^providers\/(chat-model|errors|tokenizer|usage-estimate)\.ts$/,
   /^tools\/(registry|tool|tool-source|schema-errors)\.ts$/,
 ];
 

@@ -2,6 +2,7 @@ import { abortableSleep } from "../../domain/abortable-sleep.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
 import { ProviderApiError, ProviderConnectionError, ProviderStreamError } from "../errors.js";
+import { estimateUsage } from "../usage-estimate.js";
 import { AttemptSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
 import { sanitizeRequestId } from "./endpoint-message.js";
@@ -15,7 +16,6 @@ import { ProgressBudget, readBody } from "./read-body.js";
 import { renderRequestBody } from "./request-body.js";
 import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
 import { type AttemptOutcome, sendAttempt } from "./send-attempt.js";
-import { estimateUsage } from "./usage-estimate.js";
 
 export interface OpenAIChatModelDependencies {
   /** Where the key and OPENAI_BASE_URL are read; default process.env. */
@@ -194,7 +194,14 @@ export class OpenAIChatModel implements ChatModel {
                   }
                 : {
                     type: "usage",
-                    usage: estimateUsage(request.messages, body.tools ?? [], summary),
+                    usage: estimateUsage(
+                      request.messages,
+                      body.tools ? JSON.stringify(body.tools) : "",
+                      {
+                        ...summary,
+                        tool_arguments: summary.tool_calls.map((call) => call.raw_arguments),
+                      },
+                    ),
                     estimated: true,
                     source: "estimated",
                     cost_usd: null,
