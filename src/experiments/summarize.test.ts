@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { RunResult, ScenarioCategory, TurnFacts } from "../domain/experiment.js";
-import { costOf, DEFAULT_PRICES, priceFor } from "./prices.js";
 import { summarizeCell } from "./summarize.js";
 
 function turn(overrides: Partial<TurnFacts> = {}): TurnFacts {
@@ -186,73 +185,5 @@ describe("summarizeCell", () => {
       cost_source: "estimated",
       by_category: {},
     });
-  });
-});
-
-describe("priceFor", () => {
-  it("finds exact names, names behind a provider, and dated snapshots", () => {
-    expect(priceFor("gpt-4.1-mini", {})).toEqual(DEFAULT_PRICES["gpt-4.1-mini"]);
-    expect(priceFor("openai:gpt-4.1-mini", {})).toEqual(DEFAULT_PRICES["gpt-4.1-mini"]);
-    expect(priceFor("openai:gpt-4.1-mini-2025-04-14", {})).toEqual(DEFAULT_PRICES["gpt-4.1-mini"]);
-    expect(priceFor("openai:gpt-4.1-2025-04-14", {})).toEqual(DEFAULT_PRICES["gpt-4.1"]);
-    expect(priceFor("openai:gpt-4o-mini", {})).toEqual(DEFAULT_PRICES["gpt-4o-mini"]);
-    expect(priceFor("openai:o3-mini", {})).toEqual(DEFAULT_PRICES["o3-mini"]);
-  });
-
-  it("prices every simulated model at zero", () => {
-    const free = { input: 0, cached_input: 0, output: 0 };
-    expect(priceFor("sim", {})).toEqual(free);
-    expect(priceFor("sim:fast", {})).toEqual(free);
-  });
-
-  it("is null for unknown models, and never matches a mere prefix", () => {
-    expect(priceFor("openai:llama3.1", {})).toBeNull();
-    expect(priceFor("openai:gpt-4.10", {})).toBeNull();
-    expect(priceFor("simulator", {})).toBeNull();
-    // Another model of the same family is not priced as its cheaper namesake.
-    expect(priceFor("openai:o3-pro", {})).toBeNull();
-    expect(priceFor("openai:gpt-5-pro", {})).toBeNull();
-    expect(priceFor("openai:gpt-4.1-mini-high", {})).toBeNull();
-    expect(priceFor("openai:gpt-4o-2024-08-06", {})).toEqual(DEFAULT_PRICES["gpt-4o"]);
-    expect(priceFor("openai:gpt-4-0613", { "gpt-4": { input: 30, output: 60 } })).toEqual({
-      input: 30,
-      output: 60,
-    });
-  });
-
-  it("lets a suite's prices extend and override the table", () => {
-    const local = { input: 0, output: 0 };
-    const cheaper = { input: 0.1, output: 0.2 };
-    const extra = { "openai:llama3.1": local, "gpt-4.1-mini": cheaper };
-    expect(priceFor("openai:llama3.1", extra)).toEqual(local);
-    // A longer name is another model unless it is a dated snapshot.
-    expect(priceFor("openai:llama3.1-8b", extra)).toBeNull();
-    expect(priceFor("openai:gpt-4.1-mini", extra)).toEqual(cheaper);
-    expect(priceFor("gpt-4.1", extra)).toEqual(DEFAULT_PRICES["gpt-4.1"]);
-  });
-});
-
-describe("costOf", () => {
-  const turns = [
-    turn({ prompt_tokens: 1_000_000, cached_tokens: 400_000, completion_tokens: 100_000 }),
-    turn({ prompt_tokens: 500_000, cached_tokens: 0, completion_tokens: 50_000 }),
-  ];
-
-  it("prices uncached, cached and completion tokens per million", () => {
-    // (1.1M uncached × 0.4) + (0.4M cached × 0.1) + (0.15M completion × 1.6)
-    expect(costOf(turns, { input: 0.4, cached_input: 0.1, output: 1.6 })).toBeCloseTo(
-      0.44 + 0.04 + 0.24,
-      12,
-    );
-  });
-
-  it("charges cached tokens as input when the price has no cached rate", () => {
-    expect(costOf(turns, { input: 1, output: 2 })).toBeCloseTo(1.5 + 0.3, 12);
-  });
-
-  it("is zero for free models and null for unknown prices", () => {
-    expect(costOf(turns, priceFor("sim", {}))).toBe(0);
-    expect(costOf(turns, null)).toBeNull();
-    expect(costOf([], { input: 1, output: 1 })).toBe(0);
   });
 });
