@@ -132,15 +132,9 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
         {storageNote(payload)}
       </p>
       <section aria-labelledby="call-request-heading" data-testid="call-request">
-        <h3 id="call-request-heading">
+        <BodyHeading id="call-request-heading" size={request} testId="call-request-size">
           Request body
-          <span
-            className={`size-note ${request.cut ? "size-note-cut" : ""}`}
-            data-testid="call-request-size"
-          >
-            {request.text}
-          </span>
-        </h3>
+        </BodyHeading>
         {digest ? (
           <>
             <dl className="payload-facts">
@@ -198,15 +192,9 @@ function PayloadView({ payload }: { payload: CallPayloadRecord }) {
       </section>
       {decoded ? <DecodedView decoded={decoded} cut={payload.response_truncated} /> : null}
       <section aria-labelledby="call-response-heading" data-testid="call-response">
-        <h3 id="call-response-heading">
+        <BodyHeading id="call-response-heading" size={response} testId="call-response-size">
           Raw stream
-          <span
-            className={`size-note ${response.cut ? "size-note-cut" : ""}`}
-            data-testid="call-response-size"
-          >
-            {response.text}
-          </span>
-        </h3>
+        </BodyHeading>
         <ScrollablePre className="payload-pre" testId="call-response-body">
           {payload.response_body === "" ? "(nothing received)" : payload.response_body}
         </ScrollablePre>
@@ -261,5 +249,25 @@ function ScrollablePre(props: { className: string; testId: string; children: Rea
     <pre className={props.className} tabIndex={0} data-testid={props.testId}>
       {props.children}
     </pre>
+  );
+}
+
+/** A body's heading with its size note, marked when the body was cut at the cap. */
+function BodyHeading(props: {
+  id: string;
+  size: { text: string; cut: boolean };
+  testId: string;
+  children: ReactNode;
+}) {
+  return (
+    <h3 id={props.id}>
+      {props.children}
+      <span
+        className={`size-note ${props.size.cut ? "size-note-cut" : ""}`}
+        data-testid={props.testId}
+      >
+        {props.size.text}
+      </span>
+    </h3>
   );
 }
