@@ -1,4 +1,6 @@
 import type { CallPayloadRecord } from "../domain/call-capture.js";
+import type { ExperimentListItem } from "../domain/experiment.js";
+import type { Page, PageRequest } from "../domain/pagination.js";
 import type {
   AuditRecord,
   MessageRecord,
@@ -8,12 +10,16 @@ import type {
   TurnRecord,
 } from "../domain/records.js";
 import type { ImportSessionOptions, SessionExport } from "../domain/session-export.js";
-import type { UsageSummary } from "../domain/usage.js";
+import type { SessionPage, SessionQuery } from "../domain/session-query.js";
+import type { UsageCallRecord, UsageSummary } from "../domain/usage.js";
+import type { ExperimentRecords } from "./experiment-records.js";
 import type {
   AppendAuditOptions,
   AppendCallPayloadOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
+  AppendRecordsOptions,
+  AppendRecordsResult,
   AppendUsageOptions,
   ClaimTurnOptions,
   CompleteTurnOptions,
@@ -89,6 +95,32 @@ export interface SessionStore {
    * (the document's own unless `session_id` is given). An existing id → SessionExistsError.
    */
   importSession(document: unknown, options?: ImportSessionOptions): Awaitable<string>;
+
+  // Scale: keyset pages and bulk reads, so no answer grows with everything ever recorded.
+
+  /**
+   * One page of the session list, newest first (`updated_at`, then `id`), filtered; every filter
+   * is answered from an indexed column. `listSessions` keeps the seed's whole-list shape.
+   */
+  listSessionPage(query: SessionQuery): Awaitable<SessionPage>;
+  /** Every experiment with its session count and first/last creation, from one grouped query. */
+  listExperimentSummaries(): Awaitable<ExperimentListItem[]>;
+  /** A session's model and tool calls in recording order, a page at a time. */
+  listUsageCalls(sessionId: string, page: PageRequest): Awaitable<Page<UsageCallRecord>>;
+  /** A session's turns in order, a page at a time. */
+  listTurnPage(sessionId: string, page: PageRequest): Awaitable<Page<TurnRecord>>;
+  /** A session's messages in order, a page at a time. */
+  listMessagePage(sessionId: string, page: PageRequest): Awaitable<Page<MessageRecord>>;
+  /** A session's audit rows in order, a page at a time. */
+  listAuditPage(sessionId: string, page: PageRequest): Awaitable<Page<AuditRecord>>;
+  /**
+   * Everything the experiment's report reads (its sessions, their turns, messages and calls), in
+   * a fixed number of bulk queries however many runs it has.
+   */
+  experimentRecords(experimentId: string): Awaitable<ExperimentRecords>;
+  /** A round's message groups, usage, audit and payloads in one transaction (see the options). */
+  appendRecords(sessionId: string, records: AppendRecordsOptions): Awaitable<AppendRecordsResult>;
+
   /** False for a store that keeps nothing once closed (an in-memory database). */
   readonly persistent: boolean;
   close(): Awaitable<void>;

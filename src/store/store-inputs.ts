@@ -158,3 +158,25 @@ export const AppendCallPayloadOptions = z.strictObject({
   response_truncated: z.boolean(),
 });
 export type AppendCallPayloadOptions = z.input<typeof AppendCallPayloadOptions>;
+
+/**
+ * What one round of a turn writes, in one transaction (`appendRecords`): the round's message
+ * groups (each all or nothing, in order), its usage rows (idempotent by metric key, as
+ * `appendUsage`), its audit rows and captured payloads. The session's `updated_at` moves once.
+ * Each entry is validated as its single-row method validates it, so the same input is refused
+ * with the same message either way.
+ */
+export const AppendRecordsOptions = z.strictObject({
+  message_groups: z.array(AppendMessagesOptions).default([]),
+  usage: z.array(AppendUsageOptions).default([]),
+  audit: z.array(AppendAuditOptions).default([]),
+  payloads: z.array(AppendCallPayloadOptions).default([]),
+});
+export type AppendRecordsOptions = z.input<typeof AppendRecordsOptions>;
+
+export interface AppendRecordsResult {
+  /** Per usage entry, in order: false where its metric key was already recorded. */
+  usage_inserted: boolean[];
+  /** Per payload entry, in order: false where its metric key already had a payload. */
+  payloads_inserted: boolean[];
+}

@@ -24,8 +24,9 @@ export function migrate(db: Database.Database): void {
     for (const table of TABLES) {
       db.exec(table.create);
       const present = new Set(
-        (db.pragma(`table_info(${table.name})`) as ColumnInfo[]).map((column) => column.name),
+        (db.pragma(`table_xinfo(${table.name})`) as ColumnInfo[]).map((column) => column.name),
       );
+      // table_xinfo, not table_info: generated columns are listed only there.
       for (const [name, definition] of table.columns) {
         if (!present.has(name))
           db.exec(`ALTER TABLE ${table.name} ADD COLUMN ${name} ${definition}`);

@@ -5,7 +5,11 @@
  */
 
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
+
+/** A legacy config that is not JSON belongs to no experiment (json_extract would raise). */
+const EXPERIMENT_ID =
+  "CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.experiment.id') END";
 
 export interface TableLayout {
   name: string;
@@ -25,12 +29,16 @@ export const TABLES: readonly TableLayout[] = [
       updated_at TEXT NOT NULL,
       config_json TEXT NOT NULL,
       turn_count INTEGER NOT NULL DEFAULT 0,
-      folded_tokens INTEGER NOT NULL DEFAULT 0
+      folded_tokens INTEGER NOT NULL DEFAULT 0,
+      experiment_id TEXT GENERATED ALWAYS AS (${EXPERIMENT_ID}) VIRTUAL
     )`,
     // Caches for listSessions: turn_count moves with startTurn, folded_tokens with token-fold.ts.
     columns: [
       ["turn_count", "INTEGER NOT NULL DEFAULT 0"],
       ["folded_tokens", "INTEGER NOT NULL DEFAULT 0"],
+      // Version 4: read from the config by SQLite itself, so an index can answer the queries that
+      // used to parse every config (experiments, filters); nothing in the code maintains it.
+      ["experiment_id", `TEXT GENERATED ALWAYS AS (${EXPERIMENT_ID}) VIRTUAL`],
     ],
   },
   {
@@ -189,4 +197,5 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
   "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
 ];

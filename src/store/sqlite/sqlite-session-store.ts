@@ -8,8 +8,10 @@ import {
   TurnExistsError,
   TurnNotFoundError,
 } from "../../domain/errors.js";
+import type { ExperimentListItem } from "../../domain/experiment.js";
 import { toWellFormed } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
+import type { Page, PageRequest } from "../../domain/pagination.js";
 import type {
   AuditRecord,
   MessageRecord,
@@ -27,14 +29,18 @@ import {
   type SessionExport,
   SessionExportDocument,
 } from "../../domain/session-export.js";
-import type { UsageSummary } from "../../domain/usage.js";
+import type { SessionPage, SessionQuery } from "../../domain/session-query.js";
+import type { UsageCallRecord, UsageSummary } from "../../domain/usage.js";
 import { parseInput } from "../../domain/validation.js";
+import type { ExperimentRecords } from "../experiment-records.js";
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
   AppendAuditOptions,
   AppendCallPayloadOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
+  type AppendRecordsOptions,
+  type AppendRecordsResult,
   AppendUsageOptions,
   ClaimTurnOptions,
   CompleteTurnOptions,
@@ -44,6 +50,7 @@ import {
   StartTurnOptions,
 } from "../store-inputs.js";
 import { CallPayloads } from "./call-payloads.js";
+import { readExperimentRecords } from "./experiment-records.js";
 import { openDatabase } from "./open-database.js";
 import {
   type AuditRow,
@@ -62,6 +69,7 @@ import {
   toUsageRowParams,
   type UsageRow,
 } from "./rows.js";
+import { SessionPages } from "./session-pages.js";
 import { SessionTransfer } from "./session-transfer.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { write } from "./storage-error.js";
@@ -99,6 +107,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly payloads: CallPayloads;
   private readonly turnClaim: TurnClaim;
   private readonly walKeeper: WalKeeper;
+  private readonly pages: SessionPages;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -116,6 +125,7 @@ export class SqliteSessionStore implements SessionStore {
     this.rollups = new UsageRollups(this.db);
     this.transfer = new SessionTransfer(this.db, this.sql);
     this.payloads = new CallPayloads(this.db);
+    this.pages = new SessionPages(this.db, this.sql);
   }
 
   close(): void {
@@ -395,6 +405,38 @@ export class SqliteSessionStore implements SessionStore {
   usageRollups(sessionId: string): Omit<UsageSummary, "calls"> {
     const turns = this.rollups.turns(sessionId);
     return { turns, session: sumRollups(turns) };
+  }
+
+  listSessionPage(query: SessionQuery): SessionPage {
+    return this.pages.listSessionPage(query);
+  }
+
+  listExperimentSummaries(): ExperimentListItem[] {
+    return this.pages.listExperimentSummaries();
+  }
+
+  listUsageCalls(sessionId: string, page: PageRequest): Page<UsageCallRecord> {
+    return this.pages.listUsageCalls(sessionId, page);
+  }
+
+  listTurnPage(sessionId: string, page: PageRequest): Page<TurnRecord> {
+    return this.pages.listTurnPage(sessionId, page);
+  }
+
+  listMessagePage(sessionId: string, page: PageRequest): Page<MessageRecord> {
+    return this.pages.listMessagePage(sessionId, page);
+  }
+
+  listAuditPage(sessionId: string, page: PageRequest): Page<AuditRecord> {
+    return this.pages.listAuditPage(sessionId, page);
+  }
+
+  experimentRecords(experimentId: string): ExperimentRecords {
+    return readExperimentRecords(this.db, experimentId);
+  }
+
+  appendRecords(_sessionId: string, _records: AppendRecordsOptions): AppendRecordsResult {
+    throw new Error("appendRecords: not built yet");
   }
 
   private writeMessages(sessionId: string, turnIndex: number, messages: ChatMessage[]): void {

@@ -41,11 +41,9 @@ const SQL = {
     "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, ?)",
   selectSession: "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = ?",
   selectSessionId: "SELECT 1 FROM sessions WHERE id = ?",
-  // A legacy config that is not JSON belongs to no experiment (json_extract would raise).
   selectSessionsByExperiment: `
       SELECT id, title, created_at, updated_at, config_json FROM sessions
-      WHERE CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.experiment.id') END = ?
-      ORDER BY created_at, rowid`,
+      WHERE experiment_id = ? ORDER BY created_at, rowid`,
   touchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
   countTurn: "UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1 WHERE id = ?",
   listSessions: `
