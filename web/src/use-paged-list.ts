@@ -6,6 +6,11 @@ export interface PagedList<T> {
   items: T[];
   /** True once the first page has arrived (an empty list is loaded too). */
   loaded: boolean;
+  /**
+   * The items are the previous key's, shown while the new key's first page is on its way, so a
+   * filter change does not blank the list.
+   */
+  stale: boolean;
   /** More pages after these. */
   hasMore: boolean;
   loading: boolean;
@@ -20,6 +25,7 @@ export interface PagedList<T> {
 interface State<T> {
   key: string | null;
   items: T[];
+  stale: boolean;
   next_cursor: string | null;
   loaded: boolean;
   loading: boolean;
@@ -29,6 +35,7 @@ interface State<T> {
 const initial = <T>(key: string | null): State<T> => ({
   key,
   items: [],
+  stale: false,
   next_cursor: null,
   loaded: false,
   loading: key !== null,
@@ -59,7 +66,12 @@ export function usePagedList<T>(
       cursor === null
         ? previous.key === target
           ? { ...previous, loading: true, error: null }
-          : initial<T>(target)
+          : {
+              ...initial<T>(target),
+              items: previous.items,
+              loaded: previous.loaded,
+              stale: previous.loaded,
+            }
         : { ...previous, loading: true, error: null },
     );
     try {
@@ -68,6 +80,7 @@ export function usePagedList<T>(
       setState((previous) => ({
         key: target,
         items: cursor === null ? page.items : [...previous.items, ...page.items],
+        stale: false,
         next_cursor: page.next_cursor,
         loaded: true,
         loading: false,
@@ -75,7 +88,14 @@ export function usePagedList<T>(
       }));
     } catch (error) {
       if (controller.signal.aborted) return;
-      setState((previous) => ({ ...previous, key: target, loading: false, error }));
+      setState((previous) => ({
+        ...previous,
+        key: target,
+        // A first page that failed leaves nothing of this key to show.
+        ...(cursor === null && previous.stale ? { items: [], loaded: false, stale: false } : {}),
+        loading: false,
+        error,
+      }));
     }
   }, []);
 
@@ -93,9 +113,11 @@ export function usePagedList<T>(
 
   const current = state.key === key;
   return {
-    items: current ? state.items : [],
-    loaded: current && state.loaded,
-    hasMore: current && state.next_cursor !== null,
+    // Until the effect starts the new key's load, the last key's items stay on screen (stale).
+    items: state.items,
+    loaded: state.loaded,
+    stale: !current || state.stale,
+    hasMore: current && !state.stale && state.next_cursor !== null,
     loading: current ? state.loading : key !== null,
     error: current ? state.error : null,
     loadMore,

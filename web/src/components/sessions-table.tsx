@@ -9,8 +9,11 @@ export function SessionsTable({
   onToggle,
   onDelete,
   onTag,
+  busy,
 }: {
   sessions: readonly SessionPageItem[];
+  /** The rows are the previous filters' while the new list loads. */
+  busy: boolean;
   selectedIds: ReadonlySet<string>;
   deleting: string | null;
   onToggle: (session: SessionPageItem, checked: boolean) => void;
@@ -19,7 +22,7 @@ export function SessionsTable({
 }) {
   return (
     <div className="table-scroll">
-      <table className="data-table sessions-table" data-testid="sessions-table">
+      <table className="data-table sessions-table" data-testid="sessions-table" aria-busy={busy}>
         <caption className="visually-hidden">Sessions, most recently updated first</caption>
         <thead>
           <tr>

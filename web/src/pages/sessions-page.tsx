@@ -1,4 +1,4 @@
-import { type ChangeEvent, useCallback, useMemo, useRef, useState } from "react";
+import { type ChangeEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api.js";
 import type { SessionPageItem } from "../api-types.js";
 import { NewSessionForm } from "../components/new-session-form.js";
@@ -21,6 +21,9 @@ import { usePagedList } from "../use-paged-list.js";
 /** Rows a page: the first one is on screen at once however many sessions there are. */
 export const SESSIONS_PAGE_SIZE = 50;
 
+/** The picks outlive the page: back from a session or the comparison, they are still ticked. */
+let rememberedPicks: Pick[] = [];
+
 export function SessionsPage() {
   const { search } = useLocation();
   const filters = useMemo(() => filtersFromSearch(search), [search]);
@@ -33,7 +36,10 @@ export function SessionsPage() {
     [filters],
   );
   const list = usePagedList<SessionPageItem>(`sessions${listKey}`, loadPage);
-  const [picks, setPicks] = useState<Pick[]>([]);
+  const [picks, setPicks] = useState<Pick[]>(() => rememberedPicks);
+  useEffect(() => {
+    rememberedPicks = picks;
+  }, [picks]);
   const [actionError, setActionError] = useState<{ title: string; error: unknown } | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
   const [deleted, setDeleted] = useState<ReadonlySet<string>>(new Set());
@@ -129,7 +135,7 @@ export function SessionsPage() {
             <ErrorNotice error={list.error} title="Could not load sessions" onRetry={list.reload} />
           ) : null}
           {list.loading && !list.loaded ? <Loading label="Loading sessions…" /> : null}
-          {list.loaded && sessions.length === 0 ? (
+          {list.loaded && !list.stale && sessions.length === 0 ? (
             filtered ? (
               <EmptyState>
                 <span data-testid="sessions-empty">No session matches these filters.</span>{" "}
@@ -155,6 +161,7 @@ export function SessionsPage() {
               onToggle={onToggle}
               onDelete={onDelete}
               onTag={onTag}
+              busy={list.stale}
             />
           ) : null}
           {list.loaded ? (
