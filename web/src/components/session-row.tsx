@@ -58,20 +58,20 @@ export const SessionRow = memo(function SessionRow({
           </span>
         ) : null}
       </td>
-      <td>
+      <td className="setup-cell">
         <ModeBadge mode={session.tool_invocation_mode} />
+        <span className="setup-models">
+          <code>{session.chat_model}</code>
+          {session.event_model && session.event_model !== session.chat_model ? (
+            <>
+              {" / "}
+              <code>{session.event_model}</code>
+            </>
+          ) : null}{" "}
+          <SimulatedBadge models={[session.chat_model]} />
+        </span>
       </td>
-      <td className="models-cell">
-        <code>{session.chat_model}</code>
-        {session.event_model && session.event_model !== session.chat_model ? (
-          <>
-            {" / "}
-            <code>{session.event_model}</code>
-          </>
-        ) : null}{" "}
-        <SimulatedBadge models={[session.chat_model]} />
-      </td>
-      <td data-testid="session-status">
+      <td className="nowrap" data-testid="session-status">
         {session.last_status ? (
           <StatusBadge status={session.last_status} />
         ) : (

@@ -30,8 +30,7 @@ export function SessionsTable({
               <span className="visually-hidden">Compare</span>
             </th>
             <th scope="col">Title</th>
-            <th scope="col">Mode</th>
-            <th scope="col">Models</th>
+            <th scope="col">Mode · models</th>
             <th scope="col">Last turn</th>
             <th scope="col" className="num">
               Turns
