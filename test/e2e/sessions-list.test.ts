@@ -64,14 +64,14 @@ async function shownIds(page: Page): Promise<string[]> {
 
 /** Waits until the list shows exactly `count` rows and no page is on its way. */
 async function waitForRows(page: Page, count: number): Promise<void> {
-  // A string, evaluated in the page (this file is compiled without the DOM's types).
-  await page.waitForFunction(
-    `document.querySelectorAll('[data-testid="session-row"]').length === ${count} &&
-      !document.querySelector('[data-testid="load-more-sessions"][disabled]') &&
-      !document.querySelector('[data-testid="sessions-table"][aria-busy="true"]')`,
-    undefined,
-    { timeout: WAIT_MS },
+  const busy = page.locator(
+    '[data-testid="sessions-table"][aria-busy="true"], [data-testid="load-more-sessions"][disabled]',
   );
+  await expect
+    .poll(async () => ({ rows: await rows(page).count(), busy: await busy.count() }), {
+      timeout: WAIT_MS,
+    })
+    .toEqual({ rows: count, busy: 0 });
 }
 
 /** The ids the API lists for these filters, every page. */

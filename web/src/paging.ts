@@ -32,10 +32,10 @@ export async function fetchPages<T>(
   return { items, next_cursor: next };
 }
 
-/** One API answer as a page: its list under `field`, and its cursor. */
+/** One API answer as a page: its list under `field`, and its cursor (none: the last page). */
 export function pageOf<T, F extends string>(
-  body: { [key in F]: T[] } & { next_cursor: string | null },
+  body: { [key in F]: T[] } & { next_cursor?: string | null },
   field: F,
 ): Loaded<T> {
-  return { items: body[field], next_cursor: body.next_cursor };
+  return { items: body[field], next_cursor: body.next_cursor ?? null };
 }
