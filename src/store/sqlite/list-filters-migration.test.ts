@@ -147,4 +147,40 @@ describe("SqliteSessionStore: schema version 4, the list filters", () => {
     }
     migrated.close();
   });
+
+  it("finds a title among the newest rows or through the trigram index, the same either way", () => {
+    const path = join(directory.path, "search.sqlite3");
+    new SqliteSessionStore(path).close();
+    const connection = new Database(path);
+    const insert = connection.prepare(
+      "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, '{}')",
+    );
+    connection.transaction(() => {
+      // Three old needles, then more haystack than a search reads before it asks the index.
+      for (let index = 0; index < 2_503; index++) {
+        const at = new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString();
+        const title = index < 3 ? `Old Needle ${index}` : `Hay ${index} «straw»`;
+        insert.run(`s${String(index).padStart(5, "0")}`, title, at, at);
+      }
+    })();
+    connection.close();
+    const store = new SqliteSessionStore(path);
+    const titles = (q: string, limit = 50) =>
+      store.listSessionPage({ q, limit }).sessions.map((item) => item.title);
+    expect(titles("needle")).toStrictEqual(["Old Needle 2", "Old Needle 1", "Old Needle 0"]);
+    expect(titles("NEEDLE 1")).toStrictEqual(["Old Needle 1"]);
+    expect(titles("«STRAW»", 2)).toStrictEqual(["Hay 2502 «straw»", "Hay 2501 «straw»"]);
+    // A common text pages through all its matches in order, exactly once.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = store.listSessionPage({ q: "hay", limit: 500, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.sessions.map((item) => item.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(seen).toHaveLength(2_500);
+    expect(new Set(seen).size).toBe(2_500);
+    expect(seen[0]).toBe("s02502");
+    store.close();
+  });
 });
