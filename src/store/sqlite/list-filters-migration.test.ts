@@ -6,33 +6,27 @@ import { temporaryDirectory } from "../../../test/paths.js";
 import { SCHEMA_VERSION, TABLES } from "./schema.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 
-/** The columns version 3 added to version 2's layout (schema.ts says which). */
-const VERSION_3_COLUMNS: Record<string, string[]> = {
-  usage_stats: [
-    "reasoning_tokens",
-    "cache_write_tokens",
-    "usage_source",
-    "cost_usd",
-    "cost_estimated_usd",
-    "response_model",
-    "response_id",
-    "system_fingerprint",
-    "finish_reason",
-    "refusal",
-    "raw_usage_json",
-  ],
-  messages: ["reasoning", "refusal"],
-};
+/** What version 4 added to sessions; every other column of schema.ts was there in version 3. */
+const VERSION_4_COLUMNS = new Set([
+  "experiment_id",
+  "mode",
+  "chat_model",
+  "event_model",
+  "last_status",
+]);
 
 /** A file exactly as schema version 3 left it: version 2's layout, its columns and payloads. */
 function writeVersion3(path: string): Database.Database {
   const connection = new Database(path);
   connection.exec(layoutOfVersion(2));
-  for (const [table, names] of Object.entries(VERSION_3_COLUMNS)) {
-    const layout = TABLES.find((candidate) => candidate.name === table);
-    for (const name of names) {
-      const definition = layout?.columns.find(([column]) => column === name)?.[1];
-      connection.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+  for (const table of TABLES.filter((layout) => layout.name !== "sessions")) {
+    const present = new Set(
+      (connection.pragma(`table_info(${table.name})`) as { name: string }[]).map((c) => c.name),
+    );
+    for (const [name, definition] of table.columns) {
+      if (!present.has(name) && !VERSION_4_COLUMNS.has(name)) {
+        connection.exec(`ALTER TABLE ${table.name} ADD COLUMN ${name} ${definition}`);
+      }
     }
   }
   connection.exec(TABLES.find((table) => table.name === "call_payloads")?.create ?? "");
