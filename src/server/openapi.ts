@@ -283,7 +283,7 @@ function paths(): JsonObject {
         operationId: "listSessions",
         summary: "A page of sessions, most recently updated first (then id), filtered",
         description:
-          "Filters combine with AND. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
+          "Filters combine with AND; an empty parameter (`q=`) is the same as none. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
         parameters: [...pageParameters, ...sessionFilters],
         responses: {
           200: ok("the sessions", paged("sessions", ref("SessionPageItem"))),
