@@ -173,19 +173,7 @@ function components(): JsonObject {
             tags: { type: "array", items: { type: "string" } },
             experiment_id: { anyOf: [{ type: "string" }, { type: "null" }] },
             last_status: {
-              anyOf: [
-                {
-                  enum: [
-                    "running",
-                    "completed",
-                    "cancelled",
-                    "failed",
-                    "max_rounds",
-                    "interrupted",
-                  ],
-                },
-                { type: "null" },
-              ],
+              anyOf: [schemaOf(ExportedTurn.shape.status, "output"), { type: "null" }],
               description: "the latest turn's status; null for a session without turns",
             },
           }),
