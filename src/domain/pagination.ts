@@ -33,7 +33,21 @@ export type CursorValue = string | number;
 
 /** The sort key of a page's last row, as an opaque URL-safe string. */
 export function encodeCursor(values: readonly CursorValue[]): string {
-  return Buffer.from(JSON.stringify(values), "utf8").toString("base64url");
+  return toBase64Url(JSON.stringify(values));
+}
+
+// btoa/atob rather than Buffer, so the domain stays importable by the web UI.
+function toBase64Url(text: string): string {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): string {
+  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  return new TextDecoder("utf-8", { fatal: true }).decode(
+    Uint8Array.from(binary, (char) => char.charCodeAt(0)),
+  );
 }
 
 /**
@@ -47,7 +61,7 @@ export function decodeCursor(
 ): CursorValue[] {
   let values: unknown;
   try {
-    values = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    values = JSON.parse(fromBase64Url(cursor));
   } catch {
     values = null;
   }

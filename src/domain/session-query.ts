@@ -4,6 +4,12 @@ import { PageRequest } from "./pagination.js";
 import type { SessionOverview, TurnRecordStatus } from "./records.js";
 import { SessionTag, ToolInvocationMode } from "./session-config.js";
 
+const TIMESTAMP_MESSAGE =
+  "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with a zone (2026-12-01T09:30:00Z)";
+const Timestamp = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+  error: TIMESTAMP_MESSAGE,
+});
+
 /**
  * Which sessions a list shows: every filter is optional and they combine with AND. Each one is
  * answered from an indexed column (schema v4), never by parsing configs.
@@ -23,8 +29,8 @@ export const SessionFilter = z.strictObject({
   /** The experiment id the session ran for. */
   experiment: z.string().min(1).max(200).optional(),
   /** `updated_at` bounds, inclusive, as ISO 8601 timestamps or dates (YYYY-MM-DD). */
-  updated_from: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
-  updated_to: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  updated_from: Timestamp.optional(),
+  updated_to: Timestamp.optional(),
 });
 export type SessionFilter = z.infer<typeof SessionFilter>;
 

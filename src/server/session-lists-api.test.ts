@@ -114,7 +114,10 @@ describe("HTTP API: paged lists", () => {
     await expectInvalid("/api/sessions?cursor=nonsense", /^cursor: not a cursor/);
     await expectInvalid("/api/sessions?status=done", /^query: status: /);
     await expectInvalid("/api/sessions?mode=both", /^query: mode: /);
-    await expectInvalid("/api/sessions?updated_from=yesterday", /^query: updated_from: /);
+    await expectInvalid(
+      "/api/sessions?updated_from=yesterday",
+      /^query: updated_from: must be a date \(YYYY-MM-DD\) or an ISO 8601 timestamp/,
+    );
     await expectInvalid("/api/sessions?tag=has%20space", /^query: tag: a tag holds only/);
     await expectInvalid("/api/sessions?colour=red", /^query: .*colour/);
     // A cursor of another list is refused, not followed.

@@ -255,6 +255,8 @@ export const TABLES: readonly TableLayout[] = [
 export const INDEXES: readonly string[] = [
   "CREATE UNIQUE INDEX IF NOT EXISTS usage_stats_metric_key_uq ON usage_stats (session_id, metric_key)",
   "CREATE INDEX IF NOT EXISTS usage_stats_session_turn ON usage_stats (session_id, turn_index)",
+  // The calls page walks a session's calls in id order; without it every page sorts them all.
+  "CREATE INDEX IF NOT EXISTS usage_stats_session_id ON usage_stats (session_id, id)",
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
   "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
