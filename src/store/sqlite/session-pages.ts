@@ -1,5 +1,4 @@
 import type Database from "better-sqlite3";
-import type { ExperimentListItem } from "../../domain/experiment.js";
 import type { Page, PageRequest } from "../../domain/pagination.js";
 import type { AuditRecord, MessageRecord, TurnRecord } from "../../domain/records.js";
 import type { SessionPage, SessionQuery } from "../../domain/session-query.js";
@@ -15,10 +14,6 @@ export class SessionPages {
 
   listSessionPage(_query: SessionQuery): SessionPage {
     throw new Error("listSessionPage: not built yet");
-  }
-
-  listExperimentSummaries(): ExperimentListItem[] {
-    throw new Error("listExperimentSummaries: not built yet");
   }
 
   listUsageCalls(_sessionId: string, _page: PageRequest): Page<UsageCallRecord> {
