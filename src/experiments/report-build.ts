@@ -4,6 +4,7 @@ import {
   type CellRun,
   type CellSummary,
   type ExperimentReport,
+  type ExperimentTag,
   Price,
   type RunResult,
 } from "../domain/experiment.js";
@@ -51,6 +52,17 @@ export interface ExperimentView {
   stored_runs: number;
   /** Run keys without a finished session, each by its latest attempt, oldest key first. */
   pending: PendingRun[];
+}
+
+function runFieldsOf(sessionId: string, tag: ExperimentTag): PendingRun {
+  return {
+    session_id: sessionId,
+    run_key: tag.run_key,
+    cell: tag.cell,
+    scenario: tag.scenario,
+    category: tag.category,
+    repetition: tag.repetition,
+  };
 }
 
 function chatModelOf(config: Record<string, unknown>): string {
@@ -131,15 +143,9 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     if (options.prices === undefined) Object.assign(tagPrices, pricesOfTag(tag.prices));
     if (finishedKeys.has(tag.run_key)) return;
     if (!tagLabels.has(tag.cell)) tagLabels.set(tag.cell, tag.cell_label);
+    const fields = runFieldsOf(session.id, tag);
     if (!run.complete) {
-      pending.set(tag.run_key, {
-        session_id: session.id,
-        run_key: tag.run_key,
-        cell: tag.cell,
-        scenario: tag.scenario,
-        category: tag.category,
-        repetition: tag.repetition,
-      });
+      pending.set(tag.run_key, fields);
       return;
     }
     pending.delete(tag.run_key);
@@ -152,12 +158,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       audit: slice.tool_ends.get(session.id) ?? [],
     });
     const result: RunResult = {
-      session_id: session.id,
-      run_key: tag.run_key,
-      cell: tag.cell,
-      scenario: tag.scenario,
-      category: tag.category,
-      repetition: tag.repetition,
+      ...fields,
       turns,
       score: scoreRun(tag.expect, turns),
       ...callsCost(calls, session.config, options.prices ?? {}),
