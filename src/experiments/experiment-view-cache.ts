@@ -5,6 +5,13 @@ import {
 } from "./experiment-report-from-store.js";
 import type { ExperimentView } from "./report-build.js";
 
+interface CachedView {
+  stamp: string;
+  view: ExperimentView;
+  /** The report's JSON text, made on the first request that sends it. */
+  body?: string;
+}
+
 /**
  * Experiment reports, built once and served until the experiment changes: each request reads a
  * cheap stamp from the experiment_id index (its session count and latest `updated_at`, which a run
@@ -14,7 +21,9 @@ import type { ExperimentView } from "./report-build.js";
 export class ExperimentViewCache {
   readonly #store: SessionStore;
   readonly #capacity: number;
-  readonly #entries = new Map<string, { stamp: string; view: ExperimentView; body?: string }>();
+  readonly #entries = new Map<string, CachedView>();
+  /** Builds under way, by experiment and stamp: requests that arrive meanwhile wait for it. */
+  readonly #building = new Map<string, Promise<CachedView>>();
 
   constructor(store: SessionStore, capacity = 4) {
     this.#store = store;
@@ -48,19 +57,26 @@ export class ExperimentViewCache {
       this.#entries.set(experimentId, known);
       return { view: known.view, cached: known, hit: true };
     }
+    const key = `${stamp}\n${experimentId}`;
+    let building = this.#building.get(key);
+    if (building === undefined) {
+      building = this.#build(experimentId, stamp).finally(() => this.#building.delete(key));
+      this.#building.set(key, building);
+    }
+    const cached = await building;
+    return { view: cached.view, cached, hit: false };
+  }
+
+  async #build(experimentId: string, stamp: string): Promise<CachedView> {
     const view = await experimentViewFromStore(this.#store, experimentId);
     // Stamped as read before the build: a change during it makes the next request rebuild.
-    const cached = { stamp, view };
+    const cached: CachedView = { stamp, view };
     this.#entries.set(experimentId, cached);
     for (const oldest of this.#entries.keys()) {
       if (this.#entries.size <= this.#capacity) break;
       this.#entries.delete(oldest);
     }
-    return {
-      view,
-      cached: cached as { stamp: string; view: ExperimentView; body?: string },
-      hit: false,
-    };
+    return cached;
   }
 
   async #stamp(experimentId: string): Promise<string> {
