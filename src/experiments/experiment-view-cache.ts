@@ -8,8 +8,8 @@ import type { ExperimentView } from "./report-build.js";
 interface CachedView {
   stamp: string;
   view: ExperimentView;
-  /** The report's JSON text, made on the first request that sends it. */
-  body?: string;
+  /** The report's JSON texts (with or without its runs), made on the first request for each. */
+  bodies: Map<boolean, string>;
 }
 
 /**
@@ -37,16 +37,21 @@ export class ExperimentViewCache {
   }
 
   /**
-   * The view with `serialize(view)` kept beside it: a report of thousands of runs is megabytes of
-   * JSON, so a hit sends the text made once.
+   * The view's JSON text, `serialize(view)`, kept beside it per `runs` (the report with or without
+   * its runs): a report of thousands of runs is megabytes of JSON, so a hit sends the text made once.
    */
   async body(
     experimentId: string,
+    runs: boolean,
     serialize: (view: ExperimentView) => string,
   ): Promise<{ body: string; hit: boolean }> {
     const entry = await this.#entry(experimentId);
-    entry.cached.body ??= serialize(entry.view);
-    return { body: entry.cached.body, hit: entry.hit };
+    let body = entry.cached.bodies.get(runs);
+    if (body === undefined) {
+      body = serialize(entry.view);
+      entry.cached.bodies.set(runs, body);
+    }
+    return { body, hit: entry.hit };
   }
 
   async #entry(experimentId: string) {
@@ -70,7 +75,7 @@ export class ExperimentViewCache {
   async #build(experimentId: string, stamp: string): Promise<CachedView> {
     const view = await experimentViewFromStore(this.#store, experimentId);
     // Stamped as read before the build: a change during it makes the next request rebuild.
-    const cached: CachedView = { stamp, view };
+    const cached: CachedView = { stamp, view, bodies: new Map() };
     this.#entries.set(experimentId, cached);
     for (const oldest of this.#entries.keys()) {
       if (this.#entries.size <= this.#capacity) break;

@@ -361,6 +361,7 @@ describe("HTTP API: experiments", () => {
       ["/api/experiments?cursor=nope", /cursor: not a cursor of this list/],
       [`${cellPath}?limit=501`, /limit is at most 500/],
       [`${cellPath}?cursor=nope`, /cursor: not a cursor of this list/],
+      [`/api/experiments/${EXPERIMENT}?runs=no`, /runs must be true or false/],
     ] as const) {
       const response = await lab.api(path);
       expect(response.status, path).toBe(400);
@@ -380,6 +381,10 @@ describe("HTTP API: experiments", () => {
     expect(cached.headers.get("x-agent-lab-cache")).toBe("hit");
     // The very report, not a rebuilt one (a rebuild would carry a new generated_at).
     expect(await cached.json()).toStrictEqual(first);
+    // Without its runs: the same cells, from the same cached build.
+    const slim = await lab.api(`${path}?runs=false`);
+    expect(slim.headers.get("x-agent-lab-cache")).toBe("hit");
+    expect(await slim.json()).toStrictEqual({ ...first, runs: [] });
     const drill = await lab.api(`${path}/cells/${encodeURIComponent(DUAL_CELL)}/sessions`);
     expect(drill.headers.get("x-agent-lab-cache")).toBe("hit");
 

@@ -574,6 +574,15 @@ function experimentPaths(): JsonObject {
       parameters: [experimentId],
       get: {
         operationId: "getExperiment",
+        parameters: [
+          {
+            name: "runs",
+            in: "query",
+            description:
+              "false: `runs` comes back empty (the cells are all a matrix page needs; at 50,000 runs the list is ~50 MB of JSON)",
+            schema: { type: "boolean", default: true },
+          },
+        ],
         summary: "The experiment's report: each finished run scored, summarized per cell",
         description:
           "Each run key counts once, with its finished session. Run keys with none yet (a turn running, cancelled or interrupted, or one missing) are left out and counted in `incomplete`. Built once and served from a cache until a session of the experiment is added, deleted or changes (a run finishing); `generated_at` says when it was built.",

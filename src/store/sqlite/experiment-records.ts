@@ -51,7 +51,7 @@ const SQL = {
   toolEnds: `
     SELECT id, session_id, turn_index, round_index, event, details_json, created_at
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
-  // Counts and dates from the (experiment_id, updated_at, created_at) index alone; the suite from
+  // Counts and dates from the (experiment_id, created_at, updated_at) index alone; the suite from
   // one session of each experiment on the page.
   summaries: `
     WITH grouped AS (
