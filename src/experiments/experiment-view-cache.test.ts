@@ -52,6 +52,17 @@ it("keeps at most `capacity` reports, dropping the least recently used", async (
   expect(await hits("b")).toBe(false);
 });
 
+it("keeps at most `maxRuns` runs across its reports, though always the latest", async () => {
+  finishedRun("a", 1);
+  finishedRun("a", 2);
+  finishedRun("b", 1);
+  const cache = new ExperimentViewCache(store, 4, 2);
+  const hits = async (id: string) => (await cache.get(id)).hit;
+  expect([await hits("a"), await hits("a")]).toStrictEqual([false, true]);
+  // b's run would make three: a leaves.
+  expect([await hits("b"), await hits("b"), await hits("a")]).toStrictEqual([false, true, false]);
+});
+
 it("builds once for requests that arrive together, and refuses an unknown experiment", async () => {
   finishedRun("a", 1);
   const cache = new ExperimentViewCache(store);

@@ -25,9 +25,16 @@ export class ExperimentViewCache {
   /** Builds under way, by experiment and stamp: requests that arrive meanwhile wait for it. */
   readonly #building = new Map<string, Promise<CachedView>>();
 
-  constructor(store: SessionStore, capacity = 4) {
+  readonly #maxRuns: number;
+
+  /**
+   * At most `capacity` reports, and at most `maxRuns` runs across them (a 50,000-run report holds
+   * ~100 MB with its JSON), though the latest report is always kept.
+   */
+  constructor(store: SessionStore, capacity = 4, maxRuns = 100_000) {
     this.#store = store;
     this.#capacity = capacity;
+    this.#maxRuns = maxRuns;
   }
 
   /** The view, and whether it came from the cache. Throws ExperimentNotFoundError. */
@@ -77,9 +84,14 @@ export class ExperimentViewCache {
     // Stamped as read before the build: a change during it makes the next request rebuild.
     const cached: CachedView = { stamp, view, bodies: new Map() };
     this.#entries.set(experimentId, cached);
-    for (const oldest of this.#entries.keys()) {
-      if (this.#entries.size <= this.#capacity) break;
+    const runsOf = (entry: CachedView) => entry.view.report.runs.length + entry.view.pending.length;
+    let runs = 0;
+    for (const entry of this.#entries.values()) runs += runsOf(entry);
+    for (const [oldest, entry] of this.#entries) {
+      if (oldest === experimentId) break;
+      if (this.#entries.size <= this.#capacity && runs <= this.#maxRuns) break;
       this.#entries.delete(oldest);
+      runs -= runsOf(entry);
     }
     return cached;
   }
