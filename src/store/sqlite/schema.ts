@@ -197,6 +197,6 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
   "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
-  "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
   "CREATE INDEX IF NOT EXISTS sessions_experiment_dates ON sessions (experiment_id, created_at, updated_at)",
+  "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
 ];
