@@ -492,6 +492,7 @@ function experimentSchemas(): JsonObject {
       sessions: integer,
       first_created_at: string,
       last_created_at: string,
+      last_updated_at: { ...string, description: "the latest change to any of its sessions" },
     }),
     RunScore: object({
       tool_precision: number,
@@ -589,10 +590,18 @@ const experimentId = {
   schema: { type: "string" },
 };
 
+const cacheHeader = {
+  "x-agent-lab-cache": {
+    description:
+      "hit: the report came from the server's cache (nothing about the experiment changed since it was built); miss: built for this request",
+    schema: { enum: ["hit", "miss"] },
+  },
+};
+
 /** A 404 that names what experiments can miss, with the other shared errors. */
 function experimentErrors(): JsonObject {
   return {
-    ...errors(),
+    ...errors(400),
     404: {
       description:
         "no session carries this experiment id, or the experiment has no such cell (not_found)",
@@ -606,13 +615,19 @@ function experimentPaths(): JsonObject {
     "/api/experiments": {
       get: {
         operationId: "listExperiments",
-        summary: "Every experiment in the store, most recent first",
+        summary: "The experiments in the store, a page at a time",
+        description:
+          "Latest `last_created_at` first, then id; from one grouped query over the indexed experiment id of the sessions.",
+        parameters: pageParameters,
         responses: {
           200: ok(
-            "the experiments",
-            object({ experiments: { type: "array", items: ref("ExperimentListItem") } }),
+            "a page of experiments",
+            object({
+              experiments: { type: "array", items: ref("ExperimentListItem") },
+              next_cursor: nextCursor,
+            }),
           ),
-          ...errors(),
+          ...errors(400),
         },
       },
     },
@@ -620,11 +635,20 @@ function experimentPaths(): JsonObject {
       parameters: [experimentId],
       get: {
         operationId: "getExperiment",
+        parameters: [
+          {
+            name: "runs",
+            in: "query",
+            description:
+              "false: `runs` comes back empty (the cells are all a matrix page needs; at 50,000 runs the list is ~50 MB of JSON)",
+            schema: { type: "boolean", default: true },
+          },
+        ],
         summary: "The experiment's report: each finished run scored, summarized per cell",
         description:
-          "Each run key counts once, with its finished session. Run keys with none yet (a turn running, cancelled or interrupted, or one missing) are left out and counted in `incomplete`.",
+          "Each run key counts once, with its finished session. Run keys with none yet (a turn running, cancelled or interrupted, or one missing) are left out and counted in `incomplete`. Built once and served from a cache until a session of the experiment is added, deleted or changes (a run finishing); `generated_at` says when it was built.",
         responses: {
-          200: ok("the report", ref("ExperimentReport")),
+          200: { ...ok("the report", ref("ExperimentReport")), headers: cacheHeader },
           ...experimentErrors(),
         },
       },
@@ -642,9 +666,19 @@ function experimentPaths(): JsonObject {
       ],
       get: {
         operationId: "listCellRuns",
-        summary: "The runs of one cell (incomplete ones included, without a score)",
+        summary: "The runs of one cell, a page at a time (incomplete ones last, without a score)",
+        parameters: pageParameters,
         responses: {
-          200: ok("the runs", object({ sessions: { type: "array", items: ref("CellRun") } })),
+          200: {
+            ...ok(
+              "a page of the cell's runs",
+              object({
+                sessions: { type: "array", items: ref("CellRun") },
+                next_cursor: nextCursor,
+              }),
+            ),
+            headers: cacheHeader,
+          },
           ...experimentErrors(),
         },
       },

@@ -260,6 +260,7 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
   "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_experiment_dates ON sessions (experiment_id, created_at, updated_at)",
   "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
   // Version 4: each filter of the paged list reads its rows in list order from one index.
   "CREATE INDEX IF NOT EXISTS sessions_mode_updated ON sessions (mode, updated_at DESC, id DESC)",

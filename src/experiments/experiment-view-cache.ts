@@ -1,0 +1,110 @@
+import type { SessionStore } from "../store/session-store.js";
+import {
+  ExperimentNotFoundError,
+  experimentViewFromStore,
+} from "./experiment-report-from-store.js";
+import type { ExperimentView } from "./report-build.js";
+
+interface CachedView {
+  stamp: string;
+  view: ExperimentView;
+  /** The report's JSON texts (with or without its runs), made on the first request for each. */
+  bodies: Map<boolean, string>;
+}
+
+/**
+ * Experiment reports, built once and served until the experiment changes: each request reads a
+ * cheap stamp from the experiment_id index (its session count and latest `updated_at`, which a run
+ * finishing, a session added or deleted all move) and rebuilds only when it differs. Bounded: the
+ * least recently used report leaves once more than `capacity` are kept.
+ */
+export class ExperimentViewCache {
+  readonly #store: SessionStore;
+  readonly #capacity: number;
+  readonly #entries = new Map<string, CachedView>();
+  /** Builds under way, by experiment and stamp: requests that arrive meanwhile wait for it. */
+  readonly #building = new Map<string, Promise<CachedView>>();
+
+  readonly #maxRuns: number;
+
+  /**
+   * At most `capacity` reports, and at most `maxRuns` runs across them (a 50,000-run report holds
+   * ~100 MB with its JSON), though the latest report is always kept.
+   */
+  constructor(store: SessionStore, capacity = 4, maxRuns = 100_000) {
+    this.#store = store;
+    this.#capacity = capacity;
+    this.#maxRuns = maxRuns;
+  }
+
+  /** The view, and whether it came from the cache. Throws ExperimentNotFoundError. */
+  async get(experimentId: string): Promise<{ view: ExperimentView; hit: boolean }> {
+    const entry = await this.#entry(experimentId);
+    return { view: entry.view, hit: entry.hit };
+  }
+
+  /**
+   * The view's JSON text, `serialize(view)`, kept beside it per `runs` (the report with or without
+   * its runs): a report of thousands of runs is megabytes of JSON, so a hit sends the text made once.
+   */
+  async body(
+    experimentId: string,
+    runs: boolean,
+    serialize: (view: ExperimentView) => string,
+  ): Promise<{ body: string; hit: boolean }> {
+    const entry = await this.#entry(experimentId);
+    let body = entry.cached.bodies.get(runs);
+    if (body === undefined) {
+      body = serialize(entry.view);
+      entry.cached.bodies.set(runs, body);
+    }
+    return { body, hit: entry.hit };
+  }
+
+  async #entry(experimentId: string) {
+    const stamp = await this.#stamp(experimentId);
+    const known = this.#entries.get(experimentId);
+    this.#entries.delete(experimentId);
+    if (known !== undefined && known.stamp === stamp) {
+      this.#entries.set(experimentId, known);
+      return { view: known.view, cached: known, hit: true };
+    }
+    const key = `${stamp}\n${experimentId}`;
+    let building = this.#building.get(key);
+    if (building === undefined) {
+      building = this.#build(experimentId, stamp).finally(() => this.#building.delete(key));
+      this.#building.set(key, building);
+    }
+    const cached = await building;
+    return { view: cached.view, cached, hit: false };
+  }
+
+  async #build(experimentId: string, stamp: string): Promise<CachedView> {
+    const view = await experimentViewFromStore(this.#store, experimentId);
+    // Stamped as read before the build: a change during it makes the next request rebuild.
+    const cached: CachedView = { stamp, view, bodies: new Map() };
+    this.#entries.set(experimentId, cached);
+    const runsOf = (entry: CachedView) => entry.view.report.runs.length + entry.view.pending.length;
+    let runs = 0;
+    for (const entry of this.#entries.values()) runs += runsOf(entry);
+    for (const [oldest, entry] of this.#entries) {
+      if (oldest === experimentId) break;
+      if (this.#entries.size <= this.#capacity && runs <= this.#maxRuns) break;
+      this.#entries.delete(oldest);
+      runs -= runsOf(entry);
+    }
+    return cached;
+  }
+
+  async #stamp(experimentId: string): Promise<string> {
+    const { items } = await this.#store.listExperimentSummaries({
+      experiment: experimentId,
+      limit: 1,
+    });
+    const summary = items[0];
+    if (summary === undefined) {
+      throw new ExperimentNotFoundError(`experiment not found: ${experimentId}`);
+    }
+    return `${summary.sessions}|${summary.last_updated_at}`;
+  }
+}
