@@ -154,7 +154,8 @@ export const api = {
       withSignal(signal),
     ),
   getExperiment: (id: string, signal?: AbortSignal) =>
-    request<ExperimentReportResponse>(experimentPath(id), withSignal(signal)),
+    // The page reads only the cells: at 50,000 runs the runs are tens of MB of JSON.
+    request<ExperimentReportResponse>(`${experimentPath(id)}?runs=false`, withSignal(signal)),
   cellRuns: (id: string, cell: string, page?: PageParams, signal?: AbortSignal) =>
     request<CellRunsResponse>(
       withQuery(
