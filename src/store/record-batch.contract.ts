@@ -69,7 +69,11 @@ export function recordBatchContract(getStore: () => SessionStore): void {
     const id = await session(store);
     const before = (await store.getSession(id))?.updated_at ?? "";
     const result = await store.appendRecords(id, round());
-    expect(result).toEqual({ usage_inserted: [true, true], payloads_inserted: [true] });
+    expect(result).toEqual({
+      usage_inserted: [true, true],
+      payloads_inserted: [true],
+      turn_rollup: null,
+    });
 
     const { messages, audit, calls, payload, session: stored } = await snapshot(store, id);
     expect(messages.map((message) => [message.role, message.tool_call_id])).toEqual([
@@ -106,6 +110,7 @@ export function recordBatchContract(getStore: () => SessionStore): void {
     expect(result).toEqual({
       usage_inserted: [false, true, false],
       payloads_inserted: [true, false],
+      turn_rollup: null,
     });
     expect((await store.usageSummary(id)).calls.map((call) => call.metric_key)).toEqual([
       "chat:1:1",
@@ -178,7 +183,46 @@ export function recordBatchContract(getStore: () => SessionStore): void {
     expect(await store.appendRecords(id, {})).toEqual({
       usage_inserted: [],
       payloads_inserted: [],
+      turn_rollup: null,
     });
     expect(await snapshot(store, id)).toEqual(before);
+  });
+
+  it("appendRecords rolls up the turn it is asked for from that turn's calls, as usageRollups does", async () => {
+    const store = getStore();
+    const id = await session(store);
+    await store.appendRecords(id, { usage: [usage("chat:1:1", { cached_tokens: 4 })] });
+    await store.completeTurn(id, { turn_index: 1, wall_time_ms: 12.5 });
+    await store.startTurn(id, { turn_index: 2, user_message: "two" });
+    const second = (key: string, elapsed_ms: number) => ({
+      ...usage(key),
+      turn_index: 2,
+      elapsed_ms,
+      metadata: { metric_key: key, cost_usd: 0.1, cost_estimated_usd: 0.3 },
+    });
+    const { turn_rollup } = await store.appendRecords(id, {
+      usage: [
+        second("chat:2:1", 0.1),
+        second("chat:2:2", 0.2),
+        { ...second("t", 1), metadata: { metric_key: "t", call_kind: "tool_execution" } },
+      ],
+      rollup_turn: 2,
+    });
+    const { turns } = await store.usageRollups(id);
+    expect(turn_rollup).toStrictEqual(turns[1]);
+    expect(turn_rollup).toMatchObject({
+      turn_index: 2,
+      call_count: 3,
+      tool_count: 1,
+      total_tokens: 30,
+    });
+    // A turn with no calls yet reads zeros; an unknown one refuses the batch.
+    await store.startTurn(id, { turn_index: 3, user_message: "three" });
+    const third = (await store.appendRecords(id, { rollup_turn: 3 })).turn_rollup;
+    expect(third).toStrictEqual((await store.usageRollups(id)).turns[2]);
+    expect(third).toMatchObject({ turn_index: 3, call_count: 0, turn_wall_time_ms: null });
+    await expect(
+      Promise.resolve().then(() => store.appendRecords(id, { rollup_turn: 9 })),
+    ).rejects.toBeInstanceOf(TurnNotFoundError);
   });
 }

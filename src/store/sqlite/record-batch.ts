@@ -13,6 +13,7 @@ import type {
 import type { CallPayloads, PayloadRowParams } from "./call-payloads.js";
 import { toMessageRowParams, toUsageRowParams } from "./rows.js";
 import type { Statements } from "./statements.js";
+import type { UsageRollups } from "./usage-rollups.js";
 
 type ValidAudit = z.output<typeof AppendAuditOptions>;
 type ValidUsage = z.output<typeof AppendUsageOptions>;
@@ -83,11 +84,18 @@ export class RecordBatch {
   readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #payloads: CallPayloads;
+  readonly #rollups: UsageRollups;
 
-  constructor(db: Database.Database, sql: Statements, payloads: CallPayloads) {
+  constructor(
+    db: Database.Database,
+    sql: Statements,
+    payloads: CallPayloads,
+    rollups: UsageRollups,
+  ) {
     this.#db = db;
     this.#sql = sql;
     this.#payloads = payloads;
+    this.#rollups = rollups;
   }
 
   append(sessionId: string, input: ValidRecords, createdAt: string): AppendRecordsResult {
@@ -112,6 +120,7 @@ export class RecordBatch {
       ...input.message_groups.map((group) => group.turn_index),
       ...input.usage.map((entry) => entry.turn_index),
       ...input.payloads.map((entry) => entry.turn_index),
+      ...(input.rollup_turn === undefined ? [] : [input.rollup_turn]),
     ]);
     for (const turnIndex of turns) {
       if (this.#sql.selectTurn.get(sessionId, turnIndex) === undefined) {
@@ -133,7 +142,9 @@ export class RecordBatch {
     const written =
       input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
     if (written > 0) this.#sql.touchSession.run(createdAt, sessionId);
-    return { usage_inserted, payloads_inserted };
+    const turn_rollup =
+      input.rollup_turn === undefined ? null : this.#rollups.turn(sessionId, input.rollup_turn);
+    return { usage_inserted, payloads_inserted, turn_rollup };
   }
 
   #insertMessages(

@@ -125,7 +125,7 @@ export class SqliteSessionStore implements SessionStore {
     this.transfer = new SessionTransfer(this.db, this.sql);
     this.payloads = new CallPayloads(this.db);
     this.pages = new SessionPages(this.db, this.sql);
-    this.batch = new RecordBatch(this.db, this.sql, this.payloads);
+    this.batch = new RecordBatch(this.db, this.sql, this.payloads, this.rollups);
   }
 
   close(): void {
