@@ -72,54 +72,45 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     );
   });
 
-  it("a write to the session between turns (here by hand) is read from the store", async () => {
+  /**
+   * A turn of this process, `between` (a write by someone else), another turn of this process:
+   * what the second turn's last request sent, and how often the whole history was read.
+   */
+  async function aroundAWrite(between: () => Promise<void>) {
     const { store, reads } = counting(temporary.store);
     const chat = new RecordingModel(new SimChatModel());
-    await completedTurn({
-      store,
-      session_id: "s",
-      message: "hello",
-      models: { chat, event: chat },
+    const turn = (message: string) =>
+      completedTurn({ store, session_id: "s", message, models: { chat, event: chat } });
+    await turn("hello");
+    await between();
+    await turn("again");
+    return { reads: reads(), sent: sent(chat).map((message) => message.content) };
+  }
+
+  it("a write to the session between turns (here by hand) is read from the store", async () => {
+    const seen = await aroundAWrite(async () => {
+      // A later millisecond than the turn's end: updated_at is what tells the write apart.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      temporary.store.appendMessage("s", {
+        turn_index: 1,
+        message: { role: "assistant", content: "a note written by hand" },
+      });
     });
-    // A later millisecond than the turn's end: updated_at is what tells the write apart.
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    temporary.store.appendMessage("s", {
-      turn_index: 1,
-      message: { role: "assistant", content: "a note written by hand" },
-    });
-    await completedTurn({
-      store,
-      session_id: "s",
-      message: "again",
-      models: { chat, event: chat },
-    });
-    expect(reads()).toBe(2);
-    expect(sent(chat).map((message) => message.content)).toContain("a note written by hand");
+    expect(seen.reads).toBe(2);
+    expect(seen.sent).toContain("a note written by hand");
   });
 
   it("a turn run by another store (another process) between two turns of this one is read from the store", async () => {
-    const { store, reads } = counting(temporary.store);
-    const chat = new RecordingModel(new SimChatModel());
-    await completedTurn({
-      store,
-      session_id: "s",
-      message: "hello",
-      models: { chat, event: chat },
+    const seen = await aroundAWrite(async () => {
+      // The same file through another connection: its turn moves the turn index.
+      const elsewhere = new SqliteSessionStore(temporary.path);
+      try {
+        await completedTurn({ store: elsewhere, session_id: "s", message: "from elsewhere" });
+      } finally {
+        elsewhere.close();
+      }
     });
-    // The same file through another connection: its turn moves the turn index.
-    const elsewhere = new SqliteSessionStore(temporary.path);
-    try {
-      await completedTurn({ store: elsewhere, session_id: "s", message: "from elsewhere" });
-    } finally {
-      elsewhere.close();
-    }
-    await completedTurn({
-      store,
-      session_id: "s",
-      message: "again",
-      models: { chat, event: chat },
-    });
-    expect(reads()).toBe(2);
-    expect(sent(chat).map((message) => message.content)).toContain("from elsewhere");
+    expect(seen.reads).toBe(2);
+    expect(seen.sent).toContain("from elsewhere");
   });
 });
