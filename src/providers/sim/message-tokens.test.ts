@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../domain/messages.js";
 import { isEstimatedPrompt, MAX_EXACT_CHARS, promptSegments } from "../tokenizer.js";
-import { isEstimatedMessages, messageSegments, messagesJson } from "./message-tokens.js";
+import { isEstimatedMessages, messageSegments, messagesJsonParts } from "./message-tokens.js";
+import { digest, digestParts, NATIVE_PREHASH_CHARS } from "./seeded-random.js";
 
 const history = (): ChatMessage[] => [
   { role: "system", content: "You help.", tool_calls: [] },
@@ -37,8 +38,12 @@ describe("the sim's per-message prompt cache", () => {
       expect(messageSegments(messages, tools)).toEqual(promptSegments(messages, tools));
       expect(isEstimatedMessages(messages, tools)).toBe(isEstimatedPrompt(messages, tools));
     }
-    expect(messagesJson(messages)).toBe(JSON.stringify(messages));
-    expect(messagesJson([])).toBe("[]");
+    expect(messagesJsonParts(messages).join("")).toBe(JSON.stringify(messages));
+    expect(messagesJsonParts([]).join("")).toBe("[]");
+    // Hashed part by part, a long request digests as its whole text does.
+    const wide = ["[", "x".repeat(NATIVE_PREHASH_CHARS), ",", "y".repeat(10), "]"];
+    expect(digestParts(wide)).toBe(digest(wide.join("")));
+    expect(digestParts(["[", "short", "]"])).toBe(digest("[short]"));
     const long: ChatMessage = {
       role: "tool",
       content: "x ".repeat(MAX_EXACT_CHARS),

@@ -49,19 +49,22 @@ export function messageSegments(
 const jsonByMessage = new WeakMap<ChatMessage, string>();
 
 /**
- * `JSON.stringify(messages)`, message by message from a cache (see `byMessage`): the same text,
- * since an array's JSON is its elements' joined by commas.
+ * `JSON.stringify(messages)` in parts (join them for the text), message by message from a cache
+ * (see `byMessage`): the same text, since an array's JSON is its elements' joined by commas.
  */
-export function messagesJson(messages: readonly ChatMessage[]): string {
-  const parts = messages.map((message) => {
+export function messagesJsonParts(messages: readonly ChatMessage[]): string[] {
+  const parts = ["["];
+  for (const [index, message] of messages.entries()) {
     let json = jsonByMessage.get(message);
     if (json === undefined) {
       json = JSON.stringify(message);
       jsonByMessage.set(message, json);
     }
-    return json;
-  });
-  return `[${parts.join(",")}]`;
+    if (index > 0) parts.push(",");
+    parts.push(json);
+  }
+  parts.push("]");
+  return parts;
 }
 
 /** `isEstimatedPrompt(messages, toolsJson)`, message by message from the cache. */

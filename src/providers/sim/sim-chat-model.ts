@@ -7,11 +7,11 @@ import {
   isEstimatedText,
   truncateToTokens,
 } from "../tokenizer.js";
-import { isEstimatedMessages, messageSegments, messagesJson } from "./message-tokens.js";
+import { isEstimatedMessages, messageSegments, messagesJsonParts } from "./message-tokens.js";
 import { cachedPromptTokens } from "./prefix-cache.js";
 import { reasoningFor } from "./reasoning.js";
 import { type PlannedToolCall, planReply, type ReplyPlan } from "./reply-plan.js";
-import { digest, hashString, SeededRandom } from "./seeded-random.js";
+import { digestParts, hashString, SeededRandom } from "./seeded-random.js";
 import {
   parseSimModelSettings,
   type SimModelSettingsInput,
@@ -58,7 +58,7 @@ export class SimChatModel implements ChatModel {
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
     signal?.throwIfAborted();
 
-    const requestDigest = digest(fingerprint(request));
+    const requestDigest = digestParts(fingerprint(request));
     const responseId = `chatcmpl-sim-${requestDigest.slice(0, 16)}`;
     const wire = options.capture
       ? new SimWireCapture(options.capture, this.model, responseId, request)
@@ -147,15 +147,15 @@ export class SimChatModel implements ChatModel {
 }
 
 /** Everything that decides the reply; equal fingerprints give equal replies. */
-function fingerprint(request: ChatModelRequest): string {
-  // JSON.stringify([messages, tools, …]), the history's part from the per-message cache.
+function fingerprint(request: ChatModelRequest): string[] {
+  // JSON.stringify([messages, tools, …]) in parts, the history's from the per-message cache.
   const rest = JSON.stringify([
     request.tools ?? null,
     request.tool_choice ?? null,
     request.response_format ?? null,
     request.max_tokens ?? null,
   ]);
-  return `[${messagesJson(request.messages)},${rest.slice(1)}`;
+  return ["[", ...messagesJsonParts(request.messages), ",", rest.slice(1)];
 }
 
 /** The part of the prompt that is not messages: tool definitions and the response format. */
