@@ -183,15 +183,22 @@ describe("usage of a model call cut short", () => {
 });
 
 describe("HTTP API: usage of a cancelled call", () => {
-  it("GET /usage reports the estimated call", async () => {
+  it("GET /usage and /usage/calls report the estimated call", async () => {
     const lab = await startTestServer();
     const server = await FakeOpenAIServer.start();
     try {
       await cancelledTurn(lab.store, server, "api");
       const response = await lab.api("/api/sessions/api/usage");
       expect(response.status).toBe(200);
-      const usage = (await response.json()) as UsageSummary;
-      expect(usage.calls).toMatchObject([{ metric_key: "chat:1:1", estimated: true }]);
+      const usage = (await response.json()) as Omit<UsageSummary, "calls">;
+      const calls = (await (await lab.api("/api/sessions/api/usage/calls")).json()) as {
+        calls: UsageSummary["calls"];
+        next_cursor: string | null;
+      };
+      expect(calls).toMatchObject({
+        calls: [{ metric_key: "chat:1:1", estimated: true }],
+        next_cursor: null,
+      });
       expect(usage.session).toMatchObject({ call_count: 1, estimated_count: 1 });
       expect(usage.session.total_tokens).toBeGreaterThan(0);
     } finally {

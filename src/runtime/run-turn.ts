@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Approver } from "../domain/approvals.js";
+import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { turnRollup } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -12,6 +12,7 @@ import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory } from "./history.js";
+import { keepHistory, takeHistory } from "./history-cache.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
 import { openSession } from "./open-session.js";
@@ -20,6 +21,7 @@ import type { ModeStrategy, TurnContext } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
 import { prepareTurn, type TurnProviders } from "./turn-providers.js";
+import { TurnRecords } from "./turn-records.js";
 
 export interface RunTurnOptions {
   store: SessionStore;
@@ -90,6 +92,7 @@ async function driveTurn(
   const {
     sessionId,
     config,
+    updated_at,
     prepared: { chat_model, event_model, tools },
   } = await openSession(options, (config) =>
     prepareTurn(config, options.providers, { models: options.models, signal }),
@@ -97,11 +100,16 @@ async function driveTurn(
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
   const claim = await claimTurn(store, sessionId, message);
   const { turn_index } = claim;
+  // This process's last turn of the session, when nothing was written since (history-cache.ts).
+  const kept = takeHistory(store, sessionId, { ...claim, updated_at });
   const startedAt = performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();
+  const records = new TurnRecords(store, sessionId, turn_index);
   try {
     await runClaimedTurn(options, signal, emit, {
+      records,
+      kept: kept === null ? null : [...kept, { role: "user", content: message, tool_calls: [] }],
       sessionId,
       turn_index,
       startedAt,
@@ -114,13 +122,16 @@ async function driveTurn(
   } catch (error) {
     // Whatever threw after the claim (a database refusal, a bug), the turn ends here, as failed.
     const wall_time_ms = elapsedSince(startedAt + pauses.total_ms());
-    await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit);
+    await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit, records);
   } finally {
     claim.release();
   }
 }
 
 interface ClaimedTurnSetup {
+  records: TurnRecords;
+  /** The history up to this turn's user message, when kept from the last turn (else read). */
+  kept: ChatMessage[] | null;
   sessionId: string;
   turn_index: number;
   startedAt: number;
@@ -138,20 +149,14 @@ async function runClaimedTurn(
   setup: ClaimedTurnSetup,
 ): Promise<void> {
   const { store } = options;
-  const { sessionId, turn_index, startedAt, pauses, config, chat_model, event_model, tools } =
-    setup;
+  const { records, sessionId, turn_index, startedAt, pauses, config } = setup;
+  const { chat_model, event_model, tools } = setup;
   // Read after the claim, so no other turn can land between this history and this turn; it ends
   // with the user message the claim stored.
-  const history = await loadHistory(store, sessionId);
+  const history = setup.kept ?? (await loadHistory(store, sessionId));
+  const before = history.length;
   const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
-    Promise.resolve(
-      store.appendAudit(sessionId, {
-        event,
-        details,
-        turn_index,
-        round_index: round_index ?? null,
-      }),
-    );
+    records.audit(event, details, round_index);
   // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
   const work = new AbortController();
   const stopWork = () => work.abort(signal.reason);
@@ -167,7 +172,7 @@ async function runClaimedTurn(
     event_model,
     tools,
     kernel: new EventKernel({
-      store,
+      records,
       session_id: sessionId,
       turn_index,
       tools,
@@ -187,6 +192,7 @@ async function runClaimedTurn(
     abandon: () => work.abort(new Error("the turn failed")),
     emit,
     audit,
+    records,
   };
   const simulated = chat_model.simulated || event_model.simulated;
   const strategy = STRATEGIES[config.tool_invocation_mode];
@@ -212,13 +218,26 @@ async function runClaimedTurn(
 
   const approval_wait_ms = pauses.total_ms();
   const wall_time_ms = elapsedSince(startedAt + approval_wait_ms);
-  await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
-  await audit("turn_end", {
-    status,
-    wall_time_ms,
-    ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}),
+  // The last round's rows, the turn's end (its audit row and completion) and its roll-up: one
+  // write, and one read of this turn's calls only.
+  await records.flush({
+    rollup: true,
+    end: {
+      status,
+      wall_time_ms,
+      details: { status, wall_time_ms, ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}) },
+    },
   });
-  const usage = turnRollup(await store.usageRollups(sessionId), turn_index);
+  const usage = records.rollup(wall_time_ms);
+  const stored = await store.getSession(sessionId);
+  if (stored !== null) {
+    keepHistory(
+      store,
+      sessionId,
+      { turn_index, updated_at: stored.updated_at, history },
+      history.slice(before),
+    );
+  }
   emit({
     type: "turn_end",
     session_id: sessionId,
