@@ -1,6 +1,8 @@
 import type Database from "better-sqlite3";
 import { backfillTableCosts } from "./cost-backfill.js";
 import { BACKFILL, INDEXES, SCHEMA_VERSION, TABLES, TRIGGERS } from "./schema.js";
+import { rebuildTurnUsage } from "./turn-usage.js";
+import { AGGREGATE_COLUMNS } from "./usage-rollups.js";
 
 interface ColumnInfo {
   name: string;
@@ -47,6 +49,9 @@ export function migrate(db: Database.Database): void {
     if (version < 4) for (const statement of BACKFILL) db.exec(statement);
     // Version 3 records each call's price-table cost; rows from before it get theirs now.
     if (version < 3) backfillTableCosts(db);
+    // Version 5: the turns' roll-ups, from the calls that survived the steps above.
+    if (version < 5)
+      for (const statement of rebuildTurnUsage(AGGREGATE_COLUMNS)) db.exec(statement);
 
     // The listing caches are rebuilt from the rows themselves; usage rows may have gone above.
     db.exec(`UPDATE sessions SET folded_tokens = 0,

@@ -1,3 +1,5 @@
+import { TURN_USAGE_TABLE, TURN_USAGE_TRIGGER } from "./turn-usage.js";
+
 /**
  * The current layout, as data, so one routine can both create a fresh file and upgrade any legacy
  * layout additively. Column definitions are what `ALTER TABLE ... ADD COLUMN` accepts, which is why
@@ -5,7 +7,7 @@
  */
 
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** A legacy config that is not JSON belongs to no experiment (json_extract would raise). */
 const EXPERIMENT_ID =
@@ -241,6 +243,7 @@ export const TABLES: readonly TableLayout[] = [
     create: "CREATE VIRTUAL TABLE IF NOT EXISTS sessions_fts USING fts5(title, tokenize='trigram')",
     columns: [],
   },
+  TURN_USAGE_TABLE,
   {
     // The highest usage id folded into sessions.folded_tokens (see token-fold.ts).
     name: "rollup_watermark",
@@ -312,6 +315,7 @@ export const BACKFILL: readonly string[] = [
  * SQLite itself, in the writer's transaction. Each costs one primary-key lookup per written row.
  */
 export const TRIGGERS: readonly string[] = [
+  TURN_USAGE_TRIGGER,
   `CREATE TRIGGER IF NOT EXISTS turns_last_status_insert AFTER INSERT ON turns BEGIN
     UPDATE sessions SET last_status = ${LAST_STATUS_OF("NEW.session_id")} WHERE id = NEW.session_id;
   END`,

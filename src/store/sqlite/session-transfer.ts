@@ -24,7 +24,15 @@ export class SessionTransfer {
     db: Database.Database,
     private readonly sql: Statements,
   ) {
-    const tables = ["call_payloads", "usage_stats", "audit_logs", "messages", "turns", "sessions"];
+    const tables = [
+      "call_payloads",
+      "turn_usage",
+      "usage_stats",
+      "audit_logs",
+      "messages",
+      "turns",
+      "sessions",
+    ];
     this.deletes = tables.map((table) =>
       db.prepare(`DELETE FROM ${table} WHERE ${table === "sessions" ? "id" : "session_id"} = ?`),
     );

@@ -26,7 +26,7 @@ interface TurnAggregateRow {
  * the turns, computed here rather than by a second scan. Grouping the calls by themselves, and
  * joining turns only for the wall time, is what keeps totals from being multiplied by a join.
  */
-const AGGREGATE_COLUMNS = `
+export const AGGREGATE_COLUMNS = `
          SUM(prompt_tokens) AS prompt_tokens,
          SUM(completion_tokens) AS completion_tokens,
          SUM(total_tokens) AS total_tokens,
@@ -43,17 +43,21 @@ const AGGREGATE_COLUMNS = `
          SUM(call_kind != 'tool_execution' AND cost_usd IS NULL AND cost_estimated_usd IS NULL)
            AS unpriced_count`;
 
+const ROLLUP_COLUMNS = `prompt_tokens, completion_tokens, total_tokens, cached_tokens,
+  elapsed_ms, call_count, fallback_count, tool_count, estimated_count, reasoning_tokens,
+  cache_write_tokens, cost_usd, reported_cost_count, unpriced_count`;
+
 export const TURN_AGGREGATE_SQL = `
   SELECT turn_index, ${AGGREGATE_COLUMNS}
   FROM usage_stats WHERE session_id = ? GROUP BY turn_index ORDER BY turn_index`;
 
-/**
- * One turn's calls, through the same (session_id, turn_index) index in the same order as the
- * session's GROUP BY, so its sums are the very figures `turns()` gives for that turn.
- */
-const ONE_TURN_AGGREGATE_SQL = `
-  SELECT ${AGGREGATE_COLUMNS}
-  FROM usage_stats WHERE session_id = ? AND turn_index = ? GROUP BY turn_index`;
+/** The turns' roll-ups as SQLite keeps them while calls are recorded (turn-usage.ts). */
+const TURN_USAGE_SQL = `
+  SELECT turn_index, ${ROLLUP_COLUMNS}
+  FROM turn_usage WHERE session_id = ? ORDER BY turn_index`;
+
+const ONE_TURN_USAGE_SQL = `
+  SELECT ${ROLLUP_COLUMNS} FROM turn_usage WHERE session_id = ? AND turn_index = ?`;
 
 export class UsageRollups {
   private readonly aggregates: Database.Statement<[string], TurnAggregateRow>;
@@ -68,8 +72,8 @@ export class UsageRollups {
   >;
 
   constructor(db: Database.Database) {
-    this.aggregates = db.prepare(TURN_AGGREGATE_SQL);
-    this.oneTurn = db.prepare(ONE_TURN_AGGREGATE_SQL);
+    this.aggregates = db.prepare(TURN_USAGE_SQL);
+    this.oneTurn = db.prepare(ONE_TURN_USAGE_SQL);
     this.wallTime = db.prepare(
       "SELECT wall_time_ms FROM turns WHERE session_id = ? AND turn_index = ?",
     );
