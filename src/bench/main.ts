@@ -1,6 +1,7 @@
 import type { Figure } from "./measure.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
+import { runScaleBench } from "./scale-bench.js";
 import { runServerBench } from "./server-bench.js";
 import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
@@ -15,6 +16,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   runtime: runRuntimeBench,
   server: runServerBench,
   tools: runToolsBench,
+  scale: runScaleBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
