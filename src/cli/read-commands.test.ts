@@ -169,7 +169,7 @@ describe("agent-lab call", () => {
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toBe("");
     expect(stderrLines(unknown)).toEqual([
-      `agent-lab: no payload kept for call chat:9:9 of session ${id}: the session has no call with this metric key (agent-lab usage ${id} lists them in its Calls table, GET /api/sessions/${id}/usage under calls)`,
+      `agent-lab: no payload kept for call chat:9:9 of session ${id}: the session has no call with this metric key (agent-lab usage ${id} lists them in its Calls table, GET /api/sessions/${id}/usage/calls pages through them)`,
     ]);
     const tool = withStore(
       (store) =>

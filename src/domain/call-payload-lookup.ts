@@ -51,7 +51,7 @@ export function missingPayloadReason(
 ): string {
   const call = calls.find((candidate) => candidate.metric_key === metricKey);
   if (call === undefined) {
-    return `the session has no call with this metric key (agent-lab usage ${session.id} lists them in its Calls table, GET /api/sessions/${session.id}/usage under calls)`;
+    return `the session has no call with this metric key (agent-lab usage ${session.id} lists them in its Calls table, GET /api/sessions/${session.id}/usage/calls pages through them)`;
   }
   if (call.call_kind === "tool_execution") {
     return "it is a tool execution; only model calls (chat completions, argument fallbacks) are captured";

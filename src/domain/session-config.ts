@@ -49,7 +49,34 @@ export function checkStorableConfig(
   for (const { path, message } of findToolSourceDefinitions(config)) {
     context.addIssue({ code: "custom", path: [...prefix, ...path], message });
   }
+  if (isRecord(config) && config.tags !== undefined) {
+    const tags = SessionTags.safeParse(config.tags);
+    for (const issue of tags.success ? [] : tags.error.issues) {
+      context.addIssue({
+        code: "custom",
+        path: [...prefix, "tags", ...(issue.path as JsonPath)],
+        message: issue.message,
+      });
+    }
+  }
 }
+
+export const MAX_SESSION_TAGS = 16;
+
+/** One label a session list can be filtered by (`?tag=`): short, and safe in a URL as it is. */
+export const SessionTag = z
+  .string({ error: "a tag is a string" })
+  .min(1, "a tag is 1 to 64 characters")
+  .max(64, "a tag is 1 to 64 characters")
+  .regex(/^[A-Za-z0-9_.:-]+$/, "a tag holds only letters, digits and _ . : -");
+
+/**
+ * A session's tags (config `tags`), checked wherever a config is stored (checkStorableConfig), so
+ * the store, an import and a suite refuse the same tags with the same message.
+ */
+export const SessionTags = z
+  .array(SessionTag, { error: "tags is a list of strings" })
+  .max(MAX_SESSION_TAGS, `a session has at most ${MAX_SESSION_TAGS} tags`);
 
 const LAB_CONFIG_ONLY =
   "is defined only in the lab config file (agent-lab.yaml); a session selects its tools by name in tools";
@@ -176,6 +203,8 @@ const LabSessionConfigShape = z
     capture: CaptureConfig.prefault({}),
     /** Extends or overrides the price table by model string, as a suite's `prices` do. */
     prices: PriceTable.default({}),
+    /** Labels the session list can filter by (checked by checkStorableConfig). */
+    tags: z.array(z.string()).optional(),
   })
   .superRefine(checkStorableConfig);
 export const LabSessionConfig = z.preprocess(eventAgentFollowsChatAgent, LabSessionConfigShape);

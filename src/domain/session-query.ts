@@ -2,7 +2,7 @@ import { z } from "zod";
 import { WellFormedString } from "./json-limits.js";
 import { PageRequest } from "./pagination.js";
 import type { SessionOverview, TurnRecordStatus } from "./records.js";
-import { ToolInvocationMode } from "./session-config.js";
+import { SessionTag, ToolInvocationMode } from "./session-config.js";
 
 /**
  * Which sessions a list shows: every filter is optional and they combine with AND. Each one is
@@ -15,7 +15,7 @@ export const SessionFilter = z.strictObject({
   /** The chat or the event agent's model string, exactly. */
   model: z.string().min(1).max(200).optional(),
   /** One of the session's `tags` (config), exactly. */
-  tag: z.string().min(1).max(64).optional(),
+  tag: SessionTag.optional(),
   /** The status of the session's latest turn; "none" for a session without turns. */
   status: z
     .enum(["running", "completed", "cancelled", "failed", "max_rounds", "interrupted", "none"])

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CallPayloadRecord } from "../domain/call-capture.js";
 import type { MessageRecord } from "../domain/records.js";
-import type { UsageSummary } from "../domain/usage.js";
+import type { UsageCallRecord, UsageSummary } from "../domain/usage.js";
 import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer, turnEventsOf } from "./test-fixtures.js";
 
@@ -141,15 +141,17 @@ describe("HTTP API: calls and the richer usage", () => {
       await lab.api(`/api/sessions/${id}/calls/chat:9:9`),
       404,
       "call_not_captured",
-      `no payload kept for call chat:9:9 of session ${id}: the session has no call with this metric key (agent-lab usage ${id} lists them in its Calls table, GET /api/sessions/${id}/usage under calls)`,
+      `no payload kept for call chat:9:9 of session ${id}: the session has no call with this metric key (agent-lab usage ${id} lists them in its Calls table, GET /api/sessions/${id}/usage/calls pages through them)`,
     );
   });
 
   it("says capture was off when the session's capture.payloads is off", async () => {
     const id = await createSession({ capture: { payloads: "off" } });
     await runTurn(id, "search for agent lab");
-    const usage = (await (await lab.api(`/api/sessions/${id}/usage`)).json()) as UsageSummary;
-    expect(usage.calls.some((call) => call.metric_key === "chat:1:1")).toBe(true);
+    const { calls } = (await (await lab.api(`/api/sessions/${id}/usage/calls`)).json()) as {
+      calls: UsageCallRecord[];
+    };
+    expect(calls.some((call) => call.metric_key === "chat:1:1")).toBe(true);
     await expectError(
       await lab.api(`/api/sessions/${id}/calls/chat:1:1`),
       404,
@@ -220,11 +222,18 @@ describe("HTTP API: calls and the richer usage", () => {
     expect(payload.request_truncated || payload.response_truncated).toBe(false);
   });
 
-  it("GET /usage carries every new per-call field and the cost roll-ups", async () => {
+  it("GET /usage/calls carries every new per-call field, GET /usage the cost roll-ups", async () => {
     const id = await createSession();
     storeCall(id, "data: [DONE]\n\n");
-    const usage = (await (await lab.api(`/api/sessions/${id}/usage`)).json()) as UsageSummary;
-    const chat = usage.calls.find((call) => call.metric_key === "chat:1:1");
+    const usage = (await (await lab.api(`/api/sessions/${id}/usage`)).json()) as Omit<
+      UsageSummary,
+      "calls"
+    >;
+    expect(usage).not.toHaveProperty("calls");
+    const { calls } = (await (await lab.api(`/api/sessions/${id}/usage/calls`)).json()) as {
+      calls: UsageCallRecord[];
+    };
+    const chat = calls.find((call) => call.metric_key === "chat:1:1");
     expect(chat).toMatchObject({
       reasoning_tokens: 3,
       cache_write_tokens: 0,
@@ -303,9 +312,7 @@ describe("OpenAPI: the issue-11 shapes", () => {
       components: { schemas: Record<string, Schema> };
     };
     const { schemas } = document.components;
-    const callFields = Object.keys(
-      schemas.UsageSummary?.properties?.calls?.items?.properties ?? {},
-    );
+    const callFields = Object.keys(schemas.UsageCall?.properties ?? {});
     expect(callFields).toEqual(
       expect.arrayContaining([
         "reasoning_tokens",
@@ -321,7 +328,7 @@ describe("OpenAPI: the issue-11 shapes", () => {
         "raw_usage",
       ]),
     );
-    expect(Object.keys(schemas.UsageSummary?.properties?.session?.properties ?? {})).toEqual(
+    expect(Object.keys(schemas.UsageRollups?.properties?.session?.properties ?? {})).toEqual(
       expect.arrayContaining([
         "reasoning_tokens",
         "cache_write_tokens",

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from "../domain/pagination.js";
 import {
   ExportedAudit,
+  ExportedCall,
   ExportedMessage,
   ExportedSession,
   ExportedTurn,
@@ -75,6 +77,57 @@ function errors(...statuses: (keyof typeof ERRORS)[]): JsonObject {
   );
 }
 
+// Keyset pages (domain/pagination.ts): every paged list takes these two and answers next_cursor.
+const pageParameters = [
+  {
+    name: "limit",
+    in: "query",
+    required: false,
+    description: `rows per page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT})`,
+    schema: { type: "integer", minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
+  },
+  {
+    name: "cursor",
+    in: "query",
+    required: false,
+    description:
+      "the next_cursor of the previous page, unchanged (absent: the first page); a cursor of another list or session, or an edited one, is a 400",
+    schema: { type: "string", maxLength: 1024 },
+  },
+];
+const nextCursor = {
+  anyOf: [{ type: "string" }, { type: "null" }],
+  description: "pass as cursor for the next page; null on the last page",
+};
+const paged = (key: string, item: JsonObject) =>
+  object({ [key]: { type: "array", items: item }, next_cursor: nextCursor });
+
+const filter = (name: string, description: string, schema: JsonObject = { type: "string" }) => ({
+  name,
+  in: "query",
+  required: false,
+  description,
+  schema,
+});
+const sessionFilters = [
+  filter("q", "a case-insensitive substring of the title (1 to 200 characters)"),
+  filter("mode", "the tool invocation mode", { enum: ["chat_agent_tools", "dual_agent"] }),
+  filter("model", "the chat or the event agent's model string, exactly"),
+  filter("tag", "one of the session's config tags, exactly"),
+  filter("status", "the status of the session's latest turn; none: a session without turns", {
+    enum: ["running", "completed", "cancelled", "failed", "max_rounds", "interrupted", "none"],
+  }),
+  filter("experiment", "the experiment id the session ran for"),
+  filter(
+    "updated_from",
+    "updated at or after: an ISO 8601 time with offset, or a date (YYYY-MM-DD, from its UTC midnight)",
+  ),
+  filter(
+    "updated_to",
+    "updated at or before: an ISO 8601 time with offset, or a date (YYYY-MM-DD, its whole UTC day)",
+  ),
+];
+
 const sessionId = {
   name: "id",
   in: "path",
@@ -113,11 +166,37 @@ function components(): JsonObject {
         chat_model: { type: "string" },
         event_model: { type: "string" },
       }),
+      SessionPageItem: {
+        allOf: [
+          ref("SessionOverview"),
+          object({
+            tags: { type: "array", items: { type: "string" } },
+            experiment_id: { anyOf: [{ type: "string" }, { type: "null" }] },
+            last_status: {
+              anyOf: [
+                {
+                  enum: [
+                    "running",
+                    "completed",
+                    "cancelled",
+                    "failed",
+                    "max_rounds",
+                    "interrupted",
+                  ],
+                },
+                { type: "null" },
+              ],
+              description: "the latest turn's status; null for a session without turns",
+            },
+          }),
+        ],
+      },
       Session: schemaOf(ExportedSession, "output"),
       Turn: schemaOf(ExportedTurn, "output"),
       Message: schemaOf(ExportedMessage, "output"),
       AuditEntry: schemaOf(ExportedAudit, "output"),
-      UsageSummary: sentRecordOf(ExportedUsage),
+      UsageRollups: sentRecordOf(ExportedUsage.omit({ calls: true })),
+      UsageCall: sentRecordOf(ExportedCall),
       // What import accepts (version-1 documents lack the newer fields); export writes all of them.
       SessionExport: schemaOf(SessionExportDocument, "input"),
       CreateSessionBody: schemaOf(CreateSessionBody, "input"),
@@ -202,13 +281,13 @@ function paths(): JsonObject {
     "/api/sessions": {
       get: {
         operationId: "listSessions",
-        summary: "Every session, most recently updated first, with its mode and models",
+        summary: "A page of sessions, most recently updated first (then id), filtered",
+        description:
+          "Filters combine with AND. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
+        parameters: [...pageParameters, ...sessionFilters],
         responses: {
-          200: ok(
-            "the sessions",
-            object({ sessions: { type: "array", items: ref("SessionOverview") } }),
-          ),
-          ...errors(),
+          200: ok("the sessions", paged("sessions", ref("SessionPageItem"))),
+          ...errors(400),
         },
       },
       post: {
@@ -246,10 +325,11 @@ function paths(): JsonObject {
       parameters: [sessionId],
       get: {
         operationId: "listTurns",
-        summary: "The session's turns, with how each ended",
+        summary: "A page of the session's turns, oldest first, with how each ended",
+        parameters: pageParameters,
         responses: {
-          200: ok("the turns", object({ turns: { type: "array", items: ref("Turn") } })),
-          ...errors(404),
+          200: ok("the turns", paged("turns", ref("Turn"))),
+          ...errors(400, 404),
         },
       },
       post: {
@@ -311,10 +391,12 @@ function paths(): JsonObject {
       parameters: [sessionId],
       get: {
         operationId: "listMessages",
-        summary: "The conversation as stored (assistant tool calls and their tool replies)",
+        summary:
+          "A page of the conversation as stored, oldest first (assistant tool calls and their tool replies)",
+        parameters: pageParameters,
         responses: {
-          200: ok("the messages", object({ messages: { type: "array", items: ref("Message") } })),
-          ...errors(404),
+          200: ok("the messages", paged("messages", ref("Message"))),
+          ...errors(400, 404),
         },
       },
     },
@@ -322,10 +404,11 @@ function paths(): JsonObject {
       parameters: [sessionId],
       get: {
         operationId: "listAudit",
-        summary: "The audit trail of every step",
+        summary: "A page of the audit trail of every step, oldest first",
+        parameters: pageParameters,
         responses: {
-          200: ok("the audit log", object({ audit: { type: "array", items: ref("AuditEntry") } })),
-          ...errors(404),
+          200: ok("the audit log", paged("audit", ref("AuditEntry"))),
+          ...errors(400, 404),
         },
       },
     },
@@ -333,8 +416,17 @@ function paths(): JsonObject {
       parameters: [sessionId],
       get: {
         operationId: "usageSummary",
-        summary: "Every measured call, with roll-ups per turn and for the session",
-        responses: { 200: ok("the usage summary", ref("UsageSummary")), ...errors(404) },
+        summary: "The usage roll-ups per turn and for the session (the calls: /usage/calls)",
+        responses: { 200: ok("the roll-ups", ref("UsageRollups")), ...errors(404) },
+      },
+    },
+    "/api/sessions/{id}/usage/calls": {
+      parameters: [sessionId],
+      get: {
+        operationId: "listUsageCalls",
+        summary: "A page of the session's measured calls, in recording order",
+        parameters: pageParameters,
+        responses: { 200: ok("the calls", paged("calls", ref("UsageCall"))), ...errors(400, 404) },
       },
     },
     "/api/sessions/{id}/calls/{metric_key}": {
@@ -344,7 +436,7 @@ function paths(): JsonObject {
           name: "metric_key",
           in: "path",
           required: true,
-          description: "the call's metric key, from the usage summary's calls (URL-encoded)",
+          description: "the call's metric key, from /usage/calls (URL-encoded)",
           schema: { type: "string" },
         },
       ],

@@ -106,8 +106,8 @@ describe("no secret in any response or log", () => {
   });
 
   it("an unexpected failure is a generic 500: no stack, no message, no token; the log has the cause", async () => {
-    const original = lab.store.listSessionOverviews.bind(lab.store);
-    lab.store.listSessionOverviews = () => {
+    const original = lab.store.listSessionPage.bind(lab.store);
+    lab.store.listSessionPage = () => {
       throw new Error(`database exploded near ${TOKEN}`);
     };
     try {
@@ -126,7 +126,7 @@ describe("no secret in any response or log", () => {
       expect(lab.logs.join("\n")).toMatch(/database exploded near \[redacted\]/);
       expect(lab.logs.join("\n")).not.toContain(TOKEN);
     } finally {
-      lab.store.listSessionOverviews = original;
+      lab.store.listSessionPage = original;
     }
   });
 });

@@ -49,7 +49,11 @@ describe("HTTP API: sessions", () => {
     const defaults = await createSession({ title: "Defaults" });
     expect(defaults.tool_invocation_mode).toBe("dual_agent");
 
-    const list = (await (await lab.api("/api/sessions")).json()) as { sessions: unknown[] };
+    const list = (await (await lab.api("/api/sessions")).json()) as {
+      sessions: unknown[];
+      next_cursor: unknown;
+    };
+    expect(list.next_cursor).toBeNull();
     expect(list.sessions).toStrictEqual([
       {
         id: defaults.id,
@@ -61,6 +65,9 @@ describe("HTTP API: sessions", () => {
         tool_invocation_mode: "dual_agent",
         chat_model: "sim",
         event_model: "sim",
+        tags: [],
+        experiment_id: null,
+        last_status: null,
       },
       expect.objectContaining({ id: session.id, chat_model: "sim:fast", event_model: "sim:fast" }),
     ]);
@@ -105,11 +112,12 @@ describe("HTTP API: sessions", () => {
     await expectError(malformed, 400, "invalid_input", /body: not valid JSON/);
     expect((await (await lab.api("/api/sessions")).json()) as unknown).toStrictEqual({
       sessions: [],
+      next_cursor: null,
     });
   });
 
   it("answers 404 on every route of an unknown session, and for unknown API routes", async () => {
-    for (const path of ["", "/messages", "/audit", "/usage", "/turns", "/export"]) {
+    for (const path of ["", "/messages", "/audit", "/usage", "/usage/calls", "/turns", "/export"]) {
       await expectError(
         await lab.api(`/api/sessions/nobody${path}`),
         404,
@@ -155,13 +163,22 @@ describe("HTTP API: sessions", () => {
     const get = async (path: string) =>
       (await (await lab.api(`/api/sessions/${session.id}${path}`)).json()) as Record<string, never>;
     const turns = lab.store.listTurns(session.id);
-    expect(await get("/turns")).toStrictEqual({ turns });
+    expect(await get("/turns")).toStrictEqual({ turns, next_cursor: null });
     expect(await get("")).toStrictEqual({ session: lab.store.getSession(session.id), turns });
-    expect(await get("/messages")).toStrictEqual({ messages: lab.store.listMessages(session.id) });
-    expect(await get("/audit")).toStrictEqual({ audit: lab.store.listAuditLogs(session.id) });
+    expect(await get("/messages")).toStrictEqual({
+      messages: lab.store.listMessages(session.id),
+      next_cursor: null,
+    });
+    expect(await get("/audit")).toStrictEqual({
+      audit: lab.store.listAuditLogs(session.id),
+      next_cursor: null,
+    });
+    // Roll-ups only; the calls are a paged list of their own.
+    const { calls, ...rollups } = lab.store.usageSummary(session.id);
     const usage = await get("/usage");
-    expect(usage).toStrictEqual(lab.store.usageSummary(session.id));
-    expect(Object.keys(usage)).toStrictEqual(["calls", "turns", "session"]);
+    expect(usage).toStrictEqual(rollups);
+    expect(Object.keys(usage)).toStrictEqual(["turns", "session"]);
+    expect(await get("/usage/calls")).toStrictEqual({ calls, next_cursor: null });
     expect((await get("/messages")).messages).toHaveLength(4);
 
     const deleted = await lab.api(`/api/sessions/${session.id}`, { method: "DELETE" });

@@ -8,6 +8,7 @@ import {
 } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import { callDetailContract } from "./call-detail.contract.js";
+import { sessionPagesContract } from "./session-pages.contract.js";
 import type { SessionStore } from "./session-store.js";
 import { sessionTransferContract } from "./session-transfer.contract.js";
 import { turnClaimContract } from "./turn-claim.contract.js";
@@ -45,6 +46,8 @@ export function describeSessionStoreContract(
     turnClaimContract(() => store);
     // Beyond the seed: provider detail of calls, costs, reasoning text, captured payloads.
     callDetailContract(() => store);
+    // Beyond the seed (issue 12): keyset pages and filters.
+    sessionPagesContract(() => store);
 
     it("persists session messages, audit and usage (seed: test_sqlite_store_persists_session_messages_audit_and_usage)", async () => {
       const sessionId = await store.createSession({

@@ -107,6 +107,11 @@ export interface SessionStore {
   listExperimentSummaries(): Awaitable<ExperimentListItem[]>;
   /** A session's model and tool calls in recording order, a page at a time. */
   listUsageCalls(sessionId: string, page: PageRequest): Awaitable<Page<UsageCallRecord>>;
+  /**
+   * One of the session's calls by its metric key, without reading the others; null when it has
+   * none. An unknown session → SessionNotFoundError.
+   */
+  findUsageCall(sessionId: string, metricKey: string): Awaitable<UsageCallRecord | null>;
   /** A session's turns in order, a page at a time. */
   listTurnPage(sessionId: string, page: PageRequest): Awaitable<Page<TurnRecord>>;
   /** A session's messages in order, a page at a time. */

@@ -7,8 +7,11 @@ import {
 } from "../../domain/call-payload-lookup.js";
 import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
 import { WellFormedString } from "../../domain/json-limits.js";
+import { PageRequest } from "../../domain/pagination.js";
 import type { SessionRecord } from "../../domain/records.js";
 import { LabSessionConfig } from "../../domain/session-config.js";
+import { SessionQuery } from "../../domain/session-query.js";
+import { parseInput } from "../../domain/validation.js";
 import { prepareTurn } from "../../runtime/turn-providers.js";
 import { readJsonBody } from "../request-body.js";
 import type { ServerDependencies } from "../server-dependencies.js";
@@ -18,6 +21,11 @@ export const CreateSessionBody = z.strictObject({
   /** The full lab config; every field has a default, so `{}` (or none) is a sim session. */
   config: LabSessionConfig.optional(),
 });
+
+/** `limit` and `cursor` of a paged list's query string; a bad one is a 400 naming it. */
+function pageRequest(c: Context): PageRequest {
+  return parseInput(PageRequest, c.req.query(), "query");
+}
 
 /** The session of the route's `:id`, or a 404. */
 export async function requireSession(deps: ServerDependencies, c: Context): Promise<SessionRecord> {
@@ -40,7 +48,13 @@ async function checkRunnable(config: LabSessionConfig, deps: ServerDependencies)
 export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void {
   const { store } = deps;
 
-  app.get("/api/sessions", async (c) => c.json({ sessions: await store.listSessionOverviews() }));
+  // Query parameters are checked here with the store's own schemas, so a bad one is a 400 that
+  // names it ("query: limit: …") before anything is read.
+  app.get("/api/sessions", async (c) => {
+    const query = parseInput(SessionQuery, c.req.query(), "query");
+    const page = await store.listSessionPage(query);
+    return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });
+  });
 
   app.post("/api/sessions", async (c) => {
     const body = await readJsonBody(c, CreateSessionBody, deps.maxBodyBytes);
@@ -64,23 +78,29 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
   });
 
   app.get("/api/sessions/:id/turns", async (c) => {
-    const session = await requireSession(deps, c);
-    return c.json({ turns: await store.listTurns(session.id) });
+    const page = await store.listTurnPage(c.req.param("id"), pageRequest(c));
+    return c.json({ turns: page.items, next_cursor: page.next_cursor });
   });
 
   app.get("/api/sessions/:id/messages", async (c) => {
-    const session = await requireSession(deps, c);
-    return c.json({ messages: await store.listMessages(session.id) });
+    const page = await store.listMessagePage(c.req.param("id"), pageRequest(c));
+    return c.json({ messages: page.items, next_cursor: page.next_cursor });
   });
 
   app.get("/api/sessions/:id/audit", async (c) => {
-    const session = await requireSession(deps, c);
-    return c.json({ audit: await store.listAuditLogs(session.id) });
+    const page = await store.listAuditPage(c.req.param("id"), pageRequest(c));
+    return c.json({ audit: page.items, next_cursor: page.next_cursor });
   });
 
+  // Roll-ups only: the calls are paged below, so no answer grows with a session's call count.
   app.get("/api/sessions/:id/usage", async (c) => {
     const session = await requireSession(deps, c);
-    return c.json(await store.usageSummary(session.id));
+    return c.json(await store.usageRollups(session.id));
+  });
+
+  app.get("/api/sessions/:id/usage/calls", async (c) => {
+    const page = await store.listUsageCalls(c.req.param("id"), pageRequest(c));
+    return c.json({ calls: page.items, next_cursor: page.next_cursor });
   });
 
   app.get("/api/sessions/:id/calls/:metric_key", async (c) => {
@@ -88,11 +108,11 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
     const metricKey = c.req.param("metric_key");
     const payload = await store.getCallPayload(session.id, metricKey);
     if (payload === null) {
-      const { calls } = await store.usageSummary(session.id);
+      const call = await store.findUsageCall(session.id, metricKey);
       throw new CallNotCapturedError(
         session.id,
         metricKey,
-        missingPayloadReason(session, calls, metricKey),
+        missingPayloadReason(session, call === null ? [] : [call], metricKey),
       );
     }
     return c.json(redactedCallPayload(payload));

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { backfillTableCosts } from "./cost-backfill.js";
-import { INDEXES, SCHEMA_VERSION, TABLES } from "./schema.js";
+import { BACKFILL, INDEXES, SCHEMA_VERSION, TABLES, TRIGGERS } from "./schema.js";
 
 interface ColumnInfo {
   name: string;
@@ -42,6 +42,9 @@ export function migrate(db: Database.Database): void {
         )
     `);
     for (const statement of INDEXES) db.exec(statement);
+    for (const statement of TRIGGERS) db.exec(statement);
+    // Version 4: the filter tables and columns, filled for the rows written before them.
+    if (version < 4) for (const statement of BACKFILL) db.exec(statement);
     // Version 3 records each call's price-table cost; rows from before it get theirs now.
     if (version < 3) backfillTableCosts(db);
 

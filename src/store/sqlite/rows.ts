@@ -12,6 +12,7 @@ import type {
 } from "../../domain/records.js";
 import type { ToolInvocationMode } from "../../domain/session-config.js";
 import { modeOf } from "../../domain/session-config.js";
+import type { SessionPageItem } from "../../domain/session-query.js";
 import type { AgentRole, CallKind, UsageCallRecord, UsageSource } from "../../domain/usage.js";
 import { parseJsonText } from "../../domain/validation.js";
 import { storableRawUsage } from "../raw-usage.js";
@@ -61,6 +62,25 @@ export function toSessionOverview(row: ListedOverviewRow, total_tokens: number):
     tool_invocation_mode: modeOf({ tool_invocation_mode: row.mode }),
     chat_model: modelString(row.chat_model),
     event_model: modelString(row.event_model),
+  };
+}
+
+/** A row of the paged list (session-pages.ts): the overview plus what its filters read. */
+export interface ListedPageRow extends ListedOverviewRow {
+  experiment_id: string | null;
+  last_status: string | null;
+  /** The session's tags as a JSON array, from session_tags. */
+  tags_json: string;
+}
+
+const Tags = z.array(z.string());
+
+export function toSessionPageItem(row: ListedPageRow, total_tokens: number): SessionPageItem {
+  return {
+    ...toSessionOverview(row, total_tokens),
+    tags: parseJsonText(Tags, row.tags_json, `session ${row.id} tags`),
+    experiment_id: typeof row.experiment_id === "string" ? row.experiment_id : null,
+    last_status: row.last_status as TurnRecordStatus | null,
   };
 }
 

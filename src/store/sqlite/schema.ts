@@ -11,6 +11,27 @@ export const SCHEMA_VERSION = 4;
 const EXPERIMENT_ID =
   "CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.experiment.id') END";
 
+/** A config field read only when the config is JSON (json_extract raises on a legacy non-JSON one). */
+const field = (path: string) =>
+  `CASE WHEN json_valid(config_json) THEN json_extract(config_json, '${path}') END`;
+
+/**
+ * Version 4, the list filters. Each reads what `toSessionOverview` shows, normalized as it
+ * normalizes (modeOf: an unknown or absent mode is dual_agent; modelString: an absent or empty
+ * model is sim), so `mode = ?` finds exactly the sessions the list labels with that mode. A config
+ * without an event agent uses the chat agent's model for it (LabSessionConfig's rule).
+ */
+const MODE = `CASE WHEN ${field("$.tool_invocation_mode")} IN ('chat_agent_tools', 'dual_agent')
+  THEN ${field("$.tool_invocation_mode")} ELSE 'dual_agent' END`;
+const modelOf = (expression: string) =>
+  `CASE WHEN typeof(${expression}) = 'text' AND ${expression} <> '' THEN ${expression} ELSE 'sim' END`;
+const EVENT_MODEL_RAW = `CASE WHEN json_valid(config_json) THEN
+  CASE WHEN json_type(config_json, '$.event_agent') IS NULL
+    THEN json_extract(config_json, '$.chat_agent.model')
+    ELSE json_extract(config_json, '$.event_agent.model') END END`;
+const CHAT_MODEL = modelOf(field("$.chat_agent.model"));
+const EVENT_MODEL = modelOf(`(${EVENT_MODEL_RAW})`);
+
 export interface TableLayout {
   name: string;
   /** Columns a legacy file may lack, added in order when missing. */
@@ -30,7 +51,11 @@ export const TABLES: readonly TableLayout[] = [
       config_json TEXT NOT NULL,
       turn_count INTEGER NOT NULL DEFAULT 0,
       folded_tokens INTEGER NOT NULL DEFAULT 0,
-      experiment_id TEXT GENERATED ALWAYS AS (${EXPERIMENT_ID}) VIRTUAL
+      experiment_id TEXT GENERATED ALWAYS AS (${EXPERIMENT_ID}) VIRTUAL,
+      mode TEXT GENERATED ALWAYS AS (${MODE}) VIRTUAL,
+      chat_model TEXT GENERATED ALWAYS AS (${CHAT_MODEL}) VIRTUAL,
+      event_model TEXT GENERATED ALWAYS AS (${EVENT_MODEL}) VIRTUAL,
+      last_status TEXT
     )`,
     // Caches for listSessions: turn_count moves with startTurn, folded_tokens with token-fold.ts.
     columns: [
@@ -39,6 +64,12 @@ export const TABLES: readonly TableLayout[] = [
       // Version 4: read from the config by SQLite itself, so an index can answer the queries that
       // used to parse every config (experiments, filters); nothing in the code maintains it.
       ["experiment_id", `TEXT GENERATED ALWAYS AS (${EXPERIMENT_ID}) VIRTUAL`],
+      // Version 4, the list filters: the config's mode and models as the list shows them, and the
+      // latest turn's status (kept by the triggers below, backfilled by migrate.ts).
+      ["mode", `TEXT GENERATED ALWAYS AS (${MODE}) VIRTUAL`],
+      ["chat_model", `TEXT GENERATED ALWAYS AS (${CHAT_MODEL}) VIRTUAL`],
+      ["event_model", `TEXT GENERATED ALWAYS AS (${EVENT_MODEL}) VIRTUAL`],
+      ["last_status", "TEXT"],
     ],
   },
   {
@@ -181,6 +212,36 @@ export const TABLES: readonly TableLayout[] = [
     columns: [],
   },
   {
+    // Version 4: the config's `tags`, one row each, with a copy of the session's updated_at, so
+    // the tag filter reads a tag's sessions in list order from one index (no sort of all of them).
+    // Kept by the triggers below from sessions; nothing in the code writes it.
+    name: "session_tags",
+    create: `CREATE TABLE IF NOT EXISTS session_tags (
+      tag TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      PRIMARY KEY (tag, session_id)
+    ) WITHOUT ROWID`,
+    columns: [],
+  },
+  {
+    // Version 4: the title search, a trigram index over the titles (kept by the triggers below),
+    // so a substring of 3 or more characters is found without reading every title. Its rows are
+    // keyed by session_search.key, not by sessions.rowid: VACUUM may renumber the rowids of a
+    // table whose key is not an INTEGER PRIMARY KEY, which would silently detach the index.
+    name: "session_search",
+    create: `CREATE TABLE IF NOT EXISTS session_search (
+      key INTEGER PRIMARY KEY,
+      session_id TEXT NOT NULL UNIQUE
+    )`,
+    columns: [],
+  },
+  {
+    name: "sessions_fts",
+    create: "CREATE VIRTUAL TABLE IF NOT EXISTS sessions_fts USING fts5(title, tokenize='trigram')",
+    columns: [],
+  },
+  {
     // The highest usage id folded into sessions.folded_tokens (see token-fold.ts).
     name: "rollup_watermark",
     create: `CREATE TABLE IF NOT EXISTS rollup_watermark (
@@ -198,4 +259,81 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
   "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
   "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
+  // Version 4: each filter of the paged list reads its rows in list order from one index.
+  "CREATE INDEX IF NOT EXISTS sessions_mode_updated ON sessions (mode, updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_chat_model_updated ON sessions (chat_model, updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_event_model_updated ON sessions (event_model, updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_status_updated ON sessions (last_status, updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_experiment_updated ON sessions (experiment_id, updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS session_tags_session ON session_tags (session_id)",
+  "CREATE INDEX IF NOT EXISTS session_tags_updated ON session_tags (tag, updated_at DESC, session_id DESC)",
+];
+
+/** A turn's status as toTurnRecord reads it: legacy rows without one tell by their completion. */
+const TURN_STATUS =
+  "COALESCE(status, CASE WHEN completed_at IS NULL THEN 'running' ELSE 'completed' END)";
+
+/** sessions.last_status of session `id`: its latest turn's status, NULL without turns. */
+export const LAST_STATUS_OF = (id: string) =>
+  `(SELECT ${TURN_STATUS} FROM turns WHERE session_id = ${id} ORDER BY turn_index DESC LIMIT 1)`;
+
+const TAGS_OF = (row: string) => `
+  INSERT OR IGNORE INTO session_tags (tag, session_id, updated_at)
+  SELECT value, ${row}.id, ${row}.updated_at FROM json_each(COALESCE(CASE WHEN json_valid(${row}.config_json) THEN
+    CASE WHEN json_type(${row}.config_json, '$.tags') = 'array'
+      THEN json_extract(${row}.config_json, '$.tags') END END, '[]'))
+  WHERE type = 'text'`;
+
+const SEARCH_OF = (row: string) => `
+  INSERT INTO session_search (session_id) VALUES (${row}.id);
+  INSERT INTO sessions_fts (rowid, title)
+  SELECT key, ${row}.title FROM session_search WHERE session_id = ${row}.id`;
+
+const UNSEARCH_OF = (row: string) => `
+  DELETE FROM sessions_fts WHERE rowid = (SELECT key FROM session_search WHERE session_id = ${row}.id);
+  DELETE FROM session_search WHERE session_id = ${row}.id`;
+
+/** Fills the version-4 tables for sessions written before them (migrate.ts; idempotent). */
+export const BACKFILL: readonly string[] = [
+  `UPDATE sessions SET last_status = ${LAST_STATUS_OF("sessions.id")}`,
+  TAGS_OF("sessions").replace("FROM json_each", "FROM sessions, json_each"),
+  `INSERT OR IGNORE INTO session_search (session_id) SELECT id FROM sessions`,
+  "DELETE FROM sessions_fts",
+  `INSERT INTO sessions_fts (rowid, title)
+    SELECT key, title FROM session_search JOIN sessions ON sessions.id = session_search.session_id`,
+];
+
+/**
+ * Version 4: what keeps the filter columns right whoever writes (startTurn, claimTurn,
+ * completeTurn, an import, an interrupted turn, another process on an older build's statements):
+ * SQLite itself, in the writer's transaction. Each costs one primary-key lookup per written row.
+ */
+export const TRIGGERS: readonly string[] = [
+  `CREATE TRIGGER IF NOT EXISTS turns_last_status_insert AFTER INSERT ON turns BEGIN
+    UPDATE sessions SET last_status = ${LAST_STATUS_OF("NEW.session_id")} WHERE id = NEW.session_id;
+  END`,
+  `CREATE TRIGGER IF NOT EXISTS turns_last_status_update AFTER UPDATE OF status, completed_at ON turns BEGIN
+    UPDATE sessions SET last_status = ${LAST_STATUS_OF("NEW.session_id")} WHERE id = NEW.session_id;
+  END`,
+  `CREATE TRIGGER IF NOT EXISTS turns_last_status_delete AFTER DELETE ON turns BEGIN
+    UPDATE sessions SET last_status = ${LAST_STATUS_OF("OLD.session_id")} WHERE id = OLD.session_id;
+  END`,
+  `CREATE TRIGGER IF NOT EXISTS sessions_index_insert AFTER INSERT ON sessions BEGIN
+    ${TAGS_OF("NEW")};
+    ${SEARCH_OF("NEW")};
+  END`,
+  `CREATE TRIGGER IF NOT EXISTS sessions_index_delete AFTER DELETE ON sessions BEGIN
+    DELETE FROM session_tags WHERE session_id = OLD.id;
+    ${UNSEARCH_OF("OLD")};
+  END`,
+  // Every write to a session moves its updated_at; an untagged session costs one index probe.
+  `CREATE TRIGGER IF NOT EXISTS sessions_tags_touch AFTER UPDATE OF updated_at ON sessions BEGIN
+    UPDATE session_tags SET updated_at = NEW.updated_at WHERE session_id = NEW.id;
+  END`,
+  `CREATE TRIGGER IF NOT EXISTS sessions_index_update AFTER UPDATE OF title, config_json ON sessions BEGIN
+    DELETE FROM session_tags WHERE session_id = OLD.id;
+    ${TAGS_OF("NEW")};
+    ${UNSEARCH_OF("OLD")};
+    ${SEARCH_OF("NEW")};
+  END`,
 ];

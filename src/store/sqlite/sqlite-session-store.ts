@@ -419,6 +419,10 @@ export class SqliteSessionStore implements SessionStore {
     return this.pages.listUsageCalls(sessionId, page);
   }
 
+  findUsageCall(sessionId: string, metricKey: string): UsageCallRecord | null {
+    return this.pages.findUsageCall(sessionId, metricKey);
+  }
+
   listTurnPage(sessionId: string, page: PageRequest): Page<TurnRecord> {
     return this.pages.listTurnPage(sessionId, page);
   }

@@ -94,6 +94,26 @@ const SQL = {
   listUsage: `
       SELECT id, ${USAGE_COLUMNS.filter((column) => column !== "session_id").join(", ")}
       FROM usage_stats WHERE session_id = ? ORDER BY id`,
+  // Keyset pages (session-pages.ts): the rows after the cursor's key, one more than the limit so
+  // the page knows whether another follows. Each is a range of a (session_id, key) index.
+  selectSessionMode: "SELECT mode FROM sessions WHERE id = ?",
+  pageTurns: `
+      SELECT turn_index, user_message, started_at, completed_at, wall_time_ms, status, runner
+      FROM turns WHERE session_id = ? AND turn_index > ? ORDER BY turn_index LIMIT ?`,
+  pageMessages: `
+      SELECT id, session_id, turn_index, role, content, name, tool_call_id, tool_calls_json,
+             reasoning, refusal, created_at
+      FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?`,
+  pageAudit: `
+      SELECT id, session_id, turn_index, round_index, event, details_json, created_at
+      FROM audit_logs WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?`,
+  pageUsage: `
+      SELECT id, ${USAGE_COLUMNS.filter((column) => column !== "session_id").join(", ")}
+      FROM usage_stats WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?`,
+  // One call by its metric key: the unique (session_id, metric_key) index, not the session's calls.
+  selectUsageByMetricKey: `
+      SELECT id, ${USAGE_COLUMNS.filter((column) => column !== "session_id").join(", ")}
+      FROM usage_stats WHERE session_id = ? AND metric_key = ?`,
 } as const;
 
 export type Statements = { readonly [Name in keyof typeof SQL]: Database.Statement };

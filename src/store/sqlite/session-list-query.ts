@@ -1,0 +1,155 @@
+import type Database from "better-sqlite3";
+import type { z } from "zod";
+import { InvalidInputError } from "../../domain/errors.js";
+import { decodeCursor, encodeCursor } from "../../domain/pagination.js";
+import type { SessionPage, SessionQuery } from "../../domain/session-query.js";
+import { type ListedPageRow, toSessionPageItem } from "./rows.js";
+import { TokenFold } from "./token-fold.js";
+
+type ParsedQuery = z.output<typeof SessionQuery>;
+
+/** The shortest title search the trigram index answers; shorter ones scan titles (DESIGN.md). */
+const TRIGRAM = 3;
+
+/**
+ * The paged session list: newest first on the `sessions_updated` order (updated_at DESC, id DESC),
+ * each filter a condition on a schema-v4 column or table with its own index, the page the rows
+ * after the cursor's (updated_at, id). Statements are prepared once per combination of filters.
+ */
+export class SessionListQuery {
+  private readonly tokenFold: TokenFold;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {
+    this.tokenFold = new TokenFold(db);
+  }
+
+  page(query: ParsedQuery): SessionPage {
+    const { sql, params } = buildQuery(query);
+    const statement = this.prepared(sql);
+    this.tokenFold.foldIfLarge();
+    const { rows, tail } = this.db.transaction(() => ({
+      tail: this.tokenFold.tail(),
+      rows: statement.all(...params) as ListedPageRow[],
+    }))();
+    const more = rows.length > query.limit;
+    const page = more ? rows.slice(0, query.limit) : rows;
+    const last = page.at(-1);
+    return {
+      sessions: page.map((row) =>
+        toSessionPageItem(row, row.folded_tokens + (tail.get(row.id) ?? 0)),
+      ),
+      next_cursor:
+        more && last !== undefined ? encodeCursor(["sessions", last.updated_at, last.id]) : null,
+    };
+  }
+
+  private prepared(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+interface Built {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The statement of one page. With a tag, the rows come from session_tags' (tag, updated_at, id)
+ * index, which holds the list order; otherwise from sessions' own indexes. A model filter is
+ * either agent's model: two ordered arms (chat model, event model), each at most one page long,
+ * merged, so neither a sort of every match nor a scan of the whole list.
+ */
+function buildQuery(query: ParsedQuery): Built {
+  const tagged = query.tag !== undefined;
+  const [updatedAt, id] = tagged ? ["t.updated_at", "t.session_id"] : ["s.updated_at", "s.id"];
+  const from = tagged
+    ? "session_tags AS t JOIN sessions AS s ON s.id = t.session_id"
+    : "sessions AS s";
+  const order = `ORDER BY ${updatedAt} DESC, ${id} DESC`;
+  const conditions: string[] = [];
+  const params: unknown[] = [];
+  const where = (condition: string, ...values: unknown[]) => {
+    conditions.push(condition);
+    params.push(...values);
+  };
+  if (query.tag !== undefined) where("t.tag = ?", query.tag);
+  if (query.q !== undefined) {
+    if ([...query.q].length >= TRIGRAM) {
+      where(
+        `s.id IN (SELECT k.session_id FROM sessions_fts JOIN session_search AS k
+          ON k.key = sessions_fts.rowid WHERE sessions_fts MATCH ?)`,
+        `"${query.q.replaceAll('"', '""')}"`,
+      );
+    } else {
+      where("s.title LIKE ? ESCAPE '\\'", `%${query.q.replace(/[\\%_]/g, "\\$&")}%`);
+    }
+  }
+  if (query.mode !== undefined) where("s.mode = ?", query.mode);
+  if (query.status === "none") where("s.last_status IS NULL");
+  else if (query.status !== undefined) where("s.last_status = ?", query.status);
+  if (query.experiment !== undefined) where("s.experiment_id = ?", query.experiment);
+  if (query.updated_from !== undefined) {
+    where(`${updatedAt} >= ?`, lowerBound(query.updated_from));
+  }
+  if (query.updated_to !== undefined) {
+    const bound = upperBound(query.updated_to);
+    where(`${updatedAt} ${bound.inclusive ? "<=" : "<"} ?`, bound.at);
+  }
+  if (query.cursor !== undefined) {
+    where(`(${updatedAt}, ${id}) < (?, ?)`, ...sessionCursorKey(query.cursor));
+  }
+  const limit = query.limit + 1;
+  const columns = `s.id, s.title, s.created_at, s.updated_at, s.turn_count, s.folded_tokens,
+    s.mode, s.chat_model, s.event_model, s.experiment_id, s.last_status,
+    (SELECT json_group_array(tag) FROM
+      (SELECT tag FROM session_tags WHERE session_id = s.id ORDER BY tag)) AS tags_json`;
+  const whereOf = (extra: string[]) => {
+    const all = [...conditions, ...extra];
+    return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
+  };
+  if (query.model === undefined) {
+    return {
+      sql: `SELECT ${columns} FROM ${from} ${whereOf([])} ${order} LIMIT ?`,
+      params: [...params, limit],
+    };
+  }
+  const arm = (column: string) =>
+    `SELECT * FROM (SELECT s.rowid AS row FROM ${from} ${whereOf([`s.${column} = ?`])} ${order} LIMIT ?)`;
+  return {
+    sql: `SELECT ${columns} FROM sessions AS s WHERE s.rowid IN (
+        ${arm("chat_model")} UNION ${arm("event_model")})
+      ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`,
+    params: [...params, query.model, limit, ...params, query.model, limit, limit],
+  };
+}
+
+function sessionCursorKey(cursor: string): [string, string] {
+  const [name, updatedAt, id] = decodeCursor(cursor, ["string", "string", "string"]) as string[];
+  if (name !== "sessions" || updatedAt === undefined || id === undefined) {
+    throw new InvalidInputError(
+      "cursor: not a cursor of the session list (pass the next_cursor of the previous page unchanged)",
+    );
+  }
+  return [updatedAt, id];
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Stored times are `toISOString()` text (UTC, milliseconds), so bounds are compared as such. */
+function lowerBound(value: string): string {
+  return new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value).toISOString();
+}
+
+/** A date bound includes its whole (UTC) day: before the next midnight. */
+function upperBound(value: string): { at: string; inclusive: boolean } {
+  if (!DATE_ONLY.test(value)) return { at: new Date(value).toISOString(), inclusive: true };
+  const next = new Date(`${value}T00:00:00Z`);
+  next.setUTCDate(next.getUTCDate() + 1);
+  return { at: next.toISOString(), inclusive: false };
+}
