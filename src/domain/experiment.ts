@@ -217,6 +217,8 @@ export interface ExperimentListItem {
   sessions: number;
   first_created_at: string;
   last_created_at: string;
+  /** The latest change to any of its sessions (a run finishing moves it). */
+  last_updated_at: string;
 }
 
 /** A report, plus the runs it leaves out because they have not finished. */

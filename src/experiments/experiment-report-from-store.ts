@@ -1,22 +1,13 @@
-import { z } from "zod";
-import { AgentLabError } from "../domain/errors.js";
-import {
-  type CellRun,
-  type ExperimentListItem,
-  type ExperimentReportWithProgress,
-  Price,
+import { AgentLabError, InvalidInputError } from "../domain/errors.js";
+import type {
+  CellRun,
+  ExperimentListItem,
+  ExperimentReportWithProgress,
 } from "../domain/experiment.js";
+import { decodeCursor, encodeCursor, type Page, PageRequest } from "../domain/pagination.js";
+import { parseInput } from "../domain/validation.js";
 import type { SessionStore } from "../store/session-store.js";
-import {
-  completeRunsByKey,
-  experimentTagOf,
-  findExperimentRuns,
-  type StoredRun,
-} from "./experiment-runs.js";
-import { readRunFacts } from "./facts.js";
-import { buildExperimentReport } from "./report-build.js";
-import { storedRunCost } from "./run-cost.js";
-import { scoreRun } from "./score.js";
+import { buildExperimentView, type ExperimentView } from "./report-build.js";
 
 /**
  * The faces' view of experiments (HTTP API, web UI), read back from the store alone: every run is
@@ -31,158 +22,102 @@ export class ExperimentNotFoundError extends AgentLabError {
   readonly code = "not_found" as const;
 }
 
-const PriceTable = z.record(z.string(), Price);
-
-/** The suite's prices, as the runner copies them into each tag. */
-function pricesOf(runs: readonly StoredRun[]): Record<string, Price> {
-  const prices: Record<string, Price> = {};
-  for (const run of runs) {
-    const parsed = PriceTable.safeParse(run.tag.prices);
-    if (parsed.success) Object.assign(prices, parsed.data);
-  }
-  return prices;
-}
-
-function chatModelOf(config: Record<string, unknown>): string {
-  const agent = config.chat_agent;
-  const model =
-    agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : undefined;
-  return typeof model === "string" && model.length > 0 ? model : "sim";
-}
-
-/** Distinct values in the order they first appear. */
-function firstSeen<T, K>(items: readonly T[], key: (item: T) => K): T[] {
-  const seen = new Map<K, T>();
-  for (const item of items) if (!seen.has(key(item))) seen.set(key(item), item);
-  return [...seen.values()];
-}
-
-/** The run keys of `runs` that have no complete session. */
-function pendingRuns(runs: readonly StoredRun[]): StoredRun[] {
-  const complete = completeRunsByKey(runs);
-  return firstSeen(
-    runs.filter((run) => !complete.has(run.tag.run_key)),
-    (run) => run.tag.run_key,
-  );
-}
-
-async function requireRuns(store: SessionStore, experimentId: string): Promise<StoredRun[]> {
-  const runs = await findExperimentRuns(store, experimentId);
-  if (runs.length === 0) throw new ExperimentNotFoundError(`experiment not found: ${experimentId}`);
-  return runs;
-}
-
 /**
- * The experiment's report: each finished run (one per run key) scored from what its session
- * stored and summarized per cell, cells in the order their first session was created; plus how
- * many runs have not finished. Throws ExperimentNotFoundError when no session carries the id.
+ * The experiment's report and what its drill-downs list: each finished run (one per run key)
+ * scored from what its session stored and summarized per cell, cells in the order their first
+ * session was created. Throws ExperimentNotFoundError when no session carries the id.
  */
+export async function experimentViewFromStore(
+  store: SessionStore,
+  experimentId: string,
+  now: () => Date = () => new Date(),
+): Promise<ExperimentView> {
+  const view = await buildExperimentView({ store, experiment_id: experimentId, now });
+  if (view.stored_runs === 0) {
+    throw new ExperimentNotFoundError(`experiment not found: ${experimentId}`);
+  }
+  return view;
+}
+
+/** The report, plus how many runs have not finished (see ExperimentReportWithProgress). */
+export function reportWithProgress(view: ExperimentView): ExperimentReportWithProgress {
+  return { ...view.report, incomplete: view.pending.length };
+}
+
 export async function experimentReportFromStore(
   store: SessionStore,
   experimentId: string,
   now: () => Date = () => new Date(),
 ): Promise<ExperimentReportWithProgress> {
-  const runs = await requireRuns(store, experimentId);
-  const cells = firstSeen(runs, (run) => run.tag.cell).map((run) => ({
-    id: run.tag.cell,
-    label: run.tag.cell_label || run.tag.cell,
-    chat_model: chatModelOf(run.session.config),
-  }));
-  const report = await buildExperimentReport({
-    store,
-    experiment_id: experimentId,
-    suite: runs[0]?.tag.suite ?? experimentId,
-    cells,
-    prices: pricesOf(runs),
-    now,
-  });
-  return { ...report, incomplete: pendingRuns(runs).length };
+  return reportWithProgress(await experimentViewFromStore(store, experimentId, now));
 }
 
 /**
- * The runs of one cell: the finished session of each run key, scored, then the run keys not
- * finished yet (their latest session, unscored). Throws when the experiment or cell is unknown.
+ * The runs of one cell: the finished session of each run key, scored (scenario order, then
+ * repetition), then the run keys not finished yet (their latest session, unscored). Throws when
+ * the cell is unknown.
  */
-export async function cellRunsFromStore(
-  store: SessionStore,
-  experimentId: string,
-  cell: string,
-): Promise<CellRun[]> {
-  const all = await requireRuns(store, experimentId);
-  const runs = all.filter((run) => run.tag.cell === cell);
-  if (runs.length === 0) {
-    throw new ExperimentNotFoundError(`experiment ${experimentId} has no cell ${cell}`);
-  }
-  const scenarioOrder = new Map(
-    firstSeen(all, (run) => run.tag.scenario).map((run, index) => [run.tag.scenario, index]),
-  );
-  const byScenario = (left: StoredRun, right: StoredRun) =>
-    (scenarioOrder.get(left.tag.scenario) ?? 0) - (scenarioOrder.get(right.tag.scenario) ?? 0) ||
-    left.tag.repetition - right.tag.repetition;
-  const prices = pricesOf(all);
-
-  const listed: CellRun[] = [];
-  for (const run of [...completeRunsByKey(runs).values()].sort(byScenario)) {
-    const turns = await readRunFacts(store, run.session.id);
-    listed.push({
-      ...runFields(run),
+export function cellRunsOf(view: ExperimentView, cell: string): CellRun[] {
+  const listed: CellRun[] = view.report.runs
+    .filter((run) => run.cell === cell)
+    .map((run) => ({
+      session_id: run.session_id,
+      run_key: run.run_key,
+      scenario: run.scenario,
+      category: run.category,
+      repetition: run.repetition,
       incomplete: false,
-      score: scoreRun(run.tag.expect, turns),
-      ...(await storedRunCost(store, run.session, prices)),
-    });
+      score: run.score,
+      cost_usd: run.cost_usd,
+      cost_source: run.cost_source,
+    }));
+  const scenarioOrder = new Map<string, number>();
+  for (const run of view.report.runs) {
+    if (!scenarioOrder.has(run.scenario)) scenarioOrder.set(run.scenario, scenarioOrder.size);
   }
-  // The latest attempt of each unfinished run key: the one a person would open.
-  const latest = pendingRuns([...runs].reverse()).sort(byScenario);
-  for (const run of latest)
-    listed.push({
-      ...runFields(run),
-      incomplete: true,
-      score: null,
-      cost_usd: null,
-      cost_source: "unknown",
-    });
+  const pending = view.pending
+    .filter((run) => run.cell === cell)
+    .sort(
+      (left, right) =>
+        (scenarioOrder.get(left.scenario) ?? scenarioOrder.size) -
+          (scenarioOrder.get(right.scenario) ?? scenarioOrder.size) ||
+        left.repetition - right.repetition,
+    );
+  for (const { cell: _, ...run } of pending) {
+    listed.push({ ...run, incomplete: true, score: null, cost_usd: null, cost_source: "unknown" });
+  }
+  if (listed.length === 0 && !view.report.cells.some((summary) => summary.cell === cell)) {
+    throw new ExperimentNotFoundError(
+      `experiment ${view.report.experiment_id} has no cell ${cell}`,
+    );
+  }
   return listed;
 }
 
-function runFields(run: StoredRun) {
+/** A page of a cell's runs (see cellRunsOf); the cursor is the last run's session id. */
+export function cellRunPage(runs: readonly CellRun[], page: PageRequest): Page<CellRun> {
+  const { limit, cursor } = parseInput(PageRequest, page, "cell runs");
+  let start = 0;
+  if (cursor !== undefined) {
+    const [sessionId] = decodeCursor(cursor, ["string"]);
+    const at = runs.findIndex((run) => run.session_id === sessionId);
+    // A run that left the list (its session deleted) cannot say where the next page starts.
+    if (at < 0) throw new InvalidInputError("cursor: its run is no longer listed; start again");
+    start = at + 1;
+  }
+  const items = runs.slice(start, start + limit);
+  const last = items.at(-1);
   return {
-    session_id: run.session.id,
-    run_key: run.tag.run_key,
-    scenario: run.tag.scenario,
-    category: run.tag.category,
-    repetition: run.tag.repetition,
+    items,
+    next_cursor:
+      start + limit < runs.length && last !== undefined ? encodeCursor([last.session_id]) : null,
   };
 }
 
-/**
- * Every experiment in the store, the most recently run first: its suite, how many sessions carry
- * it and when the first and last were created. There is no store query across experiments, so
- * this reads each session's config: fine for a lab's few thousand sessions; past that, a store
- * method selecting the distinct tags in SQL is the way.
- */
-export async function listExperiments(store: SessionStore): Promise<ExperimentListItem[]> {
-  const experiments = new Map<string, ExperimentListItem>();
-  for (const item of await store.listSessions()) {
-    const session = await store.getSession(item.id);
-    const tag = session === null ? null : experimentTagOf(session);
-    if (session === null || tag === null) continue;
-    const known = experiments.get(tag.id);
-    if (known === undefined) {
-      experiments.set(tag.id, {
-        id: tag.id,
-        suite: tag.suite,
-        sessions: 1,
-        first_created_at: session.created_at,
-        last_created_at: session.created_at,
-      });
-      continue;
-    }
-    known.sessions += 1;
-    if (session.created_at < known.first_created_at) known.first_created_at = session.created_at;
-    if (session.created_at > known.last_created_at) known.last_created_at = session.created_at;
-  }
-  return [...experiments.values()].sort(
-    (left, right) =>
-      right.last_created_at.localeCompare(left.last_created_at) || left.id.localeCompare(right.id),
-  );
+/** Every experiment in the store, a page at a time (see SessionStore.listExperimentSummaries). */
+export async function listExperiments(
+  store: SessionStore,
+  page: PageRequest = {},
+): Promise<Page<ExperimentListItem>> {
+  return store.listExperimentSummaries(page);
 }

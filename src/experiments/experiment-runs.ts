@@ -1,5 +1,6 @@
 import { ExperimentTag } from "../domain/experiment.js";
 import type { SessionRecord, TurnRecord } from "../domain/records.js";
+import type { ExperimentRecords } from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
 
 /**
@@ -44,17 +45,49 @@ export function experimentTagOf(session: SessionRecord): ExperimentTag | null {
   return parsed.success ? parsed.data : null;
 }
 
+/**
+ * How many sessions a report or a resume reads at once, with all their rows: large enough that
+ * the per-query cost vanishes, small enough that memory does not grow with the experiment.
+ */
+export const EXPERIMENT_SLICE = 2000;
+
+/** The experiment's records a slice at a time, oldest sessions first (bulk reads, any size). */
+export async function* experimentSlices(
+  store: SessionStore,
+  experimentId: string,
+  limit = EXPERIMENT_SLICE,
+): AsyncGenerator<ExperimentRecords> {
+  let cursor: string | null = null;
+  do {
+    const slice: ExperimentRecords = await store.experimentRecords(experimentId, {
+      limit,
+      ...(cursor !== null ? { cursor } : {}),
+    });
+    yield slice;
+    cursor = slice.next_cursor;
+  } while (cursor !== null);
+}
+
+/** The slice's sessions tagged with the experiment, with their turns and completeness. */
+export function storedRunsOf(slice: ExperimentRecords, experimentId: string): StoredRun[] {
+  const runs: StoredRun[] = [];
+  for (const session of slice.sessions) {
+    const tag = experimentTagOf(session);
+    if (tag === null || tag.id !== experimentId) continue;
+    const turns = slice.turns.get(session.id) ?? [];
+    runs.push({ session, tag, turns, complete: isRunComplete(turns, tag.expect.length) });
+  }
+  return runs;
+}
+
 /** Every session tagged with the experiment, oldest first, with its turns and completeness. */
 export async function findExperimentRuns(
   store: SessionStore,
   experimentId: string,
 ): Promise<StoredRun[]> {
   const runs: StoredRun[] = [];
-  for (const session of await store.findSessionsByExperiment(experimentId)) {
-    const tag = experimentTagOf(session);
-    if (tag === null || tag.id !== experimentId) continue;
-    const turns = await store.listTurns(session.id);
-    runs.push({ session, tag, turns, complete: isRunComplete(turns, tag.expect.length) });
+  for await (const slice of experimentSlices(store, experimentId)) {
+    runs.push(...storedRunsOf(slice, experimentId));
   }
   return runs;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TurnFacts } from "../domain/experiment.js";
-import type { AuditRecord, MessageRecord } from "../domain/records.js";
+import type { AuditRecord, MessageRecord, TurnRecord } from "../domain/records.js";
 import type { UsageCallRecord } from "../domain/usage.js";
 import type { SessionStore } from "../store/session-store.js";
 
@@ -24,34 +24,69 @@ export async function readRunFacts(store: SessionStore, sessionId: string): Prom
     store.usageSummary(sessionId),
     store.listAuditLogs(sessionId),
   ]);
-  return turns.map((turn): TurnFacts => {
+  return runFactsOf({ turns, messages, calls: usage.calls, audit });
+}
+
+/** One session's rows, in the store's order (audit: `tool_end` rows are the ones read). */
+export interface RunRows {
+  turns: readonly TurnRecord[];
+  messages: readonly MessageRecord[];
+  calls: readonly UsageCallRecord[];
+  audit: readonly AuditRecord[];
+}
+
+/**
+ * `readRunFacts` over rows already read (a report reads them in bulk). Each turn's token and
+ * fallback figures are summed from its calls, as the store's roll-up sums them.
+ */
+export function runFactsOf(rows: RunRows): TurnFacts[] {
+  const messagesByTurn = groupByTurn(rows.messages);
+  const callsByTurn = groupByTurn(rows.calls);
+  const auditByTurn = groupByTurn(rows.audit);
+  return rows.turns.map((turn): TurnFacts => {
     const index = turn.turn_index;
-    const turnMessages = messages.filter((message) => message.turn_index === index);
-    const calls = usage.calls.filter((call) => call.turn_index === index);
+    const turnMessages = messagesByTurn.get(index) ?? [];
+    const calls = callsByTurn.get(index) ?? [];
     const chatCalls = calls
       .filter((call) => call.call_kind === "chat_completion")
       .sort((a, b) => a.round_index - b.round_index || a.id - b.id);
-    const rollup = usage.turns.find((candidate) => candidate.turn_index === index);
     const assistants = turnMessages.filter((message) => message.role === "assistant");
-    return {
+    const facts: TurnFacts = {
       status: turn.status,
       answer: assistants.at(-1)?.content ?? "",
       rounds: chatCalls.length,
-      tool_calls: toolCallsOf(
-        turnMessages,
-        calls,
-        audit.filter((entry) => entry.turn_index === index),
-      ),
+      tool_calls: toolCallsOf(turnMessages, calls, auditByTurn.get(index) ?? []),
       ttft_ms: chatCalls[0]?.ttft_ms ?? null,
       wall_time_ms: turn.wall_time_ms,
-      prompt_tokens: rollup?.prompt_tokens ?? 0,
-      cached_tokens: rollup?.cached_tokens ?? 0,
-      completion_tokens: rollup?.completion_tokens ?? 0,
-      total_tokens: rollup?.total_tokens ?? 0,
-      fallback_count: rollup?.fallback_count ?? 0,
-      tool_count: rollup?.tool_count ?? 0,
+      prompt_tokens: 0,
+      cached_tokens: 0,
+      completion_tokens: 0,
+      total_tokens: 0,
+      fallback_count: 0,
+      tool_count: 0,
     };
+    for (const call of calls) {
+      facts.prompt_tokens += call.prompt_tokens;
+      facts.cached_tokens += call.cached_tokens;
+      facts.completion_tokens += call.completion_tokens;
+      facts.total_tokens += call.total_tokens;
+      if (call.call_kind === "argument_fallback") facts.fallback_count += 1;
+      if (call.call_kind === "tool_execution") facts.tool_count += 1;
+    }
+    return facts;
   });
+}
+
+function groupByTurn<Row extends { turn_index: number | null }>(
+  rows: readonly Row[],
+): Map<number | null, Row[]> {
+  const grouped = new Map<number | null, Row[]>();
+  for (const row of rows) {
+    const group = grouped.get(row.turn_index);
+    if (group === undefined) grouped.set(row.turn_index, [row]);
+    else group.push(row);
+  }
+  return grouped;
 }
 
 function toolCallsOf(

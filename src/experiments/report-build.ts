@@ -1,28 +1,50 @@
-import type {
-  Cell,
-  CellSummary,
-  ExperimentReport,
+import { z } from "zod";
+import {
+  type Cell,
+  type CellRun,
+  type CellSummary,
+  type ExperimentReport,
   Price,
-  RunResult,
+  type RunResult,
 } from "../domain/experiment.js";
+import { callCost, type UsageCallRecord } from "../domain/usage.js";
+import type { ExperimentRecords } from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
-import { completeRunsByKey, findExperimentRuns, type StoredRun } from "./experiment-runs.js";
-import { readRunFacts } from "./facts.js";
-import { storedRunCost } from "./run-cost.js";
+import { experimentSlices, type StoredRun, storedRunsOf } from "./experiment-runs.js";
+import { runFactsOf } from "./facts.js";
+import { callsCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
 import { summarizeCell } from "./summarize.js";
 
 export interface BuildReportOptions {
   store: SessionStore;
   experiment_id: string;
-  suite: string;
-  /** The suite's cells, in its order; cells found only in the store follow them. */
-  cells: readonly Pick<Cell, "id" | "label" | "chat_model">[];
+  /** Default: the suite named by the oldest run's tag (else the experiment id). */
+  suite?: string;
+  /**
+   * The suite's cells, in its order; cells found only in the store follow them. Default: every
+   * cell of the stored runs (finished or not), in the order their first session was created.
+   */
+  cells?: readonly Pick<Cell, "id" | "label" | "chat_model">[];
   /** The suite's scenario ids, in its order (runs are listed in it). */
   scenarios?: readonly string[];
-  /** The suite's prices, over the built-in table. */
-  prices: Record<string, Price>;
+  /** The suite's prices, over the built-in table. Default: the prices the runs' tags carry. */
+  prices?: Record<string, Price>;
   now?: () => Date;
+}
+
+/** A run key with no finished session: its latest attempt, as a drill-down lists it. */
+export type PendingRun = Omit<CellRun, "score" | "cost_usd" | "cost_source" | "incomplete"> & {
+  cell: string;
+};
+
+/** The report, plus what the faces show beside it. */
+export interface ExperimentView {
+  report: ExperimentReport;
+  /** Sessions tagged with the experiment (a valid tag); 0 means no such experiment. */
+  stored_runs: number;
+  /** Run keys without a finished session, each by its latest attempt, oldest key first. */
+  pending: PendingRun[];
 }
 
 function chatModelOf(config: Record<string, unknown>): string {
@@ -32,73 +54,145 @@ function chatModelOf(config: Record<string, unknown>): string {
   return typeof model === "string" && model.length > 0 ? model : "sim";
 }
 
-async function scoreStoredRun(
-  store: SessionStore,
-  run: StoredRun,
-  prices: Record<string, Price>,
-): Promise<RunResult> {
-  const turns = await readRunFacts(store, run.session.id);
-  return {
-    session_id: run.session.id,
-    run_key: run.tag.run_key,
-    cell: run.tag.cell,
-    scenario: run.tag.scenario,
-    category: run.tag.category,
-    repetition: run.tag.repetition,
-    turns,
-    score: scoreRun(run.tag.expect, turns),
-    ...(await storedRunCost(store, run.session, prices)),
-  };
+/** A scored run whose cost waits for the suite's prices (some call had no recorded price). */
+interface Unpriced {
+  result: RunResult;
+  calls: readonly UsageCallRecord[];
+  config: Record<string, unknown>;
+}
+
+const PriceTable = z.record(z.string(), Price);
+
+/** The suite's prices, as the runner copies them into each tag (none when malformed). */
+function pricesOfTag(prices: unknown): Record<string, Price> {
+  const parsed = PriceTable.safeParse(prices);
+  return parsed.success ? parsed.data : {};
+}
+
+/** A model call without a recorded price: the price table decides its cost. */
+function needsTable(call: UsageCallRecord): boolean {
+  return call.call_kind !== "tool_execution" && callCost(call).usd === null;
 }
 
 /**
- * Scores every finished run of the experiment found in the store (one per run key, earlier
- * invocations included) and summarizes them per cell. Incomplete runs are left out.
+ * Scores every finished run of the experiment found in the store (one per run key: the oldest
+ * finished session, earlier invocations included) and summarizes them per cell. Incomplete runs
+ * are left out. The store is read a slice of sessions at a time (`experimentSlices`), a few bulk
+ * queries each, so the queries do not grow with the runs' rows and memory holds one slice.
  */
-export async function buildExperimentReport(
-  options: BuildReportOptions,
-): Promise<ExperimentReport> {
-  const { store } = options;
-  const stored = await findExperimentRuns(store, options.experiment_id);
-  const complete = [...completeRunsByKey(stored).values()];
-
-  const cells = new Map<string, { label: string; runs: RunResult[] }>();
-  for (const cell of options.cells) cells.set(cell.id, { label: cell.label, runs: [] });
-  for (const run of complete) {
-    if (!cells.has(run.tag.cell)) cells.set(run.tag.cell, { label: run.tag.cell_label, runs: [] });
-  }
+export async function buildExperimentView(options: BuildReportOptions): Promise<ExperimentView> {
+  const { store, experiment_id } = options;
+  const storedCells = new Map<string, Pick<Cell, "id" | "label" | "chat_model">>();
+  // A finished run's cell missing from the given cells is labelled as its tag spells it.
+  const tagLabels = new Map<string, string>();
   const scenarioOrder = new Map<string, number>();
   for (const id of options.scenarios ?? []) scenarioOrder.set(id, scenarioOrder.size);
-  for (const run of stored) {
-    if (!scenarioOrder.has(run.tag.scenario))
-      scenarioOrder.set(run.tag.scenario, scenarioOrder.size);
+  const tagPrices: Record<string, Price> = {};
+  const finished = new Map<string, RunResult>();
+  const unpriced: Unpriced[] = [];
+  const pending = new Map<string, PendingRun>();
+  let suite: string | undefined;
+  let simulatedRun = false;
+  let storedRuns = 0;
+
+  const visit = (run: StoredRun, slice: ExperimentRecords) => {
+    const { tag, session } = run;
+    storedRuns += 1;
+    suite ??= tag.suite;
+    if (!storedCells.has(tag.cell)) {
+      storedCells.set(tag.cell, {
+        id: tag.cell,
+        label: tag.cell_label || tag.cell,
+        chat_model: chatModelOf(session.config),
+      });
+    }
+    if (!scenarioOrder.has(tag.scenario)) scenarioOrder.set(tag.scenario, scenarioOrder.size);
+    if (options.prices === undefined) Object.assign(tagPrices, pricesOfTag(tag.prices));
+    if (finished.has(tag.run_key)) return;
+    if (!tagLabels.has(tag.cell)) tagLabels.set(tag.cell, tag.cell_label);
+    if (!run.complete) {
+      pending.set(tag.run_key, {
+        session_id: session.id,
+        run_key: tag.run_key,
+        cell: tag.cell,
+        scenario: tag.scenario,
+        category: tag.category,
+        repetition: tag.repetition,
+      });
+      return;
+    }
+    pending.delete(tag.run_key);
+    if (chatModelOf(session.config).startsWith("sim")) simulatedRun = true;
+    const calls = slice.calls.get(session.id) ?? [];
+    const turns = runFactsOf({
+      turns: run.turns,
+      messages: slice.messages.get(session.id) ?? [],
+      calls,
+      audit: slice.tool_ends.get(session.id) ?? [],
+    });
+    const result: RunResult = {
+      session_id: session.id,
+      run_key: tag.run_key,
+      cell: tag.cell,
+      scenario: tag.scenario,
+      category: tag.category,
+      repetition: tag.repetition,
+      turns,
+      score: scoreRun(tag.expect, turns),
+      ...callsCost(calls, session.config, options.prices ?? {}),
+    };
+    // Only a call recorded without any price needs the table; its run is priced at the end,
+    // once every tag's prices are known (rare: upgrades and imports fill estimates in).
+    if (options.prices === undefined && calls.some(needsTable)) {
+      unpriced.push({ result, calls, config: session.config });
+    }
+    finished.set(tag.run_key, result);
+  };
+  for await (const slice of experimentSlices(store, experiment_id)) {
+    for (const run of storedRunsOf(slice, experiment_id)) visit(run, slice);
+  }
+  for (const { result, calls, config } of unpriced) {
+    Object.assign(result, callsCost(calls, config, tagPrices));
+  }
+
+  const cells = new Map<string, { label: string; runs: RunResult[] }>();
+  for (const cell of options.cells ?? storedCells.values()) {
+    cells.set(cell.id, { label: cell.label, runs: [] });
+  }
+  const complete = [...finished.values()];
+  for (const run of complete) {
+    if (!cells.has(run.cell))
+      cells.set(run.cell, { label: tagLabels.get(run.cell) ?? "", runs: [] });
   }
   const cellOrder = new Map([...cells.keys()].map((id, index) => [id, index]));
   complete.sort(
     (left, right) =>
-      (cellOrder.get(left.tag.cell) ?? 0) - (cellOrder.get(right.tag.cell) ?? 0) ||
-      (scenarioOrder.get(left.tag.scenario) ?? 0) - (scenarioOrder.get(right.tag.scenario) ?? 0) ||
-      left.tag.repetition - right.tag.repetition,
+      (cellOrder.get(left.cell) ?? 0) - (cellOrder.get(right.cell) ?? 0) ||
+      (scenarioOrder.get(left.scenario) ?? 0) - (scenarioOrder.get(right.scenario) ?? 0) ||
+      left.repetition - right.repetition,
   );
-
-  const runs: RunResult[] = [];
-  for (const run of complete) {
-    const result = await scoreStoredRun(store, run, options.prices);
-    runs.push(result);
-    cells.get(result.cell)?.runs.push(result);
-  }
+  for (const run of complete) cells.get(run.cell)?.runs.push(run);
   const summaries: CellSummary[] = [...cells].map(([id, cell]) =>
     summarizeCell({ id, label: cell.label }, cell.runs),
   );
   const simulated =
-    options.cells.some((cell) => cell.chat_model.startsWith("sim")) ||
-    complete.some((run) => chatModelOf(run.session.config).startsWith("sim"));
-  return {
-    experiment_id: options.experiment_id,
-    suite: options.suite,
+    [...(options.cells ?? storedCells.values())].some((cell) =>
+      cell.chat_model.startsWith("sim"),
+    ) || simulatedRun;
+  const report: ExperimentReport = {
+    experiment_id,
+    suite: options.suite ?? suite ?? experiment_id,
     generated_at: (options.now ?? (() => new Date()))().toISOString(),
     simulated,
     cells: summaries,
-    runs,
+    runs: complete,
   };
+  return { report, stored_runs: storedRuns, pending: [...pending.values()] };
+}
+
+/** The report alone (see buildExperimentView). */
+export async function buildExperimentReport(
+  options: BuildReportOptions,
+): Promise<ExperimentReport> {
+  return (await buildExperimentView(options)).report;
 }

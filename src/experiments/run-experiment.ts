@@ -14,7 +14,7 @@ import { parseInput } from "../domain/validation.js";
 import { runTurn } from "../runtime/run-turn.js";
 import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
 import type { SessionStore } from "../store/session-store.js";
-import { findExperimentRuns, type StoredRun } from "./experiment-runs.js";
+import { experimentSlices, storedRunsOf } from "./experiment-runs.js";
 import type { ExperimentProgress, RunLabel } from "./progress.js";
 import { buildExperimentReport } from "./report-build.js";
 import { runConfigOf } from "./run-config.js";
@@ -65,17 +65,17 @@ const Counts = z.strictObject({
   repetitions: z.number().int().min(1).max(1000),
 });
 
+/** One run of the plan: what it is, not yet its config (made when it starts). */
 interface PlannedRun {
   cell: Cell;
   scenario: Scenario;
   repetition: number;
   run_key: string;
-  label: RunLabel;
-  /** The session config: the cell's, validated, with its experiment tag. */
-  config: LabSessionConfig;
-  title: string;
-  /** Incomplete sessions of this run key, deleted before it runs again. */
-  stale: StoredRun[];
+}
+
+/** What a run needs besides itself: the options and the experiment's id. */
+interface RunContext extends RunExperimentOptions {
+  experimentId: string;
 }
 
 type RunEnd = "finished" | "failed" | "cancelled";
@@ -97,31 +97,43 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   );
   const experimentId = options.experimentId ?? experimentIdOf(suite);
   const cells = expandCells(suite);
-  const plan = planRuns(options, experimentId, cells, counts.repetitions);
-  await checkCells(plan, options);
+  const planned = () => plannedRuns(suite, cells, counts.repetitions);
+  await checkCells(suite, cells, experimentId, options);
 
-  const stored = await findExperimentRuns(store, experimentId);
-  const completeKeys = new Set(stored.filter((run) => run.complete).map((run) => run.tag.run_key));
-  const pending: PlannedRun[] = [];
-  for (const run of plan) {
-    if (completeKeys.has(run.run_key)) continue;
-    run.stale = stored.filter((old) => old.tag.run_key === run.run_key);
-    pending.push(run);
+  // Nothing here grows with the runs' rows: the store is read a slice at a time, and what stays
+  // is each finished run key and the session ids of unfinished attempts (deleted on retry).
+  const completeKeys = new Set<string>();
+  const stale = new Map<string, string[]>();
+  for await (const slice of experimentSlices(store, experimentId)) {
+    for (const run of storedRunsOf(slice, experimentId)) {
+      if (run.complete) completeKeys.add(run.tag.run_key);
+      else stale.set(run.tag.run_key, [...(stale.get(run.tag.run_key) ?? []), run.session.id]);
+    }
+  }
+  let total = 0;
+  let skipped = 0;
+  for (const run of planned()) {
+    total += 1;
+    if (completeKeys.has(run.run_key)) skipped += 1;
+  }
+  function* pending(): Generator<PlannedRun> {
+    for (const run of planned()) if (!completeKeys.has(run.run_key)) yield run;
   }
 
   const progress: ExperimentProgress = {
-    done: plan.length - pending.length,
-    total: plan.length,
-    skipped: plan.length - pending.length,
+    done: skipped,
+    total,
+    skipped,
     failed_runs: 0,
     current: null,
   };
   options.onProgress?.({ ...progress });
   const errors: RunError[] = [];
-  await runPool(pending, counts.concurrency, signal, async (run) => {
+  const context: RunContext = { ...options, experimentId };
+  await runPool(pending(), counts.concurrency, signal, async (run) => {
     let end: RunEnd;
     try {
-      end = await executeRun(run, options);
+      end = await executeRun(run, stale.get(run.run_key) ?? [], context);
     } catch (error) {
       errors.push({
         run_key: run.run_key,
@@ -132,8 +144,9 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     if (end === "cancelled") return;
     progress.done += 1;
     if (end === "failed") progress.failed_runs += 1;
-    progress.current = run.label;
-    options.onProgress?.({ ...progress, current: { ...run.label } });
+    const label = labelOf(run);
+    progress.current = label;
+    options.onProgress?.({ ...progress, current: { ...label } });
   });
 
   const report = await buildExperimentReport({
@@ -146,10 +159,10 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   });
   return {
     experiment_id: experimentId,
-    total: plan.length,
-    skipped: progress.skipped,
+    total,
+    skipped,
     finished: progress.done - errors.length,
-    stopped: signal?.aborted === true && progress.done < plan.length,
+    stopped: signal?.aborted === true && progress.done < total,
     errors,
     report,
   };
@@ -157,57 +170,54 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
 
 /**
  * The runs in the order they start: repetition by repetition, each scenario across every cell, so
- * a stopped experiment has comparable partial results for all cells.
+ * a stopped experiment has comparable partial results for all cells. Made one at a time, so a plan
+ * of 50,000 runs holds no more than the one in hand.
  */
-function planRuns(
-  options: RunExperimentOptions,
-  experimentId: string,
+function* plannedRuns(
+  suite: Suite,
   cells: readonly Cell[],
   repetitions: number,
-): PlannedRun[] {
-  const { suite } = options;
-  const plan: PlannedRun[] = [];
+): Generator<PlannedRun> {
   for (let repetition = 1; repetition <= repetitions; repetition++) {
     for (const scenario of suite.scenarios) {
       for (const cell of cells) {
-        const run_key = `${cell.id}/${scenario.id}/${repetition}`;
-        const tag: ExperimentTag = {
-          id: experimentId,
-          suite: suite.name,
-          cell: cell.id,
-          cell_label: cell.label,
-          scenario: scenario.id,
-          category: scenario.category,
-          repetition,
-          run_key,
-          expect: scenario.turns.map((turn) => turn.expect),
-          ...(Object.keys(suite.prices).length > 0 ? { prices: suite.prices } : {}),
-          ...(options.suiteFile !== undefined ? { suite_file: options.suiteFile } : {}),
-        };
-        plan.push({
-          cell,
-          scenario,
-          repetition,
-          run_key,
-          label: {
-            run_key,
-            cell: cell.id,
-            cell_label: cell.label,
-            scenario: scenario.id,
-            repetition,
-          },
-          config: parseInput(
-            LabSessionConfig,
-            { ...runConfigOf(cell.config, suite, scenario, repetition), experiment: tag },
-            `suite ${suite.name}: cell ${cell.label}: config`,
-          ),
-          title: `${suite.name} · ${cell.label} · ${scenario.id} #${repetition}`,
-          stale: [],
-        });
+        yield { cell, scenario, repetition, run_key: `${cell.id}/${scenario.id}/${repetition}` };
       }
     }
   }
-  return plan;
+}
+
+function labelOf(run: PlannedRun): RunLabel {
+  return {
+    run_key: run.run_key,
+    cell: run.cell.id,
+    cell_label: run.cell.label,
+    scenario: run.scenario.id,
+    repetition: run.repetition,
+  };
+}
+
+/** The run's session config: the cell's, validated, with its experiment tag. */
+function runConfig(run: PlannedRun, context: RunContext): LabSessionConfig {
+  const { suite } = context;
+  const tag: ExperimentTag = {
+    id: context.experimentId,
+    suite: suite.name,
+    cell: run.cell.id,
+    cell_label: run.cell.label,
+    scenario: run.scenario.id,
+    category: run.scenario.category,
+    repetition: run.repetition,
+    run_key: run.run_key,
+    expect: run.scenario.turns.map((turn) => turn.expect),
+    ...(Object.keys(suite.prices).length > 0 ? { prices: suite.prices } : {}),
+    ...(context.suiteFile !== undefined ? { suite_file: context.suiteFile } : {}),
+  };
+  return parseInput(
+    LabSessionConfig,
+    { ...runConfigOf(run.cell.config, suite, run.scenario, run.repetition), experiment: tag },
+    `suite ${suite.name}: cell ${run.cell.label}: config`,
+  );
 }
 
 /**
@@ -215,45 +225,39 @@ function planRuns(
  * its runs would fail the same way.
  */
 async function checkCells(
-  plan: readonly PlannedRun[],
+  suite: Suite,
+  cells: readonly Cell[],
+  experimentId: string,
   options: RunExperimentOptions,
 ): Promise<void> {
-  const checked = new Set<string>();
-  for (const run of plan) {
-    // Scenarios may declare tools of their own, so each pair is checked once.
-    const key = `${run.cell.id}/${run.scenario.id}`;
-    if (checked.has(key)) continue;
-    checked.add(key);
+  // Scenarios may declare tools of their own, so each pair is checked once.
+  for (const run of plannedRuns(suite, cells, 1)) {
     try {
-      await prepareTurn(run.config, options.providers);
+      await prepareTurn(runConfig(run, { ...options, experimentId }), options.providers);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      throw new InvalidInputError(
-        `suite ${options.suite.name}: cell ${run.cell.label}: ${message}`,
-        {
-          cause: error,
-        },
-      );
+      throw new InvalidInputError(`suite ${suite.name}: cell ${run.cell.label}: ${message}`, {
+        cause: error,
+      });
     }
   }
 }
 
 /** At most `limit` workers; none starts once the signal is aborted. */
 async function runPool<Item>(
-  items: readonly Item[],
+  items: Iterator<Item>,
   limit: number,
   signal: AbortSignal | undefined,
   work: (item: Item) => Promise<void>,
 ): Promise<void> {
-  let next = 0;
   const lane = async () => {
     while (signal?.aborted !== true) {
-      const item = items[next++];
-      if (item === undefined) return;
-      await work(item);
+      const next = items.next();
+      if (next.done === true) return;
+      await work(next.value);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  await Promise.all(Array.from({ length: limit }, lane));
 }
 
 /**
@@ -261,21 +265,25 @@ async function runPool<Item>(
  * its scenario's turns in order on one pair of models. A failed turn does not stop the run (the
  * next turn still runs on a valid history); a cancelled one does, leaving the run incomplete.
  */
-async function executeRun(run: PlannedRun, options: RunExperimentOptions): Promise<RunEnd> {
+async function executeRun(
+  run: PlannedRun,
+  stale: readonly string[],
+  options: RunContext,
+): Promise<RunEnd> {
   const { store, signal } = options;
   if (signal?.aborted) return "cancelled";
-  for (const old of run.stale) {
-    if ((await store.getSession(old.session.id)) !== null)
-      await store.deleteSession(old.session.id);
+  for (const oldId of stale) {
+    if ((await store.getSession(oldId)) !== null) await store.deleteSession(oldId);
   }
+  const config = runConfig(run, options);
   const models = {
-    chat: options.providers.models.chatModel(run.config.chat_agent),
-    event: options.providers.models.chatModel(run.config.event_agent),
+    chat: options.providers.models.chatModel(config.chat_agent),
+    event: options.providers.models.chatModel(config.event_agent),
   };
   const sessionId = await store.createSession({
     session_id: randomUUID(),
-    title: run.title,
-    config: run.config,
+    title: `${options.suite.name} · ${run.cell.label} · ${run.scenario.id} #${run.repetition}`,
+    config,
   });
   let failed = false;
   for (const turn of run.scenario.turns) {

@@ -171,6 +171,7 @@ describe("HTTP API: experiments", () => {
     const ids = await seedExperiment();
 
     const list = await getJson<{ experiments: ExperimentListItem[] }>("/api/experiments");
+    expect(list).toMatchObject({ next_cursor: null });
     expect(list.experiments).toStrictEqual([
       {
         id: "other-exp",
@@ -178,6 +179,7 @@ describe("HTTP API: experiments", () => {
         sessions: 1,
         first_created_at: expect.any(String),
         last_created_at: expect.any(String),
+        last_updated_at: expect.any(String),
       },
       {
         id: EXPERIMENT,
@@ -185,6 +187,7 @@ describe("HTTP API: experiments", () => {
         sessions: 9,
         first_created_at: expect.any(String),
         last_created_at: expect.any(String),
+        last_updated_at: expect.any(String),
       },
     ]);
     const smoke = list.experiments[1] as ExperimentListItem;
@@ -284,7 +287,7 @@ describe("HTTP API: experiments", () => {
   });
 
   it("answers 404 for an unknown experiment or cell, and an empty list without experiments", async () => {
-    expect(await getJson("/api/experiments")).toStrictEqual({ experiments: [] });
+    expect(await getJson("/api/experiments")).toStrictEqual({ experiments: [], next_cursor: null });
     await expectNotFound("/api/experiments/nope", /experiment not found: nope/);
     await expectNotFound("/api/experiments/nope/cells/x/sessions", /experiment not found: nope/);
 

@@ -9,6 +9,7 @@ import {
 import type { ToolCallEvent } from "../domain/events.js";
 import { callDetailContract } from "./call-detail.contract.js";
 import { sessionPagesContract } from "./session-pages.contract.js";
+import { experimentRecordsContract } from "./experiment-records.contract.js";
 import type { SessionStore } from "./session-store.js";
 import { sessionTransferContract } from "./session-transfer.contract.js";
 import { turnClaimContract } from "./turn-claim.contract.js";
@@ -48,6 +49,8 @@ export function describeSessionStoreContract(
     callDetailContract(() => store);
     // Beyond the seed (issue 12): keyset pages and filters.
     sessionPagesContract(() => store);
+    // Beyond the seed: experiments read in bulk (their records and the grouped list).
+    experimentRecordsContract(() => store);
 
     it("persists session messages, audit and usage (seed: test_sqlite_store_persists_session_messages_audit_and_usage)", async () => {
       const sessionId = await store.createSession({

@@ -12,7 +12,11 @@ import type {
 import type { ImportSessionOptions, SessionExport } from "../domain/session-export.js";
 import type { SessionPage, SessionQuery } from "../domain/session-query.js";
 import type { UsageCallRecord, UsageSummary } from "../domain/usage.js";
-import type { ExperimentRecords } from "./experiment-records.js";
+import type {
+  ExperimentListQuery,
+  ExperimentRecords,
+  ExperimentRecordsPage,
+} from "./experiment-records.js";
 import type {
   AppendAuditOptions,
   AppendCallPayloadOptions,
@@ -103,8 +107,11 @@ export interface SessionStore {
    * is answered from an indexed column. `listSessions` keeps the seed's whole-list shape.
    */
   listSessionPage(query: SessionQuery): Awaitable<SessionPage>;
-  /** Every experiment with its session count and first/last creation, from one grouped query. */
-  listExperimentSummaries(): Awaitable<ExperimentListItem[]>;
+  /**
+   * A page of experiments (latest `last_created_at` first, then id) with their session counts and
+   * first/last creation and last update, from one grouped query; `experiment` narrows it to one.
+   */
+  listExperimentSummaries(query?: ExperimentListQuery): Awaitable<Page<ExperimentListItem>>;
   /** A session's model and tool calls in recording order, a page at a time. */
   listUsageCalls(sessionId: string, page: PageRequest): Awaitable<Page<UsageCallRecord>>;
   /**
@@ -120,9 +127,13 @@ export interface SessionStore {
   listAuditPage(sessionId: string, page: PageRequest): Awaitable<Page<AuditRecord>>;
   /**
    * Everything the experiment's report reads (its sessions, their turns, messages and calls), in
-   * a fixed number of bulk queries however many runs it has.
+   * a fixed number of bulk queries however many runs it has; with a page limit, a slice of its
+   * sessions (oldest first) with all their rows, so a report's memory stays bounded.
    */
-  experimentRecords(experimentId: string): Awaitable<ExperimentRecords>;
+  experimentRecords(
+    experimentId: string,
+    page?: ExperimentRecordsPage,
+  ): Awaitable<ExperimentRecords>;
   /** A round's message groups, usage, audit and payloads in one transaction (see the options). */
   appendRecords(sessionId: string, records: AppendRecordsOptions): Awaitable<AppendRecordsResult>;
 

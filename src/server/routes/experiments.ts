@@ -1,23 +1,54 @@
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { PageRequest } from "../../domain/pagination.js";
+import { parseInput } from "../../domain/validation.js";
 import {
-  cellRunsFromStore,
-  experimentReportFromStore,
+  cellRunPage,
+  cellRunsOf,
   listExperiments,
+  reportWithProgress,
 } from "../../experiments/experiment-report-from-store.js";
+import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
 import type { ServerDependencies } from "../server-dependencies.js";
 
-/** Experiments, read from the sessions their runs stored (see experiment-report-from-store). */
+/** Says whether a report came from the cache (`hit`) or was built for this request (`miss`). */
+export const CACHE_HEADER = "x-agent-lab-cache";
+
+function pageOf(c: Context, where: string): PageRequest {
+  const { limit, cursor } = c.req.query();
+  return parseInput(
+    PageRequest,
+    { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) },
+    where,
+  );
+}
+
+/**
+ * Experiments, read from the sessions their runs stored (see experiment-report-from-store); a
+ * report is built once and served from the cache until a run of the experiment changes.
+ */
 export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): void {
   const { store } = deps;
+  const views = new ExperimentViewCache(store);
 
-  app.get("/api/experiments", async (c) => c.json({ experiments: await listExperiments(store) }));
+  app.get("/api/experiments", async (c) => {
+    const page = await listExperiments(store, pageOf(c, "experiments"));
+    return c.json({ experiments: page.items, next_cursor: page.next_cursor });
+  });
 
-  app.get("/api/experiments/:id", async (c) =>
-    c.json(await experimentReportFromStore(store, c.req.param("id"))),
-  );
+  app.get("/api/experiments/:id", async (c) => {
+    const { body, hit } = await views.body(c.req.param("id"), (view) =>
+      JSON.stringify(reportWithProgress(view)),
+    );
+    c.header(CACHE_HEADER, hit ? "hit" : "miss");
+    c.header("content-type", "application/json; charset=UTF-8");
+    return c.body(body);
+  });
 
   app.get("/api/experiments/:id/cells/:cell/sessions", async (c) => {
-    const sessions = await cellRunsFromStore(store, c.req.param("id"), c.req.param("cell"));
-    return c.json({ sessions });
+    const page = pageOf(c, "cell sessions");
+    const { view, hit } = await views.get(c.req.param("id"));
+    const runs = cellRunPage(cellRunsOf(view, c.req.param("cell")), page);
+    c.header(CACHE_HEADER, hit ? "hit" : "miss");
+    return c.json({ sessions: runs.items, next_cursor: runs.next_cursor });
   });
 }

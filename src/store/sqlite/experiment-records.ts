@@ -1,10 +1,217 @@
 import type Database from "better-sqlite3";
-import type { ExperimentRecords } from "../experiment-records.js";
+import { type ExperimentListItem, ExperimentTag } from "../../domain/experiment.js";
+import { decodeCursor, encodeCursor, type Page } from "../../domain/pagination.js";
+import { parseInput } from "../../domain/validation.js";
+import {
+  ExperimentListQuery,
+  type ExperimentRecords,
+  ExperimentRecordsPage,
+} from "../experiment-records.js";
+import {
+  type AuditRow,
+  type MessageRow,
+  type SessionRow,
+  type TurnRow,
+  toAuditRecord,
+  toMessageRecord,
+  toSessionRecord,
+  toTurnRecord,
+  toUsageCallRecord,
+  type UsageRow,
+} from "./rows.js";
+import { USAGE_COLUMNS } from "./statements.js";
 
-/** An experiment's runs and their rows, in a fixed number of queries (see ExperimentRecords). */
+/**
+ * Experiments read in bulk, through the `experiment_id` generated column and its indexes: the
+ * list from one grouped query, and a report's rows a slice of sessions at a time, five queries a
+ * slice (sessions, then the turns, messages, calls and tool ends of all of them at once).
+ */
+
+// The slice's session ids travel as one JSON array: one statement, whatever the slice's size.
+const IN_SLICE = "session_id IN (SELECT value FROM json_each(@ids))";
+
+const SQL = {
+  sessions: `
+    SELECT rowid AS position, id, title, created_at, updated_at, config_json FROM sessions
+    WHERE experiment_id = @experiment
+      AND (@after_at IS NULL OR created_at > @after_at
+           OR (created_at = @after_at AND rowid > @after_position))
+    ORDER BY created_at, rowid LIMIT @limit`,
+  turns: `
+    SELECT session_id, turn_index, user_message, started_at, completed_at, wall_time_ms, status,
+           runner
+    FROM turns WHERE ${IN_SLICE} ORDER BY session_id, turn_index`,
+  messages: `
+    SELECT id, session_id, turn_index, role, content, name, tool_call_id, tool_calls_json,
+           reasoning, refusal, created_at
+    FROM messages WHERE ${IN_SLICE} ORDER BY session_id, id`,
+  calls: `
+    SELECT id, ${USAGE_COLUMNS.join(", ")} FROM usage_stats WHERE ${IN_SLICE}
+    ORDER BY session_id, id`,
+  toolEnds: `
+    SELECT id, session_id, turn_index, round_index, event, details_json, created_at
+    FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
+  // Counts and dates from the (experiment_id, updated_at, created_at) index alone; the suite from
+  // one session of each experiment on the page.
+  summaries: `
+    WITH grouped AS (
+      SELECT experiment_id AS id, count(*) AS sessions, min(created_at) AS first_created_at,
+             max(created_at) AS last_created_at, max(updated_at) AS last_updated_at
+      FROM sessions
+      WHERE experiment_id IS NOT NULL AND (@experiment IS NULL OR experiment_id = @experiment)
+      GROUP BY experiment_id
+    )
+    SELECT grouped.*,
+      (SELECT CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.experiment') END
+       FROM sessions WHERE experiment_id = grouped.id ORDER BY created_at LIMIT 1) AS tag_json
+    FROM grouped
+    WHERE @after_at IS NULL OR last_created_at < @after_at
+       OR (last_created_at = @after_at AND id > @after_id)
+    ORDER BY last_created_at DESC, id LIMIT @limit`,
+} as const;
+
+type Statements = { [Name in keyof typeof SQL]: Database.Statement };
+const prepared = new WeakMap<Database.Database, Statements>();
+
+function statements(db: Database.Database): Statements {
+  let known = prepared.get(db);
+  if (known === undefined) {
+    known = Object.fromEntries(
+      Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
+    ) as Statements;
+    prepared.set(db, known);
+  }
+  return known;
+}
+
+interface PositionedSessionRow extends SessionRow {
+  position: number;
+}
+
+function groupBySession<Row extends { session_id: string }, Item>(
+  ids: readonly string[],
+  rows: Iterable<Row>,
+  toItem: (row: Row) => Item,
+): Map<string, Item[]> {
+  const grouped = new Map<string, Item[]>(ids.map((id) => [id, []]));
+  for (const row of rows) grouped.get(row.session_id)?.push(toItem(row));
+  return grouped;
+}
+
+/** An experiment's runs and their rows, in five queries per slice (see ExperimentRecords). */
 export function readExperimentRecords(
-  _db: Database.Database,
-  _experimentId: string,
+  db: Database.Database,
+  experimentId: string,
+  page: ExperimentRecordsPage = {},
 ): ExperimentRecords {
-  throw new Error("experimentRecords: not built yet");
+  const { limit, cursor } = parseInput(ExperimentRecordsPage, page, "experimentRecords");
+  const sql = statements(db);
+  const [afterAt, afterPosition] =
+    cursor === undefined ? [null, null] : decodeCursor(cursor, ["string", "number"]);
+  // One read transaction: the slice's rows agree with its sessions.
+  return db.transaction(() => {
+    const rows = sql.sessions.all({
+      experiment: experimentId,
+      after_at: afterAt,
+      after_position: afterPosition,
+      limit: limit === undefined ? -1 : limit + 1,
+    }) as PositionedSessionRow[];
+    const more = limit !== undefined && rows.length > limit;
+    if (more) rows.length = limit;
+    const sessions = rows.map(toSessionRecord);
+    const ids = sessions.map((session) => session.id);
+    const modes = new Map(sessions.map((session) => [session.id, session.tool_invocation_mode]));
+    const slice = { ids: JSON.stringify(ids) };
+    const last = rows.at(-1);
+    return {
+      sessions,
+      turns: groupBySession(
+        ids,
+        sql.turns.iterate(slice) as Iterable<TurnRow & { session_id: string }>,
+        ({ session_id: _, ...turn }) => toTurnRecord(turn),
+      ),
+      messages: groupBySession(
+        ids,
+        sql.messages.iterate(slice) as Iterable<MessageRow>,
+        toMessageRecord,
+      ),
+      calls: groupBySession(
+        ids,
+        sql.calls.iterate(slice) as Iterable<UsageRow & { session_id: string }>,
+        ({ session_id, ...row }) =>
+          toUsageCallRecord(row, modes.get(session_id) ?? "chat_agent_tools"),
+      ),
+      tool_ends: groupBySession(
+        ids,
+        sql.toolEnds.iterate(slice) as Iterable<AuditRow>,
+        toAuditRecord,
+      ),
+      next_cursor:
+        more && last !== undefined ? encodeCursor([last.created_at, last.position]) : null,
+    };
+  })();
+}
+
+interface SummaryRow {
+  id: unknown;
+  sessions: number;
+  first_created_at: string;
+  last_created_at: string;
+  last_updated_at: string;
+  tag_json: string | null;
+}
+
+/** The suite its tag names, or null when the experiment's sampled tag is not one. */
+function suiteOf(tagJson: string | null): string | null {
+  if (tagJson === null) return null;
+  try {
+    const tag = ExperimentTag.safeParse(JSON.parse(tagJson));
+    return tag.success ? tag.data.suite : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A page of experiments, latest `last_created_at` first, then id. An experiment whose sampled
+ * tag does not parse is no experiment (left out, the page may come out short).
+ */
+export function listExperimentSummaries(
+  db: Database.Database,
+  query: ExperimentListQuery = {},
+): Page<ExperimentListItem> {
+  const { limit, cursor, experiment } = parseInput(
+    ExperimentListQuery,
+    query,
+    "listExperimentSummaries",
+  );
+  const [afterAt, afterId] =
+    cursor === undefined ? [null, null] : decodeCursor(cursor, ["string", "string"]);
+  const rows = statements(db).summaries.all({
+    experiment: experiment ?? null,
+    after_at: afterAt,
+    after_id: afterId,
+    limit: limit + 1,
+  }) as SummaryRow[];
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  const items: ExperimentListItem[] = [];
+  for (const row of rows) {
+    const suite = suiteOf(row.tag_json);
+    if (suite === null) continue;
+    items.push({
+      id: String(row.id),
+      suite,
+      sessions: row.sessions,
+      first_created_at: row.first_created_at,
+      last_created_at: row.last_created_at,
+      last_updated_at: row.last_updated_at,
+    });
+  }
+  const last = rows.at(-1);
+  return {
+    items,
+    next_cursor:
+      more && last !== undefined ? encodeCursor([last.last_created_at, String(last.id)]) : null,
+  };
 }

@@ -267,6 +267,8 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS sessions_experiment_updated ON sessions (experiment_id, updated_at DESC, id DESC)",
   "CREATE INDEX IF NOT EXISTS session_tags_session ON session_tags (session_id)",
   "CREATE INDEX IF NOT EXISTS session_tags_updated ON session_tags (tag, updated_at DESC, session_id DESC)",
+  // scale-exps (merged in scale-bench): its own index of the same name, renamed so both exist.
+  "CREATE INDEX IF NOT EXISTS sessions_experiment_updated_created ON sessions (experiment_id, updated_at, created_at)",
 ];
 
 /** A turn's status as toTurnRecord reads it: legacy rows without one tell by their completion. */

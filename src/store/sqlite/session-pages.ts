@@ -1,6 +1,5 @@
 import type Database from "better-sqlite3";
 import { InvalidInputError, SessionNotFoundError } from "../../domain/errors.js";
-import type { ExperimentListItem } from "../../domain/experiment.js";
 import { decodeCursor, encodeCursor, type Page, PageRequest } from "../../domain/pagination.js";
 import type { AuditRecord, MessageRecord, TurnRecord } from "../../domain/records.js";
 import type { ToolInvocationMode } from "../../domain/session-config.js";
@@ -37,10 +36,6 @@ export class SessionPages {
 
   listSessionPage(query: SessionQuery): SessionPage {
     return this.sessions.page(parseInput(SessionQuery, query, "listSessionPage"));
-  }
-
-  listExperimentSummaries(): ExperimentListItem[] {
-    throw new Error("listExperimentSummaries: not built yet");
   }
 
   listUsageCalls(sessionId: string, page: PageRequest): Page<UsageCallRecord> {

@@ -32,7 +32,11 @@ import {
 import type { SessionPage, SessionQuery } from "../../domain/session-query.js";
 import type { UsageCallRecord, UsageSummary } from "../../domain/usage.js";
 import { parseInput } from "../../domain/validation.js";
-import type { ExperimentRecords } from "../experiment-records.js";
+import type {
+  ExperimentListQuery,
+  ExperimentRecords,
+  ExperimentRecordsPage,
+} from "../experiment-records.js";
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
   AppendAuditOptions,
@@ -50,7 +54,7 @@ import {
   StartTurnOptions,
 } from "../store-inputs.js";
 import { CallPayloads } from "./call-payloads.js";
-import { readExperimentRecords } from "./experiment-records.js";
+import { listExperimentSummaries, readExperimentRecords } from "./experiment-records.js";
 import { openDatabase } from "./open-database.js";
 import {
   type AuditRow,
@@ -411,8 +415,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.pages.listSessionPage(query);
   }
 
-  listExperimentSummaries(): ExperimentListItem[] {
-    return this.pages.listExperimentSummaries();
+  listExperimentSummaries(query?: ExperimentListQuery): Page<ExperimentListItem> {
+    return listExperimentSummaries(this.db, query);
   }
 
   listUsageCalls(sessionId: string, page: PageRequest): Page<UsageCallRecord> {
@@ -435,8 +439,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.pages.listAuditPage(sessionId, page);
   }
 
-  experimentRecords(experimentId: string): ExperimentRecords {
-    return readExperimentRecords(this.db, experimentId);
+  experimentRecords(experimentId: string, page?: ExperimentRecordsPage): ExperimentRecords {
+    return readExperimentRecords(this.db, experimentId, page);
   }
 
   appendRecords(_sessionId: string, _records: AppendRecordsOptions): AppendRecordsResult {
