@@ -125,12 +125,15 @@ describe.each(MODES)("approvals, %s", (mode) => {
     // through the path that catches anything thrown after the claim.
     const failing = new Proxy(lab.store, {
       get(target, property, receiver) {
-        if (property === "appendMessages") {
-          return () => {
-            throw new Error("the store refused the round");
+        const value = Reflect.get(target, property, receiver);
+        if (property === "appendRecords") {
+          return (id: string, records: Parameters<typeof target.appendRecords>[1]) => {
+            if ((records.message_groups ?? []).length > 0) {
+              throw new Error("the store refused the round");
+            }
+            return target.appendRecords(id, records);
           };
         }
-        const value = Reflect.get(target, property, receiver);
         return typeof value === "function" ? value.bind(target) : value;
       },
     });

@@ -39,7 +39,7 @@ export async function recordCall(
   const { usage, source, ttft_ms, elapsed_ms } = measured;
   const estimated = source === "estimated";
   const cost_estimated_usd = tableCost(usage, context.config, agent, context.config.prices);
-  await context.store.appendUsage(context.session_id, {
+  context.records.usage({
     turn_index: context.turn_index,
     round_index,
     usage,
@@ -82,7 +82,7 @@ export async function recordCall(
   });
   if (sink?.captured) {
     const bodies = sink.bodies();
-    await context.store.appendCallPayload(context.session_id, {
+    context.records.payload({
       metric_key,
       turn_index: context.turn_index,
       round_index,

@@ -2,13 +2,14 @@ import type { ToolCallEvent } from "../domain/events.js";
 import { cutText } from "../domain/limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { TurnEvent } from "../domain/turn-events.js";
-import type { SessionStore } from "../store/session-store.js";
 import type { ToolRegistry, ToolRunResult } from "../tools/registry.js";
 import { type ApprovalScope, awaitApproval, requiresApproval } from "./approval-gate.js";
 import { auditPayload } from "./audit-payload.js";
+import type { TurnRecords } from "./turn-records.js";
 
 export interface KernelScope {
-  store: SessionStore;
+  /** Where the call's usage row is held until the round is written. */
+  records: TurnRecords;
   session_id: string;
   turn_index: number;
   tools: ToolRegistry;
@@ -40,7 +41,7 @@ export class EventKernel {
   constructor(private readonly scope: KernelScope) {}
 
   async execute(event: ToolCallEvent, options: ExecuteOptions): Promise<ChatMessage> {
-    const { store, session_id, turn_index } = this.scope;
+    const { records, turn_index } = this.scope;
     const { round_index, used_fallback } = options;
     await this.scope.audit(
       "tool_start",
@@ -63,7 +64,7 @@ export class EventKernel {
       this.scope.max_result_chars,
       "tool result",
     );
-    await store.appendUsage(session_id, {
+    records.usage({
       turn_index,
       round_index,
       usage: {},

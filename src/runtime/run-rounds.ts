@@ -12,7 +12,7 @@ import {
 
 /**
  * The rounds of a claimed turn: each round's assistant message and tool replies are stored as one
- * group, until the model answers without tool calls, the turn is cancelled or fails, or
+ * group, with the round's usage, audit and payloads in one write (TurnRecords), until the model answers without tool calls, the turn is cancelled or fails, or
  * `max_rounds` is reached.
  */
 export async function runRounds(
@@ -30,11 +30,11 @@ export async function runRounds(
       return endEarly(context, history, state, error);
     }
     const group = roundGroup(state);
-    await context.store.appendMessages(context.session_id, {
-      turn_index: context.turn_index,
-      messages: group,
-    });
+    context.records.messages(group);
     history.push(...group);
+    const last = state.calls.length === 0 || context.cancelled() || round_index === max_rounds;
+    // A round that ends the turn is written with the turn's end (run-turn.ts), one commit fewer.
+    if (!last) await context.records.flush();
     context.emit({
       type: "round_end",
       round_index,
@@ -93,10 +93,7 @@ async function endEarly(
   await Promise.allSettled(state.pending);
   if (state.text || state.reasoning || state.refusal || state.calls.length > 0) {
     const group = roundGroup(state);
-    await context.store.appendMessages(context.session_id, {
-      turn_index: context.turn_index,
-      messages: group,
-    });
+    context.records.messages(group);
     history.push(...group);
   }
   const code = (error as { code?: string }).code ?? "internal_error";

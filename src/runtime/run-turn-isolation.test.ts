@@ -78,11 +78,10 @@ describe.each(MODES)("runTurn isolation, %s", (mode) => {
       expect(before.status).toBe("running");
       expect(reopened.listTurns("crash")[0]?.runner).toBe(`${worker.pid}@${hostname()}`);
       expect(before.messages.map((message) => message.role)).toEqual(["user"]);
-      expectAuditIncludes(before.auditEvents, ["turn_start", "event_detected", "tool_start"]);
-      expect(before.auditEvents).not.toContain("tool_end");
-      if (mode === "chat_agent_tools") {
-        expect(before.calls.map((row) => row.metric_key)).toEqual(["chat:1:1"]);
-      }
+      // A round is written whole at its end (runtime/turn-records.ts): killed mid-round, only
+      // what was written at once is there, and the history is still one an endpoint accepts.
+      expect(before.auditEvents).toEqual(["turn_start"]);
+      expect(before.calls).toEqual([]);
 
       const chat = sim();
       const end = await completedTurn({
@@ -291,7 +290,3 @@ describe.each(MODES)("runTurn isolation, %s", (mode) => {
     },
   );
 });
-
-function expectAuditIncludes(actual: readonly string[], expected: readonly string[]): void {
-  for (const event of expected) expect(actual).toContain(event);
-}

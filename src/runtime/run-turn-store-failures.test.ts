@@ -11,6 +11,7 @@ import {
 import { StorageError, TurnInProgressError } from "../domain/errors.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import type { AppendRecordsOptions } from "../store/store-inputs.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/tool.js";
 
@@ -28,6 +29,10 @@ function hugeSearch(): Tool[] {
   if (!search || !ticket) throw new Error("the built-in tools changed");
   return [{ ...search, execute: async () => ({ results: "x".repeat(400_000) }) }, ticket];
 }
+
+/** The batch that writes a turn's end (its last round, the turn_end audit row). */
+const endsTurn = (records: unknown) =>
+  ((records as AppendRecordsOptions).audit ?? []).some((entry) => entry.event === "turn_end");
 
 /** The store, except that `method` throws `error` when `when` says so. */
 function failing<Name extends keyof SessionStore>(
@@ -122,10 +127,25 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
       "appendAudit",
       (_id: unknown, options: unknown) => (options as { event: string }).event === "turn_start",
     ],
-    ["appendMessages of a round", "appendMessages", () => true],
+    // A round's rows are written together at its end (runtime/turn-records.ts).
+    [
+      "appendRecords of a round's messages",
+      "appendRecords",
+      (_id: unknown, records: unknown) =>
+        ((records as AppendRecordsOptions).message_groups ?? []).length > 0,
+    ],
     // A call's captured payload is written like any other row of the turn (capture is on for the sim).
-    ["appendCallPayload of a model call", "appendCallPayload", () => true],
-    ["usageRollups at the end", "usageRollups", () => true],
+    [
+      "appendRecords of a model call's payload",
+      "appendRecords",
+      (_id: unknown, records: unknown) =>
+        ((records as AppendRecordsOptions).payloads ?? []).length > 0,
+    ],
+    [
+      "appendRecords of the turn's end",
+      "appendRecords",
+      (_id: unknown, records: unknown) => endsTurn(records),
+    ],
   ] as const)(
     "any throw after the claim (%s): failed, error and turn_end, the session free",
     async (_label, method, when) => {
@@ -167,7 +187,12 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     const store = open();
     const key = "sk-live-0123456789abcdefghijklmnop";
     const turn = await collectTurn({
-      store: failing(store, "usageRollups", new Error(`upstream said: bad key ${key}`)),
+      store: failing(
+        store,
+        "appendRecords",
+        new Error(`upstream said: bad key ${key}`),
+        (_id, records) => endsTurn(records),
+      ),
       session_id: "s",
       message: SEARCH,
     });

@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { Approver } from "../domain/approvals.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { turnRollup } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -20,6 +19,7 @@ import type { ModeStrategy, TurnContext } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
 import { prepareTurn, type TurnProviders } from "./turn-providers.js";
+import { TurnRecords } from "./turn-records.js";
 
 export interface RunTurnOptions {
   store: SessionStore;
@@ -100,8 +100,10 @@ async function driveTurn(
   const startedAt = performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();
+  const records = new TurnRecords(store, sessionId, turn_index);
   try {
     await runClaimedTurn(options, signal, emit, {
+      records,
       sessionId,
       turn_index,
       startedAt,
@@ -114,13 +116,14 @@ async function driveTurn(
   } catch (error) {
     // Whatever threw after the claim (a database refusal, a bug), the turn ends here, as failed.
     const wall_time_ms = elapsedSince(startedAt + pauses.total_ms());
-    await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit);
+    await endFailedTurn(store, sessionId, turn_index, wall_time_ms, error, emit, records);
   } finally {
     claim.release();
   }
 }
 
 interface ClaimedTurnSetup {
+  records: TurnRecords;
   sessionId: string;
   turn_index: number;
   startedAt: number;
@@ -138,20 +141,13 @@ async function runClaimedTurn(
   setup: ClaimedTurnSetup,
 ): Promise<void> {
   const { store } = options;
-  const { sessionId, turn_index, startedAt, pauses, config, chat_model, event_model, tools } =
-    setup;
+  const { records, sessionId, turn_index, startedAt, pauses, config } = setup;
+  const { chat_model, event_model, tools } = setup;
   // Read after the claim, so no other turn can land between this history and this turn; it ends
   // with the user message the claim stored.
   const history = await loadHistory(store, sessionId);
   const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
-    Promise.resolve(
-      store.appendAudit(sessionId, {
-        event,
-        details,
-        turn_index,
-        round_index: round_index ?? null,
-      }),
-    );
+    records.audit(event, details, round_index);
   // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
   const work = new AbortController();
   const stopWork = () => work.abort(signal.reason);
@@ -167,7 +163,7 @@ async function runClaimedTurn(
     event_model,
     tools,
     kernel: new EventKernel({
-      store,
+      records,
       session_id: sessionId,
       turn_index,
       tools,
@@ -187,6 +183,7 @@ async function runClaimedTurn(
     abandon: () => work.abort(new Error("the turn failed")),
     emit,
     audit,
+    records,
   };
   const simulated = chat_model.simulated || event_model.simulated;
   const strategy = STRATEGIES[config.tool_invocation_mode];
@@ -212,13 +209,16 @@ async function runClaimedTurn(
 
   const approval_wait_ms = pauses.total_ms();
   const wall_time_ms = elapsedSince(startedAt + approval_wait_ms);
-  await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
   await audit("turn_end", {
     status,
     wall_time_ms,
     ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}),
   });
-  const usage = turnRollup(await store.usageRollups(sessionId), turn_index);
+  // The last round's rows, the turn's end in the audit and its roll-up: one write, one read of
+  // this turn's calls only. The turn is marked ended once its record is whole.
+  await records.flush({ rollup: true });
+  await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
+  const usage = records.rollup(wall_time_ms);
   emit({
     type: "turn_end",
     session_id: sessionId,

@@ -6,6 +6,7 @@ import type { ChatModel } from "../providers/chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { EventKernel } from "./event-kernel.js";
+import type { TurnRecords } from "./turn-records.js";
 
 /** Everything a round needs, fixed for the turn. */
 export interface TurnContext {
@@ -26,6 +27,8 @@ export interface TurnContext {
   abandon(): void;
   emit(event: TurnEvent): void;
   audit(event: string, details: Record<string, unknown>, round_index?: number): Promise<void>;
+  /** The turn's rows, held until the round ends (see TurnRecords). */
+  records: TurnRecords;
 }
 
 /**

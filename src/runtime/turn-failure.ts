@@ -1,8 +1,9 @@
 import { AgentLabError } from "../domain/errors.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { emptyUsageRollup, type TurnUsageRollup, turnRollup } from "../domain/usage.js";
+import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
 import type { SessionStore } from "../store/session-store.js";
+import type { TurnRecords } from "./turn-records.js";
 
 /** How often, and how long, a failed turn's end is retried while the database refuses it. */
 const RETRY_EVERY_MS = 1_000;
@@ -72,20 +73,22 @@ export async function endFailedTurn(
   wallTimeMs: number,
   error: unknown,
   emit: (event: TurnEvent) => void,
+  records?: TurnRecords,
 ): Promise<void> {
   const failure = describeFailure(error);
+  // What the turn still held (its current round) goes first, if the database takes it.
+  await records?.flushLeftovers();
   const end = () => storeEnd(store, sessionId, turnIndex, wallTimeMs, failure);
   try {
     await end();
   } catch (refusal) {
     if (mayPass(refusal)) retryEnd(end);
   }
-  let usage: TurnUsageRollup = { turn_index: turnIndex, ...emptyUsageRollup() };
-  try {
-    usage = turnRollup(await store.usageRollups(sessionId), turnIndex);
-  } catch {
-    // The usage rows are unreadable too: report none rather than no end.
-  }
+  // Read with the leftovers (this turn's calls only); none when even that write was refused.
+  const usage: TurnUsageRollup = records?.rollup(wallTimeMs) ?? {
+    turn_index: turnIndex,
+    ...emptyUsageRollup(),
+  };
   emit({ type: "error", ...failure });
   emit({
     type: "turn_end",

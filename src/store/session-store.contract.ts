@@ -8,8 +8,9 @@ import {
 } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import { callDetailContract } from "./call-detail.contract.js";
-import { sessionPagesContract } from "./session-pages.contract.js";
 import { experimentRecordsContract } from "./experiment-records.contract.js";
+import { recordBatchContract } from "./record-batch.contract.js";
+import { sessionPagesContract } from "./session-pages.contract.js";
 import type { SessionStore } from "./session-store.js";
 import { sessionTransferContract } from "./session-transfer.contract.js";
 import { turnClaimContract } from "./turn-claim.contract.js";
@@ -51,6 +52,8 @@ export function describeSessionStoreContract(
     sessionPagesContract(() => store);
     // Beyond the seed: experiments read in bulk (their records and the grouped list).
     experimentRecordsContract(() => store);
+    // Beyond the seed: a round's rows in one transaction (appendRecords).
+    recordBatchContract(() => store);
 
     it("persists session messages, audit and usage (seed: test_sqlite_store_persists_session_messages_audit_and_usage)", async () => {
       const sessionId = await store.createSession({

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { boundedRecord, WellFormedString } from "../domain/json-limits.js";
 import { ChatMessage } from "../domain/messages.js";
 import { SessionConfig } from "../domain/session-config.js";
-import { AgentRole, TokenUsage, UsageMetadata } from "../domain/usage.js";
+import { AgentRole, TokenUsage, type TurnUsageRollup, UsageMetadata } from "../domain/usage.js";
 
 /** Every store method validates its arguments with these, so each backend refuses the same input. */
 
@@ -171,6 +171,11 @@ export const AppendRecordsOptions = z.strictObject({
   usage: z.array(AppendUsageOptions).default([]),
   audit: z.array(AppendAuditOptions).default([]),
   payloads: z.array(AppendCallPayloadOptions).default([]),
+  /**
+   * A turn to roll up once the batch is written, from that turn's own calls (the figures
+   * `usageRollups` gives it): what a turn's end reports, without reading the whole session.
+   */
+  rollup_turn: index.optional(),
 });
 export type AppendRecordsOptions = z.input<typeof AppendRecordsOptions>;
 
@@ -179,4 +184,6 @@ export interface AppendRecordsResult {
   usage_inserted: boolean[];
   /** Per payload entry, in order: false where its metric key already had a payload. */
   payloads_inserted: boolean[];
+  /** The roll-up of `rollup_turn`, read in the same transaction; null when none was asked. */
+  turn_rollup: TurnUsageRollup | null;
 }

@@ -44,14 +44,17 @@ interface PayloadRow {
 
 type ValidPayload = z.output<typeof AppendCallPayloadOptions>;
 
+/** A payload row as bound to the insert (see `CallPayloads.row`). */
+export type PayloadRowParams = PayloadRow;
+
 /** The call_payloads table: one compressed request and response per metric key of a session. */
 export class CallPayloads {
-  private readonly insertRow: Database.Statement;
+  private readonly insertStatement: Database.Statement;
   private readonly selectRow: Database.Statement<[string, string], PayloadRow>;
 
   constructor(db: Database.Database) {
     // Guarded like a usage row: the turn must exist; a repeated key inserts nothing.
-    this.insertRow = db.prepare(`
+    this.insertStatement = db.prepare(`
       INSERT INTO call_payloads (session_id, metric_key, turn_index, round_index, agent, encoding,
         request_compressed, response_compressed, request_bytes, response_bytes,
         request_truncated, response_truncated, created_at)
@@ -67,7 +70,15 @@ export class CallPayloads {
 
   /** True when stored; false when nothing was (the key has a payload, or the turn is unknown). */
   insert(sessionId: string, payload: ValidPayload, createdAt: string): boolean {
-    const { changes } = this.insertRow.run({
+    return this.insertRow(this.row(sessionId, payload, createdAt));
+  }
+
+  /**
+   * The row to insert, bodies compressed: done before a write transaction opens, so the write
+   * lock is not held while brotli runs.
+   */
+  row(sessionId: string, payload: ValidPayload, createdAt: string): PayloadRowParams {
+    return {
       session_id: sessionId,
       metric_key: payload.metric_key,
       turn_index: payload.turn_index,
@@ -81,8 +92,12 @@ export class CallPayloads {
       request_truncated: payload.request_truncated ? 1 : 0,
       response_truncated: payload.response_truncated ? 1 : 0,
       created_at: createdAt,
-    });
-    return changes === 1;
+    };
+  }
+
+  /** True when stored; false when the key already has a payload or the turn is unknown. */
+  insertRow(row: PayloadRowParams): boolean {
+    return this.insertStatement.run(row).changes === 1;
   }
 
   get(sessionId: string, metricKey: string): CallPayloadRecord | null {

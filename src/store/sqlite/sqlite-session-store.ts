@@ -9,7 +9,6 @@ import {
   TurnNotFoundError,
 } from "../../domain/errors.js";
 import type { ExperimentListItem } from "../../domain/experiment.js";
-import { toWellFormed } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import type { Page, PageRequest } from "../../domain/pagination.js";
 import type {
@@ -20,7 +19,6 @@ import type {
   SessionRecord,
   TurnRecord,
 } from "../../domain/records.js";
-import { redactSecrets } from "../../domain/secrets.js";
 import { modeOf } from "../../domain/session-config.js";
 import {
   ImportSessionOptions,
@@ -43,7 +41,7 @@ import {
   AppendCallPayloadOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
-  type AppendRecordsOptions,
+  AppendRecordsOptions,
   type AppendRecordsResult,
   AppendUsageOptions,
   ClaimTurnOptions,
@@ -56,6 +54,7 @@ import {
 import { CallPayloads } from "./call-payloads.js";
 import { listExperimentSummaries, readExperimentRecords } from "./experiment-records.js";
 import { openDatabase } from "./open-database.js";
+import { auditRowParams, RecordBatch, usageRowParams } from "./record-batch.js";
 import {
   type AuditRow,
   type ListedOverviewRow,
@@ -70,7 +69,6 @@ import {
   toSessionRecord,
   toTurnRecord,
   toUsageCallRecord,
-  toUsageRowParams,
   type UsageRow,
 } from "./rows.js";
 import { SessionPages } from "./session-pages.js";
@@ -112,6 +110,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly turnClaim: TurnClaim;
   private readonly walKeeper: WalKeeper;
   private readonly pages: SessionPages;
+  private readonly batch: RecordBatch;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -130,6 +129,7 @@ export class SqliteSessionStore implements SessionStore {
     this.transfer = new SessionTransfer(this.db, this.sql);
     this.payloads = new CallPayloads(this.db);
     this.pages = new SessionPages(this.db, this.sql);
+    this.batch = new RecordBatch(this.db, this.sql, this.payloads, this.rollups);
   }
 
   close(): void {
@@ -319,54 +319,15 @@ export class SqliteSessionStore implements SessionStore {
   appendAudit(sessionId: string, options: AppendAuditOptions): void {
     const input = parseInput(AppendAuditOptions, options, "appendAudit");
     const { changes } = write(() =>
-      this.sql.insertAudit.run({
-        session_id: sessionId,
-        turn_index: input.turn_index,
-        round_index: input.round_index,
-        event: input.event,
-        // Audit details come from endpoints and tools: repaired and redacted, never refused.
-        details_json: JSON.stringify(redactSecrets(toWellFormed(input.details))),
-        created_at: now(),
-      }),
+      this.sql.insertAudit.run(auditRowParams(sessionId, input, now())),
     );
     if (changes === 0) throw new SessionNotFoundError(sessionId);
   }
 
   appendUsage(sessionId: string, options: AppendUsageOptions): boolean {
     const input = parseInput(AppendUsageOptions, options, "appendUsage");
-    const { usage, metadata } = input;
     const { changes } = write(() =>
-      this.sql.insertUsage.run(
-        toUsageRowParams(sessionId, {
-          turn_index: input.turn_index,
-          round_index: input.round_index,
-          ttft_ms: input.ttft_ms,
-          elapsed_ms: input.elapsed_ms,
-          created_at: now(),
-          prompt_tokens: usage.prompt_tokens,
-          completion_tokens: usage.completion_tokens,
-          total_tokens: usage.total_tokens,
-          cached_tokens: usage.cached_tokens,
-          reasoning_tokens: usage.reasoning_tokens,
-          cache_write_tokens: usage.cache_write_tokens,
-          agent: metadata.agent,
-          call_kind: metadata.call_kind,
-          event_id: metadata.event_id,
-          event_name: metadata.event_name,
-          used_fallback: metadata.used_fallback,
-          tool_latency_ms: metadata.tool_latency_ms,
-          metric_key: metadata.metric_key,
-          usage_source: metadata.usage_source,
-          cost_usd: metadata.cost_usd,
-          cost_estimated_usd: metadata.cost_estimated_usd,
-          response_model: metadata.response_model,
-          response_id: metadata.response_id,
-          system_fingerprint: metadata.system_fingerprint,
-          finish_reason: metadata.finish_reason,
-          refusal: metadata.refusal,
-          raw_usage: metadata.raw_usage,
-        }),
-      ),
+      this.sql.insertUsage.run(usageRowParams(sessionId, input, now())),
     );
     if (changes === 1) return true;
     // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
@@ -443,8 +404,9 @@ export class SqliteSessionStore implements SessionStore {
     return readExperimentRecords(this.db, experimentId, page);
   }
 
-  appendRecords(_sessionId: string, _records: AppendRecordsOptions): AppendRecordsResult {
-    throw new Error("appendRecords: not built yet");
+  appendRecords(sessionId: string, records: AppendRecordsOptions): AppendRecordsResult {
+    const input = parseInput(AppendRecordsOptions, records, "appendRecords");
+    return write(() => this.batch.append(sessionId, input, now()));
   }
 
   private writeMessages(sessionId: string, turnIndex: number, messages: ChatMessage[]): void {

@@ -26,8 +26,7 @@ interface TurnAggregateRow {
  * the turns, computed here rather than by a second scan. Grouping the calls by themselves, and
  * joining turns only for the wall time, is what keeps totals from being multiplied by a join.
  */
-export const TURN_AGGREGATE_SQL = `
-  SELECT turn_index,
+const AGGREGATE_COLUMNS = `
          SUM(prompt_tokens) AS prompt_tokens,
          SUM(completion_tokens) AS completion_tokens,
          SUM(total_tokens) AS total_tokens,
@@ -42,11 +41,27 @@ export const TURN_AGGREGATE_SQL = `
          SUM(COALESCE(cost_usd, cost_estimated_usd)) AS cost_usd,
          SUM(cost_usd IS NOT NULL) AS reported_cost_count,
          SUM(call_kind != 'tool_execution' AND cost_usd IS NULL AND cost_estimated_usd IS NULL)
-           AS unpriced_count
+           AS unpriced_count`;
+
+export const TURN_AGGREGATE_SQL = `
+  SELECT turn_index, ${AGGREGATE_COLUMNS}
   FROM usage_stats WHERE session_id = ? GROUP BY turn_index ORDER BY turn_index`;
+
+/**
+ * One turn's calls, through the same (session_id, turn_index) index in the same order as the
+ * session's GROUP BY, so its sums are the very figures `turns()` gives for that turn.
+ */
+const ONE_TURN_AGGREGATE_SQL = `
+  SELECT ${AGGREGATE_COLUMNS}
+  FROM usage_stats WHERE session_id = ? AND turn_index = ? GROUP BY turn_index`;
 
 export class UsageRollups {
   private readonly aggregates: Database.Statement<[string], TurnAggregateRow>;
+  private readonly oneTurn: Database.Statement<
+    [string, number],
+    Omit<TurnAggregateRow, "turn_index">
+  >;
+  private readonly wallTime: Database.Statement<[string, number], { wall_time_ms: number | null }>;
   private readonly wallTimes: Database.Statement<
     [string],
     { turn_index: number; wall_time_ms: number | null }
@@ -54,9 +69,24 @@ export class UsageRollups {
 
   constructor(db: Database.Database) {
     this.aggregates = db.prepare(TURN_AGGREGATE_SQL);
+    this.oneTurn = db.prepare(ONE_TURN_AGGREGATE_SQL);
+    this.wallTime = db.prepare(
+      "SELECT wall_time_ms FROM turns WHERE session_id = ? AND turn_index = ?",
+    );
     this.wallTimes = db.prepare(
       "SELECT turn_index, wall_time_ms FROM turns WHERE session_id = ? ORDER BY turn_index",
     );
+  }
+
+  /**
+   * One turn's roll-up from its own calls (what a turn's end reports), costing the turn's rows
+   * however long the session is; zeros until it records a call.
+   */
+  turn(sessionId: string, turnIndex: number): TurnUsageRollup {
+    const row = this.oneTurn.get(sessionId, turnIndex);
+    const wall = this.wallTime.get(sessionId, turnIndex);
+    const rollup = row === undefined ? emptyUsageRollup() : { ...row, turn_wall_time_ms: null };
+    return { turn_index: turnIndex, ...rollup, turn_wall_time_ms: wall?.wall_time_ms ?? null };
   }
 
   /** Every started turn appears, with zeros until it records a call. */

@@ -1,0 +1,121 @@
+import type { ChatMessage } from "../domain/messages.js";
+import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
+import type { SessionStore } from "../store/session-store.js";
+
+type AppendAuditOptions = Parameters<SessionStore["appendAudit"]>[1];
+type AppendUsageOptions = Parameters<SessionStore["appendUsage"]>[1];
+type AppendCallPayloadOptions = Parameters<SessionStore["appendCallPayload"]>[1];
+
+/** Audit events someone must be able to read while the turn waits on them: written at once. */
+const LIVE_EVENTS = new Set(["turn_start", "approval_required"]);
+
+interface Pending {
+  message_groups: ChatMessage[][];
+  usage: AppendUsageOptions[];
+  audit: AppendAuditOptions[];
+  payloads: AppendCallPayloadOptions[];
+}
+
+const nothing = (): Pending => ({ message_groups: [], usage: [], audit: [], payloads: [] });
+
+/**
+ * What a turn records, held until its round ends and then written with one `appendRecords`: a
+ * round commits once instead of once per row, and is stored whole or not at all. A crash mid-round
+ * loses that round's rows, never a half of them, so the history stays one an endpoint accepts.
+ * Live SSE events do not wait for this: they are emitted, not read back.
+ */
+export class TurnRecords {
+  readonly #store: SessionStore;
+  readonly #sessionId: string;
+  readonly #turnIndex: number;
+  #pending = nothing();
+  #rollup: TurnUsageRollup;
+
+  constructor(store: SessionStore, sessionId: string, turnIndex: number) {
+    this.#store = store;
+    this.#sessionId = sessionId;
+    this.#turnIndex = turnIndex;
+    this.#rollup = { turn_index: turnIndex, ...emptyUsageRollup() };
+  }
+
+  /** An audit row of this turn; a live event is written at once, after what came before it. */
+  async audit(event: string, details: Record<string, unknown>, round_index?: number) {
+    const entry = { event, details, turn_index: this.#turnIndex, round_index: round_index ?? null };
+    if (!LIVE_EVENTS.has(event)) {
+      this.#pending.audit.push(entry);
+      return;
+    }
+    await this.flush();
+    await this.#store.appendAudit(this.#sessionId, entry);
+  }
+
+  usage(entry: AppendUsageOptions): void {
+    this.#pending.usage.push(entry);
+  }
+
+  payload(entry: AppendCallPayloadOptions): void {
+    this.#pending.payloads.push(entry);
+  }
+
+  /** A round's assistant message and tool replies: one group, stored all or nothing. */
+  messages(group: ChatMessage[]): void {
+    this.#pending.message_groups.push(group);
+  }
+
+  /**
+   * Writes what is held in one transaction. With `rollup`, the turn's roll-up is read in the
+   * same transaction, from the turn's own calls (see `rollup()`). Refused, the rows stay held, so
+   * the turn's failure path may try them once more (see `flushLeftovers`).
+   */
+  async flush(options: { rollup?: boolean } = {}): Promise<void> {
+    const batch = this.#pending;
+    const empty =
+      batch.message_groups.length + batch.usage.length + batch.audit.length + batch.payloads.length;
+    if (empty === 0 && !options.rollup) return;
+    this.#pending = nothing();
+    try {
+      const result = await this.#store.appendRecords(this.#sessionId, {
+        message_groups: batch.message_groups.map((messages) => ({
+          turn_index: this.#turnIndex,
+          messages,
+        })),
+        usage: batch.usage,
+        audit: batch.audit,
+        payloads: batch.payloads,
+        ...(options.rollup ? { rollup_turn: this.#turnIndex } : {}),
+      });
+      if (result.turn_rollup) this.#rollup = result.turn_rollup;
+    } catch (error) {
+      this.#pending = merge(batch, this.#pending);
+      throw error;
+    }
+  }
+
+  /**
+   * For a turn that failed: what is still held, written once more if the database takes it now,
+   * else dropped (the turn's end matters more). Never throws.
+   */
+  async flushLeftovers(): Promise<void> {
+    try {
+      await this.flush({ rollup: true });
+    } catch {
+      this.#pending = nothing();
+      // The rounds written before still count: read them back alone (a write of nothing).
+      await this.flush({ rollup: true }).catch(() => {});
+    }
+  }
+
+  /** The turn's usage as last read back (zeros until a flush asked for it). */
+  rollup(wall_time_ms: number | null): TurnUsageRollup {
+    return { ...this.#rollup, turn_wall_time_ms: wall_time_ms };
+  }
+}
+
+function merge(first: Pending, then: Pending): Pending {
+  return {
+    message_groups: [...first.message_groups, ...then.message_groups],
+    usage: [...first.usage, ...then.usage],
+    audit: [...first.audit, ...then.audit],
+    payloads: [...first.payloads, ...then.payloads],
+  };
+}

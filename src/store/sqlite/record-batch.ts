@@ -1,0 +1,160 @@
+import type Database from "better-sqlite3";
+import type { z } from "zod";
+import { SessionNotFoundError, TurnNotFoundError } from "../../domain/errors.js";
+import { toWellFormed } from "../../domain/json-limits.js";
+import type { ChatMessage } from "../../domain/messages.js";
+import { redactSecrets } from "../../domain/secrets.js";
+import type {
+  AppendAuditOptions,
+  AppendRecordsOptions,
+  AppendRecordsResult,
+  AppendUsageOptions,
+} from "../store-inputs.js";
+import type { CallPayloads, PayloadRowParams } from "./call-payloads.js";
+import { toMessageRowParams, toUsageRowParams } from "./rows.js";
+import type { Statements } from "./statements.js";
+import type { UsageRollups } from "./usage-rollups.js";
+
+type ValidAudit = z.output<typeof AppendAuditOptions>;
+type ValidUsage = z.output<typeof AppendUsageOptions>;
+type ValidRecords = z.output<typeof AppendRecordsOptions>;
+
+/** An audit row as `appendAudit` writes it: details repaired and redacted, never refused. */
+export function auditRowParams(
+  sessionId: string,
+  input: ValidAudit,
+  createdAt: string,
+): Record<string, unknown> {
+  return {
+    session_id: sessionId,
+    turn_index: input.turn_index,
+    round_index: input.round_index,
+    event: input.event,
+    // Audit details come from endpoints and tools: repaired and redacted, never refused.
+    details_json: JSON.stringify(redactSecrets(toWellFormed(input.details))),
+    created_at: createdAt,
+  };
+}
+
+/** A usage row as `appendUsage` writes it. */
+export function usageRowParams(
+  sessionId: string,
+  input: ValidUsage,
+  createdAt: string,
+): Record<string, unknown> {
+  const { usage, metadata } = input;
+  return toUsageRowParams(sessionId, {
+    turn_index: input.turn_index,
+    round_index: input.round_index,
+    ttft_ms: input.ttft_ms,
+    elapsed_ms: input.elapsed_ms,
+    created_at: createdAt,
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    total_tokens: usage.total_tokens,
+    cached_tokens: usage.cached_tokens,
+    reasoning_tokens: usage.reasoning_tokens,
+    cache_write_tokens: usage.cache_write_tokens,
+    agent: metadata.agent,
+    call_kind: metadata.call_kind,
+    event_id: metadata.event_id,
+    event_name: metadata.event_name,
+    used_fallback: metadata.used_fallback,
+    tool_latency_ms: metadata.tool_latency_ms,
+    metric_key: metadata.metric_key,
+    usage_source: metadata.usage_source,
+    cost_usd: metadata.cost_usd,
+    cost_estimated_usd: metadata.cost_estimated_usd,
+    response_model: metadata.response_model,
+    response_id: metadata.response_id,
+    system_fingerprint: metadata.system_fingerprint,
+    finish_reason: metadata.finish_reason,
+    refusal: metadata.refusal,
+    raw_usage: metadata.raw_usage,
+  });
+}
+
+/**
+ * `appendRecords` for SQLite: a round's rows in one BEGIN IMMEDIATE transaction, so a turn commits
+ * once per round instead of once per row, and a round is recorded whole or not at all. Payloads
+ * are compressed before the transaction opens. The turns the batch names are checked once each,
+ * up front: an unknown one refuses the batch before anything is written.
+ */
+export class RecordBatch {
+  readonly #db: Database.Database;
+  readonly #sql: Statements;
+  readonly #payloads: CallPayloads;
+  readonly #rollups: UsageRollups;
+
+  constructor(
+    db: Database.Database,
+    sql: Statements,
+    payloads: CallPayloads,
+    rollups: UsageRollups,
+  ) {
+    this.#db = db;
+    this.#sql = sql;
+    this.#payloads = payloads;
+    this.#rollups = rollups;
+  }
+
+  append(sessionId: string, input: ValidRecords, createdAt: string): AppendRecordsResult {
+    const payloadRows = input.payloads.map((payload) =>
+      this.#payloads.row(sessionId, payload, createdAt),
+    );
+    return this.#db
+      .transaction(() => this.#write(sessionId, input, payloadRows, createdAt))
+      .immediate();
+  }
+
+  #write(
+    sessionId: string,
+    input: ValidRecords,
+    payloadRows: PayloadRowParams[],
+    createdAt: string,
+  ): AppendRecordsResult {
+    if (this.#sql.selectSessionId.get(sessionId) === undefined) {
+      throw new SessionNotFoundError(sessionId);
+    }
+    const turns = new Set<number>([
+      ...input.message_groups.map((group) => group.turn_index),
+      ...input.usage.map((entry) => entry.turn_index),
+      ...input.payloads.map((entry) => entry.turn_index),
+      ...(input.rollup_turn === undefined ? [] : [input.rollup_turn]),
+    ]);
+    for (const turnIndex of turns) {
+      if (this.#sql.selectTurn.get(sessionId, turnIndex) === undefined) {
+        throw new TurnNotFoundError(sessionId, turnIndex);
+      }
+    }
+    for (const group of input.message_groups) {
+      this.#insertMessages(sessionId, group.turn_index, group.messages, createdAt);
+    }
+    // The turns exist (checked above): a row not inserted is a metric key recorded before.
+    const usage_inserted = input.usage.map(
+      (entry) =>
+        this.#sql.insertUsage.run(usageRowParams(sessionId, entry, createdAt)).changes === 1,
+    );
+    for (const entry of input.audit) {
+      this.#sql.insertAudit.run(auditRowParams(sessionId, entry, createdAt));
+    }
+    const payloads_inserted = payloadRows.map((row) => this.#payloads.insertRow(row));
+    const written =
+      input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
+    if (written > 0) this.#sql.touchSession.run(createdAt, sessionId);
+    const turn_rollup =
+      input.rollup_turn === undefined ? null : this.#rollups.turn(sessionId, input.rollup_turn);
+    return { usage_inserted, payloads_inserted, turn_rollup };
+  }
+
+  #insertMessages(
+    sessionId: string,
+    turnIndex: number,
+    messages: readonly ChatMessage[],
+    createdAt: string,
+  ): void {
+    for (const message of messages) {
+      this.#sql.insertMessage.run(toMessageRowParams(sessionId, turnIndex, message, createdAt));
+    }
+  }
+}
