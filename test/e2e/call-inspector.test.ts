@@ -6,6 +6,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import type { UsageCallRecord } from "../../src/domain/usage.js";
+import { sessionCalls } from "./api-pages.js";
 import {
   expectCleanPage,
   openSession,
@@ -27,12 +28,9 @@ const SIM_DUAL = {
   tools: ["mock_search"],
 };
 
-async function usageCalls(sessionId: string): Promise<UsageCallRecord[]> {
-  const body = await e2e.lab.api<{ calls: UsageCallRecord[] }>(
-    `/api/sessions/${encodeURIComponent(sessionId)}/usage`,
-  );
-  return body.calls;
-}
+/** Every call of the session as the API serves them, page after page. */
+const usageCalls = (sessionId: string): Promise<UsageCallRecord[]> =>
+  sessionCalls(e2e.lab, sessionId);
 
 /** Opens the usage tab and the inspector of the first chat completion row. */
 async function inspectFirstChatCall(page: Page): Promise<void> {

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { runCli, runCliJson } from "../../src/cli/test-fixtures.js";
 import type { UsageCallRecord } from "../../src/domain/usage.js";
 import { FakeOpenAIServer, SSE_DONE, sseEvent, streamReply } from "../fake-openai-server.js";
+import { sessionCalls } from "./api-pages.js";
 import {
   expectCleanPage,
   openSession,
@@ -57,12 +58,9 @@ function fakeSession(title: string, baseUrl: string): Promise<string> {
   });
 }
 
-async function apiCalls(sessionId: string): Promise<UsageCallRecord[]> {
-  const body = await e2e.lab.api<{ calls: UsageCallRecord[] }>(
-    `/api/sessions/${encodeURIComponent(sessionId)}/usage`,
-  );
-  return body.calls;
-}
+/** Every call of the session as the API serves them, page after page. */
+const apiCalls = (sessionId: string): Promise<UsageCallRecord[]> =>
+  sessionCalls(e2e.lab, sessionId);
 
 describe("cost, served model, reasoning and refusals on the session page", () => {
   it("shows a provider's reported cost and served model, and its reasoning collapsed", async () => {

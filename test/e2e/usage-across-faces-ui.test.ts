@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { UsageCallRecord } from "../../src/domain/usage.js";
+import { sessionCalls } from "./api-pages.js";
 import {
   expectCleanPage,
   openSession,
@@ -21,12 +22,9 @@ const e2e = setUpLab();
 
 const MESSAGES = ["search for agent lab", "now search for sqlite wal mode"];
 
-async function apiCalls(sessionId: string): Promise<UsageCallRecord[]> {
-  const body = await e2e.lab.api<{ calls: UsageCallRecord[] }>(
-    `/api/sessions/${encodeURIComponent(sessionId)}/usage`,
-  );
-  return body.calls;
-}
+/** Every call of the session as the API serves them, page after page. */
+const apiCalls = (sessionId: string): Promise<UsageCallRecord[]> =>
+  sessionCalls(e2e.lab, sessionId);
 
 /** What must not depend on the face: everything but ids, keys and clocks, in a stable order. */
 function comparable(calls: UsageCallRecord[]) {

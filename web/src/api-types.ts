@@ -98,8 +98,27 @@ export interface HealthResponse {
   version: string;
 }
 
+/**
+ * A row of the paged session list: `SessionPageItem` of src/domain/session-query.ts, spelled out
+ * here because that module also holds the cursor codec, which uses Node's Buffer (not in a
+ * browser's type library).
+ */
+export interface SessionPageItem extends SessionOverview {
+  tags: string[];
+  experiment_id: string | null;
+  /** The latest turn's status; null for a session without turns. */
+  last_status: TurnRecord["status"] | null;
+}
+
+/** Every list of the API is keyset-paged: pass `next_cursor` back for the next page. */
+export interface PageParams {
+  limit?: number;
+  cursor?: string | null;
+}
+
 export interface SessionListResponse {
-  sessions: SessionOverview[];
+  sessions: SessionPageItem[];
+  next_cursor: string | null;
 }
 
 export interface SessionResponse {
@@ -113,10 +132,25 @@ export interface SessionDetailResponse {
 
 export interface MessagesResponse {
   messages: MessageRecord[];
+  next_cursor: string | null;
 }
 
 export interface AuditResponse {
   audit: AuditRecord[];
+  next_cursor: string | null;
+}
+
+export interface TurnsResponse {
+  turns: TurnRecord[];
+  next_cursor: string | null;
+}
+
+/** `GET /api/sessions/:id/usage`: roll-ups only; the calls come a page at a time. */
+export type UsageRollupsResponse = Omit<UsageSummary, "calls">;
+
+export interface UsageCallsResponse {
+  calls: UsageCallRecord[];
+  next_cursor: string | null;
 }
 
 export interface ApiErrorBody {
@@ -125,10 +159,12 @@ export interface ApiErrorBody {
 
 export interface ExperimentListResponse {
   experiments: ExperimentListItem[];
+  next_cursor: string | null;
 }
 
 export type ExperimentReportResponse = ExperimentReportWithProgress;
 
 export interface CellRunsResponse {
   sessions: CellRun[];
+  next_cursor: string | null;
 }

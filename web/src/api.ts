@@ -11,14 +11,19 @@ import type {
   HealthResponse,
   MessagesResponse,
   NewSessionConfig,
+  PageParams,
   SessionDetailResponse,
   SessionListResponse,
   SessionResponse,
   ToolListing,
   TurnEvent,
-  UsageSummary,
+  TurnsResponse,
+  UsageCallsResponse,
+  UsageRollupsResponse,
 } from "./api-types.js";
+import type { SessionFilters } from "./session-list-query.js";
 import { parseTurnEvent, readSse } from "./sse.js";
+import { withQuery } from "./url-query.js";
 
 export class ApiError extends Error {
   constructor(
@@ -80,14 +85,17 @@ async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
 }
 
 const sessionPath = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+
+const pageQuery = (page: PageParams = {}) => ({ limit: page.limit, cursor: page.cursor });
 const experimentPath = (id: string) => `/api/experiments/${encodeURIComponent(id)}`;
 
 export const api = {
   health: (signal?: AbortSignal) => request<HealthResponse>("/api/health", withSignal(signal)),
   tools: (signal?: AbortSignal) =>
     request<{ tools: ToolListing[] }>("/api/tools", withSignal(signal)),
-  listSessions: (signal?: AbortSignal) =>
-    request<SessionListResponse>("/api/sessions", withSignal(signal)),
+  /** One page of sessions, newest first, filtered. */
+  listSessions: (query: SessionFilters & PageParams = {}, signal?: AbortSignal) =>
+    request<SessionListResponse>(withQuery("/api/sessions", { ...query }), withSignal(signal)),
   createSession: (title: string, config: NewSessionConfig) =>
     request<SessionResponse>("/api/sessions", {
       method: "POST",
@@ -96,12 +104,30 @@ export const api = {
   getSession: (id: string, signal?: AbortSignal) =>
     request<SessionDetailResponse>(sessionPath(id), withSignal(signal)),
   deleteSession: (id: string) => request<void>(sessionPath(id), { method: "DELETE" }),
-  messages: (id: string, signal?: AbortSignal) =>
-    request<MessagesResponse>(`${sessionPath(id)}/messages`, withSignal(signal)),
-  audit: (id: string, signal?: AbortSignal) =>
-    request<AuditResponse>(`${sessionPath(id)}/audit`, withSignal(signal)),
+  messages: (id: string, page?: PageParams, signal?: AbortSignal) =>
+    request<MessagesResponse>(
+      withQuery(`${sessionPath(id)}/messages`, pageQuery(page)),
+      withSignal(signal),
+    ),
+  audit: (id: string, page?: PageParams, signal?: AbortSignal) =>
+    request<AuditResponse>(
+      withQuery(`${sessionPath(id)}/audit`, pageQuery(page)),
+      withSignal(signal),
+    ),
+  turns: (id: string, page?: PageParams, signal?: AbortSignal) =>
+    request<TurnsResponse>(
+      withQuery(`${sessionPath(id)}/turns`, pageQuery(page)),
+      withSignal(signal),
+    ),
+  /** The session's and each turn's roll-up; the calls themselves come from `usageCalls`. */
   usage: (id: string, signal?: AbortSignal) =>
-    request<UsageSummary>(`${sessionPath(id)}/usage`, withSignal(signal)),
+    request<UsageRollupsResponse>(`${sessionPath(id)}/usage`, withSignal(signal)),
+  /** A page of the session's calls, in recording order. */
+  usageCalls: (id: string, page?: PageParams, signal?: AbortSignal) =>
+    request<UsageCallsResponse>(
+      withQuery(`${sessionPath(id)}/usage/calls`, pageQuery(page)),
+      withSignal(signal),
+    ),
   /** A model call's captured request and raw stream; 404 `call_not_captured` when none was kept. */
   callPayload: (id: string, metricKey: string, signal?: AbortSignal) =>
     request<CallPayloadRecord>(
@@ -122,13 +148,19 @@ export const api = {
       `${sessionPath(id)}/approvals/${encodeURIComponent(callId)}`,
       { method: "POST", body: JSON.stringify(body) },
     ),
-  listExperiments: (signal?: AbortSignal) =>
-    request<ExperimentListResponse>("/api/experiments", withSignal(signal)),
+  listExperiments: (page?: PageParams, signal?: AbortSignal) =>
+    request<ExperimentListResponse>(
+      withQuery("/api/experiments", pageQuery(page)),
+      withSignal(signal),
+    ),
   getExperiment: (id: string, signal?: AbortSignal) =>
     request<ExperimentReportResponse>(experimentPath(id), withSignal(signal)),
-  cellRuns: (id: string, cell: string, signal?: AbortSignal) =>
+  cellRuns: (id: string, cell: string, page?: PageParams, signal?: AbortSignal) =>
     request<CellRunsResponse>(
-      `${experimentPath(id)}/cells/${encodeURIComponent(cell)}/sessions`,
+      withQuery(
+        `${experimentPath(id)}/cells/${encodeURIComponent(cell)}/sessions`,
+        pageQuery(page),
+      ),
       withSignal(signal),
     ),
 };

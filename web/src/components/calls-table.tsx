@@ -1,9 +1,68 @@
+import { useCallback } from "react";
 import type { AgentRole, UsageCallRecord } from "../api-types.js";
 import { callCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
 import { KIND_LABELS, servedModel } from "../metrics.js";
+import { readCalls } from "../session-record.js";
+import { usePagedList } from "../use-paged-list.js";
 import { CostFigure } from "./cost-figure.js";
+import { ErrorNotice, Loading } from "./status.js";
 import { TokenCostHeaders } from "./usage-cells.js";
+
+/** Calls a page of the calls table; a session of a million calls is read on demand. */
+export const CALLS_PAGE_SIZE = 100;
+
+/**
+ * The session's calls a page at a time (`/usage/calls`, recording order), with "Load more".
+ * `version` changes when the session recorded more calls, which reads the first page again.
+ */
+export function PagedCallsTable({
+  sessionId,
+  callCount,
+  requestedModel,
+  onInspect,
+}: {
+  sessionId: string;
+  /** The session's call count (its roll-up): the list is read again when it changes. */
+  callCount: number;
+  requestedModel: (agent: AgentRole) => string | null;
+  onInspect: (call: UsageCallRecord) => void;
+}) {
+  const read = useCallback(
+    (cursor: string | null, signal: AbortSignal) =>
+      readCalls(sessionId, CALLS_PAGE_SIZE)(cursor, signal),
+    [sessionId],
+  );
+  const list = usePagedList(`${sessionId}\u0000${callCount}`, read);
+  if (list.error && !list.loaded) {
+    return (
+      <ErrorNotice error={list.error} title="Could not load the calls" onRetry={list.reload} />
+    );
+  }
+  if (!list.loaded) return <Loading label="Loading calls…" />;
+  return (
+    <>
+      <CallsTable calls={list.items} requestedModel={requestedModel} onInspect={onInspect} />
+      <div className="list-footer">
+        <span className="muted small" data-testid="calls-shown">
+          {formatInt(list.items.length)} of {formatInt(callCount)} calls shown
+        </span>
+        {list.error ? <ErrorNotice error={list.error} title="Could not load more calls" /> : null}
+        {list.hasMore ? (
+          <button
+            type="button"
+            className="button button-small"
+            data-testid="load-more-calls"
+            onClick={list.loadMore}
+            disabled={list.loading}
+          >
+            {list.loading ? "Loading…" : `Load ${CALLS_PAGE_SIZE} more`}
+          </button>
+        ) : null}
+      </div>
+    </>
+  );
+}
 
 const USAGE_SOURCE_TITLES: Record<string, string> = {
   estimated:

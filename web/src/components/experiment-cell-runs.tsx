@@ -1,12 +1,13 @@
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback, useEffect, useMemo, useRef } from "react";
 import { api } from "../api.js";
 import type { CellRun, CellSummary } from "../api-types.js";
 import { experimentCostLabel } from "../cost.js";
 import { categoryLabel, orderRuns, type RunOutcome, runOutcome } from "../experiment-matrix.js";
-import { formatPercent } from "../format.js";
+import { formatInt, formatPercent } from "../format.js";
+import { pageOf } from "../paging.js";
 import { Link } from "../router.js";
 import { sessionHref } from "../routes.js";
-import { useResource } from "../use-resource.js";
+import { usePagedList } from "../use-paged-list.js";
 import { CostFigure } from "./cost-figure.js";
 import { EmptyState, ErrorNotice, Loading } from "./status.js";
 
@@ -20,6 +21,9 @@ function count(runs: readonly CellRun[], outcome: RunOutcome): number {
   return runs.filter((run) => runOutcome(run) === outcome).length;
 }
 
+/** Runs a page; a cell of thousands of runs is read on demand. */
+export const CELL_RUNS_PAGE_SIZE = 100;
+
 /** One configuration's runs: each run's outcome, why it failed, and a link to its session. */
 export function ExperimentCellRuns({
   experimentId,
@@ -31,12 +35,14 @@ export function ExperimentCellRuns({
   onClose: () => void;
 }) {
   const load = useCallback(
-    (signal: AbortSignal) =>
-      api.cellRuns(experimentId, cell.cell, signal).then((body) => body.sessions),
+    (cursor: string | null, signal: AbortSignal) =>
+      api
+        .cellRuns(experimentId, cell.cell, { limit: CELL_RUNS_PAGE_SIZE, cursor }, signal)
+        .then((body) => pageOf(body, "sessions")),
     [experimentId, cell.cell],
   );
-  const resource = useResource(`${experimentId}\u0000${cell.cell}`, load);
-  const runs = resource.data ? orderRuns(resource.data) : [];
+  const list = usePagedList<CellRun>(`${experimentId}\u0000${cell.cell}`, load);
+  const runs = useMemo(() => orderRuns(list.items), [list.items]);
   const panelRef = useRef<HTMLElement | null>(null);
 
   // Opening a cell brings its runs into view (they sit below the matrix).
@@ -61,24 +67,34 @@ export function ExperimentCellRuns({
           Close
         </button>
       </div>
-      {resource.data ? (
-        <p className="muted small run-tally">
-          {count(resource.data, "passed")} passed · {count(resource.data, "failed")} failed
-          {count(resource.data, "incomplete") > 0
-            ? ` · ${count(resource.data, "incomplete")} incomplete (not counted)`
-            : ""}
-          . Failed runs first.
+      {list.loaded ? (
+        <p className="muted small run-tally" data-testid="run-tally">
+          {list.hasMore ? (
+            <>
+              {formatInt(cell.successes)} of {formatInt(cell.runs)} scored runs passed; the first{" "}
+              {formatInt(runs.length)} shown ({count(runs, "passed")} passed ·{" "}
+              {count(runs, "failed")} failed
+              {count(runs, "incomplete") > 0
+                ? ` · ${count(runs, "incomplete")} incomplete, not counted`
+                : ""}
+              ), failed ones first.
+            </>
+          ) : (
+            <>
+              {count(runs, "passed")} passed · {count(runs, "failed")} failed
+              {count(runs, "incomplete") > 0
+                ? ` · ${count(runs, "incomplete")} incomplete (not counted)`
+                : ""}
+              . Failed runs first.
+            </>
+          )}
         </p>
       ) : null}
-      {resource.error ? (
-        <ErrorNotice
-          error={resource.error}
-          title="Could not load the runs"
-          onRetry={() => void resource.reload()}
-        />
+      {list.error && !list.loaded ? (
+        <ErrorNotice error={list.error} title="Could not load the runs" onRetry={list.reload} />
       ) : null}
-      {resource.loading && !resource.data ? <Loading label="Loading runs…" /> : null}
-      {resource.data && runs.length === 0 ? <EmptyState>This cell has no runs.</EmptyState> : null}
+      {list.loading && !list.loaded ? <Loading label="Loading runs…" /> : null}
+      {list.loaded && runs.length === 0 ? <EmptyState>This cell has no runs.</EmptyState> : null}
       {runs.length > 0 ? (
         <div className="table-scroll">
           <table className="data-table cell-runs-table">
@@ -154,6 +170,22 @@ export function ExperimentCellRuns({
               })}
             </tbody>
           </table>
+        </div>
+      ) : null}
+      {list.loaded && (list.hasMore || list.error) ? (
+        <div className="list-footer">
+          {list.error ? <ErrorNotice error={list.error} title="Could not load more runs" /> : null}
+          {list.hasMore ? (
+            <button
+              type="button"
+              className="button button-small"
+              data-testid="load-more-runs"
+              onClick={list.loadMore}
+              disabled={list.loading}
+            >
+              {list.loading ? "Loading…" : `Load ${CELL_RUNS_PAGE_SIZE} more`}
+            </button>
+          ) : null}
         </div>
       ) : null}
     </section>

@@ -13,13 +13,14 @@ import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
 import { turnTimings, waterfallLayout } from "../metrics.js";
 import { CallInspector } from "./call-inspector.js";
-import { CallsTable } from "./calls-table.js";
+import { PagedCallsTable } from "./calls-table.js";
 import { CostFigure } from "./cost-figure.js";
 import { EstimatedMark, TokenCostHeaders } from "./usage-cells.js";
 
 /**
- * The usage tab: per-turn numbers with cost, every call (each model call can be opened in the
- * call inspector), tokens and timing charts, and one turn's call waterfall.
+ * The usage tab: per-turn numbers with cost (the API's roll-ups), the calls a page at a time (each
+ * model call can be opened in the call inspector), tokens and timing charts, and one turn's call
+ * waterfall (from the calls the session page read).
  */
 export function UsagePanel({
   sessionId,
@@ -106,7 +107,12 @@ export function UsagePanel({
         table; hover a source for details.
       </p>
       <h2 className="section-title">Calls</h2>
-      <CallsTable calls={usage.calls} requestedModel={requestedModel} onInspect={setInspected} />
+      <PagedCallsTable
+        sessionId={sessionId}
+        callCount={usage.session.call_count}
+        requestedModel={requestedModel}
+        onInspect={setInspected}
+      />
       {inspected ? (
         <CallInspector
           key={inspected.id}

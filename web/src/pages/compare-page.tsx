@@ -14,21 +14,37 @@ import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
 import { compareMetrics, type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
 import { compareHref, Link, navigate, sessionHref } from "../router.js";
+import { RECORD_BOUND, readAll, readCalls } from "../session-record.js";
 import { useResource } from "../use-resource.js";
 
 interface CompareSide {
   detail: SessionDetailResponse;
   usage: UsageSummary;
   metrics: SessionMetrics;
+  /** True when the session has more calls than were read: TTFT covers the turns read. */
+  partial: boolean;
 }
 
+/** A side's roll-ups, and its calls for the TTFT of each turn (read up to a bound). */
 async function loadSide(id: string, signal: AbortSignal): Promise<CompareSide> {
-  const [detail, usage] = await Promise.all([api.getSession(id, signal), api.usage(id, signal)]);
-  return { detail, usage, metrics: sessionMetrics(usage, detail.turns) };
+  const [detail, rollups, calls] = await Promise.all([
+    api.getSession(id, signal),
+    api.usage(id, signal),
+    readAll(readCalls(id), RECORD_BOUND, signal),
+  ]);
+  const usage = { ...rollups, calls: calls.items };
+  return {
+    detail,
+    usage,
+    metrics: sessionMetrics(usage, detail.turns),
+    partial: calls.next_cursor !== null,
+  };
 }
 
+/** The pickers offer the most recently updated sessions (plus the ones chosen). */
+const PICKER_SIZE = 100;
 const loadSessions = (signal: AbortSignal) =>
-  api.listSessions(signal).then((body) => body.sessions);
+  api.listSessions({ limit: PICKER_SIZE }, signal).then((body) => body.sessions);
 
 export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
   const sessions = useResource("sessions", loadSessions);
@@ -55,12 +71,14 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
         <SessionPicker
           label="Session A"
           value={a}
+          chosenTitle={sideA.data?.detail.session.title ?? null}
           sessions={sessions.data ?? []}
           onChange={(id) => navigate(compareHref(id, b), { replace: true })}
         />
         <SessionPicker
           label="Session B"
           value={b}
+          chosenTitle={sideB.data?.detail.session.title ?? null}
           sessions={sessions.data ?? []}
           onChange={(id) => navigate(compareHref(a, id), { replace: true })}
         />
@@ -92,11 +110,14 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
 function SessionPicker({
   label,
   value,
+  chosenTitle,
   sessions,
   onChange,
 }: {
   label: string;
   value: string | null;
+  /** The chosen session's title, for one older than the sessions offered. */
+  chosenTitle: string | null;
   sessions: SessionOverview[];
   onChange: (id: string | null) => void;
 }) {
@@ -112,7 +133,7 @@ function SessionPicker({
         onChange={(event) => onChange(event.target.value || null)}
       >
         <option value="">— choose a session —</option>
-        {!known && value ? <option value={value}>{value}</option> : null}
+        {!known && value ? <option value={value}>{chosenTitle ?? value}</option> : null}
         {sessions.map((session) => (
           <option key={session.id} value={session.id}>
             {session.title} · {session.tool_invocation_mode} · {session.chat_model}
@@ -212,7 +233,10 @@ function SideView({
         </div>
         <div>
           <dt>Mean TTFT</dt>
-          <dd>{formatMs(metrics.mean_ttft_ms)}</dd>
+          <dd title={side.data.partial ? "From the turns of the calls read so far" : undefined}>
+            {formatMs(metrics.mean_ttft_ms)}
+            {side.data.partial ? " (partial)" : null}
+          </dd>
         </div>
       </dl>
       {timings.length === 0 ? (

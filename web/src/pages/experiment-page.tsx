@@ -10,6 +10,7 @@ import { matrixCategories, toggleCompare } from "../experiment-matrix.js";
 import { formatDateTime, formatInt } from "../format.js";
 import { Link, navigate } from "../router.js";
 import { experimentHref } from "../routes.js";
+import { searchFromFilters } from "../session-list-query.js";
 import { useResource } from "../use-resource.js";
 
 /**
@@ -100,6 +101,13 @@ export function ExperimentPage({
           </p>
         </div>
         <div className="page-actions">
+          <Link
+            to={`/${searchFromFilters({ experiment: report.experiment_id })}`}
+            className="button"
+            data-testid="experiment-sessions"
+          >
+            Its sessions
+          </Link>
           <button
             type="button"
             className="button"

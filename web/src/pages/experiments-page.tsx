@@ -1,16 +1,22 @@
 import { api } from "../api.js";
+import type { ExperimentListItem } from "../api-types.js";
 import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
 import { formatDateTime, formatInt } from "../format.js";
+import { pageOf } from "../paging.js";
 import { Link } from "../router.js";
 import { experimentHref } from "../routes.js";
-import { useResource } from "../use-resource.js";
+import { usePagedList } from "../use-paged-list.js";
 
-const loadExperiments = (signal: AbortSignal) =>
-  api.listExperiments(signal).then((body) => body.experiments);
+export const EXPERIMENTS_PAGE_SIZE = 50;
+
+const loadExperiments = (cursor: string | null, signal: AbortSignal) =>
+  api
+    .listExperiments({ limit: EXPERIMENTS_PAGE_SIZE, cursor }, signal)
+    .then((body) => pageOf(body, "experiments"));
 
 export function ExperimentsPage() {
-  const resource = useResource("experiments", loadExperiments);
-  const experiments = resource.data ?? [];
+  const list = usePagedList<ExperimentListItem>("experiments", loadExperiments);
+  const experiments = list.items;
   return (
     <div className="page experiments-page">
       <div className="page-head">
@@ -21,15 +27,11 @@ export function ExperimentsPage() {
         session tagged with its experiment, so its transcript, tool calls and timings are one click
         away.
       </p>
-      {resource.error ? (
-        <ErrorNotice
-          error={resource.error}
-          title="Could not load experiments"
-          onRetry={() => void resource.reload()}
-        />
+      {list.error && !list.loaded ? (
+        <ErrorNotice error={list.error} title="Could not load experiments" onRetry={list.reload} />
       ) : null}
-      {resource.loading && !resource.data ? <Loading label="Loading experiments…" /> : null}
-      {resource.data && experiments.length === 0 ? (
+      {list.loading && !list.loaded ? <Loading label="Loading experiments…" /> : null}
+      {list.loaded && experiments.length === 0 ? (
         <EmptyState>
           No experiments yet. Run a suite and its runs show up here, scored and summarized per
           configuration.
@@ -84,6 +86,24 @@ export function ExperimentsPage() {
               ))}
             </tbody>
           </table>
+        </div>
+      ) : null}
+      {list.loaded && (list.hasMore || list.error) ? (
+        <div className="list-footer">
+          {list.error ? (
+            <ErrorNotice error={list.error} title="Could not load more experiments" />
+          ) : null}
+          {list.hasMore ? (
+            <button
+              type="button"
+              className="button"
+              data-testid="load-more-experiments"
+              onClick={list.loadMore}
+              disabled={list.loading}
+            >
+              {list.loading ? "Loading…" : `Load ${EXPERIMENTS_PAGE_SIZE} more`}
+            </button>
+          ) : null}
         </div>
       ) : null}
     </div>

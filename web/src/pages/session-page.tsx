@@ -1,11 +1,5 @@
-import { type KeyboardEvent, useCallback, useMemo, useState } from "react";
+import { type KeyboardEvent, useCallback, useMemo, useRef, useState } from "react";
 import { api, errorMessage } from "../api.js";
-import type {
-  AuditRecord,
-  MessageRecord,
-  SessionDetailResponse,
-  UsageSummary,
-} from "../api-types.js";
 import { AuditPanel } from "../components/audit-panel.js";
 import { ChatPanel } from "../components/chat-panel.js";
 import { CostFigure } from "../components/cost-figure.js";
@@ -22,25 +16,9 @@ import { UsagePanel } from "../components/usage-panel.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatDateTime, formatInt, modelOf } from "../format.js";
 import { Link } from "../router.js";
+import { loadSessionRecord, RECORD_BOUND } from "../session-record.js";
 import { buildTranscript } from "../transcript.js";
 import { useResource } from "../use-resource.js";
-
-interface SessionData {
-  detail: SessionDetailResponse;
-  messages: MessageRecord[];
-  usage: UsageSummary;
-  audit: AuditRecord[];
-}
-
-async function loadSession(id: string, signal: AbortSignal): Promise<SessionData> {
-  const [detail, messages, usage, audit] = await Promise.all([
-    api.getSession(id, signal),
-    api.messages(id, signal),
-    api.usage(id, signal),
-    api.audit(id, signal),
-  ]);
-  return { detail, messages: messages.messages, usage, audit: audit.audit };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,7 +43,12 @@ const TABS: { id: Tab; label: string }[] = [
 ];
 
 export function SessionPage({ id }: { id: string }) {
-  const load = useCallback((signal: AbortSignal) => loadSession(id, signal), [id]);
+  // How many rows of each list to read; "Read further" raises it and reloads in place.
+  const boundRef = useRef(RECORD_BOUND);
+  const load = useCallback(
+    (signal: AbortSignal) => loadSessionRecord(id, boundRef.current, signal),
+    [id],
+  );
   const resource = useResource(id, load);
   const [tab, setTab] = useState<Tab>("chat");
   const { data, reload } = resource;
@@ -192,6 +175,23 @@ export function SessionPage({ id }: { id: string }) {
         </div>
         <SessionSetup config={session.config} audit={data.audit} />
         {resource.error ? <ErrorNotice error={resource.error} title="Refresh failed" /> : null}
+        {data.partial ? (
+          <div className="notice notice-warn" data-testid="record-partial">
+            This session is long: the first {formatInt(boundRef.current)} messages, calls and audit
+            entries of each list are shown (the totals above count everything).{" "}
+            <button
+              type="button"
+              className="button button-small"
+              disabled={resource.loading}
+              onClick={() => {
+                boundRef.current += RECORD_BOUND;
+                void reload();
+              }}
+            >
+              {resource.loading ? "Reading…" : `Read ${formatInt(RECORD_BOUND)} more`}
+            </button>
+          </div>
+        ) : null}
       </header>
 
       <div className="tabs" role="tablist" aria-label="Session views">
@@ -227,7 +227,7 @@ export function SessionPage({ id }: { id: string }) {
       </section>
       {tab === "usage" ? (
         <section id="panel-usage" role="tabpanel" aria-labelledby="tab-usage">
-          {data.usage.calls.length === 0 && data.usage.turns.length === 0 ? (
+          {data.usage.session.call_count === 0 && data.usage.turns.length === 0 ? (
             <EmptyState>No usage recorded yet — run a turn in the Chat tab.</EmptyState>
           ) : (
             <UsagePanel

@@ -1,56 +1,82 @@
-import { type ChangeEvent, useCallback, useRef, useState } from "react";
+import { type ChangeEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api.js";
-import type { SessionOverview } from "../api-types.js";
+import type { SessionPageItem } from "../api-types.js";
 import { NewSessionForm } from "../components/new-session-form.js";
+import { SelectionBar } from "../components/selection-bar.js";
+import { SessionFiltersBar } from "../components/session-filters.js";
+import { SessionsTable } from "../components/sessions-table.js";
+import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
+import { pageOf } from "../paging.js";
+import { navigate, sessionHref, useLocation } from "../router.js";
 import {
-  EmptyState,
-  ErrorNotice,
-  Loading,
-  ModeBadge,
-  SimulatedBadge,
-} from "../components/status.js";
-import { formatDateTime, formatInt } from "../format.js";
-import { compareHref, Link, navigate, sessionHref } from "../router.js";
-import { useResource } from "../use-resource.js";
+  filtersFromSearch,
+  hasFilters,
+  type SessionFilters,
+  searchFromFilters,
+  withFilter,
+} from "../session-list-query.js";
+import { type Pick, pickedIds, togglePick } from "../session-selection.js";
+import { usePagedList } from "../use-paged-list.js";
 
-const loadSessions = (signal: AbortSignal) =>
-  api.listSessions(signal).then((body) => body.sessions);
+/** Rows a page: the first one is on screen at once however many sessions there are. */
+export const SESSIONS_PAGE_SIZE = 50;
+
+/** The picks outlive the page: back from a session or the comparison, they are still ticked. */
+let rememberedPicks: Pick[] = [];
 
 export function SessionsPage() {
-  const resource = useResource("sessions", loadSessions);
-  const [selected, setSelected] = useState<string[]>([]);
+  const { search } = useLocation();
+  const filters = useMemo(() => filtersFromSearch(search), [search]);
+  const listKey = searchFromFilters(filters);
+  const loadPage = useCallback(
+    (cursor: string | null, signal: AbortSignal) =>
+      api
+        .listSessions({ ...filters, limit: SESSIONS_PAGE_SIZE, cursor }, signal)
+        .then((body) => pageOf(body, "sessions")),
+    [filters],
+  );
+  const list = usePagedList<SessionPageItem>(`sessions${listKey}`, loadPage);
+  const [picks, setPicks] = useState<Pick[]>(() => rememberedPicks);
+  useEffect(() => {
+    rememberedPicks = picks;
+  }, [picks]);
   const [actionError, setActionError] = useState<{ title: string; error: unknown } | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
+  const [deleted, setDeleted] = useState<ReadonlySet<string>>(new Set());
   const [importing, setImporting] = useState(false);
   const fileRef = useRef<HTMLInputElement | null>(null);
-  const sessions = resource.data ?? [];
-  const { reload } = resource;
 
-  const toggle = (id: string, checked: boolean) =>
-    setSelected((current) => {
-      if (!checked) return current.filter((item) => item !== id);
-      // Two at most: picking a third replaces the oldest pick.
-      return [...current.filter((item) => item !== id), id].slice(-2);
-    });
+  const setFilters = useCallback((next: SessionFilters) => {
+    navigate(`/${searchFromFilters(next)}`, { replace: true });
+  }, []);
+  const filtersRef = useRef(filters);
+  filtersRef.current = filters;
 
-  const remove = useCallback(
-    async (session: SessionOverview) => {
-      if (!window.confirm(`Delete the session "${session.title}" and everything it recorded?`))
-        return;
-      setDeleting(session.id);
-      setActionError(null);
-      try {
-        await api.deleteSession(session.id);
-        setSelected((current) => current.filter((item) => item !== session.id));
-        await reload();
-      } catch (error) {
-        setActionError({ title: "Could not delete the session", error });
-      } finally {
-        setDeleting(null);
-      }
-    },
-    [reload],
+  // Stable callbacks: every row gets the same functions, so only a row whose props change redraws.
+  const onToggle = useCallback((session: SessionPageItem, checked: boolean) => {
+    setPicks((current) => togglePick(current, { id: session.id, title: session.title }, checked));
+  }, []);
+  const onTag = useCallback(
+    (tag: string) => setFilters(withFilter(filtersRef.current, "tag", tag)),
+    [setFilters],
   );
+  const onDelete = useCallback(async (session: SessionPageItem) => {
+    if (!window.confirm(`Delete the session "${session.title}" and everything it recorded?`)) {
+      return;
+    }
+    setDeleting(session.id);
+    setActionError(null);
+    try {
+      await api.deleteSession(session.id);
+      setPicks((current) => togglePick(current, session, false));
+      // Dropped in place: reloading would throw away every page read so far.
+      setDeleted((current) => new Set(current).add(session.id));
+    } catch (error) {
+      setActionError({ title: "Could not delete the session", error });
+    } finally {
+      setDeleting(null);
+    }
+  }, []);
 
   const onImport = async (event: ChangeEvent<HTMLInputElement>) => {
     const file = event.target.files?.[0];
@@ -61,7 +87,7 @@ export function SessionsPage() {
     try {
       const result = await api.importSession(await file.text());
       if (result.session?.id) navigate(sessionHref(result.session.id));
-      else await reload();
+      else list.reload();
     } catch (error) {
       setActionError({ title: "Import failed", error });
     } finally {
@@ -69,22 +95,18 @@ export function SessionsPage() {
     }
   };
 
-  const [first, second] = selected;
+  const sessions = useMemo(
+    () => (deleted.size === 0 ? list.items : list.items.filter((item) => !deleted.has(item.id))),
+    [list.items, deleted],
+  );
+  const selectedIds = useMemo(() => pickedIds(picks), [picks]);
+  const filtered = hasFilters(filters);
+
   return (
     <div className="page sessions-page">
       <div className="page-head">
         <h1>Sessions</h1>
         <div className="page-actions">
-          <button
-            type="button"
-            className="button"
-            data-testid="compare-selected"
-            disabled={!first || !second}
-            onClick={() => navigate(compareHref(first ?? null, second ?? null))}
-            title="Tick two sessions to compare them"
-          >
-            Compare selected ({selected.length}/2)
-          </button>
           <button
             type="button"
             className="button"
@@ -107,98 +129,61 @@ export function SessionsPage() {
       {actionError ? <ErrorNotice error={actionError.error} title={actionError.title} /> : null}
       <div className="sessions-layout">
         <section className="sessions-list" aria-label="Sessions">
-          {resource.error ? (
-            <ErrorNotice
-              error={resource.error}
-              title="Could not load sessions"
-              onRetry={() => void reload()}
-            />
+          <SessionFiltersBar filters={filters} onChange={setFilters} />
+          <SelectionBar picks={picks} onClear={() => setPicks([])} />
+          {list.error && !list.loaded ? (
+            <ErrorNotice error={list.error} title="Could not load sessions" onRetry={list.reload} />
           ) : null}
-          {resource.loading && !resource.data ? <Loading label="Loading sessions…" /> : null}
-          {resource.data && sessions.length === 0 ? (
-            <EmptyState>
-              No sessions yet — create one with the form{" "}
-              <span className="hide-narrow">on the right</span>
-              <span className="show-narrow">below</span>.
-            </EmptyState>
+          {list.loading && !list.loaded ? <Loading label="Loading sessions…" /> : null}
+          {list.loaded && !list.stale && sessions.length === 0 ? (
+            filtered ? (
+              <EmptyState>
+                <span data-testid="sessions-empty">No session matches these filters.</span>{" "}
+                <button type="button" className="link-button" onClick={() => setFilters({})}>
+                  Show every session
+                </button>
+              </EmptyState>
+            ) : (
+              <EmptyState>
+                <span data-testid="sessions-empty">
+                  No sessions yet — create one with the form{" "}
+                  <span className="hide-narrow">on the right</span>
+                  <span className="show-narrow">below</span>.
+                </span>
+              </EmptyState>
+            )
           ) : null}
           {sessions.length > 0 ? (
-            <div className="table-scroll">
-              <table className="data-table sessions-table">
-                <caption className="visually-hidden">Sessions</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">
-                      <span className="visually-hidden">Compare</span>
-                    </th>
-                    <th scope="col">Title</th>
-                    <th scope="col">Mode</th>
-                    <th scope="col">Models</th>
-                    <th scope="col" className="num">
-                      Turns
-                    </th>
-                    <th scope="col" className="num">
-                      Tokens
-                    </th>
-                    <th scope="col">Last update</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {sessions.map((session) => (
-                    <tr key={session.id} data-testid="session-row" data-session-id={session.id}>
-                      <td>
-                        <input
-                          type="checkbox"
-                          data-testid="compare-checkbox"
-                          aria-label={`Compare "${session.title}"`}
-                          checked={selected.includes(session.id)}
-                          onChange={(event) => toggle(session.id, event.target.checked)}
-                        />
-                      </td>
-                      <td className="title-cell">
-                        <Link to={sessionHref(session.id)} data-testid="session-link">
-                          {session.title}
-                        </Link>
-                      </td>
-                      <td>
-                        <ModeBadge mode={session.tool_invocation_mode} />
-                      </td>
-                      <td className="models-cell">
-                        <code>{session.chat_model}</code>
-                        {session.event_model && session.event_model !== session.chat_model ? (
-                          <>
-                            {" / "}
-                            <code>{session.event_model}</code>
-                          </>
-                        ) : null}{" "}
-                        <SimulatedBadge models={[session.chat_model]} />
-                      </td>
-                      <td className="num">{formatInt(session.turn_count)}</td>
-                      <td className="num">{formatInt(session.total_tokens)}</td>
-                      <td className="nowrap">
-                        <time dateTime={session.updated_at}>
-                          {formatDateTime(session.updated_at)}
-                        </time>
-                      </td>
-                      <td>
-                        <button
-                          type="button"
-                          className="button button-small button-quiet-danger"
-                          data-testid="delete-session"
-                          onClick={() => void remove(session)}
-                          disabled={deleting === session.id}
-                          aria-label={`Delete "${session.title}"`}
-                        >
-                          {deleting === session.id ? "Deleting…" : "Delete"}
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+            <SessionsTable
+              sessions={sessions}
+              selectedIds={selectedIds}
+              deleting={deleting}
+              onToggle={onToggle}
+              onDelete={onDelete}
+              onTag={onTag}
+              busy={list.stale}
+            />
+          ) : null}
+          {list.loaded ? (
+            <div className="list-footer">
+              <span className="muted small" data-testid="sessions-shown">
+                {sessions.length} {sessions.length === 1 ? "session" : "sessions"} shown
+                {list.hasMore ? ", more to load" : ""}
+              </span>
+              {list.error ? (
+                <ErrorNotice error={list.error} title="Could not load more sessions" />
+              ) : null}
+              {list.hasMore ? (
+                <button
+                  type="button"
+                  className="button"
+                  data-testid="load-more-sessions"
+                  onClick={list.loadMore}
+                  disabled={list.loading}
+                >
+                  {list.loading ? "Loading…" : `Load ${SESSIONS_PAGE_SIZE} more`}
+                </button>
+              ) : null}
             </div>
           ) : null}
         </section>

@@ -1,0 +1,247 @@
+/**
+ * The sessions list at more than a page of sessions, in chromium against the lab's server: the
+ * first page shows, more loads on demand, search and filters narrow the list and live in the URL,
+ * the sessions ticked for comparison stay ticked across pages and filters, and a filter the server
+ * refuses shows the server's own error. Screenshots: test-artifacts/screenshots/12-sessions-*.png.
+ */
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { readAllPages } from "./api-pages.js";
+import { expectCleanPage, requireChromium, screenshot, setUpLab, WAIT_MS } from "./harness.js";
+
+requireChromium();
+
+const e2e = setUpLab();
+const { newPage } = e2e;
+
+interface Seed {
+  id: string;
+  title: string;
+  mode: "dual_agent" | "chat_agent_tools";
+  tags: string[];
+}
+
+const SESSIONS = 120;
+const PAGE = 50;
+const seeds: Seed[] = [];
+/** The sessions that ran a turn (so are the most recently updated), newest last. */
+const ran: Seed[] = [];
+
+beforeAll(async () => {
+  for (let index = 0; index < SESSIONS; index++) {
+    const topic = index % 3 === 0 ? "Billing" : "Weather";
+    const seed: Seed = {
+      id: "",
+      title: `${topic} question ${String(index).padStart(3, "0")}`,
+      mode: index % 2 === 0 ? "dual_agent" : "chat_agent_tools",
+      tags: [...(index % 4 === 0 ? ["alpha"] : []), ...(index % 5 === 0 ? ["beta"] : [])],
+    };
+    seed.id = await e2e.lab.createSession(seed.title, {
+      tool_invocation_mode: seed.mode,
+      chat_agent: { model: "sim" },
+      event_agent: { model: "sim" },
+      tools: ["mock_search"],
+      tags: seed.tags,
+    });
+    seeds.push(seed);
+  }
+  for (const seed of [seeds[7], seeds[8]]) {
+    if (!seed) throw new Error("seeding went wrong");
+    await e2e.lab.runTurn(seed.id, "search for agent lab");
+    ran.push(seed);
+  }
+});
+
+const rows = (page: Page) => page.getByTestId("session-row");
+const rowOf = (page: Page, id: string) =>
+  page.locator(`[data-testid="session-row"][data-session-id="${id}"]`);
+
+async function shownIds(page: Page): Promise<string[]> {
+  return rows(page).evaluateAll((elements) =>
+    elements.map((element) => element.getAttribute("data-session-id") ?? ""),
+  );
+}
+
+/** Waits until the list shows exactly `count` rows and no page is on its way. */
+async function waitForRows(page: Page, count: number): Promise<void> {
+  const busy = page.locator(
+    '[data-testid="sessions-table"][aria-busy="true"], [data-testid="load-more-sessions"][disabled]',
+  );
+  await expect
+    .poll(async () => ({ rows: await rows(page).count(), busy: await busy.count() }), {
+      timeout: WAIT_MS,
+    })
+    .toEqual({ rows: count, busy: 0 });
+}
+
+/** The ids the API lists for these filters, every page. */
+async function apiIds(filters: Record<string, string>): Promise<string[]> {
+  const query = new URLSearchParams(filters).toString();
+  const items = await readAllPages<{ id: string }>(
+    e2e.lab,
+    `/api/sessions${query ? `?${query}` : ""}`,
+    "sessions",
+  );
+  return items.map((item) => item.id);
+}
+
+describe("the sessions list in chromium", () => {
+  it("shows the first page, loads more on demand, and keeps the newest first", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    await waitForRows(page, PAGE);
+    // The sessions that ran a turn were updated last: they lead the list.
+    const first = await shownIds(page);
+    expect(first.slice(0, 2)).toEqual([ran[1]?.id, ran[0]?.id]);
+    expect(await page.getByTestId("sessions-shown").textContent()).toMatch(/50 sessions shown/);
+    expect(
+      await rowOf(page, ran[1]?.id ?? "")
+        .getByTestId("session-status")
+        .textContent(),
+    ).toBe("completed");
+    await screenshot(page, "12-sessions-first-page-1280");
+
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, 2 * PAGE);
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, SESSIONS);
+    expect(await page.getByTestId("load-more-sessions").count()).toBe(0);
+    const all = await shownIds(page);
+    expect(new Set(all).size).toBe(SESSIONS);
+    expect(all).toEqual(await apiIds({}));
+    // The page fits the window at 1280 px: the table does not push it sideways.
+    const overflow = await page.evaluate(
+      "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+    );
+    expect(overflow).toBe(0);
+    expectCleanPage(opened);
+  });
+
+  it("narrows the list with search and filters kept in the URL", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    await waitForRows(page, PAGE);
+
+    await page.getByTestId("filter-q").fill("billing");
+    await page.waitForURL((url) => url.searchParams.get("q") === "billing", { timeout: WAIT_MS });
+    const billing = seeds.filter((seed) => seed.title.startsWith("Billing"));
+    await waitForRows(page, billing.length);
+    expect(new Set(await shownIds(page))).toEqual(new Set(billing.map((seed) => seed.id)));
+
+    await page.getByTestId("filter-mode").selectOption("chat_agent_tools");
+    await page.waitForURL((url) => url.searchParams.get("mode") === "chat_agent_tools");
+    const billingNative = billing.filter((seed) => seed.mode === "chat_agent_tools");
+    await waitForRows(page, billingNative.length);
+    expect(new Set(await shownIds(page))).toEqual(new Set(billingNative.map((seed) => seed.id)));
+    expect(await apiIds({ q: "billing", mode: "chat_agent_tools" })).toHaveLength(
+      billingNative.length,
+    );
+    await screenshot(page, "12-sessions-filtered-1280");
+
+    // The URL is the state: opened afresh, it shows the same list with the same fields.
+    await page.reload();
+    await waitForRows(page, billingNative.length);
+    expect(await page.getByTestId("filter-q").inputValue()).toBe("billing");
+    expect(await page.getByTestId("filter-mode").inputValue()).toBe("chat_agent_tools");
+
+    // A tag on a row filters by it.
+    await page.getByTestId("filter-reset").click();
+    await waitForRows(page, PAGE);
+    const tagged = seeds.filter((seed) => seed.tags.includes("beta"));
+    await page.getByTestId("session-tag").filter({ hasText: "beta" }).first().click();
+    await page.waitForURL((url) => url.searchParams.get("tag") === "beta");
+    await waitForRows(page, tagged.length);
+    expect(new Set(await shownIds(page))).toEqual(new Set(tagged.map((seed) => seed.id)));
+    expect(await page.getByTestId("filter-tag").inputValue()).toBe("beta");
+
+    // Status of the last turn: only the two sessions that ran one.
+    await page.getByTestId("filter-reset").click();
+    await waitForRows(page, PAGE);
+    await page.getByTestId("filter-status").selectOption("completed");
+    await waitForRows(page, ran.length);
+    expect(await shownIds(page)).toEqual([ran[1]?.id, ran[0]?.id]);
+
+    // Nothing matches: the empty state says so and offers the whole list back.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await page.goto(new URL(`/?updated_from=${tomorrow}`, e2e.lab.origin).href);
+    await page.getByTestId("sessions-empty").waitFor({ state: "visible" });
+    expect(await page.getByTestId("sessions-empty").textContent()).toMatch(/No session matches/);
+    expect(await rows(page).count()).toBe(0);
+    expectCleanPage(opened);
+  });
+
+  it("keeps the sessions ticked for comparison across pages and filters", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    await waitForRows(page, PAGE);
+    const ids = await shownIds(page);
+    const onFirstPage = seeds.find((seed) => seed.id === ids[2]);
+    if (!onFirstPage) throw new Error("the first page shows no seeded session");
+    await rowOf(page, onFirstPage.id).getByTestId("compare-checkbox").check();
+    expect(await page.getByTestId("selection-count").textContent()).toBe("1 selected");
+
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, 2 * PAGE);
+    const secondPage = (await shownIds(page)).slice(PAGE);
+    const onSecondPage = seeds.find((seed) => seed.id === secondPage[5]);
+    if (!onSecondPage) throw new Error("the second page shows no seeded session");
+    await rowOf(page, onSecondPage.id).getByTestId("compare-checkbox").check();
+    expect(await page.getByTestId("selection-count").textContent()).toBe("2 selected");
+    // Only the ticked rows read as selected.
+    expect(await page.locator('[data-testid="session-row"][aria-selected="true"]').count()).toBe(2);
+
+    // A search that hides the first pick keeps it picked, and the bar still names it.
+    const hiding = onFirstPage.title.startsWith("Billing") ? "weather" : "billing";
+    await page.getByTestId("filter-q").fill(hiding);
+    await page.waitForURL((url) => url.searchParams.get("q") === hiding);
+    await rowOf(page, onFirstPage.id).waitFor({ state: "detached" });
+    expect(await page.getByTestId("selection-count").textContent()).toBe("2 selected");
+    expect(await page.getByTestId("selection-name").allTextContents()).toEqual([
+      onFirstPage.title,
+      onSecondPage.title,
+    ]);
+    await screenshot(page, "12-sessions-selection-1280");
+
+    await page.getByTestId("compare-selected").click();
+    await page.waitForURL(/\/compare\?/, { timeout: WAIT_MS });
+    const query = new URL(page.url()).searchParams;
+    expect([query.get("a"), query.get("b")]).toEqual([onFirstPage.id, onSecondPage.id]);
+    await page.getByTestId("compare-side-a").waitFor({ state: "visible" });
+    await page.getByTestId("compare-side-b").waitFor({ state: "visible" });
+    expect(await page.getByTestId("compare-side-a").locator("h2").textContent()).toBe(
+      onFirstPage.title,
+    );
+    expect(await page.getByTestId("compare-select-a").inputValue()).toBe(onFirstPage.id);
+    expect(await page.getByTestId("compare-select-b").inputValue()).toBe(onSecondPage.id);
+
+    // Back on the list, the picks are still there; Clear empties them.
+    await page.goBack();
+    await page.getByTestId("clear-selection").waitFor({ state: "visible" });
+    expect(await page.getByTestId("selection-count").textContent()).toBe("2 selected");
+    await page.getByTestId("clear-selection").click();
+    expect(await page.getByTestId("selection-count").textContent()).toMatch(/^Tick 2 sessions/);
+    expect(await page.locator('[data-testid="session-row"][aria-selected="true"]').count()).toBe(0);
+    expectCleanPage(opened);
+  });
+
+  it("shows the server's error, naming the parameter, for a filter it refuses", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    for (const [name, value] of [
+      ["status", "sideways"],
+      ["updated_from", "last tuesday"],
+    ] as const) {
+      await page.goto(new URL(`/?${new URLSearchParams({ [name]: value })}`, e2e.lab.origin).href);
+      const alert = page.getByRole("alert");
+      await alert.waitFor({ state: "visible" });
+      const text = (await alert.textContent()) ?? "";
+      expect(text).toMatch(/Could not load sessions/);
+      expect(text).toContain(name);
+      expect(await rows(page).count()).toBe(0);
+    }
+    await screenshot(page, "12-sessions-bad-filter-1280");
+    // The refused request is the page's own: its console error is the 400, nothing thrown.
+    expect(opened.blocked).toEqual([]);
+    expect(opened.errors.filter((error) => !/400/.test(error))).toEqual([]);
+  });
+});

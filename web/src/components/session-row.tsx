@@ -1,0 +1,100 @@
+import { memo } from "react";
+import type { SessionPageItem } from "../api-types.js";
+import { formatDateTime, formatInt } from "../format.js";
+import { Link, sessionHref } from "../router.js";
+import { ModeBadge, SimulatedBadge, StatusBadge } from "./status.js";
+
+export interface SessionRowProps {
+  session: SessionPageItem;
+  selected: boolean;
+  deleting: boolean;
+  /** Stable across renders (the list passes one callback to every row). */
+  onToggle: (session: SessionPageItem, checked: boolean) => void;
+  onDelete: (session: SessionPageItem) => void;
+  onTag: (tag: string) => void;
+}
+
+/**
+ * One session of the list. Memoized: its props change only when its own session, tick or delete
+ * state does, so ticking a box redraws that row and not the thousands loaded beside it.
+ */
+export const SessionRow = memo(function SessionRow({
+  session,
+  selected,
+  deleting,
+  onToggle,
+  onDelete,
+  onTag,
+}: SessionRowProps) {
+  return (
+    <tr data-testid="session-row" data-session-id={session.id} aria-selected={selected}>
+      <td>
+        <input
+          type="checkbox"
+          data-testid="compare-checkbox"
+          aria-label={`Compare "${session.title}"`}
+          checked={selected}
+          onChange={(event) => onToggle(session, event.target.checked)}
+        />
+      </td>
+      <td className="title-cell">
+        <Link to={sessionHref(session.id)} data-testid="session-link">
+          {session.title}
+        </Link>
+        {session.tags.length > 0 ? (
+          <span className="session-tags">
+            {session.tags.map((tag) => (
+              <button
+                key={tag}
+                type="button"
+                className="tag-chip"
+                data-testid="session-tag"
+                title={`Show only sessions tagged ${tag}`}
+                onClick={() => onTag(tag)}
+              >
+                {tag}
+              </button>
+            ))}
+          </span>
+        ) : null}
+      </td>
+      <td className="setup-cell">
+        <ModeBadge mode={session.tool_invocation_mode} />
+        <span className="setup-models">
+          <code>{session.chat_model}</code>
+          {session.event_model && session.event_model !== session.chat_model ? (
+            <>
+              {" / "}
+              <code>{session.event_model}</code>
+            </>
+          ) : null}{" "}
+          <SimulatedBadge models={[session.chat_model]} />
+        </span>
+      </td>
+      <td className="nowrap" data-testid="session-status">
+        {session.last_status ? (
+          <StatusBadge status={session.last_status} />
+        ) : (
+          <span className="muted">no turns</span>
+        )}
+      </td>
+      <td className="num">{formatInt(session.turn_count)}</td>
+      <td className="num">{formatInt(session.total_tokens)}</td>
+      <td className="nowrap">
+        <time dateTime={session.updated_at}>{formatDateTime(session.updated_at)}</time>
+      </td>
+      <td>
+        <button
+          type="button"
+          className="button button-small button-quiet-danger"
+          data-testid="delete-session"
+          onClick={() => onDelete(session)}
+          disabled={deleting}
+          aria-label={`Delete "${session.title}"`}
+        >
+          {deleting ? "Deleting…" : "Delete"}
+        </button>
+      </td>
+    </tr>
+  );
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import {
+  filtersFromSearch,
+  hasFilters,
+  searchFromFilters,
+  withFilter,
+} from "./session-list-query.js";
+import { withQuery } from "./url-query.js";
+
+describe("the sessions list's filters in the URL", () => {
+  it("reads the filters from a query string and ignores other parameters", () => {
+    expect(
+      filtersFromSearch(
+        "?q=weather&mode=dual_agent&status=failed&token=abc&tag=&updated_from=2026-01-02",
+      ),
+    ).toEqual({ q: "weather", mode: "dual_agent", status: "failed", updated_from: "2026-01-02" });
+    expect(filtersFromSearch("")).toEqual({});
+  });
+
+  it("writes them back in a fixed order, so one filter set has one URL", () => {
+    const search = searchFromFilters({ tag: "smoke", q: "a b", mode: "chat_agent_tools" });
+    expect(search).toBe("?q=a+b&mode=chat_agent_tools&tag=smoke");
+    expect(filtersFromSearch(search)).toEqual({ q: "a b", mode: "chat_agent_tools", tag: "smoke" });
+    expect(searchFromFilters({})).toBe("");
+  });
+
+  it("keeps a value the server will refuse, so the server's error can name it", () => {
+    expect(filtersFromSearch("?status=sideways")).toEqual({ status: "sideways" });
+    expect(searchFromFilters({ status: "sideways" })).toBe("?status=sideways");
+  });
+
+  it("sets and clears one filter without touching the others", () => {
+    const filters = withFilter({ q: "x" }, "model", "sim");
+    expect(filters).toEqual({ q: "x", model: "sim" });
+    expect(withFilter(filters, "q", "  ")).toEqual({ model: "sim" });
+    expect(hasFilters({})).toBe(false);
+    expect(hasFilters(filters)).toBe(true);
+  });
+
+  it("sends the filters and the page as query parameters, leaving out empty ones", () => {
+    expect(
+      withQuery("/api/sessions", { q: "é & ?", limit: 50, cursor: null, tag: undefined, mode: "" }),
+    ).toBe("/api/sessions?q=%C3%A9+%26+%3F&limit=50");
+    expect(withQuery("/api/sessions", {})).toBe("/api/sessions");
+  });
+});

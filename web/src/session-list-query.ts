@@ -1,0 +1,71 @@
+/**
+ * The sessions list's search and filters as they live in the page's URL (`/?q=…&mode=…`), so a
+ * filtered list can be reloaded, shared and navigated back to. Values pass through unchanged: the
+ * server validates them and its error names a bad one. Pure, tested without a browser.
+ */
+
+export const SESSION_FILTER_KEYS = [
+  "q",
+  "mode",
+  "model",
+  "tag",
+  "status",
+  "experiment",
+  "updated_from",
+  "updated_to",
+] as const;
+
+export type SessionFilterKey = (typeof SESSION_FILTER_KEYS)[number];
+
+/** The filters in force, as the text of their query parameters; an absent one filters nothing. */
+export type SessionFilters = Partial<Record<SessionFilterKey, string>>;
+
+/** The turn statuses a session can be filtered by ("none": no turn yet). */
+export const SESSION_STATUSES = [
+  "running",
+  "completed",
+  "cancelled",
+  "failed",
+  "max_rounds",
+  "interrupted",
+  "none",
+] as const;
+
+const isFilterKey = (name: string): name is SessionFilterKey =>
+  (SESSION_FILTER_KEYS as readonly string[]).includes(name);
+
+/** The filters a location's query string asks for; other parameters are not filters. */
+export function filtersFromSearch(search: string): SessionFilters {
+  const params = new URLSearchParams(search);
+  const filters: SessionFilters = {};
+  for (const [name, value] of params) {
+    if (isFilterKey(name) && value.trim() !== "") filters[name] = value;
+  }
+  return filters;
+}
+
+/** The query string (with its `?`, or "" for none) that keeps `filters`, in a fixed order. */
+export function searchFromFilters(filters: SessionFilters): string {
+  const params = new URLSearchParams();
+  for (const name of SESSION_FILTER_KEYS) {
+    const value = filters[name];
+    if (value !== undefined && value.trim() !== "") params.set(name, value);
+  }
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+/** `filters` with `name` set to `value` ("" removes it). */
+export function withFilter(
+  filters: SessionFilters,
+  name: SessionFilterKey,
+  value: string,
+): SessionFilters {
+  const next = { ...filters };
+  if (value.trim() === "") delete next[name];
+  else next[name] = value;
+  return next;
+}
+
+export const hasFilters = (filters: SessionFilters): boolean =>
+  SESSION_FILTER_KEYS.some((name) => filters[name] !== undefined);

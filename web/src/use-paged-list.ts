@@ -1,0 +1,126 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { Loaded } from "./paging.js";
+
+export interface PagedList<T> {
+  /** Every item of the pages read so far, in the list's order. */
+  items: T[];
+  /** True once the first page has arrived (an empty list is loaded too). */
+  loaded: boolean;
+  /**
+   * The items are the previous key's, shown while the new key's first page is on its way, so a
+   * filter change does not blank the list.
+   */
+  stale: boolean;
+  /** More pages after these. */
+  hasMore: boolean;
+  loading: boolean;
+  /** The last failure: of the first page (nothing to show) or of a later one (the rest stays). */
+  error: unknown;
+  /** Reads the next page and appends it; does nothing while a page is on its way or at the end. */
+  loadMore: () => void;
+  /** Reads the first page again, replacing what was read. */
+  reload: () => void;
+}
+
+interface State<T> {
+  key: string | null;
+  items: T[];
+  stale: boolean;
+  next_cursor: string | null;
+  loaded: boolean;
+  loading: boolean;
+  error: unknown;
+}
+
+const initial = <T>(key: string | null): State<T> => ({
+  key,
+  items: [],
+  stale: false,
+  next_cursor: null,
+  loaded: false,
+  loading: key !== null,
+  error: null,
+});
+
+/**
+ * A keyset-paged list for `key` (the list and its filters): the first page loads when the key
+ * changes, a page that a newer key replaced is dropped, and later pages append on `loadMore`.
+ */
+export function usePagedList<T>(
+  key: string | null,
+  loadPage: (cursor: string | null, signal: AbortSignal) => Promise<Loaded<T>>,
+): PagedList<T> {
+  const [state, setState] = useState<State<T>>(() => initial(key));
+  const loadRef = useRef(loadPage);
+  loadRef.current = loadPage;
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const controllerRef = useRef<AbortController | null>(null);
+
+  const run = useCallback(async (target: string | null, cursor: string | null) => {
+    controllerRef.current?.abort();
+    if (target === null) return;
+    const controller = new AbortController();
+    controllerRef.current = controller;
+    setState((previous) =>
+      cursor === null
+        ? previous.key === target
+          ? { ...previous, loading: true, error: null }
+          : {
+              ...initial<T>(target),
+              items: previous.items,
+              loaded: previous.loaded,
+              stale: previous.loaded,
+            }
+        : { ...previous, loading: true, error: null },
+    );
+    try {
+      const page = await loadRef.current(cursor, controller.signal);
+      if (controller.signal.aborted) return;
+      setState((previous) => ({
+        key: target,
+        items: cursor === null ? page.items : [...previous.items, ...page.items],
+        stale: false,
+        next_cursor: page.next_cursor,
+        loaded: true,
+        loading: false,
+        error: null,
+      }));
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      setState((previous) => ({
+        ...previous,
+        key: target,
+        // A first page that failed leaves nothing of this key to show.
+        ...(cursor === null && previous.stale ? { items: [], loaded: false, stale: false } : {}),
+        loading: false,
+        error,
+      }));
+    }
+  }, []);
+
+  useEffect(() => {
+    void run(key, null);
+    return () => controllerRef.current?.abort();
+  }, [key, run]);
+
+  const loadMore = useCallback(() => {
+    const current = stateRef.current;
+    if (current.loading || current.next_cursor === null || current.key !== key) return;
+    void run(key, current.next_cursor);
+  }, [key, run]);
+  const reload = useCallback(() => void run(key, null), [key, run]);
+
+  const current = state.key === key;
+  return {
+    // Until the effect starts the new key's load, the last key's items stay on screen (stale).
+    items: state.items,
+    loaded: state.loaded,
+    stale: !current || state.stale,
+    hasMore: current && !state.stale && state.next_cursor !== null,
+    loading: current ? state.loading : key !== null,
+    error: current ? state.error : null,
+    loadMore,
+    reload,
+  };
+}
