@@ -4,8 +4,9 @@ import type Database from "better-sqlite3";
  * Copies template sessions many times over, set-based, from an attached template file into the
  * target: every table with a `session_id` column is copied with the new id, every `*_at` column is
  * shifted by the clone's offset, and everything else (including columns other parts of the lab
- * add later) is copied as is. Generated columns recompute themselves and triggers fire, so the
- * clone is what the store would hold had it written each session itself.
+ * add later) is copied as is. Generated columns recompute themselves and triggers fire; a table
+ * the triggers fill (tags, title search) is left to them. So the clone is what the store would
+ * hold had it written each session itself.
  */
 
 export interface Clone {
@@ -62,6 +63,17 @@ function expression(table: string, column: ColumnInfo): string | null {
   return `t.${name}`;
 }
 
+/** Whether inserting the cloned sessions already wrote rows of `table` for them (a trigger did). */
+function filledByTriggers(db: Database.Database, table: string): boolean {
+  return (
+    db
+      .prepare(
+        `SELECT 1 FROM main.${table} WHERE session_id IN (SELECT new_id FROM temp.clone_map) LIMIT 1`,
+      )
+      .get() !== undefined
+  );
+}
+
 /**
  * Clones `clones` (in order) from the tables of the database attached as `template` into main,
  * in one transaction per table. Tables without sessions in them (watermarks, caches) are left.
@@ -90,30 +102,32 @@ export function cloneSessions(
     }
   })();
 
-  const tables = (
-    db
-      .prepare(
-        `SELECT name FROM ${template}.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
-      )
-      .all() as { name: string }[]
-  ).map((row) => row.name);
-  // Sessions first: a later table's foreign key or trigger may look the session up.
-  tables.sort((a, b) => Number(b === "sessions") - Number(a === "sessions"));
-  for (const table of tables) {
+  const tables = db
+    .prepare(
+      `SELECT name, sql FROM ${template}.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
+    )
+    .all() as { name: string; sql: string }[];
+  // Sessions first: their triggers may fill other tables (tags, search), which are then left alone.
+  tables.sort((a, b) => Number(b.name === "sessions") - Number(a.name === "sessions"));
+  for (const { name: table, sql } of tables) {
+    // A virtual table (full-text search) and its shadow tables are the triggers' business.
+    if (/^CREATE VIRTUAL TABLE/i.test(sql)) continue;
     const target = new Set(visibleColumns(db, "main", table).map((column) => column.name));
     const columns = visibleColumns(db, template, table).filter((column) => target.has(column.name));
     const key = table === "sessions" ? "id" : "session_id";
     if (!columns.some((column) => column.name === key)) continue;
+    if (table !== "sessions" && filledByTriggers(db, table)) continue;
     const pairs = columns
       .map((column) => [column.name, expression(table, column)] as const)
       .filter((pair): pair is readonly [string, string] => pair[1] !== null);
+    const order = /WITHOUT\s+ROWID/i.test(sql) ? "m.seq" : "m.seq, t.rowid";
     db.transaction(() => {
       db.exec(`INSERT INTO main.${table} (${pairs.map(([name]) => name).join(", ")})
         SELECT ${pairs.map(([, value]) => value).join(", ")}
         FROM temp.clone_map AS m
         JOIN ${template}.${table} AS t ON t.${key} = m.template_id
         JOIN ${template}.sessions AS s ON s.id = m.template_id
-        ORDER BY m.seq, t.rowid`);
+        ORDER BY ${order}`);
     })();
   }
   db.exec("DROP TABLE temp.clone_map");

@@ -74,6 +74,26 @@ describe("scale fixtures", () => {
         ),
       ).toBe(true);
 
+      // The filters' tables (tags, last status, title search) hold the clones as the store's own.
+      const expected = (
+        keep: (shape: ReturnType<typeof templateShape>, index: number) => boolean,
+      ) =>
+        Array.from({ length: SESSIONS }, (_, index) => index)
+          .filter((index) => keep(templateShape(index % TEMPLATE_COUNT), index))
+          .map(scaleSessionId)
+          .reverse();
+      const page = (query: Record<string, string>) =>
+        store.listSessionPage({ limit: 500, ...query }).sessions.map((session) => session.id);
+      expect(page({ tag: "nightly" })).toEqual(expected((shape) => shape.tags.includes("nightly")));
+      expect(page({ status: "failed" })).toEqual(expected((shape) => shape.status === "failed"));
+      expect(page({ status: "none" })).toEqual(expected((shape) => shape.status === "none"));
+      expect(page({ mode: "chat_agent_tools" })).toEqual(
+        expected((shape) => shape.mode === "chat_agent_tools"),
+      );
+      expect(page({ q: "triage 4" })).toEqual(
+        expected((shape, index) => `${shape.title} ${index}`.toLowerCase().includes("triage 4")),
+      );
+
       const server = await startServer({ store, port: 0, host: "127.0.0.1", log: () => {} });
       try {
         const response = await fetch(new URL("/api/sessions?limit=500", server.url), {
