@@ -20,7 +20,8 @@ import { runUsageCurves } from "./scale-usage.js";
  *
  * AGENT_LAB_SCALE picks the sizes: `small` (a quick look), `default`, `full` (adds the 50k-run
  * `agent-lab bench`, several minutes more). AGENT_LAB_SCALE_CACHE moves the generated files
- * (default: the system temp folder); AGENT_LAB_SCALE_PARTS=api,ui,bench picks parts.
+ * (default: the system temp folder); AGENT_LAB_SCALE_PARTS=sessions,experiments,usage,ui,bench
+ * picks parts (default all).
  */
 
 interface ScaleSizes {
@@ -51,7 +52,7 @@ const SIZES: Record<string, ScaleSizes> = {
   },
 };
 
-const PARTS = ["api", "ui", "bench"] as const;
+const PARTS = ["sessions", "experiments", "usage", "ui", "bench"] as const;
 
 function describe(name: string, fixture: Fixture): void {
   const how =
@@ -80,7 +81,7 @@ export async function runScaleBench(): Promise<Figure[]> {
   console.log(`\nscale benchmark (${scale}; generated files cached in ${cache})`);
 
   const sessions: { count: number; path: string }[] = [];
-  if (parts.includes("api") || parts.includes("ui")) {
+  if (parts.includes("sessions") || parts.includes("ui")) {
     for (const count of sizes.sessions) {
       const fixture = await sessionsFixture(count, cache);
       describe(`${count.toLocaleString("en-US")} sessions`, fixture);
@@ -88,19 +89,22 @@ export async function runScaleBench(): Promise<Figure[]> {
     }
   }
   const figures: Figure[] = [];
-  if (parts.includes("api")) {
+  if (parts.includes("sessions")) figures.push(...(await runSessionCurves(sessions)));
+  if (parts.includes("experiments")) {
+    const runs = sizes.experiment_runs;
+    const experiments = await experimentFixture(runs, cache);
+    describe(
+      `experiments of ${runs.map((n) => n.toLocaleString("en-US")).join(", ")} runs`,
+      experiments,
+    );
+    figures.push(...(await runExperimentCurves(experiments.path, runs)));
+  }
+  if (parts.includes("usage")) {
     const calls = await callsFixture(sizes.calls, cache);
     describe(
       `sessions of ${sizes.calls.map((n) => n.toLocaleString("en-US")).join(", ")} calls`,
       calls,
     );
-    const experiments = await experimentFixture(sizes.experiment_runs, cache);
-    describe(
-      `experiments of ${sizes.experiment_runs.map((n) => n.toLocaleString("en-US")).join(", ")} runs`,
-      experiments,
-    );
-    figures.push(...(await runSessionCurves(sessions)));
-    figures.push(...(await runExperimentCurves(experiments.path, sizes.experiment_runs)));
     figures.push(...(await runUsageCurves(calls.path, sizes.calls)));
   }
   if (parts.includes("ui")) figures.push(...(await runUiCurves(sessions)));

@@ -6,15 +6,17 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 /**
  * Runs the built `agent-lab` command in a child process, as a user would, and reports its peak
- * resident memory: a preloaded module writes `process.resourceUsage().maxRSS` when the process
- * exits (Node has no getrusage for children).
+ * resident memory: a preloaded module writes the process's VmHWM when it exits. Not
+ * `resourceUsage().maxRSS`: Linux carries the forking parent's peak across exec into it, so every
+ * child of a large bench process would look at least as large as the bench.
  */
 
 const BIN = fileURLToPath(new URL("../../bin/agent-lab.js", import.meta.url));
 
-const PROBE = `import { writeFileSync } from "node:fs";
+const PROBE = `import { readFileSync, writeFileSync } from "node:fs";
 process.on("exit", () => {
-  writeFileSync(process.env.AGENT_LAB_SCALE_RSS_FILE, String(process.resourceUsage().maxRSS));
+  const kb = /VmHWM:\\s+(\\d+)/.exec(readFileSync("/proc/self/status", "utf8"))[1];
+  writeFileSync(process.env.AGENT_LAB_SCALE_RSS_FILE, kb);
 });
 `;
 

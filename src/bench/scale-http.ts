@@ -29,7 +29,22 @@ export async function startScaleLab(path: string): Promise<ScaleLab> {
     server,
     raw,
     async get(target) {
-      const response = await fetch(new URL(target, server.url), { headers: { authorization } });
+      let response: Response | null = null;
+      for (let attempt = 1; response === null; attempt++) {
+        try {
+          response = await fetch(new URL(target, server.url), { headers: { authorization } });
+        } catch (error) {
+          // A kept-alive socket the server closed as this request left: once more on a new one.
+          // undici says only "fetch failed"; the cause says what failed.
+          const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+          if (attempt >= 2) {
+            throw new Error(
+              `GET ${target}: ${cause?.code ?? ""} ${cause?.message ?? String(error)}`,
+            );
+          }
+          console.log(`    (GET ${target}: ${cause?.code ?? ""} ${cause?.message ?? ""}; retried)`);
+        }
+      }
       const text = await response.text();
       if (!response.ok) {
         throw new Error(`GET ${target}: HTTP ${response.status} ${text.slice(0, 200)}`);
@@ -95,12 +110,15 @@ export async function timeCall(
   }
 }
 
-/** Follows `next_cursor` from `path` for `pages` pages; null when the list gives no cursor. */
+/**
+ * Follows `next_cursor` from `path` for `pages` pages: the cursor, or why there is none (the list
+ * gives no cursor, or a request failed).
+ */
 export async function cursorAfter(
   lab: ScaleLab,
   path: string,
   pages: number,
-): Promise<string | null> {
+): Promise<{ cursor: string } | { error: string }> {
   let cursor: string | null = null;
   for (let page = 0; page < pages; page++) {
     const separator = path.includes("?") ? "&" : "?";
@@ -108,11 +126,11 @@ export async function cursorAfter(
       cursor === null ? path : `${path}${separator}cursor=${encodeURIComponent(cursor)}`;
     try {
       const body = (await lab.get(target)) as { next_cursor?: unknown };
-      if (typeof body.next_cursor !== "string") return null;
+      if (typeof body.next_cursor !== "string") return { error: `${path} gives no next_cursor` };
       cursor = body.next_cursor;
-    } catch {
-      return null;
+    } catch (error) {
+      return { error: (error as Error).message.split("\n")[0] ?? "failed" };
     }
   }
-  return cursor;
+  return { cursor: cursor as string };
 }

@@ -20,6 +20,10 @@ function statusKb(field: "VmRSS" | "VmHWM"): number {
 
 /** Runs `work` and returns the most resident memory it added above the level before it. */
 export async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number }> {
+  // V8 hands freed pages back to the system on background threads after a collection; wait for
+  // it, or memory returned during `work` would hide memory `work` took.
+  collect();
+  await new Promise((resolve) => setTimeout(resolve, 250));
   collect();
   // "5" resets VmHWM to the current RSS (Linux ≥ 4.0).
   writeFileSync("/proc/self/clear_refs", "5");
@@ -34,7 +38,7 @@ export interface Sampled {
 }
 
 /**
- * The median of up to `samples` timed runs after one warm-up, stopping early (at least three
+ * The median of up to `samples` timed runs after warming up, stopping early (at least three
  * runs) once `budgetMs` is spent, so a slow path is measured without taking minutes.
  */
 export async function sampleMedian(
@@ -42,9 +46,13 @@ export async function sampleMedian(
   samples: number,
   budgetMs = 5_000,
 ): Promise<Sampled> {
-  const warm = performance.now();
-  await run();
-  const warmMs = performance.now() - warm;
+  // Cheap paths get a few warm-up runs (the JIT, SQLite's page cache), expensive ones one.
+  let warmMs = 0;
+  for (let warmUp = 0; warmUp < 5 && warmMs < 40; warmUp++) {
+    const warm = performance.now();
+    await run();
+    warmMs = performance.now() - warm;
+  }
   const times: number[] = [];
   const started = performance.now();
   for (let sample = 0; sample < samples; sample++) {

@@ -105,9 +105,9 @@ async function measureDeepPage(lab: ScaleLab): Promise<Measured> {
     .get() as { updated_at: string; id: string };
   const statement = rawPage(lab.raw, "1", last);
   const floor = await timeCall(() => statement.all(last));
-  const cursor = await cursorAfter(lab, `/api/sessions?limit=${PAGE}`, DEEP_PAGES);
-  if (cursor === null) {
-    const missing = "the list gives no next_cursor";
+  const found = await cursorAfter(lab, `/api/sessions?limit=${PAGE}`, DEEP_PAGES);
+  if ("error" in found) {
+    const missing = found.error;
     return {
       floor: floor.median_ms,
       store: Number.NaN,
@@ -120,6 +120,7 @@ async function measureDeepPage(lab: ScaleLab): Promise<Measured> {
       },
     };
   }
+  const { cursor } = found;
   const store = await timeCall(() => lab.store.listSessionPage({ limit: PAGE, cursor }));
   const http = await timeEndpoint(
     lab,

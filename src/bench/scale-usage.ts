@@ -56,12 +56,13 @@ async function measureUsage(path: string, calls: number): Promise<UsageMeasure> 
     const floors = [];
     for (const keyset of keysets) floors.push(await timeCall(() => keyset.all(id, after.id)));
     const pageFloor = { median_ms: Math.min(...floors.map((floor) => floor.median_ms)) };
-    const cursor = await cursorAfter(lab, `${base}/usage/calls?limit=${PAGE}`, DEEP_PAGES);
+    const found = await cursorAfter(lab, `${base}/usage/calls?limit=${PAGE}`, DEEP_PAGES);
+    const cursor = "cursor" in found ? found.cursor : null;
     const missing: EndpointTiming = {
       median_ms: Number.NaN,
       samples: 0,
       rss_growth_bytes: Number.NaN,
-      error: `GET ${base}/usage/calls gives no next_cursor`,
+      error: "error" in found ? found.error : null,
       body: null,
     };
     const page =
