@@ -37,18 +37,23 @@ function withStore<Value>(use: (store: SqliteSessionStore) => Value): Value {
 }
 
 describe("agent-lab sessions", () => {
-  it("prints exactly the listSessions records with --json", async () => {
-    const sessions = await runCliJson(["--db", db, "sessions"]);
-    expect(sessions).toEqual(withStore((store) => store.listSessions()));
-    expect(sessions).toEqual([
-      {
+  it("prints exactly the store's listSessionPage page with --json", async () => {
+    const page = await runCliJson<{ sessions: unknown[]; next_cursor: unknown }>([
+      "--db",
+      db,
+      "sessions",
+    ]);
+    expect(page).toEqual(withStore((store) => store.listSessionPage({})));
+    expect(page.next_cursor).toBeNull();
+    expect(page.sessions).toEqual([
+      expect.objectContaining({
         id: report.session_id,
         title: "Flaky tests",
-        created_at: expect.any(String),
-        updated_at: expect.any(String),
         turn_count: 1,
         total_tokens: report.usage.total_tokens,
-      },
+        last_status: "completed",
+        tags: [],
+      }),
     ]);
   });
 
@@ -63,7 +68,10 @@ describe("agent-lab sessions", () => {
 
   it("reads a missing database as an empty lab without creating it", async () => {
     const missing = join(folder.path, "missing.sqlite3");
-    expect(await runCliJson(["--db", missing, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", missing, "sessions"])).toEqual({
+      sessions: [],
+      next_cursor: null,
+    });
     const result = await runCli(["--db", missing, "sessions"]);
     expect(result.stdout).toMatch(/^No sessions yet in /);
     expect(existsSync(missing)).toBe(false);

@@ -157,7 +157,7 @@ describe("agent-lab run: refusals", () => {
     expect(stderrLines(result)).toEqual([
       'agent-lab: chat_agent: model: "gpt-4" is not a model string; use sim, sim:NAME or openai:MODEL',
     ]);
-    expect(await runCliJson(["--db", lab.db, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", lab.db, "sessions"])).toMatchObject({ sessions: [] });
   });
 
   it("refuses an unknown tool in the config file before creating a session", async () => {
@@ -167,7 +167,7 @@ describe("agent-lab run: refusals", () => {
     expect(stderrLines(result)).toEqual([
       "agent-lab: tools: unknown tool web_browse; available: mock_search, mock_ticket",
     ]);
-    expect(await runCliJson(["--db", lab.db, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", lab.db, "sessions"])).toMatchObject({ sessions: [] });
   });
 
   it("lets the flags override the config file", async () => {
@@ -306,7 +306,9 @@ describe("agent-lab run: Ctrl-C", () => {
       ),
     ]);
 
-    const [session] = await runCliJson<{ id: string }[]>(["--db", lab.db, "sessions"]);
+    const {
+      sessions: [session],
+    } = await runCliJson<{ sessions: { id: string }[] }>(["--db", lab.db, "sessions"]);
     const shown = await runCliJson<{
       messages: { role: string; content: string }[];
       audit: { event: string; details: Record<string, unknown> }[];

@@ -58,6 +58,8 @@ describe("run --system / --system-file", () => {
     ]);
     expect(missing.stderr).toMatch(/--system-file .*no: no such file/);
     const sessions = await runCli(["--db", lab.db, "sessions", "--json"]);
-    expect(sessions.stdout.trim() === "" || JSON.parse(sessions.stdout).length === 0).toBe(true);
+    expect(sessions.stdout.trim() === "" || JSON.parse(sessions.stdout).sessions.length === 0).toBe(
+      true,
+    );
   });
 });

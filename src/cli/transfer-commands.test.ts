@@ -72,7 +72,11 @@ describe("agent-lab export and import", () => {
     expect(imported.status).toBe(0);
     expect(imported.stdout).toBe("flaky-copy\n");
     expect(await comparable(lab.db, "flaky-copy")).toEqual(await comparable(lab.db, sessionId));
-    const sessions = await runCliJson<SessionListItem[]>(["--db", lab.db, "sessions"]);
+    const { sessions } = await runCliJson<{ sessions: SessionListItem[] }>([
+      "--db",
+      lab.db,
+      "sessions",
+    ]);
     expect(sessions.map((session) => [session.id, session.turn_count]).sort()).toEqual(
       [
         ["flaky-copy", 2],
@@ -186,7 +190,11 @@ describe("agent-lab import: refusals", () => {
     expect(await refusal("same.json", JSON.stringify(document))).toEqual([
       `agent-lab: session already exists: ${sessionId}; pass --session-id to import FILE under another id`,
     ]);
-    const sessions = await runCliJson<SessionListItem[]>(["--db", lab.db, "sessions"]);
+    const { sessions } = await runCliJson<{ sessions: SessionListItem[] }>([
+      "--db",
+      lab.db,
+      "sessions",
+    ]);
     expect(sessions.map((session) => session.id)).toEqual([sessionId]);
   });
 
@@ -207,7 +215,7 @@ describe("agent-lab delete", () => {
     const shown = await runCli(["--db", lab.db, "show", sessionId]);
     expect(shown.status).toBe(1);
     expect(stderrLines(shown)).toEqual([`agent-lab: session not found: ${sessionId}`]);
-    expect(await runCliJson(["--db", lab.db, "sessions"])).toEqual([]);
+    expect(await runCliJson(["--db", lab.db, "sessions"])).toMatchObject({ sessions: [] });
   });
 
   it("refuses without --yes when stdin is not a terminal, deleting nothing", async () => {

@@ -173,19 +173,7 @@ function components(): JsonObject {
             tags: { type: "array", items: { type: "string" } },
             experiment_id: { anyOf: [{ type: "string" }, { type: "null" }] },
             last_status: {
-              anyOf: [
-                {
-                  enum: [
-                    "running",
-                    "completed",
-                    "cancelled",
-                    "failed",
-                    "max_rounds",
-                    "interrupted",
-                  ],
-                },
-                { type: "null" },
-              ],
+              anyOf: [schemaOf(ExportedTurn.shape.status, "output"), { type: "null" }],
               description: "the latest turn's status; null for a session without turns",
             },
           }),
@@ -283,7 +271,7 @@ function paths(): JsonObject {
         operationId: "listSessions",
         summary: "A page of sessions, most recently updated first (then id), filtered",
         description:
-          "Filters combine with AND. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
+          "Filters combine with AND; an empty parameter (`q=`) is the same as none. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
         parameters: [...pageParameters, ...sessionFilters],
         responses: {
           200: ok("the sessions", paged("sessions", ref("SessionPageItem"))),

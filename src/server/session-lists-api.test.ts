@@ -90,6 +90,8 @@ describe("HTTP API: paged lists", () => {
     expect(await titles("?status=completed")).toStrictEqual(["Run 1 odd"]);
     expect((await list("?status=none")).sessions).toHaveLength(4);
     expect(await titles("?experiment=exp-7")).toStrictEqual(["Run 3 odd"]);
+    // Blank fields of a search form mean no filter.
+    expect((await list("?q=&tag=&status=&cursor=")).sessions).toHaveLength(5);
     expect(await titles("?tag=even&mode=dual_agent&q=run")).toStrictEqual([
       "Run 2 even",
       "Run 4 even",

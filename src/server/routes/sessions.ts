@@ -22,9 +22,17 @@ export const CreateSessionBody = z.strictObject({
   config: LabSessionConfig.optional(),
 });
 
+/**
+ * The query string's parameters, an empty one (`?q=&tag=`, as a form with blank fields sends it)
+ * read as absent.
+ */
+function queryOf(c: Context): Record<string, string> {
+  return Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ""));
+}
+
 /** `limit` and `cursor` of a paged list's query string; a bad one is a 400 naming it. */
 function pageRequest(c: Context): PageRequest {
-  return parseInput(PageRequest, c.req.query(), "query");
+  return parseInput(PageRequest, queryOf(c), "query");
 }
 
 /** The session of the route's `:id`, or a 404. */
@@ -51,7 +59,7 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
   // Query parameters are checked here with the store's own schemas, so a bad one is a 400 that
   // names it ("query: limit: …") before anything is read.
   app.get("/api/sessions", async (c) => {
-    const query = parseInput(SessionQuery, c.req.query(), "query");
+    const query = parseInput(SessionQuery, queryOf(c), "query");
     const page = await store.listSessionPage(query);
     return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });
   });

@@ -6,33 +6,27 @@ import { temporaryDirectory } from "../../../test/paths.js";
 import { SCHEMA_VERSION, TABLES } from "./schema.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 
-/** The columns version 3 added to version 2's layout (schema.ts says which). */
-const VERSION_3_COLUMNS: Record<string, string[]> = {
-  usage_stats: [
-    "reasoning_tokens",
-    "cache_write_tokens",
-    "usage_source",
-    "cost_usd",
-    "cost_estimated_usd",
-    "response_model",
-    "response_id",
-    "system_fingerprint",
-    "finish_reason",
-    "refusal",
-    "raw_usage_json",
-  ],
-  messages: ["reasoning", "refusal"],
-};
+/** What version 4 added to sessions; every other column of schema.ts was there in version 3. */
+const VERSION_4_COLUMNS = new Set([
+  "experiment_id",
+  "mode",
+  "chat_model",
+  "event_model",
+  "last_status",
+]);
 
 /** A file exactly as schema version 3 left it: version 2's layout, its columns and payloads. */
 function writeVersion3(path: string): Database.Database {
   const connection = new Database(path);
   connection.exec(layoutOfVersion(2));
-  for (const [table, names] of Object.entries(VERSION_3_COLUMNS)) {
-    const layout = TABLES.find((candidate) => candidate.name === table);
-    for (const name of names) {
-      const definition = layout?.columns.find(([column]) => column === name)?.[1];
-      connection.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+  for (const table of TABLES.filter((layout) => layout.name !== "sessions")) {
+    const present = new Set(
+      (connection.pragma(`table_info(${table.name})`) as { name: string }[]).map((c) => c.name),
+    );
+    for (const [name, definition] of table.columns) {
+      if (!present.has(name) && !VERSION_4_COLUMNS.has(name)) {
+        connection.exec(`ALTER TABLE ${table.name} ADD COLUMN ${name} ${definition}`);
+      }
     }
   }
   connection.exec(TABLES.find((table) => table.name === "call_payloads")?.create ?? "");
@@ -146,5 +140,41 @@ describe("SqliteSessionStore: schema version 4, the list filters", () => {
       expect(plan(sql)).not.toMatch(/TEMP B-TREE/);
     }
     migrated.close();
+  });
+
+  it("finds a title among the newest rows or through the trigram index, the same either way", () => {
+    const path = join(directory.path, "search.sqlite3");
+    new SqliteSessionStore(path).close();
+    const connection = new Database(path);
+    const insert = connection.prepare(
+      "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, '{}')",
+    );
+    connection.transaction(() => {
+      // Three old needles, then more haystack than a search reads before it asks the index.
+      for (let index = 0; index < 2_503; index++) {
+        const at = new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString();
+        const title = index < 3 ? `Old Needle ${index}` : `Hay ${index} «straw»`;
+        insert.run(`s${String(index).padStart(5, "0")}`, title, at, at);
+      }
+    })();
+    connection.close();
+    const store = new SqliteSessionStore(path);
+    const titles = (q: string, limit = 50) =>
+      store.listSessionPage({ q, limit }).sessions.map((item) => item.title);
+    expect(titles("needle")).toStrictEqual(["Old Needle 2", "Old Needle 1", "Old Needle 0"]);
+    expect(titles("NEEDLE 1")).toStrictEqual(["Old Needle 1"]);
+    expect(titles("«STRAW»", 2)).toStrictEqual(["Hay 2502 «straw»", "Hay 2501 «straw»"]);
+    // A common text pages through all its matches in order, exactly once.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = store.listSessionPage({ q: "hay", limit: 500, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.sessions.map((item) => item.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(seen).toHaveLength(2_500);
+    expect(new Set(seen).size).toBe(2_500);
+    expect(seen[0]).toBe("s02502");
+    store.close();
   });
 });

@@ -10,6 +10,27 @@ type ParsedQuery = z.output<typeof SessionQuery>;
 
 /** The shortest title search the trigram index answers; shorter ones scan titles (DESIGN.md). */
 const TRIGRAM = 3;
+/** How many of the newest candidate rows a title search reads before it asks the index. */
+const PROBE_ROWS = 2_000;
+
+/**
+ * How a title search is answered, tried in order: "recent" matches the newest PROBE_ROWS
+ * candidates with LIKE (a common text fills the page there, where the trigram index would list
+ * thousands of matches to sort), "index" asks the trigram index (cost grows with the matches),
+ * "scan" is LIKE over the list in order (1-2 characters, which trigrams cannot answer). LIKE folds
+ * ASCII case only, so a text with other characters goes to the index, which folds all of them.
+ */
+type TitlePlan = "none" | "recent" | "index" | "scan";
+
+function titlePlans(query: ParsedQuery): TitlePlan[] {
+  if (query.q === undefined) return ["none"];
+  if ([...query.q].length < TRIGRAM) return ["scan"];
+  // The model filter's two arms each read at most a page already; the index answers it directly.
+  const ascii = /^[\x20-\x7e]*$/.test(query.q);
+  return ascii && query.model === undefined ? ["recent", "index"] : ["index"];
+}
+
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`;
 
 /**
  * The paged session list: newest first on the `sessions_updated` order (updated_at DESC, id DESC),
@@ -25,13 +46,18 @@ export class SessionListQuery {
   }
 
   page(query: ParsedQuery): SessionPage {
-    const { sql, params } = buildQuery(query);
-    const statement = this.prepared(sql);
+    const plans = titlePlans(query);
     this.tokenFold.foldIfLarge();
-    const { rows, tail } = this.db.transaction(() => ({
-      tail: this.tokenFold.tail(),
-      rows: statement.all(...params) as ListedPageRow[],
-    }))();
+    const { rows, tail } = this.db.transaction(() => {
+      let rows: ListedPageRow[] = [];
+      for (const plan of plans) {
+        const { sql, params } = buildQuery(query, plan);
+        rows = this.prepared(sql).all(...params) as ListedPageRow[];
+        // A probe of the newest rows that filled the page is the answer; otherwise the index is.
+        if (plan !== "recent" || rows.length > query.limit) break;
+      }
+      return { tail: this.tokenFold.tail(), rows };
+    })();
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     const last = page.at(-1);
@@ -65,7 +91,7 @@ interface Built {
  * either agent's model: two ordered arms (chat model, event model), each at most one page long,
  * merged, so neither a sort of every match nor a scan of the whole list.
  */
-function buildQuery(query: ParsedQuery): Built {
+function buildQuery(query: ParsedQuery, titlePlan: TitlePlan): Built {
   const tagged = query.tag !== undefined;
   const [updatedAt, id] = tagged ? ["t.updated_at", "t.session_id"] : ["s.updated_at", "s.id"];
   const from = tagged
@@ -79,16 +105,15 @@ function buildQuery(query: ParsedQuery): Built {
     params.push(...values);
   };
   if (query.tag !== undefined) where("t.tag = ?", query.tag);
-  if (query.q !== undefined) {
-    if ([...query.q].length >= TRIGRAM) {
-      where(
-        `s.id IN (SELECT k.session_id FROM sessions_fts JOIN session_search AS k
-          ON k.key = sessions_fts.rowid WHERE sessions_fts MATCH ?)`,
-        `"${query.q.replaceAll('"', '""')}"`,
-      );
-    } else {
-      where("s.title LIKE ? ESCAPE '\\'", `%${query.q.replace(/[\\%_]/g, "\\$&")}%`);
-    }
+  const q = query.q ?? "";
+  if (titlePlan === "index") {
+    where(
+      `s.id IN (SELECT k.session_id FROM sessions_fts JOIN session_search AS k
+        ON k.key = sessions_fts.rowid WHERE sessions_fts MATCH ?)`,
+      `"${q.replaceAll('"', '""')}"`,
+    );
+  } else if (titlePlan === "scan") {
+    where("s.title LIKE ? ESCAPE '\\'", likePattern(q));
   }
   if (query.mode !== undefined) where("s.mode = ?", query.mode);
   if (query.status === "none") where("s.last_status IS NULL");
@@ -113,6 +138,14 @@ function buildQuery(query: ParsedQuery): Built {
     const all = [...conditions, ...extra];
     return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
   };
+  if (titlePlan === "recent") {
+    return {
+      sql: `SELECT ${columns} FROM sessions AS s WHERE s.rowid IN (
+          SELECT s.rowid FROM ${from} ${whereOf([])} ${order} LIMIT ${PROBE_ROWS})
+        AND s.title LIKE ? ESCAPE '\\' ORDER BY s.updated_at DESC, s.id DESC LIMIT ?`,
+      params: [...params, likePattern(q), limit],
+    };
+  }
   if (query.model === undefined) {
     return {
       sql: `SELECT ${columns} FROM ${from} ${whereOf([])} ${order} LIMIT ?`,

@@ -39,13 +39,10 @@ export class SessionPages {
   }
 
   listUsageCalls(sessionId: string, page: PageRequest): Page<UsageCallRecord> {
-    return this.db.transaction(() => {
-      const mode = this.modeOf(sessionId);
-      return this.keysetPage(sessionId, "calls", page, this.sql.pageUsage, (row: UsageRow) => ({
-        item: toUsageCallRecord(row, mode),
-        key: row.id,
-      }));
-    })();
+    return this.keysetPage(sessionId, "calls", page, this.sql.pageUsage, (row: UsageRow, mode) => ({
+      item: toUsageCallRecord(row, mode),
+      key: row.id,
+    }));
   }
 
   /** A session's call by its metric key (one unique-index lookup); null when it has none. */
@@ -58,39 +55,30 @@ export class SessionPages {
   }
 
   listTurnPage(sessionId: string, page: PageRequest): Page<TurnRecord> {
-    return this.db.transaction(() => {
-      this.modeOf(sessionId);
-      return this.keysetPage(sessionId, "turns", page, this.sql.pageTurns, (row: TurnRow) => ({
-        item: toTurnRecord(row),
-        key: row.turn_index,
-      }));
-    })();
+    return this.keysetPage(sessionId, "turns", page, this.sql.pageTurns, (row: TurnRow) => ({
+      item: toTurnRecord(row),
+      key: row.turn_index,
+    }));
   }
 
   listMessagePage(sessionId: string, page: PageRequest): Page<MessageRecord> {
-    return this.db.transaction(() => {
-      this.modeOf(sessionId);
-      return this.keysetPage(
-        sessionId,
-        "messages",
-        page,
-        this.sql.pageMessages,
-        (row: MessageRow) => ({
-          item: toMessageRecord(row),
-          key: row.id,
-        }),
-      );
-    })();
+    return this.keysetPage(
+      sessionId,
+      "messages",
+      page,
+      this.sql.pageMessages,
+      (row: MessageRow) => ({
+        item: toMessageRecord(row),
+        key: row.id,
+      }),
+    );
   }
 
   listAuditPage(sessionId: string, page: PageRequest): Page<AuditRecord> {
-    return this.db.transaction(() => {
-      this.modeOf(sessionId);
-      return this.keysetPage(sessionId, "audit", page, this.sql.pageAudit, (row: AuditRow) => ({
-        item: toAuditRecord(row),
-        key: row.id,
-      }));
-    })();
+    return this.keysetPage(sessionId, "audit", page, this.sql.pageAudit, (row: AuditRow) => ({
+      item: toAuditRecord(row),
+      key: row.id,
+    }));
   }
 
   /** The session's mode (its calls carry it); an unknown session is SessionNotFoundError. */
@@ -111,11 +99,15 @@ export class SessionPages {
     list: string,
     request: PageRequest,
     statement: Database.Statement,
-    map: (row: Row) => { item: Item; key: number },
+    map: (row: Row, mode: ToolInvocationMode) => { item: Item; key: number },
   ): Page<Item> {
     const { limit, cursor } = parseInput(PageRequest, request, list);
     const after = cursor === undefined ? 0 : cursorKey(cursor, list, sessionId);
-    const rows = (statement.all(sessionId, after, limit + 1) as Row[]).map(map);
+    // One read transaction: the session's existence and its rows from the same snapshot.
+    const rows = this.db.transaction(() => {
+      const mode = this.modeOf(sessionId);
+      return (statement.all(sessionId, after, limit + 1) as Row[]).map((row) => map(row, mode));
+    })();
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page.at(-1);
