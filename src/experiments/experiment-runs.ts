@@ -49,7 +49,7 @@ export function experimentTagOf(session: SessionRecord): ExperimentTag | null {
  * How many sessions a report or a resume reads at once, with all their rows: large enough that
  * the per-query cost vanishes, small enough that memory does not grow with the experiment.
  */
-export const EXPERIMENT_SLICE = 2000;
+export const EXPERIMENT_SLICE = 500;
 
 /** The experiment's records a slice at a time, oldest sessions first (bulk reads, any size). */
 export async function* experimentSlices(

@@ -5,6 +5,13 @@ import {
 } from "./experiment-report-from-store.js";
 import type { ExperimentView } from "./report-build.js";
 
+interface CachedView {
+  stamp: string;
+  view: ExperimentView;
+  /** The report's JSON texts (with or without its runs), made on the first request for each. */
+  bodies: Map<boolean, string>;
+}
+
 /**
  * Experiment reports, built once and served until the experiment changes: each request reads a
  * cheap stamp from the experiment_id index (its session count and latest `updated_at`, which a run
@@ -14,11 +21,20 @@ import type { ExperimentView } from "./report-build.js";
 export class ExperimentViewCache {
   readonly #store: SessionStore;
   readonly #capacity: number;
-  readonly #entries = new Map<string, { stamp: string; view: ExperimentView; body?: string }>();
+  readonly #entries = new Map<string, CachedView>();
+  /** Builds under way, by experiment and stamp: requests that arrive meanwhile wait for it. */
+  readonly #building = new Map<string, Promise<CachedView>>();
 
-  constructor(store: SessionStore, capacity = 4) {
+  readonly #maxRuns: number;
+
+  /**
+   * At most `capacity` reports, and at most `maxRuns` runs across them (a 50,000-run report holds
+   * ~100 MB with its JSON), though the latest report is always kept.
+   */
+  constructor(store: SessionStore, capacity = 4, maxRuns = 100_000) {
     this.#store = store;
     this.#capacity = capacity;
+    this.#maxRuns = maxRuns;
   }
 
   /** The view, and whether it came from the cache. Throws ExperimentNotFoundError. */
@@ -28,16 +44,21 @@ export class ExperimentViewCache {
   }
 
   /**
-   * The view with `serialize(view)` kept beside it: a report of thousands of runs is megabytes of
-   * JSON, so a hit sends the text made once.
+   * The view's JSON text, `serialize(view)`, kept beside it per `runs` (the report with or without
+   * its runs): a report of thousands of runs is megabytes of JSON, so a hit sends the text made once.
    */
   async body(
     experimentId: string,
+    runs: boolean,
     serialize: (view: ExperimentView) => string,
   ): Promise<{ body: string; hit: boolean }> {
     const entry = await this.#entry(experimentId);
-    entry.cached.body ??= serialize(entry.view);
-    return { body: entry.cached.body, hit: entry.hit };
+    let body = entry.cached.bodies.get(runs);
+    if (body === undefined) {
+      body = serialize(entry.view);
+      entry.cached.bodies.set(runs, body);
+    }
+    return { body, hit: entry.hit };
   }
 
   async #entry(experimentId: string) {
@@ -48,19 +69,31 @@ export class ExperimentViewCache {
       this.#entries.set(experimentId, known);
       return { view: known.view, cached: known, hit: true };
     }
+    const key = `${stamp}\n${experimentId}`;
+    let building = this.#building.get(key);
+    if (building === undefined) {
+      building = this.#build(experimentId, stamp).finally(() => this.#building.delete(key));
+      this.#building.set(key, building);
+    }
+    const cached = await building;
+    return { view: cached.view, cached, hit: false };
+  }
+
+  async #build(experimentId: string, stamp: string): Promise<CachedView> {
     const view = await experimentViewFromStore(this.#store, experimentId);
     // Stamped as read before the build: a change during it makes the next request rebuild.
-    const cached = { stamp, view };
+    const cached: CachedView = { stamp, view, bodies: new Map() };
     this.#entries.set(experimentId, cached);
-    for (const oldest of this.#entries.keys()) {
-      if (this.#entries.size <= this.#capacity) break;
+    const runsOf = (entry: CachedView) => entry.view.report.runs.length + entry.view.pending.length;
+    let runs = 0;
+    for (const entry of this.#entries.values()) runs += runsOf(entry);
+    for (const [oldest, entry] of this.#entries) {
+      if (oldest === experimentId) break;
+      if (this.#entries.size <= this.#capacity && runs <= this.#maxRuns) break;
       this.#entries.delete(oldest);
+      runs -= runsOf(entry);
     }
-    return {
-      view,
-      cached: cached as { stamp: string; view: ExperimentView; body?: string },
-      hit: false,
-    };
+    return cached;
   }
 
   async #stamp(experimentId: string): Promise<string> {

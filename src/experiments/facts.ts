@@ -51,30 +51,52 @@ export function runFactsOf(rows: RunRows): TurnFacts[] {
       .filter((call) => call.call_kind === "chat_completion")
       .sort((a, b) => a.round_index - b.round_index || a.id - b.id);
     const assistants = turnMessages.filter((message) => message.role === "assistant");
-    const facts: TurnFacts = {
+    return {
       status: turn.status,
       answer: assistants.at(-1)?.content ?? "",
       rounds: chatCalls.length,
       tool_calls: toolCallsOf(turnMessages, calls, auditByTurn.get(index) ?? []),
       ttft_ms: chatCalls[0]?.ttft_ms ?? null,
       wall_time_ms: turn.wall_time_ms,
-      prompt_tokens: 0,
-      cached_tokens: 0,
-      completion_tokens: 0,
-      total_tokens: 0,
-      fallback_count: 0,
-      tool_count: 0,
+      ...turnTotals(calls),
     };
-    for (const call of calls) {
-      facts.prompt_tokens += call.prompt_tokens;
-      facts.cached_tokens += call.cached_tokens;
-      facts.completion_tokens += call.completion_tokens;
-      facts.total_tokens += call.total_tokens;
-      if (call.call_kind === "argument_fallback") facts.fallback_count += 1;
-      if (call.call_kind === "tool_execution") facts.tool_count += 1;
-    }
-    return facts;
   });
+}
+
+type TurnTotals = Pick<
+  TurnFacts,
+  | "prompt_tokens"
+  | "cached_tokens"
+  | "completion_tokens"
+  | "total_tokens"
+  | "fallback_count"
+  | "tool_count"
+>;
+
+/** A turn's token and call counts, summed from its calls as the store's roll-up sums them. */
+function turnTotals(calls: readonly UsageCallRecord[]): TurnTotals {
+  let prompt = 0;
+  let cached = 0;
+  let completion = 0;
+  let total = 0;
+  let fallbacks = 0;
+  let tools = 0;
+  for (const call of calls) {
+    prompt += call.prompt_tokens;
+    cached += call.cached_tokens;
+    completion += call.completion_tokens;
+    total += call.total_tokens;
+    if (call.call_kind === "argument_fallback") fallbacks += 1;
+    if (call.call_kind === "tool_execution") tools += 1;
+  }
+  return {
+    prompt_tokens: prompt,
+    cached_tokens: cached,
+    completion_tokens: completion,
+    total_tokens: total,
+    fallback_count: fallbacks,
+    tool_count: tools,
+  };
 }
 
 function groupByTurn<Row extends { turn_index: number | null }>(

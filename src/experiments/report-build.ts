@@ -4,6 +4,7 @@ import {
   type CellRun,
   type CellSummary,
   type ExperimentReport,
+  type ExperimentTag,
   Price,
   type RunResult,
 } from "../domain/experiment.js";
@@ -14,7 +15,7 @@ import { experimentSlices, type StoredRun, storedRunsOf } from "./experiment-run
 import { runFactsOf } from "./facts.js";
 import { callsCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
-import { summarizeCell } from "./summarize.js";
+import { CellFold } from "./summarize.js";
 
 export interface BuildReportOptions {
   store: SessionStore;
@@ -30,6 +31,12 @@ export interface BuildReportOptions {
   scenarios?: readonly string[];
   /** The suite's prices, over the built-in table. Default: the prices the runs' tags carry. */
   prices?: Record<string, Price>;
+  /**
+   * Default true. False: each finished run is folded into its cell's summary as it is read and
+   * dropped, and the report's `runs` is empty, so memory does not grow with the runs (the
+   * cells' costs are then summed in the order the runs were stored).
+   */
+  keep_runs?: boolean;
   now?: () => Date;
 }
 
@@ -45,6 +52,17 @@ export interface ExperimentView {
   stored_runs: number;
   /** Run keys without a finished session, each by its latest attempt, oldest key first. */
   pending: PendingRun[];
+}
+
+function runFieldsOf(sessionId: string, tag: ExperimentTag): PendingRun {
+  return {
+    session_id: sessionId,
+    run_key: tag.run_key,
+    cell: tag.cell,
+    scenario: tag.scenario,
+    category: tag.category,
+    repetition: tag.repetition,
+  };
 }
 
 function chatModelOf(config: Record<string, unknown>): string {
@@ -88,8 +106,23 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   const scenarioOrder = new Map<string, number>();
   for (const id of options.scenarios ?? []) scenarioOrder.set(id, scenarioOrder.size);
   const tagPrices: Record<string, Price> = {};
-  const finished = new Map<string, RunResult>();
+  const keepRuns = options.keep_runs ?? true;
+  const finishedKeys = new Set<string>();
+  const kept: RunResult[] = [];
   const unpriced: Unpriced[] = [];
+  // Suite cells first; cells found only among the finished runs follow, in the order they appear.
+  const cells = new Map<string, CellFold>();
+  for (const cell of options.cells ?? []) cells.set(cell.id, new CellFold(cell));
+  const cellOf = (id: string) => {
+    let fold = cells.get(id);
+    if (fold === undefined) {
+      // The suite's cells were given; else every cell comes from the stored runs.
+      const label = options.cells === undefined ? storedCells.get(id)?.label : tagLabels.get(id);
+      fold = new CellFold({ id, label: label ?? "" });
+      cells.set(id, fold);
+    }
+    return fold;
+  };
   const pending = new Map<string, PendingRun>();
   let suite: string | undefined;
   let simulatedRun = false;
@@ -108,17 +141,11 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     }
     if (!scenarioOrder.has(tag.scenario)) scenarioOrder.set(tag.scenario, scenarioOrder.size);
     if (options.prices === undefined) Object.assign(tagPrices, pricesOfTag(tag.prices));
-    if (finished.has(tag.run_key)) return;
+    if (finishedKeys.has(tag.run_key)) return;
     if (!tagLabels.has(tag.cell)) tagLabels.set(tag.cell, tag.cell_label);
+    const fields = runFieldsOf(session.id, tag);
     if (!run.complete) {
-      pending.set(tag.run_key, {
-        session_id: session.id,
-        run_key: tag.run_key,
-        cell: tag.cell,
-        scenario: tag.scenario,
-        category: tag.category,
-        repetition: tag.repetition,
-      });
+      pending.set(tag.run_key, fields);
       return;
     }
     pending.delete(tag.run_key);
@@ -131,50 +158,46 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       audit: slice.tool_ends.get(session.id) ?? [],
     });
     const result: RunResult = {
-      session_id: session.id,
-      run_key: tag.run_key,
-      cell: tag.cell,
-      scenario: tag.scenario,
-      category: tag.category,
-      repetition: tag.repetition,
+      ...fields,
       turns,
       score: scoreRun(tag.expect, turns),
       ...callsCost(calls, session.config, options.prices ?? {}),
     };
+    finishedKeys.add(tag.run_key);
+    if (keepRuns) kept.push(result);
     // Only a call recorded without any price needs the table; its run is priced at the end,
     // once every tag's prices are known (rare: upgrades and imports fill estimates in).
     if (options.prices === undefined && calls.some(needsTable)) {
       unpriced.push({ result, calls, config: session.config });
+    } else if (!keepRuns) {
+      cellOf(result.cell).add(result);
     }
-    finished.set(tag.run_key, result);
   };
   for await (const slice of experimentSlices(store, experiment_id)) {
     for (const run of storedRunsOf(slice, experiment_id)) visit(run, slice);
   }
   for (const { result, calls, config } of unpriced) {
     Object.assign(result, callsCost(calls, config, tagPrices));
+    if (!keepRuns) cellOf(result.cell).add(result);
   }
-
-  const cells = new Map<string, { label: string; runs: RunResult[] }>();
-  for (const cell of options.cells ?? storedCells.values()) {
-    cells.set(cell.id, { label: cell.label, runs: [] });
+  if (options.cells === undefined) {
+    // Every stored cell, finished runs or not, in the order its first session was created.
+    const folded = new Map(cells);
+    cells.clear();
+    for (const cell of storedCells.values())
+      cells.set(cell.id, folded.get(cell.id) ?? new CellFold(cell));
   }
-  const complete = [...finished.values()];
-  for (const run of complete) {
-    if (!cells.has(run.cell))
-      cells.set(run.cell, { label: tagLabels.get(run.cell) ?? "", runs: [] });
-  }
+  // Cells of finished runs the given cells lack, in the order the runs were stored.
+  for (const run of kept) cellOf(run.cell);
   const cellOrder = new Map([...cells.keys()].map((id, index) => [id, index]));
-  complete.sort(
+  kept.sort(
     (left, right) =>
       (cellOrder.get(left.cell) ?? 0) - (cellOrder.get(right.cell) ?? 0) ||
       (scenarioOrder.get(left.scenario) ?? 0) - (scenarioOrder.get(right.scenario) ?? 0) ||
       left.repetition - right.repetition,
   );
-  for (const run of complete) cells.get(run.cell)?.runs.push(run);
-  const summaries: CellSummary[] = [...cells].map(([id, cell]) =>
-    summarizeCell({ id, label: cell.label }, cell.runs),
-  );
+  for (const run of kept) cellOf(run.cell).add(run);
+  const summaries: CellSummary[] = [...cells.values()].map((fold) => fold.summary());
   const simulated =
     [...(options.cells ?? storedCells.values())].some((cell) =>
       cell.chat_model.startsWith("sim"),
@@ -185,7 +208,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     generated_at: (options.now ?? (() => new Date()))().toISOString(),
     simulated,
     cells: summaries,
-    runs: complete,
+    runs: kept,
   };
   return { report, stored_runs: storedRuns, pending: [...pending.values()] };
 }

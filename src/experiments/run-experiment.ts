@@ -37,6 +37,11 @@ export interface RunExperimentOptions {
   onProgress?: (progress: ExperimentProgress) => void;
   /** Where models and tools come from (`createLabProviders`). */
   providers: TurnProviders;
+  /**
+   * Default true: the report lists every run. False: its `runs` is empty and each run is folded
+   * into its cell's summary as it is read, so memory stays flat however many runs there are.
+   */
+  keep_runs?: boolean;
 }
 
 export interface RunError {
@@ -56,7 +61,7 @@ export interface ExperimentOutcome {
   stopped: boolean;
   /** Runs that could not run at all (left incomplete, so a resume retries them). */
   errors: RunError[];
-  /** Every finished run of the experiment, earlier ones included, scored. */
+  /** Every finished run of the experiment, earlier ones included, scored (see `keep_runs`). */
   report: ExperimentReport;
 }
 
@@ -156,6 +161,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     cells,
     scenarios: suite.scenarios.map((scenario) => scenario.id),
     prices: suite.prices,
+    keep_runs: options.keep_runs ?? true,
   });
   return {
     experiment_id: experimentId,

@@ -321,4 +321,114 @@ describe("HTTP API: experiments", () => {
       { cell: TOOLS_CELL, runs: 0, successes: 0, success_rate: 0, by_category: {} },
     ]);
   });
+
+  it("pages the experiment list and a cell's runs with keyset cursors", async () => {
+    const ids = await seedExperiment();
+    const first = await getJson<{ experiments: ExperimentListItem[]; next_cursor: string | null }>(
+      "/api/experiments?limit=1",
+    );
+    expect(first.experiments.map((experiment) => experiment.id)).toStrictEqual(["other-exp"]);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const second = await getJson<{ experiments: ExperimentListItem[]; next_cursor: string | null }>(
+      `/api/experiments?limit=1&cursor=${first.next_cursor}`,
+    );
+    expect(second.experiments.map((experiment) => experiment.id)).toStrictEqual([EXPERIMENT]);
+    expect(second.next_cursor).toBeNull();
+
+    const cellPath = `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions`;
+    const whole = await getJson<{ sessions: CellRun[]; next_cursor: string | null }>(cellPath);
+    expect(whole.next_cursor).toBeNull();
+    const paged: CellRun[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { sessions: CellRun[]; next_cursor: string | null } = await getJson(
+        `${cellPath}?limit=2${cursor !== null ? `&cursor=${cursor}` : ""}`,
+      );
+      expect(page.sessions.length).toBeLessThanOrEqual(2);
+      paged.push(...page.sessions);
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    expect(paged).toStrictEqual(whole.sessions);
+    expect(paged.map((run) => run.session_id)).toContain(ids.toolsCutOff);
+  });
+
+  it("refuses a bad limit or cursor with 400 naming it", async () => {
+    await seedExperiment();
+    const cellPath = `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions`;
+    for (const [path, message] of [
+      ["/api/experiments?limit=0", /limit/],
+      ["/api/experiments?limit=many", /limit/],
+      ["/api/experiments?cursor=nope", /cursor: not a cursor of this list/],
+      [`${cellPath}?limit=501`, /limit is at most 500/],
+      [`${cellPath}?cursor=nope`, /cursor: not a cursor of this list/],
+      [`/api/experiments/${EXPERIMENT}?runs=no`, /runs must be true or false/],
+    ] as const) {
+      const response = await lab.api(path);
+      expect(response.status, path).toBe(400);
+      const body = (await response.json()) as ErrorBody;
+      expect(body.error.code).toBe("invalid_input");
+      expect(body.error.message).toMatch(message);
+    }
+  });
+
+  it("serves a report from its cache until a run of the experiment finishes", async () => {
+    const ids = await seedExperiment();
+    const path = `/api/experiments/${EXPERIMENT}`;
+    const built = await lab.api(path);
+    expect(built.headers.get("x-agent-lab-cache")).toBe("miss");
+    const first = (await built.json()) as ExperimentReportWithProgress;
+    const cached = await lab.api(path);
+    expect(cached.headers.get("x-agent-lab-cache")).toBe("hit");
+    // The very report, not a rebuilt one (a rebuild would carry a new generated_at).
+    expect(await cached.json()).toStrictEqual(first);
+    // Without its runs: the same cells, from the same cached build.
+    const slim = await lab.api(`${path}?runs=false`);
+    expect(slim.headers.get("x-agent-lab-cache")).toBe("hit");
+    expect(await slim.json()).toStrictEqual({ ...first, runs: [] });
+    const drill = await lab.api(`${path}/cells/${encodeURIComponent(DUAL_CELL)}/sessions`);
+    expect(drill.headers.get("x-agent-lab-cache")).toBe("hit");
+
+    // Another experiment's new run leaves this report cached.
+    await runScenario(
+      {
+        cell: TOOLS_CELL,
+        scenario: "search",
+        category: "simple",
+        repetition: 2,
+        expect: [SEARCH],
+        experiment: "other-exp",
+      },
+      ["search for agent lab"],
+    );
+    expect((await lab.api(path)).headers.get("x-agent-lab-cache")).toBe("hit");
+
+    // A new run of this experiment finishes: the next request rebuilds, and counts it.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await runScenario(
+      { cell: DUAL_CELL, scenario: "search", category: "simple", repetition: 3, expect: [SEARCH] },
+      ["search for agent lab"],
+    );
+    const rebuilt = await lab.api(path);
+    expect(rebuilt.headers.get("x-agent-lab-cache")).toBe("miss");
+    const after = (await rebuilt.json()) as ExperimentReportWithProgress;
+    expect(after.runs.length).toBe(first.runs.length + 1);
+    expect(after.cells.find((cell) => cell.cell === DUAL_CELL)?.runs).toBe(3);
+    expect((await lab.api(path)).headers.get("x-agent-lab-cache")).toBe("hit");
+
+    // A session deleted from the experiment invalidates it too.
+    lab.store.deleteSession(after.runs[0]?.session_id as string);
+    const shrunk = await lab.api(path);
+    expect(shrunk.headers.get("x-agent-lab-cache")).toBe("miss");
+    const smaller = (await shrunk.json()) as ExperimentReportWithProgress;
+    expect(smaller.runs.length).toBe(after.runs.length - 1);
+
+    // A running run's turn ends: no session is added or removed, the report is rebuilt all the same.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    lab.store.completeTurn(ids.dualRunning, { turn_index: 1, wall_time_ms: 5 });
+    const finished = await lab.api(path);
+    expect(finished.headers.get("x-agent-lab-cache")).toBe("miss");
+    const last = (await finished.json()) as ExperimentReportWithProgress;
+    expect(last.incomplete).toBe(smaller.incomplete - 1);
+    expect(last.runs.map((run) => run.session_id)).toContain(ids.dualRunning);
+  });
 });

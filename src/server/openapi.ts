@@ -492,6 +492,7 @@ function experimentSchemas(): JsonObject {
       sessions: integer,
       first_created_at: string,
       last_created_at: string,
+      last_updated_at: { ...string, description: "the latest change to any of its sessions" },
     }),
     RunScore: object({
       tool_precision: number,
@@ -589,10 +590,37 @@ const experimentId = {
   schema: { type: "string" },
 };
 
+/** `limit` and `cursor` of the experiments' keyset pages. */
+const experimentPage = [
+  {
+    name: "limit",
+    in: "query",
+    description: "rows per page, 1 to 500 (default 50)",
+    schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
+  },
+  {
+    name: "cursor",
+    in: "query",
+    description: "the `next_cursor` of the previous page, unchanged",
+    schema: { type: "string" },
+  },
+];
+const nextCursor = {
+  type: ["string", "null"],
+  description: "pass as `cursor` for the next page; null on the last page",
+};
+const cacheHeader = {
+  "x-agent-lab-cache": {
+    description:
+      "hit: the report came from the server's cache (nothing about the experiment changed since it was built); miss: built for this request",
+    schema: { enum: ["hit", "miss"] },
+  },
+};
+
 /** A 404 that names what experiments can miss, with the other shared errors. */
 function experimentErrors(): JsonObject {
   return {
-    ...errors(),
+    ...errors(400),
     404: {
       description:
         "no session carries this experiment id, or the experiment has no such cell (not_found)",
@@ -606,13 +634,19 @@ function experimentPaths(): JsonObject {
     "/api/experiments": {
       get: {
         operationId: "listExperiments",
-        summary: "Every experiment in the store, most recent first",
+        summary: "The experiments in the store, a page at a time",
+        description:
+          "Latest `last_created_at` first, then id; from one grouped query over the indexed experiment id of the sessions.",
+        parameters: experimentPage,
         responses: {
           200: ok(
-            "the experiments",
-            object({ experiments: { type: "array", items: ref("ExperimentListItem") } }),
+            "a page of experiments",
+            object({
+              experiments: { type: "array", items: ref("ExperimentListItem") },
+              next_cursor: nextCursor,
+            }),
           ),
-          ...errors(),
+          ...errors(400),
         },
       },
     },
@@ -620,11 +654,20 @@ function experimentPaths(): JsonObject {
       parameters: [experimentId],
       get: {
         operationId: "getExperiment",
+        parameters: [
+          {
+            name: "runs",
+            in: "query",
+            description:
+              "false: `runs` comes back empty (the cells are all a matrix page needs; at 50,000 runs the list is ~50 MB of JSON)",
+            schema: { type: "boolean", default: true },
+          },
+        ],
         summary: "The experiment's report: each finished run scored, summarized per cell",
         description:
-          "Each run key counts once, with its finished session. Run keys with none yet (a turn running, cancelled or interrupted, or one missing) are left out and counted in `incomplete`.",
+          "Each run key counts once, with its finished session. Run keys with none yet (a turn running, cancelled or interrupted, or one missing) are left out and counted in `incomplete`. Built once and served from a cache until a session of the experiment is added, deleted or changes (a run finishing); `generated_at` says when it was built.",
         responses: {
-          200: ok("the report", ref("ExperimentReport")),
+          200: { ...ok("the report", ref("ExperimentReport")), headers: cacheHeader },
           ...experimentErrors(),
         },
       },
@@ -642,9 +685,19 @@ function experimentPaths(): JsonObject {
       ],
       get: {
         operationId: "listCellRuns",
-        summary: "The runs of one cell (incomplete ones included, without a score)",
+        summary: "The runs of one cell, a page at a time (incomplete ones last, without a score)",
+        parameters: experimentPage,
         responses: {
-          200: ok("the runs", object({ sessions: { type: "array", items: ref("CellRun") } })),
+          200: {
+            ...ok(
+              "a page of the cell's runs",
+              object({
+                sessions: { type: "array", items: ref("CellRun") },
+                next_cursor: nextCursor,
+              }),
+            ),
+            headers: cacheHeader,
+          },
           ...experimentErrors(),
         },
       },

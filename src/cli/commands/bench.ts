@@ -121,6 +121,8 @@ async function benchCommand(
       experimentId,
       signal: controller.signal,
       providers,
+      // The table needs only the cells; a report file lists every run.
+      keep_runs: flags.json === true || flags.out !== undefined,
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
       ...(flags.repetitions !== undefined ? { repetitions: flags.repetitions } : {}),
       onProgress: (state) => {

@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import { z } from "zod";
 import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
 import {
@@ -9,6 +10,17 @@ import {
 } from "../../experiments/experiment-report-from-store.js";
 import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
 import type { ServerDependencies } from "../server-dependencies.js";
+
+/**
+ * `runs=false` leaves the report's `runs` empty: at 50,000 runs they are ~50 MB of JSON, and a page
+ * that shows cells (and pages a cell's runs) needs none of them.
+ */
+const ReportQuery = z.strictObject({
+  runs: z
+    .enum(["true", "false"], { error: "runs must be true or false" })
+    .default("true")
+    .transform((value) => value === "true"),
+});
 
 /** Says whether a report came from the cache (`hit`) or was built for this request (`miss`). */
 export const CACHE_HEADER = "x-agent-lab-cache";
@@ -36,9 +48,11 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
   });
 
   app.get("/api/experiments/:id", async (c) => {
-    const { body, hit } = await views.body(c.req.param("id"), (view) =>
-      JSON.stringify(reportWithProgress(view)),
-    );
+    const { runs } = parseInput(ReportQuery, { runs: c.req.query("runs") }, "experiment report");
+    const { body, hit } = await views.body(c.req.param("id"), runs, (view) => {
+      const report = reportWithProgress(view);
+      return JSON.stringify(runs ? report : { ...report, runs: [] });
+    });
     c.header(CACHE_HEADER, hit ? "hit" : "miss");
     c.header("content-type", "application/json; charset=UTF-8");
     return c.body(body);

@@ -51,7 +51,7 @@ const SQL = {
   toolEnds: `
     SELECT id, session_id, turn_index, round_index, event, details_json, created_at
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
-  // Counts and dates from the (experiment_id, updated_at, created_at) index alone; the suite from
+  // Counts and dates from the (experiment_id, created_at, updated_at) index alone; the suite from
   // one session of each experiment on the page.
   summaries: `
     WITH grouped AS (
@@ -128,7 +128,17 @@ export function readExperimentRecords(
       turns: groupBySession(
         ids,
         sql.turns.iterate(slice) as Iterable<TurnRow & { session_id: string }>,
-        ({ session_id: _, ...turn }) => toTurnRecord(turn),
+        // The per-session record has no session_id; named, not spread (a row a turn).
+        (row) =>
+          toTurnRecord({
+            turn_index: row.turn_index,
+            user_message: row.user_message,
+            started_at: row.started_at,
+            completed_at: row.completed_at,
+            wall_time_ms: row.wall_time_ms,
+            status: row.status,
+            runner: row.runner,
+          }),
       ),
       messages: groupBySession(
         ids,
@@ -138,8 +148,8 @@ export function readExperimentRecords(
       calls: groupBySession(
         ids,
         sql.calls.iterate(slice) as Iterable<UsageRow & { session_id: string }>,
-        ({ session_id, ...row }) =>
-          toUsageCallRecord(row, modes.get(session_id) ?? "chat_agent_tools"),
+        // toUsageCallRecord picks its fields by name: the extra session_id is left behind.
+        (row) => toUsageCallRecord(row, modes.get(row.session_id) ?? "chat_agent_tools"),
       ),
       tool_ends: groupBySession(
         ids,

@@ -258,6 +258,7 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
   "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
+  "CREATE INDEX IF NOT EXISTS sessions_experiment_dates ON sessions (experiment_id, created_at, updated_at)",
   "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
   // Version 4: each filter of the paged list reads its rows in list order from one index.
   "CREATE INDEX IF NOT EXISTS sessions_mode_updated ON sessions (mode, updated_at DESC, id DESC)",
@@ -267,8 +268,6 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS sessions_experiment_updated ON sessions (experiment_id, updated_at DESC, id DESC)",
   "CREATE INDEX IF NOT EXISTS session_tags_session ON session_tags (session_id)",
   "CREATE INDEX IF NOT EXISTS session_tags_updated ON session_tags (tag, updated_at DESC, session_id DESC)",
-  // scale-exps (merged in scale-bench): its own index of the same name, renamed so both exist.
-  "CREATE INDEX IF NOT EXISTS sessions_experiment_updated_created ON sessions (experiment_id, updated_at, created_at)",
 ];
 
 /** A turn's status as toTurnRecord reads it: legacy rows without one tell by their completion. */

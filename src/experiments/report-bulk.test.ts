@@ -1,0 +1,166 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { temporaryDirectory } from "../../test/paths.js";
+import { createLabProviders } from "../composition/lab-providers.js";
+import { type ExperimentReport, type RunResult, Suite } from "../domain/experiment.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { experimentReportFromStore } from "./experiment-report-from-store.js";
+import { completeRunsByKey, findExperimentRuns } from "./experiment-runs.js";
+import { readRunFacts } from "./facts.js";
+import { buildExperimentReport } from "./report-build.js";
+import { storedRunCost } from "./run-cost.js";
+import { runExperiment } from "./run-experiment.js";
+import { scoreRun } from "./score.js";
+import { expandCells } from "./suite.js";
+import { summarizeCell } from "./summarize.js";
+
+/**
+ * The report read in bulk is the report read session by session: the same runs, scores, costs and
+ * cell summaries, on an experiment with several cells, scenarios, repetitions, a failing scenario,
+ * a priced model and a resumed (duplicate-free) run.
+ */
+
+let folder: ReturnType<typeof temporaryDirectory>;
+let store: SqliteSessionStore;
+beforeEach(() => {
+  folder = temporaryDirectory();
+  store = new SqliteSessionStore(join(folder.path, "lab.sqlite3"));
+});
+afterEach(() => {
+  store.close();
+  folder.remove();
+});
+
+const suite = Suite.parse({
+  name: "bulk",
+  matrix: {
+    modes: ["chat_agent_tools", "dual_agent"],
+    configs: [
+      { name: "clean", config: {} },
+      {
+        name: "sloppy",
+        config: { chat_agent: { model: "sim", options: { malformed_arguments_rate: 0.5 } } },
+      },
+    ],
+  },
+  repetitions: 3,
+  concurrency: 3,
+  prices: { sim: { input: 0.7, output: 2.3 } },
+  scenarios: [
+    {
+      id: "search",
+      category: "simple",
+      turns: [
+        {
+          user: "search for agent lab",
+          expect: { tools: [{ name: "mock_search", arguments: { query: { contains: "agent" } } }] },
+        },
+      ],
+    },
+    {
+      id: "two-turns",
+      category: "multi_turn",
+      turns: [
+        {
+          user: "file a ticket about the login page",
+          expect: { tools: [{ name: "mock_ticket" }] },
+        },
+        { user: "hello there", expect: { no_tools: true } },
+      ],
+    },
+    {
+      id: "wrong",
+      category: "irrelevance",
+      turns: [{ user: "search for sqlite", expect: { no_tools: true } }],
+    },
+  ],
+});
+
+/** The report as it was built before bulk reads: each finished run read session by session. */
+async function reportSessionBySession(
+  experimentId: string,
+): Promise<Pick<ExperimentReport, "cells" | "runs">> {
+  const stored = await findExperimentRuns(store, experimentId);
+  const byCell = new Map<string, RunResult[]>();
+  for (const cell of expandCells(suite)) byCell.set(cell.id, []);
+  const scenarios = suite.scenarios.map((scenario) => scenario.id);
+  const complete = [...completeRunsByKey(stored).values()].sort(
+    (left, right) =>
+      [...byCell.keys()].indexOf(left.tag.cell) - [...byCell.keys()].indexOf(right.tag.cell) ||
+      scenarios.indexOf(left.tag.scenario) - scenarios.indexOf(right.tag.scenario) ||
+      left.tag.repetition - right.tag.repetition,
+  );
+  for (const run of complete) {
+    const turns = await readRunFacts(store, run.session.id);
+    byCell.get(run.tag.cell)?.push({
+      session_id: run.session.id,
+      run_key: run.tag.run_key,
+      cell: run.tag.cell,
+      scenario: run.tag.scenario,
+      category: run.tag.category,
+      repetition: run.tag.repetition,
+      turns,
+      score: scoreRun(run.tag.expect, turns),
+      ...(await storedRunCost(store, run.session, suite.prices)),
+    });
+  }
+  const labels = new Map(expandCells(suite).map((cell) => [cell.id, cell.label]));
+  return {
+    cells: [...byCell].map(([id, runs]) =>
+      summarizeCell({ id, label: labels.get(id) ?? id }, runs),
+    ),
+    runs: [...byCell.values()].flat(),
+  };
+}
+
+it("builds the same report from bulk slices as from per-session reads, runs kept or folded", async () => {
+  const controller = new AbortController();
+  let finished = 0;
+  // Stopped part-way, then resumed: the report must count each run key once.
+  await runExperiment({
+    store,
+    suite,
+    providers: createLabProviders(),
+    signal: controller.signal,
+    onProgress: (progress) => {
+      finished = progress.done;
+      if (finished >= 10) controller.abort();
+    },
+  });
+  const outcome = await runExperiment({ store, suite, providers: createLabProviders() });
+  expect(outcome.finished).toBe(36);
+  const { report } = outcome;
+  expect(report.runs).toHaveLength(36);
+
+  const reference = await reportSessionBySession(outcome.experiment_id);
+  expect(report.runs).toStrictEqual(reference.runs);
+  expect(report.cells).toStrictEqual(reference.cells);
+  expect(report.cells.some((cell) => (cell.cost_usd ?? 0) > 0)).toBe(true);
+  expect(report.cells.some((cell) => cell.fallback_rate > 0 || cell.tool_error_rate > 0)).toBe(
+    true,
+  );
+
+  // Folded as read, without keeping the runs: the same cells (costs summed in stored order).
+  const folded = await buildExperimentReport({
+    store,
+    experiment_id: outcome.experiment_id,
+    suite: suite.name,
+    cells: expandCells(suite),
+    scenarios: suite.scenarios.map((scenario) => scenario.id),
+    prices: suite.prices,
+    keep_runs: false,
+  });
+  expect(folded.runs).toStrictEqual([]);
+  expect(folded.cells.map(({ cost_usd: _, ...cell }) => cell)).toStrictEqual(
+    report.cells.map(({ cost_usd: _, ...cell }) => cell),
+  );
+  folded.cells.forEach((cell, index) => {
+    expect(cell.cost_usd).toBeCloseTo(report.cells[index]?.cost_usd ?? Number.NaN, 12);
+  });
+
+  // The faces' report (cells, prices and order from the tags alone) lists the same runs.
+  const fromStore = await experimentReportFromStore(store, outcome.experiment_id);
+  expect(fromStore.runs).toStrictEqual(report.runs);
+  expect(fromStore.cells).toStrictEqual(report.cells);
+  expect(fromStore.incomplete).toBe(0);
+});
