@@ -6,6 +6,7 @@ import type { ToolInvocationMode } from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
+import { HandWrittenLoop } from "./hand-written-loop.js";
 import { type Figure, median, printFigures } from "./measure.js";
 import { ScriptedToolModel, TimedModel } from "./scripted-model.js";
 
@@ -141,6 +142,107 @@ async function captureStorage(directory: string): Promise<Figure> {
   };
 }
 
+/** Turns in the long session of `perTurnCurve` (AGENT_LAB_BENCH_TURNS for a longer one). */
+const LONG_SESSION_TURNS = Math.max(
+  100,
+  Number.parseInt(process.env.AGENT_LAB_BENCH_TURNS ?? "", 10) || 1_000,
+);
+
+/** Runs `turns` turns of one lab session; per turn: [lab's own ms, rounds]. */
+async function labTurns(
+  store: SqliteSessionStore,
+  session_id: string,
+  turns: number,
+): Promise<[number, number][]> {
+  const chat = new TimedModel(new SimChatModel({}));
+  const costs: [number, number][] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    const before = chat.spent_ms;
+    const start = performance.now();
+    let rounds = 0;
+    for await (const event of runTurn({
+      store,
+      session_id,
+      message: `search for round cost ${turn}`,
+      config: { tool_invocation_mode: "chat_agent_tools", capture: { payloads: "off" } },
+      models: { chat, event: chat },
+    })) {
+      if (event.type === "round_end") rounds++;
+    }
+    costs.push([performance.now() - start - (chat.spent_ms - before), rounds]);
+  }
+  return costs;
+}
+
+/**
+ * The lab against a hand-written loop doing the same model calls, tool calls and rows with one
+ * transaction per round (hand-written-loop.ts), both in one session of 120 turns on one file,
+ * the model's own time subtracted from both: what the lab's validation, events and bookkeeping
+ * cost per round over the floor.
+ */
+async function labAgainstLoop(directory: string): Promise<Figure> {
+  const TURNS = 120;
+  const path = join(directory, "loop.sqlite3");
+  const store = new SqliteSessionStore(path);
+  const model = new TimedModel(new SimChatModel({}));
+  const loop = new HandWrittenLoop(path, "loop", model);
+  const loopCosts: number[] = [];
+  try {
+    for (let turn = 0; turn < TURNS; turn++) {
+      const before = model.spent_ms;
+      const start = performance.now();
+      const rounds = await loop.turn(`search for round cost ${turn}`);
+      loopCosts.push((performance.now() - start - (model.spent_ms - before)) / rounds);
+    }
+    const lab = (await labTurns(store, "lab", TURNS)).map(([ms, rounds]) => ms / rounds);
+    const labMs = median(lab.slice(20));
+    const loopMs = median(loopCosts.slice(20));
+    return {
+      name: "lab cost per round against a hand-written loop (same calls and rows, one transaction per round; chat_agent_tools, sim model and tools at zero latency, one 120-turn session each, median of the last 100 turns)",
+      value: `${labMs.toFixed(3)} ms per round`,
+      baseline: `${loopMs.toFixed(3)} ms per round (hand-written loop)`,
+      ratio: labMs / loopMs,
+      target: "<= 1.3x",
+      met: labMs / loopMs <= 1.3,
+    };
+  } finally {
+    loop.close();
+    store.close();
+  }
+}
+
+/**
+ * The lab's own cost per turn along one long session: a turn late in the session must cost what
+ * an early one does (its history is kept, its roll-up is its own calls). Medians of 11 turns
+ * around turn 10, 100 and the last.
+ */
+async function perTurnCurve(directory: string): Promise<Figure> {
+  const store = new SqliteSessionStore(join(directory, "long.sqlite3"));
+  try {
+    const costs = (await labTurns(store, "long", LONG_SESSION_TURNS)).map(([ms]) => ms);
+    const around = (turn: number) =>
+      median(costs.slice(Math.max(0, turn - 6), Math.min(costs.length, turn + 5)));
+    const points = [10, 100, LONG_SESSION_TURNS].map((turn) => [turn, around(turn)] as const);
+    console.log(
+      `\n  lab cost per turn along one session (chat_agent_tools, sim, two rounds a turn):\n${points
+        .map(([turn, ms]) => `    turn ${String(turn).padStart(5)}: ${ms.toFixed(3)} ms`)
+        .join("\n")}`,
+    );
+    const first = points[0]?.[1] ?? Number.NaN;
+    const last = points.at(-1)?.[1] ?? Number.NaN;
+    return {
+      name: `lab cost per turn at turn ${LONG_SESSION_TURNS} of one session against turn 10 (median of 11 turns around each; AGENT_LAB_BENCH_TURNS for a longer session)`,
+      value: `${last.toFixed(3)} ms at turn ${LONG_SESSION_TURNS}`,
+      baseline: `${first.toFixed(3)} ms at turn 10 (${points[1]?.[1].toFixed(3)} ms at turn 100)`,
+      ratio: last / first,
+      target: "<= 1.5x",
+      met: last / first <= 1.5,
+    };
+  } finally {
+    store.close();
+  }
+}
+
 export async function runRuntimeBench(): Promise<Figure[]> {
   const directory = mkdtempSync(join(tmpdir(), "agent-lab-bench-"));
   const store = new SqliteSessionStore(join(directory, "runtime.sqlite3"));
@@ -151,6 +253,8 @@ export async function runRuntimeBench(): Promise<Figure[]> {
     for (const payloads of ["on", "off"] as const) {
       for (const mode of MODES) figures.push(await costPerRound(store, mode, payloads));
     }
+    figures.push(await labAgainstLoop(directory));
+    figures.push(await perTurnCurve(directory));
     figures.push(await earlyDispatch(store));
     figures.push(await captureStorage(directory));
     printFigures("Runtime", figures);

@@ -17,6 +17,8 @@ export interface OpenedSession<Prepared> {
   config: LabSessionConfig;
   /** What `prepare` built from `config`. */
   prepared: Prepared;
+  /** The stored session's `updated_at` as read here, before the turn claims it (null: new). */
+  updated_at: string | null;
 }
 
 /**
@@ -44,7 +46,8 @@ export async function openSession<Prepared>(
         await store.ensureSession(options.session_id, { title: existing.title, config: requested });
       }
       const config = parseInput(LabSessionConfig, existing.config, `session ${existing.id} config`);
-      return { sessionId: existing.id, config, prepared: await prepare(config) };
+      const prepared = await prepare(config);
+      return { sessionId: existing.id, config, prepared, updated_at: existing.updated_at };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);
@@ -56,13 +59,18 @@ export async function openSession<Prepared>(
     if (stored === null) throw new SessionNotFoundError(options.session_id);
     const storedConfig = parseInput(LabSessionConfig, stored.config, `session ${stored.id} config`);
     return isDeepStrictEqual(storedConfig, config)
-      ? { sessionId: stored.id, config, prepared }
-      : { sessionId: stored.id, config: storedConfig, prepared: await prepare(storedConfig) };
+      ? { sessionId: stored.id, config, prepared, updated_at: null }
+      : {
+          sessionId: stored.id,
+          config: storedConfig,
+          prepared: await prepare(storedConfig),
+          updated_at: null,
+        };
   }
   const config = requested ?? LabSessionConfig.parse({});
   const prepared = await prepare(config);
   const sessionId = await store.createSession({ title, config });
-  return { sessionId, config, prepared };
+  return { sessionId, config, prepared, updated_at: null };
 }
 
 function titleFrom(message: string): string {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Approver } from "../domain/approvals.js";
+import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { parseInput } from "../domain/validation.js";
@@ -11,6 +12,7 @@ import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory } from "./history.js";
+import { keepHistory, takeHistory } from "./history-cache.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
 import { openSession } from "./open-session.js";
@@ -90,6 +92,7 @@ async function driveTurn(
   const {
     sessionId,
     config,
+    updated_at,
     prepared: { chat_model, event_model, tools },
   } = await openSession(options, (config) =>
     prepareTurn(config, options.providers, { models: options.models, signal }),
@@ -97,6 +100,8 @@ async function driveTurn(
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
   const claim = await claimTurn(store, sessionId, message);
   const { turn_index } = claim;
+  // This process's last turn of the session, when nothing was written since (history-cache.ts).
+  const kept = takeHistory(store, sessionId, { ...claim, updated_at });
   const startedAt = performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();
@@ -104,6 +109,7 @@ async function driveTurn(
   try {
     await runClaimedTurn(options, signal, emit, {
       records,
+      kept: kept === null ? null : [...kept, { role: "user", content: message, tool_calls: [] }],
       sessionId,
       turn_index,
       startedAt,
@@ -124,6 +130,8 @@ async function driveTurn(
 
 interface ClaimedTurnSetup {
   records: TurnRecords;
+  /** The history up to this turn's user message, when kept from the last turn (else read). */
+  kept: ChatMessage[] | null;
   sessionId: string;
   turn_index: number;
   startedAt: number;
@@ -145,7 +153,8 @@ async function runClaimedTurn(
   const { chat_model, event_model, tools } = setup;
   // Read after the claim, so no other turn can land between this history and this turn; it ends
   // with the user message the claim stored.
-  const history = await loadHistory(store, sessionId);
+  const history = setup.kept ?? (await loadHistory(store, sessionId));
+  const before = history.length;
   const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
     records.audit(event, details, round_index);
   // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
@@ -219,6 +228,15 @@ async function runClaimedTurn(
   await records.flush({ rollup: true });
   await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
   const usage = records.rollup(wall_time_ms);
+  const stored = await store.getSession(sessionId);
+  if (stored !== null) {
+    keepHistory(
+      store,
+      sessionId,
+      { turn_index, updated_at: stored.updated_at, history },
+      history.slice(before),
+    );
+  }
   emit({
     type: "turn_end",
     session_id: sessionId,

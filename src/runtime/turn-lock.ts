@@ -37,6 +37,8 @@ function isAlive(runner: string | null): boolean {
 
 export interface ClaimedSessionTurn {
   turn_index: number;
+  /** Turns of dead runners the claim marked interrupted. */
+  interrupted: number[];
   /** Gives the session back to this process; the stored turn must be ended first. */
   release(): void;
 }
@@ -59,12 +61,12 @@ export async function claimTurn(
     running.delete(sessionId);
   };
   try {
-    const { turn_index } = await store.claimTurn(sessionId, {
+    const { turn_index, interrupted } = await store.claimTurn(sessionId, {
       user_message: userMessage,
       runner: THIS_RUNNER,
       is_runner_alive: isAlive,
     });
-    return { turn_index, release };
+    return { turn_index, interrupted, release };
   } catch (error) {
     release();
     throw error;

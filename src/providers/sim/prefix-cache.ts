@@ -1,5 +1,5 @@
 import type { ChatMessage } from "../../domain/messages.js";
-import { promptSegments } from "../tokenizer.js";
+import { messageSegments } from "./message-tokens.js";
 
 /** A prompt as token segments (one per text); the segments are shared, never changed. */
 export type TokenSegments = readonly (readonly number[])[];
@@ -26,11 +26,11 @@ export type TokenSegments = readonly (readonly number[])[];
 export function cachedPromptTokens(
   messages: readonly ChatMessage[],
   toolsAndFormat: string,
-  prompt: TokenSegments = promptSegments(messages, toolsAndFormat),
+  prompt: TokenSegments = messageSegments(messages, toolsAndFormat),
 ): number {
   const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
   if (lastAssistant === -1) return 0;
-  const previous = promptSegments(messages.slice(0, lastAssistant), toolsAndFormat);
+  const previous = messageSegments(messages.slice(0, lastAssistant), toolsAndFormat);
   return commonSegmentPrefix(previous, prompt);
 }
 

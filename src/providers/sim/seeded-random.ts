@@ -16,13 +16,26 @@ export function hashString(text: string, salt = 0): number {
 }
 
 /** Past this length `digest` first hashes natively: a JS loop over a huge request blocks. */
-const NATIVE_PREHASH_CHARS = 65_536;
+export const NATIVE_PREHASH_CHARS = 65_536;
 
 /**
  * A 16-hex-digit digest of `text` (two salted FNV-1a hashes), for ids and cache keys. A text past
  * 64 Ki characters is digested through its SHA-256 (still deterministic; shorter texts keep the
  * digests, and so the replies, they always had).
  */
+/**
+ * `digest(parts.join(""))` without joining them: a long request's parts (a history's messages)
+ * are hashed one by one, so no copy of the whole request is made for each call.
+ */
+export function digestParts(parts: readonly string[]): string {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (length <= NATIVE_PREHASH_CHARS) return digest(parts.join(""));
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part, "utf8");
+  return digest(`sha256:${hash.digest("hex")}`);
+}
+
 export function digest(text: string): string {
   if (text.length > NATIVE_PREHASH_CHARS) {
     return digest(`sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`);

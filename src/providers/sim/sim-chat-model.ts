@@ -4,15 +4,14 @@ import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "
 import {
   countSegmentTokens,
   countTokens,
-  isEstimatedPrompt,
   isEstimatedText,
-  promptSegments,
   truncateToTokens,
 } from "../tokenizer.js";
+import { isEstimatedMessages, messageSegments, messagesJsonParts } from "./message-tokens.js";
 import { cachedPromptTokens } from "./prefix-cache.js";
 import { reasoningFor } from "./reasoning.js";
 import { type PlannedToolCall, planReply, type ReplyPlan } from "./reply-plan.js";
-import { digest, hashString, SeededRandom } from "./seeded-random.js";
+import { digestParts, hashString, SeededRandom } from "./seeded-random.js";
 import {
   parseSimModelSettings,
   type SimModelSettingsInput,
@@ -59,7 +58,7 @@ export class SimChatModel implements ChatModel {
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
     signal?.throwIfAborted();
 
-    const requestDigest = digest(fingerprint(request));
+    const requestDigest = digestParts(fingerprint(request));
     const responseId = `chatcmpl-sim-${requestDigest.slice(0, 16)}`;
     const wire = options.capture
       ? new SimWireCapture(options.capture, this.model, responseId, request)
@@ -67,7 +66,7 @@ export class SimChatModel implements ChatModel {
     const plan = limitLength(planReply(request, this.options, requestDigest), request.max_tokens);
     const reasoning = this.options.reasoning ? reasoningFor(plan) : "";
     const toolsAndFormat = renderToolsAndFormat(request);
-    const prompt = promptSegments(request.messages, toolsAndFormat);
+    const prompt = messageSegments(request.messages, toolsAndFormat);
     const promptTokenCount = countSegmentTokens(prompt);
     const cachedTokens = cachedPromptTokens(request.messages, toolsAndFormat, prompt);
     const reasoningTokens = countTokens(reasoning);
@@ -77,7 +76,7 @@ export class SimChatModel implements ChatModel {
       plan.tool_calls.reduce((sum, call) => sum + countTokens(renderCall(call)), 0);
     // Past the tokenizer's exact limit a count is the byte estimate, and the usage says so.
     const estimated =
-      isEstimatedPrompt(request.messages, toolsAndFormat) ||
+      isEstimatedMessages(request.messages, toolsAndFormat) ||
       isEstimatedText(plan.text) ||
       plan.tool_calls.some((call) => isEstimatedText(renderCall(call)));
     const random = new SeededRandom(hashString(requestDigest, this.options.seed ^ 0x2545f491));
@@ -148,14 +147,15 @@ export class SimChatModel implements ChatModel {
 }
 
 /** Everything that decides the reply; equal fingerprints give equal replies. */
-function fingerprint(request: ChatModelRequest): string {
-  return JSON.stringify([
-    request.messages,
+function fingerprint(request: ChatModelRequest): string[] {
+  // JSON.stringify([messages, tools, …]) in parts, the history's from the per-message cache.
+  const rest = JSON.stringify([
     request.tools ?? null,
     request.tool_choice ?? null,
     request.response_format ?? null,
     request.max_tokens ?? null,
   ]);
+  return ["[", ...messagesJsonParts(request.messages), ",", rest.slice(1)];
 }
 
 /** The part of the prompt that is not messages: tool definitions and the response format. */

@@ -109,36 +109,72 @@ function dispatch(
  */
 export function renderForEvents(history: readonly ChatMessage[]): ChatMessage[] {
   const rendered: ChatMessage[] = [];
-  let results: string[] = [];
+  let run: ChatMessage[] = [];
   const flush = () => {
-    if (results.length === 0) return;
-    rendered.push({ role: "user", content: results.join("\n"), tool_calls: [] });
-    results = [];
+    if (run.length === 0) return;
+    rendered.push(renderResults(run));
+    run = [];
   };
   for (const message of history) {
     if (message.role === "tool") {
-      results.push(
-        renderEventResult({
-          id: message.tool_call_id ?? "",
-          name: message.name ?? "",
-          content: message.content,
-        }),
-      );
+      run.push(message);
       continue;
     }
     flush();
-    if (message.role === "assistant" && message.tool_calls.length > 0) {
-      const tags = message.tool_calls.map((call) => formatEventTag(call.name, call.raw_arguments));
-      const { tool_calls: _calls, ...rest } = message;
-      rendered.push({
-        ...rest,
-        content: [message.content, ...tags].filter(Boolean).join("\n"),
-        tool_calls: [],
-      });
-    } else {
-      rendered.push(message);
-    }
+    rendered.push(
+      message.role === "assistant" && message.tool_calls.length > 0
+        ? renderAssistant(message)
+        : message,
+    );
   }
   flush();
   return rendered;
+}
+
+/**
+ * Renders kept per history message: the history is the same objects from round to round and turn
+ * to turn, so each call renders only what is new, and hands a model the same message objects
+ * (which is what lets the sim tokenize a message once).
+ */
+const assistants = new WeakMap<ChatMessage, ChatMessage>();
+const results = new WeakMap<ChatMessage, { run: readonly ChatMessage[]; message: ChatMessage }>();
+
+function renderAssistant(message: ChatMessage): ChatMessage {
+  let done = assistants.get(message);
+  if (done === undefined) {
+    const tags = message.tool_calls.map((call) => formatEventTag(call.name, call.raw_arguments));
+    const { tool_calls: _calls, ...rest } = message;
+    done = {
+      ...rest,
+      content: [message.content, ...tags].filter(Boolean).join("\n"),
+      tool_calls: [],
+    };
+    assistants.set(message, done);
+  }
+  return done;
+}
+
+/** A run of tool replies as one user message of `<event_result>` blocks. */
+function renderResults(run: readonly ChatMessage[]): ChatMessage {
+  const first = run[0] as ChatMessage;
+  const kept = results.get(first);
+  if (
+    kept !== undefined &&
+    kept.run.length === run.length &&
+    kept.run.every((reply, index) => reply === run[index])
+  ) {
+    return kept.message;
+  }
+  const content = run
+    .map((message) =>
+      renderEventResult({
+        id: message.tool_call_id ?? "",
+        name: message.name ?? "",
+        content: message.content,
+      }),
+    )
+    .join("\n");
+  const message: ChatMessage = { role: "user", content, tool_calls: [] };
+  results.set(first, { run: [...run], message });
+  return message;
 }

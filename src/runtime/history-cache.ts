@@ -1,0 +1,66 @@
+import { toWellFormed } from "../domain/json-limits.js";
+import type { ChatMessage } from "../domain/messages.js";
+import type { SessionStore } from "../store/session-store.js";
+
+/** How many sessions' histories a store keeps in memory at most (least recently used go first). */
+const MAX_SESSIONS = 32;
+
+interface Kept {
+  /** The turn that ended with this history. */
+  turn_index: number;
+  /** The session's `updated_at` once that turn was stored: any later write moves it. */
+  updated_at: string;
+  history: ChatMessage[];
+}
+
+const kept = new WeakMap<SessionStore, Map<string, Kept>>();
+
+/**
+ * The history a turn of this process left, when nothing has been written to the session since:
+ * the next turn then reads only its own user message instead of the whole session (whose cost
+ * grows with every turn, tool calls parsed row by row). Valid only when the claimed turn is the
+ * very next one, none was interrupted, and the session's `updated_at`, read before the claim, is
+ * the one that turn left; anything else (another process's turn, a repair, an import, a write by
+ * hand) reads the session from the store as before. Taken once: a failed turn leaves nothing.
+ */
+export function takeHistory(
+  store: SessionStore,
+  sessionId: string,
+  check: { turn_index: number; interrupted: readonly number[]; updated_at: string | null },
+): ChatMessage[] | null {
+  const sessions = kept.get(store);
+  const entry = sessions?.get(sessionId);
+  if (entry === undefined) return null;
+  sessions?.delete(sessionId);
+  const fresh =
+    entry.turn_index + 1 === check.turn_index &&
+    check.interrupted.length === 0 &&
+    entry.updated_at === check.updated_at;
+  return fresh ? entry.history : null;
+}
+
+/**
+ * Keeps a completed turn's history for the session's next turn (see takeHistory); `added` is what
+ * this turn appended to it (the rest was checked when it was kept, or read from the store).
+ */
+export function keepHistory(
+  store: SessionStore,
+  sessionId: string,
+  entry: Kept,
+  added: readonly ChatMessage[],
+): void {
+  // A text the store repairs on write (a lone surrogate) would be read back other than it is here.
+  const text = JSON.stringify(added);
+  if (JSON.stringify(toWellFormed(added)) !== text) return;
+  let sessions = kept.get(store);
+  if (sessions === undefined) {
+    sessions = new Map();
+    kept.set(store, sessions);
+  }
+  sessions.delete(sessionId);
+  sessions.set(sessionId, entry);
+  for (const oldest of sessions.keys()) {
+    if (sessions.size <= MAX_SESSIONS) break;
+    sessions.delete(oldest);
+  }
+}
