@@ -18,7 +18,9 @@ interface Seed {
   id: string;
   title: string;
   mode: "dual_agent" | "chat_agent_tools";
+  model: string;
   tags: string[];
+  experiment: string | null;
 }
 
 const SESSIONS = 120;
@@ -34,14 +36,17 @@ beforeAll(async () => {
       id: "",
       title: `${topic} question ${String(index).padStart(3, "0")}`,
       mode: index % 2 === 0 ? "dual_agent" : "chat_agent_tools",
+      model: index % 6 === 5 ? "sim:small" : "sim",
       tags: [...(index % 4 === 0 ? ["alpha"] : []), ...(index % 5 === 0 ? ["beta"] : [])],
+      experiment: index % 40 === 1 ? "exp-e2e" : null,
     };
     seed.id = await e2e.lab.createSession(seed.title, {
       tool_invocation_mode: seed.mode,
-      chat_agent: { model: "sim" },
+      chat_agent: { model: seed.model },
       event_agent: { model: "sim" },
       tools: ["mock_search"],
       tags: seed.tags,
+      ...(seed.experiment ? { experiment: { id: seed.experiment } } : {}),
     });
     seeds.push(seed);
   }
@@ -154,9 +159,26 @@ describe("the sessions list in chromium", () => {
     expect(new Set(await shownIds(page))).toEqual(new Set(tagged.map((seed) => seed.id)));
     expect(await page.getByTestId("filter-tag").inputValue()).toBe("beta");
 
-    // Status of the last turn: only the two sessions that ran one.
+    // A model, typed: applied after a pause in typing.
     await page.getByTestId("filter-reset").click();
     await waitForRows(page, PAGE);
+    const small = seeds.filter((seed) => seed.model === "sim:small");
+    await page.getByTestId("filter-model").fill("sim:small");
+    await page.waitForURL((url) => url.searchParams.get("model") === "sim:small");
+    await waitForRows(page, small.length);
+    expect(new Set(await shownIds(page))).toEqual(new Set(small.map((seed) => seed.id)));
+
+    // An experiment's sessions (the experiment page links here): a chip that removes the filter.
+    const ofExperiment = seeds.filter((seed) => seed.experiment === "exp-e2e");
+    await page.goto(new URL("/?experiment=exp-e2e", e2e.lab.origin).href);
+    await waitForRows(page, ofExperiment.length);
+    expect(new Set(await shownIds(page))).toEqual(new Set(ofExperiment.map((seed) => seed.id)));
+    await page.getByTestId("filter-experiment").click();
+    await page.waitForURL((url) => !url.searchParams.has("experiment"));
+    await waitForRows(page, PAGE);
+
+    // Status of the last turn: only the two sessions that ran one.
+    expect(await page.getByTestId("filter-reset").count()).toBe(0);
     await page.getByTestId("filter-status").selectOption("completed");
     await waitForRows(page, ran.length);
     expect(await shownIds(page)).toEqual([ran[1]?.id, ran[0]?.id]);

@@ -6,6 +6,7 @@ import { KIND_LABELS, servedModel } from "../metrics.js";
 import { readCalls } from "../session-record.js";
 import { usePagedList } from "../use-paged-list.js";
 import { CostFigure } from "./cost-figure.js";
+import { LoadMore } from "./load-more.js";
 import { ErrorNotice, Loading } from "./status.js";
 import { TokenCostHeaders } from "./usage-cells.js";
 
@@ -43,23 +44,11 @@ export function PagedCallsTable({
   return (
     <>
       <CallsTable calls={list.items} requestedModel={requestedModel} onInspect={onInspect} />
-      <div className="list-footer">
+      <LoadMore list={list} pageSize={CALLS_PAGE_SIZE} what="calls" testId="load-more-calls">
         <span className="muted small" data-testid="calls-shown">
           {formatInt(list.items.length)} of {formatInt(callCount)} calls shown
         </span>
-        {list.error ? <ErrorNotice error={list.error} title="Could not load more calls" /> : null}
-        {list.hasMore ? (
-          <button
-            type="button"
-            className="button button-small"
-            data-testid="load-more-calls"
-            onClick={list.loadMore}
-            disabled={list.loading}
-          >
-            {list.loading ? "Loading…" : `Load ${CALLS_PAGE_SIZE} more`}
-          </button>
-        ) : null}
-      </div>
+      </LoadMore>
     </>
   );
 }

@@ -9,6 +9,7 @@ import { Link } from "../router.js";
 import { sessionHref } from "../routes.js";
 import { usePagedList } from "../use-paged-list.js";
 import { CostFigure } from "./cost-figure.js";
+import { LoadMore } from "./load-more.js";
 import { EmptyState, ErrorNotice, Loading } from "./status.js";
 
 const OUTCOME_BADGE: Record<RunOutcome, string> = {
@@ -172,21 +173,8 @@ export function ExperimentCellRuns({
           </table>
         </div>
       ) : null}
-      {list.loaded && (list.hasMore || list.error) ? (
-        <div className="list-footer">
-          {list.error ? <ErrorNotice error={list.error} title="Could not load more runs" /> : null}
-          {list.hasMore ? (
-            <button
-              type="button"
-              className="button button-small"
-              data-testid="load-more-runs"
-              onClick={list.loadMore}
-              disabled={list.loading}
-            >
-              {list.loading ? "Loading…" : `Load ${CELL_RUNS_PAGE_SIZE} more`}
-            </button>
-          ) : null}
-        </div>
+      {list.loaded ? (
+        <LoadMore list={list} pageSize={CELL_RUNS_PAGE_SIZE} what="runs" testId="load-more-runs" />
       ) : null}
     </section>
   );

@@ -76,69 +76,62 @@ export function SessionFiltersBar({
     </div>
   );
 
+  // The input shows a date; a timestamp in the URL (the API takes both) shows as its day.
+  const dateField = (name: "updated_from" | "updated_to", label: string) => (
+    <div className="field">
+      <label htmlFor={`${id}-${name}`}>{label}</label>
+      <input
+        id={`${id}-${name}`}
+        type="date"
+        data-testid={`filter-${name.replace("_", "-")}`}
+        value={filters[name]?.slice(0, 10) ?? ""}
+        onChange={(event) => set(name, event.target.value)}
+      />
+    </div>
+  );
+
+  // A value the list does not offer (typed into the URL) stays shown, so the server's error about
+  // it reads against what the field says.
+  const choice = (
+    name: "mode" | "status",
+    label: string,
+    any: string,
+    values: readonly string[],
+    labelOf: (value: string) => string,
+  ) => {
+    const value = filters[name];
+    return (
+      <div className="field">
+        <label htmlFor={`${id}-${name}`}>{label}</label>
+        <select
+          id={`${id}-${name}`}
+          data-testid={`filter-${name}`}
+          value={value ?? ""}
+          onChange={(event) => set(name, event.target.value)}
+        >
+          <option value="">{any}</option>
+          {values.map((item) => (
+            <option key={item} value={item}>
+              {labelOf(item)}
+            </option>
+          ))}
+          {value && !values.includes(value) ? <option value={value}>{value}</option> : null}
+        </select>
+      </div>
+    );
+  };
+
   return (
     <search className="session-filters" aria-label="Search and filter sessions">
       {typed("q", "Search titles", "e.g. weather", true)}
-      <div className="field">
-        <label htmlFor={`${id}-mode`}>Mode</label>
-        <select
-          id={`${id}-mode`}
-          data-testid="filter-mode"
-          value={filters.mode ?? ""}
-          onChange={(event) => set("mode", event.target.value)}
-        >
-          <option value="">Any mode</option>
-          {TOOL_INVOCATION_MODES.map((mode) => (
-            <option key={mode} value={mode}>
-              {modeLabel(mode)}
-            </option>
-          ))}
-          {filters.mode && !(TOOL_INVOCATION_MODES as readonly string[]).includes(filters.mode) ? (
-            <option value={filters.mode}>{filters.mode}</option>
-          ) : null}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-status`}>Last turn</label>
-        <select
-          id={`${id}-status`}
-          data-testid="filter-status"
-          value={filters.status ?? ""}
-          onChange={(event) => set("status", event.target.value)}
-        >
-          <option value="">Any status</option>
-          {SESSION_STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status === "none" ? "no turns yet" : status.replace("_", " ")}
-            </option>
-          ))}
-          {filters.status && !(SESSION_STATUSES as readonly string[]).includes(filters.status) ? (
-            <option value={filters.status}>{filters.status}</option>
-          ) : null}
-        </select>
-      </div>
+      {choice("mode", "Mode", "Any mode", TOOL_INVOCATION_MODES, modeLabel)}
+      {choice("status", "Last turn", "Any status", SESSION_STATUSES, (status) =>
+        status === "none" ? "no turns yet" : status.replace("_", " "),
+      )}
       {typed("model", "Model", "e.g. sim")}
       {typed("tag", "Tag", "exact tag")}
-      <div className="field">
-        <label htmlFor={`${id}-from`}>Updated from</label>
-        <input
-          id={`${id}-from`}
-          type="date"
-          data-testid="filter-updated-from"
-          value={filters.updated_from?.slice(0, 10) ?? ""}
-          onChange={(event) => set("updated_from", event.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-to`}>Updated to</label>
-        <input
-          id={`${id}-to`}
-          type="date"
-          data-testid="filter-updated-to"
-          value={filters.updated_to?.slice(0, 10) ?? ""}
-          onChange={(event) => set("updated_to", event.target.value)}
-        />
-      </div>
+      {dateField("updated_from", "Updated from")}
+      {dateField("updated_to", "Updated to")}
       {filters.experiment ? (
         <div className="field">
           <span className="field-label">Experiment</span>

@@ -1,5 +1,6 @@
 import { api } from "../api.js";
 import type { ExperimentListItem } from "../api-types.js";
+import { LoadMore } from "../components/load-more.js";
 import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
 import { formatDateTime, formatInt } from "../format.js";
 import { pageOf } from "../paging.js";
@@ -88,23 +89,13 @@ export function ExperimentsPage() {
           </table>
         </div>
       ) : null}
-      {list.loaded && (list.hasMore || list.error) ? (
-        <div className="list-footer">
-          {list.error ? (
-            <ErrorNotice error={list.error} title="Could not load more experiments" />
-          ) : null}
-          {list.hasMore ? (
-            <button
-              type="button"
-              className="button"
-              data-testid="load-more-experiments"
-              onClick={list.loadMore}
-              disabled={list.loading}
-            >
-              {list.loading ? "Loading…" : `Load ${EXPERIMENTS_PAGE_SIZE} more`}
-            </button>
-          ) : null}
-        </div>
+      {list.loaded ? (
+        <LoadMore
+          list={list}
+          pageSize={EXPERIMENTS_PAGE_SIZE}
+          what="experiments"
+          testId="load-more-experiments"
+        />
       ) : null}
     </div>
   );

@@ -1,6 +1,7 @@
 import { type ChangeEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api.js";
 import type { SessionPageItem } from "../api-types.js";
+import { LoadMore } from "../components/load-more.js";
 import { NewSessionForm } from "../components/new-session-form.js";
 import { SelectionBar } from "../components/selection-bar.js";
 import { SessionFiltersBar } from "../components/session-filters.js";
@@ -165,26 +166,17 @@ export function SessionsPage() {
             />
           ) : null}
           {list.loaded ? (
-            <div className="list-footer">
+            <LoadMore
+              list={list}
+              pageSize={SESSIONS_PAGE_SIZE}
+              what="sessions"
+              testId="load-more-sessions"
+            >
               <span className="muted small" data-testid="sessions-shown">
                 {sessions.length} {sessions.length === 1 ? "session" : "sessions"} shown
                 {list.hasMore ? ", more to load" : ""}
               </span>
-              {list.error ? (
-                <ErrorNotice error={list.error} title="Could not load more sessions" />
-              ) : null}
-              {list.hasMore ? (
-                <button
-                  type="button"
-                  className="button"
-                  data-testid="load-more-sessions"
-                  onClick={list.loadMore}
-                  disabled={list.loading}
-                >
-                  {list.loading ? "Loading…" : `Load ${SESSIONS_PAGE_SIZE} more`}
-                </button>
-              ) : null}
-            </div>
+            </LoadMore>
           ) : null}
         </section>
         <aside className="sessions-aside">
