@@ -8,7 +8,8 @@ import { formatMb, printCurve } from "./scale-measure.js";
 /**
  * The peak memory of `agent-lab bench` as the number of runs grows: the bundled suite (56 runs a
  * repetition, sim model) with enough repetitions for each size, each into a fresh database, in a
- * child process like a user's. The floor is the same command doing no work (`--version`).
+ * child process like a user's, printing the terminal report (`--json` and `--out` ask for every
+ * run in the report, which is then as large as the runs). The floor is the same command doing no work (`--version`).
  */
 
 const RUNS_PER_REPETITION = 56;
@@ -32,7 +33,6 @@ export async function runBenchMemory(runCounts: readonly number[]): Promise<Figu
         String(repetitions),
         "--experiment",
         `scale-bench-${runs}`,
-        "--json",
       ]);
       rows.push({ runs, rss: run.max_rss_bytes, seconds: run.wall_ms / 1000 });
       console.log(

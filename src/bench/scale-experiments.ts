@@ -26,6 +26,8 @@ interface ReportMeasure {
   cold: number;
   cold_rss: number;
   cached: EndpointTiming;
+  /** `?runs=false`: the cells only, what the experiment page asks for. */
+  cells_only: EndpointTiming;
   cell_page: EndpointTiming;
   error: string | null;
 }
@@ -48,6 +50,7 @@ async function measureReport(path: string, runs: number): Promise<ReportMeasure>
       return performance.now() - start;
     });
     const cached = await timeEndpoint(lab, `/api/experiments/${id}`, 15, 6_000);
+    const cellsOnly = await timeEndpoint(lab, `/api/experiments/${id}?runs=false`, 15, 6_000);
     const cell = lab.raw
       .prepare(
         "SELECT json_extract(config_json, '$.experiment.cell') AS cell FROM sessions WHERE experiment_id = ? LIMIT 1",
@@ -65,6 +68,7 @@ async function measureReport(path: string, runs: number): Promise<ReportMeasure>
       cold: error === null ? cold.result : Number.NaN,
       cold_rss: cold.bytes,
       cached,
+      cells_only: cellsOnly,
       cell_page: cellPage,
       error,
     };
@@ -84,11 +88,18 @@ export async function runExperimentCurves(
     ["store.experimentRecords", measured.map((m) => formatMs(m.store))],
     ["HTTP cold (report built)", measured.map((m) => formatMs(m.cold))],
     ["  peak RSS growth", measured.map((m) => formatMb(m.cold_rss))],
-    ["HTTP again (cached)", measured.map((m) => formatMs(m.cached.median_ms))],
+    ["HTTP again (cached, every run)", measured.map((m) => formatMs(m.cached.median_ms))],
+    ["  peak RSS growth", measured.map((m) => formatMb(m.cached.rss_growth_bytes))],
+    ["?runs=false (cells only)", measured.map((m) => formatMs(m.cells_only.median_ms))],
     ["a cell's sessions, limit=50", measured.map((m) => formatMs(m.cell_page.median_ms))],
     ["  peak RSS growth", measured.map((m) => formatMb(m.cell_page.rss_growth_bytes))],
   ]);
-  const errors = measured.flatMap((m) => [m.error, m.cached.error, m.cell_page.error]);
+  const errors = measured.flatMap((m) => [
+    m.error,
+    m.cached.error,
+    m.cells_only.error,
+    m.cell_page.error,
+  ]);
   for (const error of new Set(errors.filter(Boolean))) console.log(`    (${error})`);
 
   const last = measured[measured.length - 1] as ReportMeasure;
@@ -103,12 +114,12 @@ export async function runExperimentCurves(
       met: last.cold <= 1.5 * last.floor,
     },
     {
-      name: `the same report again (served from the cache, median of ${last.cached.samples})`,
-      value: formatMs(last.cached.median_ms),
-      baseline: `${formatMs(last.cold)} (built)`,
-      ratio: last.cached.median_ms / last.cold,
+      name: `the same report again, cells only (?runs=false, as the experiment page asks), from the cache, median of ${last.cells_only.samples}`,
+      value: formatMs(last.cells_only.median_ms),
+      baseline: `${formatMs(last.cold)} (built; every run from the cache: ${formatMs(last.cached.median_ms)})`,
+      ratio: last.cells_only.median_ms / last.cold,
       target: "<= 20 ms",
-      met: last.cached.median_ms <= 20,
+      met: last.cells_only.median_ms <= 20,
     },
   ];
 }

@@ -605,10 +605,7 @@ const experimentPage = [
     schema: { type: "string" },
   },
 ];
-const nextCursor = {
-  type: ["string", "null"],
-  description: "pass as `cursor` for the next page; null on the last page",
-};
+// (merge of scale-lists and scale-exps in scale-bench: both declared nextCursor; the first is kept)
 const cacheHeader = {
   "x-agent-lab-cache": {
     description:
