@@ -57,10 +57,10 @@ const CASES: ListCase[] = [
     value: "triage",
   },
   {
-    label: "experiment=exp-042",
-    params: { experiment: "exp-042" },
+    label: "experiment=exp-007",
+    params: { experiment: "exp-007" },
     where: "experiment_id = ?",
-    value: "exp-042",
+    value: "exp-007",
   },
 ];
 
