@@ -86,14 +86,13 @@ export async function timeEndpoint(
     );
     return { ...result, rss_growth_bytes: bytes, error: null, body };
   } catch (error) {
-    return {
-      median_ms: Number.NaN,
-      samples: 0,
-      rss_growth_bytes: Number.NaN,
-      error: (error as Error).message.split("\n")[0] ?? "failed",
-      body,
-    };
+    return { ...unmeasured((error as Error).message.split("\n")[0] ?? "failed"), body };
   }
+}
+
+/** An endpoint that could not be measured, and why. */
+export function unmeasured(error: string): EndpointTiming {
+  return { median_ms: Number.NaN, samples: 0, rss_growth_bytes: Number.NaN, error, body: null };
 }
 
 /** Times an in-process call (the store's method, a raw query); NaN with the reason when it throws. */

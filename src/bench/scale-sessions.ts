@@ -8,6 +8,7 @@ import {
   startScaleLab,
   timeCall,
   timeEndpoint,
+  unmeasured,
 } from "./scale-http.js";
 import { formatMb, formatMs, printCurve } from "./scale-measure.js";
 
@@ -111,13 +112,7 @@ async function measureDeepPage(lab: ScaleLab): Promise<Measured> {
     return {
       floor: floor.median_ms,
       store: Number.NaN,
-      http: {
-        median_ms: Number.NaN,
-        samples: 0,
-        rss_growth_bytes: Number.NaN,
-        error: missing,
-        body: null,
-      },
+      http: unmeasured(missing),
     };
   }
   const { cursor } = found;

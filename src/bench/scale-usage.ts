@@ -6,6 +6,7 @@ import {
   startScaleLab,
   timeCall,
   timeEndpoint,
+  unmeasured,
 } from "./scale-http.js";
 import { formatMb, formatMs, printCurve } from "./scale-measure.js";
 
@@ -58,13 +59,7 @@ async function measureUsage(path: string, calls: number): Promise<UsageMeasure> 
     const pageFloor = { median_ms: Math.min(...floors.map((floor) => floor.median_ms)) };
     const found = await cursorAfter(lab, `${base}/usage/calls?limit=${PAGE}`, DEEP_PAGES);
     const cursor = "cursor" in found ? found.cursor : null;
-    const missing: EndpointTiming = {
-      median_ms: Number.NaN,
-      samples: 0,
-      rss_growth_bytes: Number.NaN,
-      error: "error" in found ? found.error : null,
-      body: null,
-    };
+    const missing = unmeasured("error" in found ? found.error : "no cursor");
     const page =
       cursor === null
         ? missing
