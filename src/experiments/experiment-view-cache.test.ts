@@ -1,24 +1,13 @@
-import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
-import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { expect, it } from "vitest";
 import { ExperimentNotFoundError } from "./experiment-report-from-store.js";
 import { ExperimentViewCache } from "./experiment-view-cache.js";
+import { temporaryStorePerTest } from "./test-fixtures.js";
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let store: SqliteSessionStore;
-beforeEach(() => {
-  folder = temporaryDirectory();
-  store = new SqliteSessionStore(join(folder.path, "lab.sqlite3"));
-});
-afterEach(() => {
-  store.close();
-  folder.remove();
-});
+const lab = temporaryStorePerTest();
 
 /** A finished one-turn run of `experiment`, written directly. */
 function finishedRun(experiment: string, repetition: number): string {
-  const id = store.createSession({
+  const id = lab.store.createSession({
     title: `${experiment} #${repetition}`,
     config: {
       experiment: {
@@ -34,8 +23,8 @@ function finishedRun(experiment: string, repetition: number): string {
       },
     },
   });
-  store.startTurn(id, { turn_index: 1, user_message: "hi" });
-  store.completeTurn(id, { turn_index: 1, wall_time_ms: 3 });
+  lab.store.startTurn(id, { turn_index: 1, user_message: "hi" });
+  lab.store.completeTurn(id, { turn_index: 1, wall_time_ms: 3 });
   return id;
 }
 
@@ -43,7 +32,7 @@ it("keeps at most `capacity` reports, dropping the least recently used", async (
   finishedRun("a", 1);
   finishedRun("b", 1);
   finishedRun("c", 1);
-  const cache = new ExperimentViewCache(store, 2);
+  const cache = new ExperimentViewCache(lab.store, 2);
   const hits = async (id: string) => (await cache.get(id)).hit;
   expect([await hits("a"), await hits("b"), await hits("a")]).toStrictEqual([false, false, true]);
   // c pushes out b, the least recently used; a stays.
@@ -56,7 +45,7 @@ it("keeps at most `maxRuns` runs across its reports, though always the latest", 
   finishedRun("a", 1);
   finishedRun("a", 2);
   finishedRun("b", 1);
-  const cache = new ExperimentViewCache(store, 4, 2);
+  const cache = new ExperimentViewCache(lab.store, 4, 2);
   const hits = async (id: string) => (await cache.get(id)).hit;
   expect([await hits("a"), await hits("a")]).toStrictEqual([false, true]);
   // b's run would make three: a leaves.
@@ -65,7 +54,7 @@ it("keeps at most `maxRuns` runs across its reports, though always the latest", 
 
 it("builds once for requests that arrive together, and refuses an unknown experiment", async () => {
   finishedRun("a", 1);
-  const cache = new ExperimentViewCache(store);
+  const cache = new ExperimentViewCache(lab.store);
   const [first, second] = await Promise.all([cache.get("a"), cache.get("a")]);
   expect(first.hit).toBe(false);
   expect(second.view).toBe(first.view);

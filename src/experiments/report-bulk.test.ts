@@ -1,9 +1,6 @@
-import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
+import { expect, it } from "vitest";
 import { createLabProviders } from "../composition/lab-providers.js";
 import { type ExperimentReport, type RunResult, Suite } from "../domain/experiment.js";
-import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { experimentReportFromStore } from "./experiment-report-from-store.js";
 import { completeRunsByKey, findExperimentRuns } from "./experiment-runs.js";
 import { readRunFacts } from "./facts.js";
@@ -13,6 +10,7 @@ import { runExperiment } from "./run-experiment.js";
 import { scoreRun } from "./score.js";
 import { expandCells } from "./suite.js";
 import { summarizeCell } from "./summarize.js";
+import { temporaryStorePerTest } from "./test-fixtures.js";
 
 /**
  * The report read in bulk is the report read session by session: the same runs, scores, costs and
@@ -20,16 +18,7 @@ import { summarizeCell } from "./summarize.js";
  * a priced model and a resumed (duplicate-free) run.
  */
 
-let folder: ReturnType<typeof temporaryDirectory>;
-let store: SqliteSessionStore;
-beforeEach(() => {
-  folder = temporaryDirectory();
-  store = new SqliteSessionStore(join(folder.path, "lab.sqlite3"));
-});
-afterEach(() => {
-  store.close();
-  folder.remove();
-});
+const lab = temporaryStorePerTest();
 
 const suite = Suite.parse({
   name: "bulk",
@@ -80,7 +69,7 @@ const suite = Suite.parse({
 async function reportSessionBySession(
   experimentId: string,
 ): Promise<Pick<ExperimentReport, "cells" | "runs">> {
-  const stored = await findExperimentRuns(store, experimentId);
+  const stored = await findExperimentRuns(lab.store, experimentId);
   const byCell = new Map<string, RunResult[]>();
   for (const cell of expandCells(suite)) byCell.set(cell.id, []);
   const scenarios = suite.scenarios.map((scenario) => scenario.id);
@@ -91,7 +80,7 @@ async function reportSessionBySession(
       left.tag.repetition - right.tag.repetition,
   );
   for (const run of complete) {
-    const turns = await readRunFacts(store, run.session.id);
+    const turns = await readRunFacts(lab.store, run.session.id);
     byCell.get(run.tag.cell)?.push({
       session_id: run.session.id,
       run_key: run.tag.run_key,
@@ -101,7 +90,7 @@ async function reportSessionBySession(
       repetition: run.tag.repetition,
       turns,
       score: scoreRun(run.tag.expect, turns),
-      ...(await storedRunCost(store, run.session, suite.prices)),
+      ...(await storedRunCost(lab.store, run.session, suite.prices)),
     });
   }
   const labels = new Map(expandCells(suite).map((cell) => [cell.id, cell.label]));
@@ -118,7 +107,7 @@ it("builds the same report from bulk slices as from per-session reads, runs kept
   let finished = 0;
   // Stopped part-way, then resumed: the report must count each run key once.
   await runExperiment({
-    store,
+    store: lab.store,
     suite,
     providers: createLabProviders(),
     signal: controller.signal,
@@ -127,7 +116,7 @@ it("builds the same report from bulk slices as from per-session reads, runs kept
       if (finished >= 10) controller.abort();
     },
   });
-  const outcome = await runExperiment({ store, suite, providers: createLabProviders() });
+  const outcome = await runExperiment({ store: lab.store, suite, providers: createLabProviders() });
   expect(outcome.finished).toBe(36);
   const { report } = outcome;
   expect(report.runs).toHaveLength(36);
@@ -142,7 +131,7 @@ it("builds the same report from bulk slices as from per-session reads, runs kept
 
   // Folded as read, without keeping the runs: the same cells (costs summed in stored order).
   const folded = await buildExperimentReport({
-    store,
+    store: lab.store,
     experiment_id: outcome.experiment_id,
     suite: suite.name,
     cells: expandCells(suite),
@@ -159,7 +148,7 @@ it("builds the same report from bulk slices as from per-session reads, runs kept
   });
 
   // The faces' report (cells, prices and order from the tags alone) lists the same runs.
-  const fromStore = await experimentReportFromStore(store, outcome.experiment_id);
+  const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
   expect(fromStore.runs).toStrictEqual(report.runs);
   expect(fromStore.cells).toStrictEqual(report.cells);
   expect(fromStore.incomplete).toBe(0);
