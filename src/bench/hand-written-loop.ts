@@ -88,7 +88,12 @@ export class HandWrittenLoop {
           tool_call_id: call.id,
           tool_calls: [],
         });
-        executed.push({ id: call.id, name: call.name, ok: result.ok, latency_ms: result.latency_ms });
+        executed.push({
+          id: call.id,
+          name: call.name,
+          ok: result.ok,
+          latency_ms: result.latency_ms,
+        });
       }
       const assistant: ChatMessage = {
         role: "assistant",

@@ -42,7 +42,9 @@ export async function openSession<Prepared>(
   if (options.session_id !== undefined) {
     const existing = await store.getSession(options.session_id);
     if (existing) {
-      if (requested) {
+      // The mode is locked: another one is refused (by ensureSession, which names both); the
+      // same one needs no write, so a turn that repeats its config costs no transaction for it.
+      if (requested && requested.tool_invocation_mode !== existing.tool_invocation_mode) {
         await store.ensureSession(options.session_id, { title: existing.title, config: requested });
       }
       const config = parseInput(LabSessionConfig, existing.config, `session ${existing.id} config`);

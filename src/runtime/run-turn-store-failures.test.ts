@@ -30,9 +30,9 @@ function hugeSearch(): Tool[] {
   return [{ ...search, execute: async () => ({ results: "x".repeat(400_000) }) }, ticket];
 }
 
-/** The batch that writes a turn's end (its last round, the turn_end audit row). */
+/** The batch that writes a turn's end (its last round, the turn_end row, the completion). */
 const endsTurn = (records: unknown) =>
-  ((records as AppendRecordsOptions).audit ?? []).some((entry) => entry.event === "turn_end");
+  (records as AppendRecordsOptions).complete_turn !== undefined;
 
 /** The store, except that `method` throws `error` when `when` says so. */
 function failing<Name extends keyof SessionStore>(
@@ -209,11 +209,16 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     try {
       const store = open();
-      let refusals = 2;
+      const full = new StorageError("database or disk is full", "SQLITE_FULL");
+      // The turn's end is written with its last round (appendRecords' complete_turn): refused,
+      // the turn fails, and the failed end (completeTurn) is refused once more, then retried.
+      let refusals = 1;
       const flaky = failing(
-        store,
+        failing(store, "appendRecords", full, (_id, records) =>
+          Boolean((records as AppendRecordsOptions).complete_turn),
+        ),
         "completeTurn",
-        new StorageError("database or disk is full", "SQLITE_FULL"),
+        full,
         () => refusals-- > 0,
       );
       const turn = await collectTurn({ store: flaky, session_id: "s", message: "hello" });

@@ -218,15 +218,16 @@ async function runClaimedTurn(
 
   const approval_wait_ms = pauses.total_ms();
   const wall_time_ms = elapsedSince(startedAt + approval_wait_ms);
-  await audit("turn_end", {
-    status,
-    wall_time_ms,
-    ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}),
+  // The last round's rows, the turn's end (its audit row and completion) and its roll-up: one
+  // write, and one read of this turn's calls only.
+  await records.flush({
+    rollup: true,
+    end: {
+      status,
+      wall_time_ms,
+      details: { status, wall_time_ms, ...(approval_wait_ms > 0 ? { approval_wait_ms } : {}) },
+    },
   });
-  // The last round's rows, the turn's end in the audit and its roll-up: one write, one read of
-  // this turn's calls only. The turn is marked ended once its record is whole.
-  await records.flush({ rollup: true });
-  await store.completeTurn(sessionId, { turn_index, wall_time_ms, status });
   const usage = records.rollup(wall_time_ms);
   const stored = await store.getSession(sessionId);
   if (stored !== null) {

@@ -5,6 +5,7 @@ import type { SessionStore } from "../store/session-store.js";
 type AppendAuditOptions = Parameters<SessionStore["appendAudit"]>[1];
 type AppendUsageOptions = Parameters<SessionStore["appendUsage"]>[1];
 type AppendCallPayloadOptions = Parameters<SessionStore["appendCallPayload"]>[1];
+type FinishedTurnStatus = NonNullable<Parameters<SessionStore["completeTurn"]>[1]["status"]>;
 
 /** Audit events someone must be able to read while the turn waits on them: written at once. */
 const LIVE_EVENTS = new Set(["turn_start", "approval_required"]);
@@ -14,6 +15,13 @@ interface Pending {
   usage: AppendUsageOptions[];
   audit: AppendAuditOptions[];
   payloads: AppendCallPayloadOptions[];
+}
+
+/** How a turn ended: its `turn_end` audit details, written with the turn's completion. */
+export interface TurnEnd {
+  status: FinishedTurnStatus;
+  wall_time_ms: number;
+  details: Record<string, unknown>;
 }
 
 const nothing = (): Pending => ({ message_groups: [], usage: [], audit: [], payloads: [] });
@@ -40,13 +48,17 @@ export class TurnRecords {
 
   /** An audit row of this turn; a live event is written at once, after what came before it. */
   async audit(event: string, details: Record<string, unknown>, round_index?: number) {
-    const entry = { event, details, turn_index: this.#turnIndex, round_index: round_index ?? null };
+    const entry = this.#entry(event, details, round_index);
     if (!LIVE_EVENTS.has(event)) {
       this.#pending.audit.push(entry);
       return;
     }
     await this.flush();
     await this.#store.appendAudit(this.#sessionId, entry);
+  }
+
+  #entry(event: string, details: Record<string, unknown>, round_index?: number) {
+    return { event, details, turn_index: this.#turnIndex, round_index: round_index ?? null };
   }
 
   usage(entry: AppendUsageOptions): void {
@@ -67,11 +79,12 @@ export class TurnRecords {
    * same transaction, from the turn's own calls (see `rollup()`). Refused, the rows stay held, so
    * the turn's failure path may try them once more (see `flushLeftovers`).
    */
-  async flush(options: { rollup?: boolean } = {}): Promise<void> {
+  async flush(options: { rollup?: boolean; end?: TurnEnd } = {}): Promise<void> {
     const batch = this.#pending;
-    const empty =
+    const held =
       batch.message_groups.length + batch.usage.length + batch.audit.length + batch.payloads.length;
-    if (empty === 0 && !options.rollup) return;
+    if (held === 0 && !options.rollup && options.end === undefined) return;
+    const { end } = options;
     this.#pending = nothing();
     try {
       const result = await this.#store.appendRecords(this.#sessionId, {
@@ -80,9 +93,19 @@ export class TurnRecords {
           messages,
         })),
         usage: batch.usage,
-        audit: batch.audit,
+        // The end's own row is not held: refused, the turn ends as failed instead.
+        audit: end ? [...batch.audit, this.#entry("turn_end", end.details)] : batch.audit,
         payloads: batch.payloads,
         ...(options.rollup ? { rollup_turn: this.#turnIndex } : {}),
+        ...(end
+          ? {
+              complete_turn: {
+                turn_index: this.#turnIndex,
+                wall_time_ms: end.wall_time_ms,
+                status: end.status,
+              },
+            }
+          : {}),
       });
       if (result.turn_rollup) this.#rollup = result.turn_rollup;
     } catch (error) {

@@ -225,4 +225,30 @@ export function recordBatchContract(getStore: () => SessionStore): void {
       Promise.resolve().then(() => store.appendRecords(id, { rollup_turn: 9 })),
     ).rejects.toBeInstanceOf(TurnNotFoundError);
   });
+
+  it("appendRecords ends the turn with its last rows (complete_turn), or not at all", async () => {
+    const store = getStore();
+    const id = await session(store);
+    const end = { turn_index: 1, wall_time_ms: 42, status: "max_rounds" as const };
+    const bad = { ...round(), usage: [usage("k", { total_tokens: 1 })], complete_turn: end };
+    await expect(Promise.resolve().then(() => store.appendRecords(id, bad))).rejects.toThrow(
+      /appendRecords: usage\.0\.usage\.total_tokens/,
+    );
+    expect((await store.listTurns(id))[0]).toMatchObject({ status: "running", completed_at: null });
+    const { turn_rollup } = await store.appendRecords(id, {
+      ...round(),
+      complete_turn: end,
+      rollup_turn: 1,
+    });
+    expect((await store.listTurns(id))[0]).toMatchObject({
+      status: "max_rounds",
+      wall_time_ms: 42,
+    });
+    expect(turn_rollup).toMatchObject({ call_count: 2, turn_wall_time_ms: 42 });
+    await expect(
+      Promise.resolve().then(() =>
+        store.appendRecords(id, { complete_turn: { ...end, turn_index: 7 } }),
+      ),
+    ).rejects.toBeInstanceOf(TurnNotFoundError);
+  });
 }

@@ -176,6 +176,11 @@ export const AppendRecordsOptions = z.strictObject({
    * `usageRollups` gives it): what a turn's end reports, without reading the whole session.
    */
   rollup_turn: index.optional(),
+  /**
+   * Ends a turn with the batch, as `completeTurn` does (after the batch's rows, before the
+   * roll-up): a turn's last round and its end commit together.
+   */
+  complete_turn: CompleteTurnOptions.optional(),
 });
 export type AppendRecordsOptions = z.input<typeof AppendRecordsOptions>;
 

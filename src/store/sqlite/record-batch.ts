@@ -121,6 +121,7 @@ export class RecordBatch {
       ...input.usage.map((entry) => entry.turn_index),
       ...input.payloads.map((entry) => entry.turn_index),
       ...(input.rollup_turn === undefined ? [] : [input.rollup_turn]),
+      ...(input.complete_turn === undefined ? [] : [input.complete_turn.turn_index]),
     ]);
     for (const turnIndex of turns) {
       if (this.#sql.selectTurn.get(sessionId, turnIndex) === undefined) {
@@ -139,9 +140,19 @@ export class RecordBatch {
       this.#sql.insertAudit.run(auditRowParams(sessionId, entry, createdAt));
     }
     const payloads_inserted = payloadRows.map((row) => this.#payloads.insertRow(row));
+    const end = input.complete_turn;
+    if (end !== undefined) {
+      this.#sql.completeTurn.run(
+        createdAt,
+        end.wall_time_ms,
+        end.status,
+        sessionId,
+        end.turn_index,
+      );
+    }
     const written =
       input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
-    if (written > 0) this.#sql.touchSession.run(createdAt, sessionId);
+    if (written > 0 || end !== undefined) this.#sql.touchSession.run(createdAt, sessionId);
     const turn_rollup =
       input.rollup_turn === undefined ? null : this.#rollups.turn(sessionId, input.rollup_turn);
     return { usage_inserted, payloads_inserted, turn_rollup };
