@@ -15,41 +15,33 @@ export interface TurnTiming {
   wall_time_ms: number | null;
 }
 
-/** The first chat completion of a turn: lowest round, then earliest start. */
-export function firstChatCall(
-  calls: UsageCallRecord[],
-  turn_index: number,
-): UsageCallRecord | null {
-  let first: UsageCallRecord | null = null;
-  for (const call of calls) {
-    if (call.turn_index !== turn_index || call.call_kind !== "chat_completion") continue;
+/**
+ * TTFT and wall time per turn; wall time from the turn record, else the usage roll-up. One pass
+ * over each list (a session of thousands of turns and calls stays linear).
+ */
+export function turnTimings(usage: UsageSummary, turns: readonly TurnRecord[] = []): TurnTiming[] {
+  const records = new Map(turns.map((turn) => [turn.turn_index, turn]));
+  const rollups = new Map(usage.turns.map((turn) => [turn.turn_index, turn]));
+  const firsts = new Map<number, UsageCallRecord>();
+  for (const call of usage.calls) {
+    if (call.call_kind !== "chat_completion") continue;
+    const first = firsts.get(call.turn_index);
     if (
-      first === null ||
+      first === undefined ||
       call.round_index < first.round_index ||
       (call.round_index === first.round_index && callStart(call) < callStart(first))
     ) {
-      first = call;
+      firsts.set(call.turn_index, call);
     }
   }
-  return first;
-}
-
-/** TTFT and wall time per turn; wall time from the turn record, else the usage roll-up. */
-export function turnTimings(usage: UsageSummary, turns: readonly TurnRecord[] = []): TurnTiming[] {
-  const indexes = new Set<number>();
-  for (const turn of usage.turns) indexes.add(turn.turn_index);
-  for (const turn of turns) indexes.add(turn.turn_index);
-  return [...indexes]
+  return [...new Set([...rollups.keys(), ...records.keys()])]
     .sort((left, right) => left - right)
-    .map((turn_index) => {
-      const record = turns.find((turn) => turn.turn_index === turn_index);
-      const rollup = usage.turns.find((turn) => turn.turn_index === turn_index);
-      return {
-        turn_index,
-        ttft_ms: firstChatCall(usage.calls, turn_index)?.ttft_ms ?? null,
-        wall_time_ms: record?.wall_time_ms ?? rollup?.turn_wall_time_ms ?? null,
-      };
-    });
+    .map((turn_index) => ({
+      turn_index,
+      ttft_ms: firsts.get(turn_index)?.ttft_ms ?? null,
+      wall_time_ms:
+        records.get(turn_index)?.wall_time_ms ?? rollups.get(turn_index)?.turn_wall_time_ms ?? null,
+    }));
 }
 
 /** When a call started, in epoch ms: it is recorded when it ends, `elapsed_ms` after its start. */

@@ -16,8 +16,13 @@ import { fetchPages, type Loaded, pageOf } from "./paging.js";
 
 /** The API's largest page: fewest round trips for a whole transcript. */
 export const RECORD_PAGE_LIMIT = 500;
-/** Rows of each list read before the page asks: ~1,000 turns of a tool-using conversation. */
+/** Messages and audit rows read before the page asks: ~1,000 turns of a tool-using conversation. */
 export const RECORD_BOUND = 5_000;
+/**
+ * Calls read before the page asks. Fewer: the transcript takes its tool facts from the audit too,
+ * and the calls only add each turn's TTFT and waterfall (the usage tab pages them itself).
+ */
+export const CALLS_BOUND = 2_000;
 
 export interface SessionRecordData {
   detail: SessionDetailResponse;
@@ -54,17 +59,18 @@ export const readAudit =
 export const readAll = <T>(read: PageReader<T>, bound: number, signal: AbortSignal) =>
   fetchPages((cursor) => read(cursor, signal), bound);
 
+/** Reads the record; `reads` (1, 2, …) multiplies the bounds, each "Read more" adding one. */
 export async function loadSessionRecord(
   id: string,
-  bound: number,
+  reads: number,
   signal: AbortSignal,
 ): Promise<SessionRecordData> {
   const [detail, rollups, messages, calls, audit] = await Promise.all([
     api.getSession(id, signal),
     api.usage(id, signal),
-    readAll(readMessages(id), bound, signal),
-    readAll(readCalls(id), bound, signal),
-    readAll(readAudit(id), bound, signal),
+    readAll(readMessages(id), reads * RECORD_BOUND, signal),
+    readAll(readCalls(id), reads * CALLS_BOUND, signal),
+    readAll(readAudit(id), reads * RECORD_BOUND, signal),
   ]);
   return {
     detail,

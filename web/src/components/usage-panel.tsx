@@ -17,6 +17,9 @@ import { PagedCallsTable } from "./calls-table.js";
 import { CostFigure } from "./cost-figure.js";
 import { EstimatedMark, TokenCostHeaders } from "./usage-cells.js";
 
+/** Turns drawn in the table and charts unless asked for all (a long session has thousands). */
+export const TURN_WINDOW = 200;
+
 /**
  * The usage tab: per-turn numbers with cost (the API's roll-ups), the calls a page at a time (each
  * model call can be opened in the call inspector), tokens and timing charts, and one turn's call
@@ -35,7 +38,18 @@ export function UsagePanel({
   requestedModel: (agent: AgentRole) => string | null;
 }) {
   const [inspected, setInspected] = useState<UsageCallRecord | null>(null);
-  const timings = useMemo(() => turnTimings(usage, turns), [usage, turns]);
+  const [everyTurn, setEveryTurn] = useState(false);
+  const allTimings = useMemo(() => turnTimings(usage, turns), [usage, turns]);
+  // A session of thousands of turns draws its latest ones unless asked for all.
+  const timings = everyTurn ? allTimings : allTimings.slice(-TURN_WINDOW);
+  const rollups = useMemo(
+    () => new Map(usage.turns.map((turn) => [turn.turn_index, turn])),
+    [usage.turns],
+  );
+  const shownRollups = useMemo(
+    () => (everyTurn ? usage.turns : usage.turns.slice(-TURN_WINDOW)),
+    [usage.turns, everyTurn],
+  );
   const turnIndexes = timings.map((timing) => timing.turn_index);
   const [selected, setSelected] = useState<number | null>(null);
   const waterfallTurn =
@@ -47,6 +61,16 @@ export function UsagePanel({
 
   return (
     <div className="usage">
+      {allTimings.length > TURN_WINDOW ? (
+        <p className="muted small" data-testid="turn-window">
+          {everyTurn
+            ? `All ${formatInt(allTimings.length)} turns are shown.`
+            : `The latest ${formatInt(TURN_WINDOW)} of ${formatInt(allTimings.length)} turns are shown here and in the charts.`}{" "}
+          <button type="button" className="link-button" onClick={() => setEveryTurn(!everyTurn)}>
+            {everyTurn ? `Show the latest ${formatInt(TURN_WINDOW)}` : "Show every turn"}
+          </button>
+        </p>
+      ) : null}
       <div className="table-scroll">
         <table className="data-table compact-table" data-testid="usage-table">
           <caption className="visually-hidden">Usage per turn</caption>
@@ -76,7 +100,7 @@ export function UsagePanel({
           </thead>
           <tbody>
             {timings.map((timing) => {
-              const rollup = usage.turns.find((turn) => turn.turn_index === timing.turn_index);
+              const rollup = rollups.get(timing.turn_index);
               return (
                 <UsageRow
                   key={timing.turn_index}
@@ -95,7 +119,7 @@ export function UsagePanel({
               ttft={null}
               wall={
                 usage.session.turn_wall_time_ms ??
-                sumKnown(timings.map((timing) => timing.wall_time_ms))
+                sumKnown(allTimings.map((timing) => timing.wall_time_ms))
               }
             />
           </tfoot>
@@ -122,7 +146,7 @@ export function UsagePanel({
         />
       ) : null}
       <div className="chart-grid">
-        <TokensChart turns={usage.turns} />
+        <TokensChart turns={shownRollups} />
         <TimingChart timings={timings} />
       </div>
       <WaterfallChart

@@ -14,7 +14,7 @@ import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
 import { compareMetrics, type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
 import { compareHref, Link, navigate, sessionHref } from "../router.js";
-import { RECORD_BOUND, readAll, readCalls } from "../session-record.js";
+import { CALLS_BOUND, readAll, readCalls } from "../session-record.js";
 import { useResource } from "../use-resource.js";
 
 interface CompareSide {
@@ -30,7 +30,7 @@ async function loadSide(id: string, signal: AbortSignal): Promise<CompareSide> {
   const [detail, rollups, calls] = await Promise.all([
     api.getSession(id, signal),
     api.usage(id, signal),
-    readAll(readCalls(id), RECORD_BOUND, signal),
+    readAll(readCalls(id), CALLS_BOUND, signal),
   ]);
   const usage = { ...rollups, calls: calls.items };
   return {
@@ -182,6 +182,8 @@ function SideView({
   const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
   const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
   const timings = turnTimings(usage, turns);
+  const rollups = new Map(usage.turns.map((turn) => [turn.turn_index, turn]));
+  const records = new Map(turns.map((turn) => [turn.turn_index, turn]));
   return (
     <section
       className="card compare-side"
@@ -271,8 +273,8 @@ function SideView({
             </thead>
             <tbody>
               {timings.map((timing) => {
-                const rollup = usage.turns.find((turn) => turn.turn_index === timing.turn_index);
-                const record = turns.find((turn) => turn.turn_index === timing.turn_index);
+                const rollup = rollups.get(timing.turn_index);
+                const record = records.get(timing.turn_index);
                 return (
                   <tr key={timing.turn_index}>
                     <th scope="row" title={record?.user_message}>

@@ -16,7 +16,7 @@ import { UsagePanel } from "../components/usage-panel.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatDateTime, formatInt, modelOf } from "../format.js";
 import { Link } from "../router.js";
-import { loadSessionRecord, RECORD_BOUND } from "../session-record.js";
+import { CALLS_BOUND, loadSessionRecord, RECORD_BOUND } from "../session-record.js";
 import { buildTranscript } from "../transcript.js";
 import { useResource } from "../use-resource.js";
 
@@ -44,9 +44,9 @@ const TABS: { id: Tab; label: string }[] = [
 
 export function SessionPage({ id }: { id: string }) {
   // How many rows of each list to read; "Read further" raises it and reloads in place.
-  const boundRef = useRef(RECORD_BOUND);
+  const readsRef = useRef(1);
   const load = useCallback(
-    (signal: AbortSignal) => loadSessionRecord(id, boundRef.current, signal),
+    (signal: AbortSignal) => loadSessionRecord(id, readsRef.current, signal),
     [id],
   );
   const resource = useResource(id, load);
@@ -177,18 +177,20 @@ export function SessionPage({ id }: { id: string }) {
         {resource.error ? <ErrorNotice error={resource.error} title="Refresh failed" /> : null}
         {data.partial ? (
           <div className="notice notice-warn" data-testid="record-partial">
-            This session is long: the first {formatInt(boundRef.current)} messages, calls and audit
-            entries of each list are shown (the totals above count everything).{" "}
+            This session is long: the chat shows its beginning (up to{" "}
+            {formatInt(readsRef.current * RECORD_BOUND)} messages and audit entries, and{" "}
+            {formatInt(readsRef.current * CALLS_BOUND)} calls for the timings); the totals above
+            count everything.{" "}
             <button
               type="button"
               className="button button-small"
               disabled={resource.loading}
               onClick={() => {
-                boundRef.current += RECORD_BOUND;
+                readsRef.current += 1;
                 void reload();
               }}
             >
-              {resource.loading ? "Reading…" : `Read ${formatInt(RECORD_BOUND)} more`}
+              {resource.loading ? "Reading…" : "Read further"}
             </button>
           </div>
         ) : null}
