@@ -1,0 +1,94 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { median } from "./measure.js";
+
+/**
+ * Timing and memory for the scale benchmark: medians within a time budget (the unpaginated code
+ * this benchmark was written against takes seconds a request at 100k sessions), and the peak
+ * resident memory a piece of work adds to this process, read from Linux's high-water mark after
+ * resetting it (`/proc/self/clear_refs`).
+ */
+
+setFlagsFromString("--expose_gc");
+const collect = runInNewContext("gc") as () => void;
+
+function statusKb(field: "VmRSS" | "VmHWM"): number {
+  const match = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync("/proc/self/status", "utf8"));
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+/** Runs `work` and returns the most resident memory it added above the level before it. */
+export async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number }> {
+  // V8 hands freed pages back to the system on background threads after a collection; wait for
+  // it, or memory returned during `work` would hide memory `work` took.
+  collect();
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  collect();
+  // "5" resets VmHWM to the current RSS (Linux ≥ 4.0).
+  writeFileSync("/proc/self/clear_refs", "5");
+  const before = statusKb("VmRSS");
+  const result = await work();
+  return { result, bytes: Math.max(0, statusKb("VmHWM") - before) * 1024 };
+}
+
+export interface Sampled {
+  median_ms: number;
+  samples: number;
+}
+
+/**
+ * The median of up to `samples` timed runs after warming up, stopping early (at least three
+ * runs) once `budgetMs` is spent, so a slow path is measured without taking minutes.
+ */
+export async function sampleMedian(
+  run: () => unknown,
+  samples: number,
+  budgetMs = 5_000,
+): Promise<Sampled> {
+  // Cheap paths get a few warm-up runs (the JIT, SQLite's page cache), expensive ones one.
+  let warmMs = 0;
+  for (let warmUp = 0; warmUp < 5 && warmMs < 40; warmUp++) {
+    const warm = performance.now();
+    await run();
+    warmMs = performance.now() - warm;
+  }
+  const times: number[] = [];
+  const started = performance.now();
+  for (let sample = 0; sample < samples; sample++) {
+    if (warmMs > budgetMs) break;
+    const start = performance.now();
+    await run();
+    times.push(performance.now() - start);
+    if (times.length >= 3 && performance.now() - started > budgetMs) break;
+  }
+  return times.length === 0
+    ? { median_ms: warmMs, samples: 1 }
+    : { median_ms: median(times), samples: times.length };
+}
+
+export const formatMs = (ms: number) =>
+  Number.isNaN(ms) ? "n/a" : ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(2)} ms`;
+export const formatMb = (bytes: number) =>
+  Number.isNaN(bytes) ? "n/a" : `${(bytes / 1_048_576).toFixed(1)} MB`;
+export const formatCount = (count: number) =>
+  count >= 1_000_000 && count % 1_000_000 === 0
+    ? `${count / 1_000_000}M`
+    : count >= 1000 && count % 1000 === 0
+      ? `${count / 1000}k`
+      : String(count);
+
+/** Prints a curve: one row per measured line, one column per size. */
+export function printCurve(
+  title: string,
+  sizes: readonly number[],
+  rows: ReadonlyArray<readonly [label: string, cells: readonly string[]]>,
+): void {
+  const width = Math.max(...rows.map(([label]) => label.length), title.length) + 2;
+  console.log(
+    `\n  ${title.padEnd(width)}${sizes.map((size) => formatCount(size).padStart(12)).join("")}`,
+  );
+  for (const [label, cells] of rows) {
+    console.log(`  ${label.padEnd(width)}${cells.map((cell) => cell.padStart(12)).join("")}`);
+  }
+}
