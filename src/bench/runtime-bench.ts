@@ -178,7 +178,7 @@ function labSession(
  * alternating (a busy machine slows both alike), the model's own time subtracted from both: what
  * the lab's validation, events and bookkeeping cost per round over the floor.
  */
-async function labAgainstLoop(directory: string): Promise<Figure> {
+export async function labAgainstLoop(directory: string): Promise<Figure> {
   const TURNS = 120;
   const path = join(directory, "loop.sqlite3");
   const store = new SqliteSessionStore(path);

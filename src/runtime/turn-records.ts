@@ -7,8 +7,11 @@ type AppendUsageOptions = Parameters<SessionStore["appendUsage"]>[1];
 type AppendCallPayloadOptions = Parameters<SessionStore["appendCallPayload"]>[1];
 type FinishedTurnStatus = NonNullable<Parameters<SessionStore["completeTurn"]>[1]["status"]>;
 
-/** Audit events someone must be able to read while the turn waits on them: written at once. */
-const LIVE_EVENTS = new Set(["turn_start", "approval_required"]);
+/**
+ * Audit events someone must be able to read while the turn waits on them: written at once. (The
+ * turn_start row is written with the claim, turn-lock.ts.)
+ */
+const LIVE_EVENTS = new Set(["approval_required"]);
 
 interface Pending {
   message_groups: ChatMessage[][];

@@ -45,6 +45,13 @@ export const ClaimTurnOptions = z.strictObject({
       message: "is_runner_alive must be a function",
     })
     .optional(),
+  /**
+   * The new turn's first audit row (its `turn_start`), written in the claim's transaction, so a
+   * turn starts with one commit; stored as `appendAudit` stores it (repaired and redacted).
+   */
+  audit: z
+    .strictObject({ event: z.string().min(1), details: boundedRecord().default({}) })
+    .optional(),
 });
 export type ClaimTurnOptions = z.input<typeof ClaimTurnOptions>;
 

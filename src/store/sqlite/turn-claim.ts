@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
 import type { ClaimedTurn } from "../session-store.js";
 import type { ClaimTurnOptions } from "../store-inputs.js";
+import { auditRowParams } from "./record-batch.js";
 import { toMessageRowParams } from "./rows.js";
 import type { Statements } from "./statements.js";
 
@@ -10,7 +11,7 @@ type ClaimInput = z.output<typeof ClaimTurnOptions>;
 
 /**
  * `claimTurn` for SQLite. The check for a running turn, the choice of the next index and the
- * inserts are one BEGIN IMMEDIATE transaction: SQLite lets one connection at a time hold the write
+ * inserts (the turn, its user message, its first audit row) are one BEGIN IMMEDIATE transaction: SQLite lets one connection at a time hold the write
  * lock, so two processes claiming together are serialized and the second sees the first's turn.
  */
 export class TurnClaim {
@@ -82,6 +83,11 @@ export class TurnClaim {
             timestamp,
           ),
         );
+        if (input.audit !== undefined) {
+          this.#sql.insertAudit.run(
+            auditRowParams(sessionId, { ...input.audit, turn_index, round_index: null }, timestamp),
+          );
+        }
         return { turn_index, interrupted };
       })
       .immediate();
