@@ -235,14 +235,10 @@ async function runClaimedTurn(
     },
   });
   const usage = records.rollup(wall_time_ms);
-  const stored = await store.getSession(sessionId);
-  if (stored !== null) {
-    keepHistory(
-      store,
-      sessionId,
-      { turn_index, updated_at: stored.updated_at, history },
-      history.slice(before),
-    );
+  // The time the turn's end was written at is the session's updated_at it left: no read back.
+  const { updated_at } = records;
+  if (updated_at !== null) {
+    keepHistory(store, sessionId, { turn_index, updated_at, history }, history.slice(before));
   }
   emit({
     type: "turn_end",

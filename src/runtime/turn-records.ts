@@ -41,6 +41,7 @@ export class TurnRecords {
   readonly #turnIndex: number;
   #pending = nothing();
   #rollup: TurnUsageRollup;
+  #updatedAt: string | null = null;
 
   constructor(store: SessionStore, sessionId: string, turnIndex: number) {
     this.#store = store;
@@ -111,6 +112,7 @@ export class TurnRecords {
           : {}),
       });
       if (result.turn_rollup) this.#rollup = result.turn_rollup;
+      if (result.updated_at !== null) this.#updatedAt = result.updated_at;
     } catch (error) {
       this.#pending = merge(batch, this.#pending);
       throw error;
@@ -129,6 +131,11 @@ export class TurnRecords {
       // The rounds written before still count: read them back alone (a write of nothing).
       await this.flush({ rollup: true }).catch(() => {});
     }
+  }
+
+  /** The session's `updated_at` as this turn's last write left it (null before any). */
+  get updated_at(): string | null {
+    return this.#updatedAt;
   }
 
   /** The turn's usage as last read back (zeros until a flush asked for it). */

@@ -198,4 +198,10 @@ export interface AppendRecordsResult {
   payloads_inserted: boolean[];
   /** The roll-up of `rollup_turn`, read in the same transaction; null when none was asked. */
   turn_rollup: TurnUsageRollup | null;
+  /**
+   * The session's `updated_at` as this batch left it (the time every row of the batch carries);
+   * null when the batch wrote nothing, so moved nothing. What a caller that keeps state between
+   * writes compares with later, without reading the session back.
+   */
+  updated_at: string | null;
 }
