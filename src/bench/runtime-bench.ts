@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLabProviders } from "../composition/lab-providers.js";
 import { runTurn } from "../composition/run-turn.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
@@ -154,6 +155,8 @@ function labSession(
   session_id: string,
 ): () => Promise<[number, number]> {
   const chat = new TimedModel(new SimChatModel({}));
+  // Built once, as a server or CLI session builds them (the hand-written loop's tools are too).
+  const providers = createLabProviders();
   let turn = 0;
   return async () => {
     const before = chat.spent_ms;
@@ -165,6 +168,7 @@ function labSession(
       message: `search for round cost ${turn++}`,
       config: { tool_invocation_mode: "chat_agent_tools", capture: { payloads: "off" } },
       models: { chat, event: chat },
+      providers,
     })) {
       if (event.type === "round_end") rounds++;
     }

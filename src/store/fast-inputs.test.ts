@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseInput } from "../domain/validation.js";
 import { parseAppendAudit, parseAppendRecords } from "./fast-inputs.js";
 import { AppendAuditOptions, AppendRecordsOptions } from "./store-inputs.js";
@@ -74,6 +74,67 @@ const AUDIT = {
   round_index: 1,
 };
 
+/** A model call's row, every metadata field given, and an assistant message with a tool call. */
+const CALL_ROUND = {
+  message_groups: [
+    {
+      turn_index: 1,
+      messages: [
+        {
+          role: "assistant",
+          content: "Let me look.",
+          reasoning: "think",
+          refusal: "",
+          tool_calls: [
+            {
+              id: "c1",
+              name: "mock_search",
+              arguments: { query: "q" },
+              raw_arguments: '{"query":"q"}',
+            },
+          ],
+        },
+        { role: "tool", content: "{}", name: "mock_search", tool_call_id: "c1", tool_calls: [] },
+      ],
+    },
+  ],
+  usage: [
+    {
+      turn_index: 1,
+      round_index: 1,
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        total_tokens: 15,
+        cached_tokens: 4,
+        reasoning_tokens: 2,
+        cache_write_tokens: 1,
+      },
+      ttft_ms: 0.3,
+      elapsed_ms: 0.5,
+      metadata: {
+        agent: "chat_agent",
+        call_kind: "chat_completion",
+        event_id: null,
+        event_name: "x",
+        used_fallback: false,
+        tool_latency_ms: null,
+        metric_key: "chat:1:1",
+        estimated: true,
+        usage_source: "endpoint",
+        cost_usd: 0.01,
+        cost_estimated_usd: 0,
+        response_model: "sim",
+        response_id: "r",
+        system_fingerprint: null,
+        finish_reason: "tool_calls",
+        refusal: false,
+        raw_usage: { total_tokens: 15 },
+      },
+    },
+  ],
+};
+
 const RECORDS = {
   message_groups: [
     {
@@ -94,6 +155,7 @@ const RECORDS = {
     },
   ],
   audit: [AUDIT, { event: "turn_end", details: { status: "completed" }, turn_index: 2 }],
+  complete_turn: { turn_index: 2, wall_time_ms: 3.5, status: "completed" },
   payloads: [],
   rollup_turn: 2,
 };
@@ -108,12 +170,31 @@ describe("the store's fast input checks", () => {
   });
 
   it("give what zod gives for a round's batch and every mutation of it", () => {
-    const inputs = [RECORDS, { audit: [AUDIT] }, {}, ...mutations(RECORDS)];
-    expect(inputs.length).toBeGreaterThan(500);
+    const inputs = [
+      RECORDS,
+      CALL_ROUND,
+      { audit: [AUDIT] },
+      {},
+      ...mutations(RECORDS),
+      ...mutations(CALL_ROUND),
+    ];
+    expect(inputs.length).toBeGreaterThan(2_000);
     for (const input of inputs) {
       expect(outcome(() => parseAppendRecords(input))).toStrictEqual(
         outcome(() => parseInput(AppendRecordsOptions, input, "appendRecords")),
       );
+    }
+  });
+
+  it("take the batches the runtime writes without asking zod", () => {
+    const zod = vi.spyOn(AppendRecordsOptions, "safeParse");
+    try {
+      for (const input of [RECORDS, CALL_ROUND]) {
+        expect(parseAppendRecords(input)).toStrictEqual(AppendRecordsOptions.parse(input));
+      }
+      expect(zod).not.toHaveBeenCalled();
+    } finally {
+      zod.mockRestore();
     }
   });
 

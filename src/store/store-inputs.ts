@@ -95,7 +95,7 @@ export type AppendAuditOptions = z.input<typeof AppendAuditOptions>;
  * spends no tokens, so it is not checked. A count with only a total (prompt and completion 0) is
  * the seed's own shape (`TokenUsage(total_tokens=1)`) and stays accepted: it has no split to check.
  */
-function checkTokenAccounting(
+export function checkTokenAccounting(
   usage: TokenUsage,
   context: z.RefinementCtx,
   path: (string | number)[],
