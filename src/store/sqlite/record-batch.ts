@@ -94,10 +94,11 @@ export function usageRowParams(
  * up front: an unknown one refuses the batch before anything is written.
  */
 export class RecordBatch {
-  readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #payloads: CallPayloads;
   readonly #rollups: UsageRollups;
+  /** Made once: better-sqlite3 builds five wrappers for every transaction function it is given. */
+  readonly #transaction;
 
   constructor(
     db: Database.Database,
@@ -105,19 +106,20 @@ export class RecordBatch {
     payloads: CallPayloads,
     rollups: UsageRollups,
   ) {
-    this.#db = db;
     this.#sql = sql;
     this.#payloads = payloads;
     this.#rollups = rollups;
+    this.#transaction = db.transaction(
+      (sessionId: string, input: ValidRecords, rows: PayloadRowParams[], createdAt: string) =>
+        this.#write(sessionId, input, rows, createdAt),
+    );
   }
 
   append(sessionId: string, input: ValidRecords, createdAt: string): AppendRecordsResult {
     const payloadRows = input.payloads.map((payload) =>
       this.#payloads.row(sessionId, payload, createdAt),
     );
-    return this.#db
-      .transaction(() => this.#write(sessionId, input, payloadRows, createdAt))
-      .immediate();
+    return this.#transaction.immediate(sessionId, input, payloadRows, createdAt);
   }
 
   #write(
