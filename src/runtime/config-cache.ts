@@ -6,40 +6,50 @@ const MAX_CONFIGS = 64;
 
 const parsed = new Map<string, LabSessionConfig>();
 
+/** Deeper than any real config (json-limits.ts refuses past 64 levels): zod judges those. */
+const MAX_PLAIN_DEPTH = 32;
+
 /**
- * The JSON text of a value made only of what JSON keeps as it is (plain objects, arrays, strings,
- * finite numbers but -0, booleans, null), else null. Two such values with one text parse alike, so the
- * text is a safe key; anything JSON would change or drop (undefined, NaN, a Date, a class
- * instance, a toJSON, a hole) makes the value uncacheable, and it is parsed as it is.
+ * Whether a value is made only of what JSON keeps as it is (plain objects, arrays without holes,
+ * strings, finite numbers but -0, booleans, null), at most MAX_PLAIN_DEPTH levels deep. Walked
+ * with a bound, so a document nested a hundred thousand levels deep is zod's to refuse.
+ */
+function isPlain(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      // JSON writes NaN as null and -0 as 0.
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "object": {
+      if (value === null) return true;
+      if (depth >= MAX_PLAIN_DEPTH) return false;
+      // JSON would write what toJSON returns, the parser reads the object itself.
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+      if (Array.isArray(value)) {
+        for (let index = 0; index < value.length; index++) {
+          if (!(index in value) || !isPlain(value[index], depth + 1)) return false;
+        }
+        return true;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return false;
+      for (const child of Object.values(value)) if (!isPlain(child, depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * The JSON text of a plain value (see isPlain), else null. Two plain values with one text parse
+ * alike, so the text is a safe key; anything JSON would change or drop makes the value
+ * uncacheable, and it is parsed as it is.
  */
 function plainJson(value: unknown): string | null {
-  let plain = true;
-  const text = JSON.stringify(value, function check(this: unknown, key: string, converted) {
-    const original = (this as Record<string, unknown>)[key];
-    switch (typeof original) {
-      case "string":
-      case "boolean":
-        break;
-      case "number":
-        // JSON writes NaN as null and -0 as 0.
-        if (!Number.isFinite(original) || Object.is(original, -0)) plain = false;
-        break;
-      case "object": {
-        if (original === null) break;
-        // JSON would write what toJSON returns, the parser reads the object itself.
-        if (typeof (original as { toJSON?: unknown }).toJSON === "function") plain = false;
-        const prototype = Object.getPrototypeOf(original);
-        if (!Array.isArray(original) && prototype !== Object.prototype && prototype !== null) {
-          plain = false;
-        }
-        break;
-      }
-      default:
-        plain = false;
-    }
-    return converted;
-  });
-  return plain && text !== undefined ? text : null;
+  return isPlain(value, 0) ? JSON.stringify(value) : null;
 }
 
 function deepFreeze<T>(value: T): T {
