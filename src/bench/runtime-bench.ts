@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createLabProviders } from "../composition/lab-providers.js";
 import { runTurn } from "../composition/run-turn.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
@@ -154,6 +155,8 @@ function labSession(
   session_id: string,
 ): () => Promise<[number, number]> {
   const chat = new TimedModel(new SimChatModel({}));
+  // Built once, as a server or CLI session builds them (the hand-written loop's tools are too).
+  const providers = createLabProviders();
   let turn = 0;
   return async () => {
     const before = chat.spent_ms;
@@ -165,6 +168,7 @@ function labSession(
       message: `search for round cost ${turn++}`,
       config: { tool_invocation_mode: "chat_agent_tools", capture: { payloads: "off" } },
       models: { chat, event: chat },
+      providers,
     })) {
       if (event.type === "round_end") rounds++;
     }
@@ -178,7 +182,7 @@ function labSession(
  * alternating (a busy machine slows both alike), the model's own time subtracted from both: what
  * the lab's validation, events and bookkeeping cost per round over the floor.
  */
-async function labAgainstLoop(directory: string): Promise<Figure> {
+export async function labAgainstLoop(directory: string): Promise<Figure> {
   const TURNS = 120;
   const path = join(directory, "loop.sqlite3");
   const store = new SqliteSessionStore(path);

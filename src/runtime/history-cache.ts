@@ -1,4 +1,4 @@
-import { toWellFormed } from "../domain/json-limits.js";
+import { isWellFormedText } from "../domain/json-limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { SessionStore } from "../store/session-store.js";
 
@@ -39,6 +39,16 @@ export function takeHistory(
   return fresh ? entry.history : null;
 }
 
+/** Whether every string and key in the value is well-formed (nothing for the store to repair). */
+function isWellFormed(value: unknown): boolean {
+  if (typeof value === "string") return isWellFormedText(value);
+  if (Array.isArray(value)) return value.every(isWellFormed);
+  if (value === null || typeof value !== "object") return true;
+  return Object.entries(value).every(
+    ([key, child]) => isWellFormedText(key) && isWellFormed(child),
+  );
+}
+
 /**
  * Keeps a completed turn's history for the session's next turn (see takeHistory); `added` is what
  * this turn appended to it (the rest was checked when it was kept, or read from the store).
@@ -50,8 +60,7 @@ export function keepHistory(
   added: readonly ChatMessage[],
 ): void {
   // A text the store repairs on write (a lone surrogate) would be read back other than it is here.
-  const text = JSON.stringify(added);
-  if (JSON.stringify(toWellFormed(added)) !== text) return;
+  if (!added.every(isWellFormed)) return;
   let sessions = kept.get(store);
   if (sessions === undefined) {
     sessions = new Map();

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import { SessionNotFoundError } from "../domain/errors.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
-import { parseInput } from "../domain/validation.js";
 import type { SessionStore } from "../store/session-store.js";
+import { parseSessionConfig } from "./config-cache.js";
 
 export interface OpenSessionOptions {
   store: SessionStore;
@@ -35,9 +35,7 @@ export async function openSession<Prepared>(
 ): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
-    options.config === undefined
-      ? undefined
-      : parseInput(LabSessionConfig, options.config, "config");
+    options.config === undefined ? undefined : parseSessionConfig(options.config, "config");
   const title = options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
     const existing = await store.getSession(options.session_id);
@@ -47,7 +45,7 @@ export async function openSession<Prepared>(
       if (requested && requested.tool_invocation_mode !== existing.tool_invocation_mode) {
         await store.ensureSession(options.session_id, { title: existing.title, config: requested });
       }
-      const config = parseInput(LabSessionConfig, existing.config, `session ${existing.id} config`);
+      const config = parseSessionConfig(existing.config, `session ${existing.id} config`);
       const prepared = await prepare(config);
       return { sessionId: existing.id, config, prepared, updated_at: existing.updated_at };
     }
@@ -59,7 +57,7 @@ export async function openSession<Prepared>(
     await store.ensureSession(options.session_id, { title, config });
     const stored = await store.getSession(options.session_id);
     if (stored === null) throw new SessionNotFoundError(options.session_id);
-    const storedConfig = parseInput(LabSessionConfig, stored.config, `session ${stored.id} config`);
+    const storedConfig = parseSessionConfig(stored.config, `session ${stored.id} config`);
     return isDeepStrictEqual(storedConfig, config)
       ? { sessionId: stored.id, config, prepared, updated_at: null }
       : {

@@ -121,12 +121,8 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     await completedTurn({ store: probe, session_id: "s", message: "hello" });
   });
 
+  // The turn_start row is written with the claim (a refused claim is the test above).
   it.each([
-    [
-      "appendAudit of turn_start",
-      "appendAudit",
-      (_id: unknown, options: unknown) => (options as { event: string }).event === "turn_start",
-    ],
     // A round's rows are written together at its end (runtime/turn-records.ts).
     [
       "appendRecords of a round's messages",

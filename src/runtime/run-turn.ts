@@ -97,8 +97,22 @@ async function driveTurn(
   } = await openSession(options, (config) =>
     prepareTurn(config, options.providers, { models: options.models, signal }),
   );
+  const strategy = STRATEGIES[config.tool_invocation_mode];
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
-  const claim = await claimTurn(store, sessionId, message);
+  // The turn_start row is written with the claim: a turn starts with one commit.
+  const claim = await claimTurn(store, sessionId, message, {
+    event: "turn_start",
+    details: {
+      mode: config.tool_invocation_mode,
+      chat_model: `${chat_model.provider}:${chat_model.model}`,
+      event_model: `${event_model.provider}:${event_model.model}`,
+      simulated: chat_model.simulated || event_model.simulated,
+      tools: tools.names(),
+      max_rounds: config.max_rounds,
+      // What every round of this turn sends as the system message (dual_agent: with the catalog).
+      system_prompt: strategy.systemPrompt({ config, tools }),
+    },
+  });
   const { turn_index } = claim;
   // This process's last turn of the session, when nothing was written since (history-cache.ts).
   const kept = takeHistory(store, sessionId, { ...claim, updated_at });
@@ -194,27 +208,19 @@ async function runClaimedTurn(
     audit,
     records,
   };
-  const simulated = chat_model.simulated || event_model.simulated;
-  const strategy = STRATEGIES[config.tool_invocation_mode];
-  await audit("turn_start", {
-    mode: config.tool_invocation_mode,
-    chat_model: `${chat_model.provider}:${chat_model.model}`,
-    event_model: `${event_model.provider}:${event_model.model}`,
-    simulated,
-    tools: tools.names(),
-    max_rounds: config.max_rounds,
-    // What every round of this turn sends as the system message (dual_agent: with the catalog).
-    system_prompt: strategy.systemPrompt(context),
-  });
   emit({
     type: "turn_start",
     session_id: sessionId,
     turn_index,
     mode: config.tool_invocation_mode,
-    simulated,
+    simulated: chat_model.simulated || event_model.simulated,
   });
 
-  const { status, answer } = await runRounds(context, strategy, history);
+  const { status, answer } = await runRounds(
+    context,
+    STRATEGIES[config.tool_invocation_mode],
+    history,
+  );
 
   const approval_wait_ms = pauses.total_ms();
   const wall_time_ms = elapsedSince(startedAt + approval_wait_ms);
@@ -229,14 +235,10 @@ async function runClaimedTurn(
     },
   });
   const usage = records.rollup(wall_time_ms);
-  const stored = await store.getSession(sessionId);
-  if (stored !== null) {
-    keepHistory(
-      store,
-      sessionId,
-      { turn_index, updated_at: stored.updated_at, history },
-      history.slice(before),
-    );
+  // The time the turn's end was written at is the session's updated_at it left: no read back.
+  const { updated_at } = records;
+  if (updated_at !== null) {
+    keepHistory(store, sessionId, { turn_index, updated_at, history }, history.slice(before));
   }
   emit({
     type: "turn_end",

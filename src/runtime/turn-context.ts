@@ -68,7 +68,7 @@ export function newRoundState(round_index: number): RoundState {
 export interface ModeStrategy {
   readonly mode: ToolInvocationMode;
   /** The chat agent's system message, as sent every round of the turn (recorded at turn_start). */
-  systemPrompt(context: TurnContext): string;
+  systemPrompt(context: Pick<TurnContext, "config" | "tools">): string;
   /** Streams one chat-agent call and runs the tools it asks for, filling `state`. */
   runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState): Promise<void>;
 }

@@ -47,12 +47,13 @@ export interface ClaimedSessionTurn {
  * One turn at a time per session: refused at once in this process, and across processes (and
  * threads) while the one that runs the turn is alive, by the store's atomic claim. A turn left
  * "running" by a process that died (kill -9) is marked interrupted, so the session can go on.
- * The claim stores the turn and its user message.
+ * The claim stores the turn, its user message and its first audit row (`audit`, the turn_start).
  */
 export async function claimTurn(
   store: SessionStore,
   sessionId: string,
   userMessage: string,
+  audit?: { event: string; details: Record<string, unknown> },
 ): Promise<ClaimedSessionTurn> {
   // Claimed before the first await, so two turns started together in this process cannot both pass.
   if (running.has(sessionId)) throw new TurnInProgressError(sessionId, null, THIS_RUNNER);
@@ -65,6 +66,7 @@ export async function claimTurn(
       user_message: userMessage,
       runner: THIS_RUNNER,
       is_runner_alive: isAlive,
+      ...(audit === undefined ? {} : { audit }),
     });
     return { turn_index, interrupted, release };
   } catch (error) {

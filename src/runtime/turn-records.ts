@@ -7,8 +7,11 @@ type AppendUsageOptions = Parameters<SessionStore["appendUsage"]>[1];
 type AppendCallPayloadOptions = Parameters<SessionStore["appendCallPayload"]>[1];
 type FinishedTurnStatus = NonNullable<Parameters<SessionStore["completeTurn"]>[1]["status"]>;
 
-/** Audit events someone must be able to read while the turn waits on them: written at once. */
-const LIVE_EVENTS = new Set(["turn_start", "approval_required"]);
+/**
+ * Audit events someone must be able to read while the turn waits on them: written at once. (The
+ * turn_start row is written with the claim, turn-lock.ts.)
+ */
+const LIVE_EVENTS = new Set(["approval_required"]);
 
 interface Pending {
   message_groups: ChatMessage[][];
@@ -38,6 +41,7 @@ export class TurnRecords {
   readonly #turnIndex: number;
   #pending = nothing();
   #rollup: TurnUsageRollup;
+  #updatedAt: string | null = null;
 
   constructor(store: SessionStore, sessionId: string, turnIndex: number) {
     this.#store = store;
@@ -108,6 +112,7 @@ export class TurnRecords {
           : {}),
       });
       if (result.turn_rollup) this.#rollup = result.turn_rollup;
+      if (result.updated_at !== null) this.#updatedAt = result.updated_at;
     } catch (error) {
       this.#pending = merge(batch, this.#pending);
       throw error;
@@ -126,6 +131,11 @@ export class TurnRecords {
       // The rounds written before still count: read them back alone (a write of nothing).
       await this.flush({ rollup: true }).catch(() => {});
     }
+  }
+
+  /** The session's `updated_at` as this turn's last write left it (null before any). */
+  get updated_at(): string | null {
+    return this.#updatedAt;
   }
 
   /** The turn's usage as last read back (zeros until a flush asked for it). */

@@ -73,6 +73,7 @@ export function recordBatchContract(getStore: () => SessionStore): void {
       usage_inserted: [true, true],
       payloads_inserted: [true],
       turn_rollup: null,
+      updated_at: expect.any(String),
     });
 
     const { messages, audit, calls, payload, session: stored } = await snapshot(store, id);
@@ -97,6 +98,7 @@ export function recordBatchContract(getStore: () => SessionStore): void {
     const times = new Set([...messages, ...audit, ...calls].map((row) => row.created_at));
     expect(times.size).toBe(1);
     expect(stored?.updated_at).toBe([...times][0]);
+    expect(result.updated_at).toBe(stored?.updated_at);
   });
 
   it("appendRecords is idempotent by metric key: a retried round inserts no usage or payload twice", async () => {
@@ -111,6 +113,7 @@ export function recordBatchContract(getStore: () => SessionStore): void {
       usage_inserted: [false, true, false],
       payloads_inserted: [true, false],
       turn_rollup: null,
+      updated_at: expect.any(String),
     });
     expect((await store.usageSummary(id)).calls.map((call) => call.metric_key)).toEqual([
       "chat:1:1",
@@ -184,6 +187,7 @@ export function recordBatchContract(getStore: () => SessionStore): void {
       usage_inserted: [],
       payloads_inserted: [],
       turn_rollup: null,
+      updated_at: null,
     });
     expect(await snapshot(store, id)).toEqual(before);
   });

@@ -45,6 +45,13 @@ export const ClaimTurnOptions = z.strictObject({
       message: "is_runner_alive must be a function",
     })
     .optional(),
+  /**
+   * The new turn's first audit row (its `turn_start`), written in the claim's transaction, so a
+   * turn starts with one commit; stored as `appendAudit` stores it (repaired and redacted).
+   */
+  audit: z
+    .strictObject({ event: z.string().min(1), details: boundedRecord().default({}) })
+    .optional(),
 });
 export type ClaimTurnOptions = z.input<typeof ClaimTurnOptions>;
 
@@ -88,7 +95,7 @@ export type AppendAuditOptions = z.input<typeof AppendAuditOptions>;
  * spends no tokens, so it is not checked. A count with only a total (prompt and completion 0) is
  * the seed's own shape (`TokenUsage(total_tokens=1)`) and stays accepted: it has no split to check.
  */
-function checkTokenAccounting(
+export function checkTokenAccounting(
   usage: TokenUsage,
   context: z.RefinementCtx,
   path: (string | number)[],
@@ -191,4 +198,10 @@ export interface AppendRecordsResult {
   payloads_inserted: boolean[];
   /** The roll-up of `rollup_turn`, read in the same transaction; null when none was asked. */
   turn_rollup: TurnUsageRollup | null;
+  /**
+   * The session's `updated_at` as this batch left it (the time every row of the batch carries);
+   * null when the batch wrote nothing, so moved nothing. What a caller that keeps state between
+   * writes compares with later, without reading the session back.
+   */
+  updated_at: string | null;
 }

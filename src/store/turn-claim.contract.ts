@@ -117,6 +117,28 @@ export function turnClaimContract(getStore: () => SessionStore): void {
     ]);
   });
 
+  it("claimTurn writes the new turn's first audit row with it, after the interrupted ones, redacted", async () => {
+    const store = getStore();
+    await store.createSession({ title: "audited", config: {}, session_id: "audited" });
+    await store.claimTurn("audited", { user_message: "first", runner: "9@h" });
+    const key = "sk-live-0123456789abcdefghijklmnop";
+    const claimed = await store.claimTurn("audited", {
+      user_message: "second",
+      runner: "10@h",
+      is_runner_alive: dead,
+      audit: { event: "turn_start", details: { tools: ["mock_search"], note: `key ${key}` } },
+    });
+    expect(claimed.turn_index).toBe(2);
+    const audit = await store.listAuditLogs("audited");
+    expect(
+      audit.map(({ event, turn_index, round_index }) => [event, turn_index, round_index]),
+    ).toEqual([
+      ["turn_interrupted", 1, null],
+      ["turn_start", 2, null],
+    ]);
+    expect(audit[1]?.details).toStrictEqual({ tools: ["mock_search"], note: "key [redacted]" });
+  });
+
   it("claimTurn refuses an unknown session and bad input, storing nothing", async () => {
     const store = getStore();
     await expect(
@@ -128,6 +150,8 @@ export function turnClaimContract(getStore: () => SessionStore): void {
       { user_message: 3, runner: "1@h" },
       { user_message: "x", runner: "1@h", is_runner_alive: "yes" },
       { user_message: "x", runner: "1@h", turn_index: 4 },
+      { user_message: "x", runner: "1@h", audit: { event: "", details: {} } },
+      { user_message: "x", runner: "1@h", audit: { event: "turn_start", details: [] } },
     ]) {
       await expect(
         Promise.resolve().then(() =>
@@ -137,5 +161,6 @@ export function turnClaimContract(getStore: () => SessionStore): void {
     }
     expect(await store.listTurns("input")).toStrictEqual([]);
     expect(await store.listMessages("input")).toStrictEqual([]);
+    expect(await store.listAuditLogs("input")).toStrictEqual([]);
   });
 }

@@ -14,7 +14,7 @@ export const DEFAULT_SYSTEM_PROMPT =
 export const chatAgentTools: ModeStrategy = {
   mode: "chat_agent_tools",
 
-  systemPrompt(context: TurnContext): string {
+  systemPrompt(context: Pick<TurnContext, "config" | "tools">): string {
     return context.config.chat_agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT;
   },
 

@@ -21,7 +21,7 @@ export const dualAgent: ModeStrategy = {
   mode: "dual_agent",
 
   /** The user's prompt (or the default), then the event catalog, which the mode always adds. */
-  systemPrompt(context: TurnContext): string {
+  systemPrompt(context: Pick<TurnContext, "config" | "tools">): string {
     const prompt = context.config.chat_agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT;
     return `${prompt}\n\n${renderEventCatalog(context.tools.definitions())}`;
   },

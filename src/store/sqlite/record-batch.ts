@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
 import type { z } from "zod";
 import { SessionNotFoundError, TurnNotFoundError } from "../../domain/errors.js";
-import { toWellFormed } from "../../domain/json-limits.js";
+import { toWellFormedText } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
-import { redactSecrets } from "../../domain/secrets.js";
+import { isSecretKey, REDACTED, redactSecretText } from "../../domain/secrets.js";
 import type {
   AppendAuditOptions,
   AppendRecordsOptions,
@@ -19,6 +19,19 @@ type ValidAudit = z.output<typeof AppendAuditOptions>;
 type ValidUsage = z.output<typeof AppendUsageOptions>;
 type ValidRecords = z.output<typeof AppendRecordsOptions>;
 
+/** `redactSecrets(toWellFormed(value))` in one walk, one copy instead of two. */
+function storableDetails(value: unknown): unknown {
+  if (typeof value === "string") return redactSecretText(toWellFormedText(value));
+  if (Array.isArray(value)) return value.map((item) => storableDetails(item));
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, child]) => {
+      const clean = toWellFormedText(key);
+      return [clean, isSecretKey(clean) ? REDACTED : storableDetails(child)];
+    }),
+  );
+}
+
 /** An audit row as `appendAudit` writes it: details repaired and redacted, never refused. */
 export function auditRowParams(
   sessionId: string,
@@ -31,7 +44,7 @@ export function auditRowParams(
     round_index: input.round_index,
     event: input.event,
     // Audit details come from endpoints and tools: repaired and redacted, never refused.
-    details_json: JSON.stringify(redactSecrets(toWellFormed(input.details))),
+    details_json: JSON.stringify(storableDetails(input.details)),
     created_at: createdAt,
   };
 }
@@ -81,10 +94,11 @@ export function usageRowParams(
  * up front: an unknown one refuses the batch before anything is written.
  */
 export class RecordBatch {
-  readonly #db: Database.Database;
   readonly #sql: Statements;
   readonly #payloads: CallPayloads;
   readonly #rollups: UsageRollups;
+  /** Made once: better-sqlite3 builds five wrappers for every transaction function it is given. */
+  readonly #transaction;
 
   constructor(
     db: Database.Database,
@@ -92,19 +106,20 @@ export class RecordBatch {
     payloads: CallPayloads,
     rollups: UsageRollups,
   ) {
-    this.#db = db;
     this.#sql = sql;
     this.#payloads = payloads;
     this.#rollups = rollups;
+    this.#transaction = db.transaction(
+      (sessionId: string, input: ValidRecords, rows: PayloadRowParams[], createdAt: string) =>
+        this.#write(sessionId, input, rows, createdAt),
+    );
   }
 
   append(sessionId: string, input: ValidRecords, createdAt: string): AppendRecordsResult {
     const payloadRows = input.payloads.map((payload) =>
       this.#payloads.row(sessionId, payload, createdAt),
     );
-    return this.#db
-      .transaction(() => this.#write(sessionId, input, payloadRows, createdAt))
-      .immediate();
+    return this.#transaction.immediate(sessionId, input, payloadRows, createdAt);
   }
 
   #write(
@@ -152,10 +167,16 @@ export class RecordBatch {
     }
     const written =
       input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
-    if (written > 0 || end !== undefined) this.#sql.touchSession.run(createdAt, sessionId);
+    const touched = written > 0 || end !== undefined;
+    if (touched) this.#sql.touchSession.run(createdAt, sessionId);
     const turn_rollup =
       input.rollup_turn === undefined ? null : this.#rollups.turn(sessionId, input.rollup_turn);
-    return { usage_inserted, payloads_inserted, turn_rollup };
+    return {
+      usage_inserted,
+      payloads_inserted,
+      turn_rollup,
+      updated_at: touched ? createdAt : null,
+    };
   }
 
   #insertMessages(

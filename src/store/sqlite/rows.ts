@@ -84,8 +84,29 @@ export function toSessionPageItem(row: ListedPageRow, total_tokens: number): Ses
   };
 }
 
+/**
+ * A stored config's object: what JSON.parse gives when it is an object zod's record would copy as
+ * it is (every turn reads its session), else zod's reading, with its refusal.
+ */
+function storedConfig(row: SessionRow): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(row.config_json);
+    if (
+      value !== null &&
+      typeof value === "object" &&
+      !Array.isArray(value) &&
+      !Object.hasOwn(value, "__proto__")
+    ) {
+      return value as Record<string, unknown>;
+    }
+  } catch {
+    // parseJsonText names the problem.
+  }
+  return parseJsonText(JsonObject, row.config_json, `session ${row.id} config`);
+}
+
 export function toSessionRecord(row: SessionRow): SessionRecord {
-  const config = parseJsonText(JsonObject, row.config_json, `session ${row.id} config`);
+  const config = storedConfig(row);
   return {
     id: row.id,
     title: row.title,

@@ -35,13 +35,14 @@ import type {
   ExperimentRecords,
   ExperimentRecordsPage,
 } from "../experiment-records.js";
+import { parseAppendAudit, parseAppendRecords } from "../fast-inputs.js";
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
-  AppendAuditOptions,
+  type AppendAuditOptions,
   AppendCallPayloadOptions,
   AppendMessageOptions,
   AppendMessagesOptions,
-  AppendRecordsOptions,
+  type AppendRecordsOptions,
   type AppendRecordsResult,
   AppendUsageOptions,
   ClaimTurnOptions,
@@ -317,7 +318,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   appendAudit(sessionId: string, options: AppendAuditOptions): void {
-    const input = parseInput(AppendAuditOptions, options, "appendAudit");
+    const input = parseAppendAudit(options, "appendAudit");
     const { changes } = write(() =>
       this.sql.insertAudit.run(auditRowParams(sessionId, input, now())),
     );
@@ -405,7 +406,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   appendRecords(sessionId: string, records: AppendRecordsOptions): AppendRecordsResult {
-    const input = parseInput(AppendRecordsOptions, records, "appendRecords");
+    const input = parseAppendRecords(records);
     return write(() => this.batch.append(sessionId, input, now()));
   }
 

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
 import type { ClaimedTurn } from "../session-store.js";
 import type { ClaimTurnOptions } from "../store-inputs.js";
+import { auditRowParams } from "./record-batch.js";
 import { toMessageRowParams } from "./rows.js";
 import type { Statements } from "./statements.js";
 
@@ -10,18 +11,22 @@ type ClaimInput = z.output<typeof ClaimTurnOptions>;
 
 /**
  * `claimTurn` for SQLite. The check for a running turn, the choice of the next index and the
- * inserts are one BEGIN IMMEDIATE transaction: SQLite lets one connection at a time hold the write
+ * inserts (the turn, its user message, its first audit row) are one BEGIN IMMEDIATE transaction: SQLite lets one connection at a time hold the write
  * lock, so two processes claiming together are serialized and the second sees the first's turn.
  */
 export class TurnClaim {
-  readonly #db: Database.Database;
   readonly #sql: Statements;
+  /** Made once: better-sqlite3 builds five wrappers for every transaction function it is given. */
+  readonly #transaction;
   readonly #running: Database.Statement;
   readonly #lastIndex: Database.Statement;
 
   constructor(db: Database.Database, sql: Statements) {
-    this.#db = db;
     this.#sql = sql;
+    this.#transaction = db.transaction(
+      (sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn =>
+        this.#claim(sessionId, input, now),
+    );
     // Legacy rows without a status are running while they have no completion time (toTurnRecord).
     this.#running = db.prepare(`
       SELECT turn_index, runner FROM turns
@@ -33,57 +38,56 @@ export class TurnClaim {
   }
 
   claim(sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn {
+    return this.#transaction.immediate(sessionId, input, now);
+  }
+
+  #claim(sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn {
     const isAlive = input.is_runner_alive ?? (() => true);
-    return this.#db
-      .transaction((): ClaimedTurn => {
-        if (this.#sql.selectSessionId.get(sessionId) === undefined) {
-          throw new SessionNotFoundError(sessionId);
-        }
-        const interrupted: number[] = [];
-        const running = this.#running.all(sessionId) as {
-          turn_index: number;
-          runner: string | null;
-        }[];
-        for (const turn of running) {
-          if (isAlive(turn.runner)) {
-            throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
-          }
-        }
-        const timestamp = now();
-        for (const turn of running) {
-          this.#sql.completeTurn.run(timestamp, null, "interrupted", sessionId, turn.turn_index);
-          this.#sql.insertAudit.run({
-            session_id: sessionId,
-            turn_index: turn.turn_index,
-            round_index: null,
-            event: "turn_interrupted",
-            details_json: JSON.stringify({
-              runner: turn.runner,
-              reason: "its process ended before the turn did",
-            }),
-            created_at: timestamp,
-          });
-          interrupted.push(turn.turn_index);
-        }
-        const turn_index = (this.#lastIndex.get(sessionId) as number) + 1;
-        this.#sql.insertTurn.run(
-          sessionId,
-          turn_index,
-          input.user_message,
-          timestamp,
-          input.runner,
-        );
-        this.#sql.countTurn.run(timestamp, sessionId);
-        this.#sql.insertMessage.run(
-          toMessageRowParams(
-            sessionId,
-            turn_index,
-            { role: "user", content: input.user_message, tool_calls: [] },
-            timestamp,
-          ),
-        );
-        return { turn_index, interrupted };
-      })
-      .immediate();
+    if (this.#sql.selectSessionId.get(sessionId) === undefined) {
+      throw new SessionNotFoundError(sessionId);
+    }
+    const interrupted: number[] = [];
+    const running = this.#running.all(sessionId) as {
+      turn_index: number;
+      runner: string | null;
+    }[];
+    for (const turn of running) {
+      if (isAlive(turn.runner)) {
+        throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
+      }
+    }
+    const timestamp = now();
+    for (const turn of running) {
+      this.#sql.completeTurn.run(timestamp, null, "interrupted", sessionId, turn.turn_index);
+      this.#sql.insertAudit.run({
+        session_id: sessionId,
+        turn_index: turn.turn_index,
+        round_index: null,
+        event: "turn_interrupted",
+        details_json: JSON.stringify({
+          runner: turn.runner,
+          reason: "its process ended before the turn did",
+        }),
+        created_at: timestamp,
+      });
+      interrupted.push(turn.turn_index);
+    }
+    const turn_index = (this.#lastIndex.get(sessionId) as number) + 1;
+    this.#sql.insertTurn.run(sessionId, turn_index, input.user_message, timestamp, input.runner);
+    this.#sql.countTurn.run(timestamp, sessionId);
+    this.#sql.insertMessage.run(
+      toMessageRowParams(
+        sessionId,
+        turn_index,
+        { role: "user", content: input.user_message, tool_calls: [] },
+        timestamp,
+      ),
+    );
+    if (input.audit !== undefined) {
+      this.#sql.insertAudit.run(
+        auditRowParams(sessionId, { ...input.audit, turn_index, round_index: null }, timestamp),
+      );
+    }
+    return { turn_index, interrupted };
   }
 }

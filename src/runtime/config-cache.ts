@@ -1,0 +1,86 @@
+import { LabSessionConfig } from "../domain/session-config.js";
+import { parseInput } from "../domain/validation.js";
+
+/** How many distinct configs are kept parsed at most (least recently used go first). */
+const MAX_CONFIGS = 64;
+
+const parsed = new Map<string, LabSessionConfig>();
+
+/** Deeper than any real config (json-limits.ts refuses past 64 levels): zod judges those. */
+const MAX_PLAIN_DEPTH = 32;
+
+/**
+ * Whether a value is made only of what JSON keeps as it is (plain objects, arrays without holes,
+ * strings, finite numbers but -0, booleans, null), at most MAX_PLAIN_DEPTH levels deep. Walked
+ * with a bound, so a document nested a hundred thousand levels deep is zod's to refuse.
+ */
+function isPlain(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      // JSON writes NaN as null and -0 as 0.
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "object": {
+      if (value === null) return true;
+      if (depth >= MAX_PLAIN_DEPTH) return false;
+      // JSON would write what toJSON returns, the parser reads the object itself.
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+      if (Array.isArray(value)) {
+        for (let index = 0; index < value.length; index++) {
+          if (!(index in value) || !isPlain(value[index], depth + 1)) return false;
+        }
+        return true;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return false;
+      for (const child of Object.values(value)) if (!isPlain(child, depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * The JSON text of a plain value (see isPlain), else null. Two plain values with one text parse
+ * alike, so the text is a safe key; anything JSON would change or drop makes the value
+ * uncacheable, and it is parsed as it is.
+ */
+function plainJson(value: unknown): string | null {
+  return isPlain(value, 0) ? JSON.stringify(value) : null;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * `parseInput(LabSessionConfig, value, where)`, remembered by the value's JSON text: a session's
+ * every turn reads the same stored config (and a client often sends the same one again), and a
+ * full config parse is a good part of what a turn costs the lab. Parsing is a pure function of
+ * the text, refusals are never kept (they throw as before), and the parsed config is frozen, since
+ * every turn that asks shares it.
+ */
+export function parseSessionConfig(value: unknown, where: string): LabSessionConfig {
+  const key = plainJson(value);
+  if (key === null) return parseInput(LabSessionConfig, value, where);
+  const known = parsed.get(key);
+  if (known !== undefined) {
+    parsed.delete(key);
+    parsed.set(key, known);
+    return known;
+  }
+  const config = deepFreeze(parseInput(LabSessionConfig, value, where));
+  parsed.set(key, config);
+  for (const oldest of parsed.keys()) {
+    if (parsed.size <= MAX_CONFIGS) break;
+    parsed.delete(oldest);
+  }
+  return config;
+}

@@ -1,0 +1,209 @@
+import { describe, expect, it, vi } from "vitest";
+import { parseInput } from "../domain/validation.js";
+import { parseAppendAudit, parseAppendRecords } from "./fast-inputs.js";
+import { AppendAuditOptions, AppendRecordsOptions } from "./store-inputs.js";
+
+/** What a call gives: its output, or the message it throws. */
+function outcome(run: () => unknown): { ok: unknown } | { error: string } {
+  try {
+    return { ok: run() };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+const deep = (levels: number): unknown => {
+  let value: unknown = {};
+  for (let level = 1; level < levels; level++) value = { inner: value };
+  return value;
+};
+
+/** Values that break one constraint or another, put in place of each value of a valid input. */
+const PROBES: unknown[] = [
+  undefined,
+  null,
+  "",
+  "text",
+  "\ud800",
+  0,
+  -1,
+  1.5,
+  3,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  2 ** 60,
+  true,
+  {},
+  [],
+  [1],
+  new Date(0),
+  Object.create(null),
+  { [Symbol("s")]: 1 },
+  JSON.parse('{"__proto__": {"a": 1}}'),
+  deep(64),
+  deep(65),
+];
+
+/** Every input one probe away from `value`: each value replaced, each key removed, one added. */
+function mutations(value: unknown): unknown[] {
+  if (value === null || typeof value !== "object") return PROBES;
+  const out: unknown[] = [...PROBES];
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      for (const mutated of mutations(item)) {
+        out.push(value.map((other, at) => (at === index ? mutated : other)));
+      }
+    });
+    out.push([...value, "extra"]);
+    return out;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    for (const mutated of mutations(record[key])) out.push({ ...record, [key]: mutated });
+    const { [key]: _removed, ...rest } = record;
+    out.push(rest);
+  }
+  out.push({ ...record, unexpected: 1 });
+  return out;
+}
+
+const AUDIT = {
+  event: "tool_end",
+  details: { event_id: "call_1", ok: true, latency_ms: 0.12, usage: { prompt_tokens: 3 } },
+  turn_index: 2,
+  round_index: 1,
+};
+
+/** A model call's row, every metadata field given, and an assistant message with a tool call. */
+const CALL_ROUND = {
+  message_groups: [
+    {
+      turn_index: 1,
+      messages: [
+        {
+          role: "assistant",
+          content: "Let me look.",
+          reasoning: "think",
+          refusal: "",
+          tool_calls: [
+            {
+              id: "c1",
+              name: "mock_search",
+              arguments: { query: "q" },
+              raw_arguments: '{"query":"q"}',
+            },
+          ],
+        },
+        { role: "tool", content: "{}", name: "mock_search", tool_call_id: "c1", tool_calls: [] },
+      ],
+    },
+  ],
+  usage: [
+    {
+      turn_index: 1,
+      round_index: 1,
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        total_tokens: 15,
+        cached_tokens: 4,
+        reasoning_tokens: 2,
+        cache_write_tokens: 1,
+      },
+      ttft_ms: 0.3,
+      elapsed_ms: 0.5,
+      metadata: {
+        agent: "chat_agent",
+        call_kind: "chat_completion",
+        event_id: null,
+        event_name: "x",
+        used_fallback: false,
+        tool_latency_ms: null,
+        metric_key: "chat:1:1",
+        estimated: true,
+        usage_source: "endpoint",
+        cost_usd: 0.01,
+        cost_estimated_usd: 0,
+        response_model: "sim",
+        response_id: "r",
+        system_fingerprint: null,
+        finish_reason: "tool_calls",
+        refusal: false,
+        raw_usage: { total_tokens: 15 },
+      },
+    },
+  ],
+};
+
+const RECORDS = {
+  message_groups: [
+    {
+      turn_index: 2,
+      messages: [
+        { role: "assistant", content: "", tool_calls: [] },
+        { role: "tool", content: "{}", name: "mock_search", tool_call_id: "call_1" },
+      ],
+    },
+  ],
+  usage: [
+    {
+      turn_index: 2,
+      round_index: 1,
+      usage: {},
+      elapsed_ms: 0.1,
+      metadata: { agent: "event_kernel", call_kind: "tool_execution", metric_key: "tool:2:1:c" },
+    },
+  ],
+  audit: [AUDIT, { event: "turn_end", details: { status: "completed" }, turn_index: 2 }],
+  complete_turn: { turn_index: 2, wall_time_ms: 3.5, status: "completed" },
+  payloads: [],
+  rollup_turn: 2,
+};
+
+describe("the store's fast input checks", () => {
+  it("give what zod gives for an audit entry and every mutation of it: the output, or its refusal", () => {
+    for (const input of [AUDIT, ...mutations(AUDIT)]) {
+      expect(outcome(() => parseAppendAudit(input, "appendAudit"))).toStrictEqual(
+        outcome(() => parseInput(AppendAuditOptions, input, "appendAudit")),
+      );
+    }
+  });
+
+  it("give what zod gives for a round's batch and every mutation of it", () => {
+    const inputs = [
+      RECORDS,
+      CALL_ROUND,
+      { audit: [AUDIT] },
+      {},
+      ...mutations(RECORDS),
+      ...mutations(CALL_ROUND),
+    ];
+    expect(inputs.length).toBeGreaterThan(2_000);
+    for (const input of inputs) {
+      expect(outcome(() => parseAppendRecords(input))).toStrictEqual(
+        outcome(() => parseInput(AppendRecordsOptions, input, "appendRecords")),
+      );
+    }
+  });
+
+  it("take the batches the runtime writes without asking zod", () => {
+    const zod = vi.spyOn(AppendRecordsOptions, "safeParse");
+    try {
+      for (const input of [RECORDS, CALL_ROUND]) {
+        expect(parseAppendRecords(input)).toStrictEqual(AppendRecordsOptions.parse(input));
+      }
+      expect(zod).not.toHaveBeenCalled();
+    } finally {
+      zod.mockRestore();
+    }
+  });
+
+  it("refuse with zod's message naming the entry and the field", () => {
+    expect(() => parseAppendRecords({ audit: [AUDIT, { ...AUDIT, details: deep(65) }] })).toThrow(
+      /^appendRecords: audit\.1\.details\.inner\.inner: nested deeper than 64 levels/,
+    );
+    expect(() => parseAppendAudit({ ...AUDIT, event: "" }, "appendAudit")).toThrow(
+      /^appendAudit: event: /,
+    );
+  });
+});

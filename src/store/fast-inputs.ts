@@ -1,0 +1,312 @@
+import type { z } from "zod";
+import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
+import { checkMessageProtocol } from "../domain/messages.js";
+import type { TokenUsage } from "../domain/usage.js";
+import { parseInput } from "../domain/validation.js";
+import {
+  AppendAuditOptions,
+  type AppendMessagesOptions,
+  AppendRecordsOptions,
+  type AppendUsageOptions,
+  checkTokenAccounting,
+} from "./store-inputs.js";
+
+type ValidAudit = z.output<typeof AppendAuditOptions>;
+type ValidRecords = z.output<typeof AppendRecordsOptions>;
+type ValidMessages = z.output<typeof AppendMessagesOptions>;
+type ValidUsage = z.output<typeof AppendUsageOptions>;
+
+/**
+ * The store validates every row it is given with zod (store-inputs.ts), and a round's batch is a
+ * dozen rows: zod's generic walk over them was the largest part of what a round cost the lab
+ * beyond its SQL. Here the plain shapes every writer sends (audit entries, usage rows, message
+ * groups) are checked directly; anything else, and anything refused, goes through zod, so the
+ * accepted output and every refusal message stay zod's. The checks are as strict as the schemas
+ * or stricter, never looser: a value they doubt is zod's to judge (fast-inputs.test.ts compares
+ * both on every one-value mutation of such batches).
+ */
+
+const AUDIT_KEYS = new Set(["event", "details", "turn_index", "round_index"]);
+const RECORD_KEYS = new Set([
+  "message_groups",
+  "usage",
+  "audit",
+  "payloads",
+  "rollup_turn",
+  "complete_turn",
+]);
+const AppendRecordsRest = AppendRecordsOptions.omit({
+  audit: true,
+  usage: true,
+  message_groups: true,
+});
+const USAGE_KEYS = new Set([
+  "turn_index",
+  "round_index",
+  "usage",
+  "ttft_ms",
+  "elapsed_ms",
+  "metadata",
+]);
+const TOKEN_KEYS = [
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "cached_tokens",
+  "reasoning_tokens",
+  "cache_write_tokens",
+] as const;
+const TOKEN_KEY_SET = new Set<string>(TOKEN_KEYS);
+const METADATA_KEYS = new Set([
+  "agent",
+  "call_kind",
+  "event_id",
+  "event_name",
+  "used_fallback",
+  "tool_latency_ms",
+  "metric_key",
+  "estimated",
+  "usage_source",
+  "cost_usd",
+  "cost_estimated_usd",
+  "response_model",
+  "response_id",
+  "system_fingerprint",
+  "finish_reason",
+  "refusal",
+  "raw_usage",
+]);
+const AGENTS = new Set(["chat_agent", "event_agent", "event_kernel"]);
+const CALL_KINDS = new Set(["chat_completion", "argument_fallback", "tool_execution"]);
+const SOURCES = new Set(["endpoint", "estimated", "provider_timings"]);
+const GROUP_KEYS = new Set(["turn_index", "messages"]);
+const MESSAGE_KEYS = new Set([
+  "role",
+  "content",
+  "name",
+  "tool_call_id",
+  "tool_calls",
+  "reasoning",
+  "refusal",
+]);
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+const CALL_KEYS = new Set(["id", "name", "arguments", "raw_arguments"]);
+
+/** An object zod reads as a record: plain, own string keys only, all enumerable, no __proto__. */
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const names = Object.getOwnPropertyNames(value);
+  return (
+    Object.getOwnPropertySymbols(value).length === 0 &&
+    names.length === Object.keys(value).length &&
+    !names.includes("__proto__")
+  );
+}
+
+/** Whether no object or array sits deeper than `findTooDeep` allows (`{}` is depth 1). */
+function fitsDepth(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== "object") return true;
+  if (depth >= MAX_CONFIG_DEPTH) return false;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  for (const child of children) if (!fitsDepth(child, depth + 1)) return false;
+  return true;
+}
+
+const isIndex = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+const isCount = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+const isMilliseconds = (value: unknown): value is number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0;
+/** A nullable field with a null default: absent or null reads null; else it must pass `check`. */
+const nullable = (value: unknown, check: (value: unknown) => boolean): boolean =>
+  value === undefined || value === null || check(value);
+const text =
+  (min: number, max = Number.POSITIVE_INFINITY) =>
+  (value: unknown): value is string =>
+    typeof value === "string" && value.length >= min && value.length <= max;
+const isId = text(1);
+const isBoolean = (value: unknown) => value === undefined || typeof value === "boolean";
+/** Keys all known (strict objects), none of them present but undefined. */
+function hasOnly(value: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
+  for (const key in value) if (!keys.has(key)) return false;
+  return true;
+}
+function definedOnly(value: Record<string, unknown>, keys: readonly string[]): boolean {
+  return keys.every((key) => !(key in value) || value[key] !== undefined);
+}
+/** Whether a refinement (zod's superRefine callback) raises nothing. */
+function passes(refine: (context: z.RefinementCtx) => void): boolean {
+  let clean = true;
+  refine({
+    addIssue: () => {
+      clean = false;
+    },
+  } as unknown as z.RefinementCtx);
+  return clean;
+}
+
+/** `AppendAuditOptions.parse(input)` for the plain shape, or null: ask zod. */
+function fastAudit(input: unknown): ValidAudit | null {
+  if (!isPlainRecord(input)) return null;
+  for (const key in input) if (!AUDIT_KEYS.has(key)) return null;
+  const { event, details, turn_index, round_index } = input;
+  if (typeof event !== "string" || event.length === 0) return null;
+  if (details !== undefined && !(isPlainRecord(details) && fitsDepth(details, 0))) return null;
+  if (!(turn_index === undefined || turn_index === null || isIndex(turn_index))) return null;
+  if (!(round_index === undefined || round_index === null || isIndex(round_index))) return null;
+  return {
+    event,
+    // zod's record output: a copy with the same keys in the same order.
+    details: details === undefined ? {} : { ...details },
+    turn_index: turn_index ?? null,
+    round_index: round_index ?? null,
+  };
+}
+
+/** `parseInput(AppendAuditOptions, input, where)`, the plain shape checked without zod. */
+export function parseAppendAudit(input: unknown, where: string): ValidAudit {
+  return fastAudit(input) ?? parseInput(AppendAuditOptions, input, where);
+}
+
+/** `parseInput(AppendRecordsOptions, input, "appendRecords")`, plain audit entries without zod. */
+export function parseAppendRecords(input: unknown): ValidRecords {
+  return fastRecords(input) ?? parseInput(AppendRecordsOptions, input, "appendRecords");
+}
+
+function fastRecords(input: unknown): ValidRecords | null {
+  if (!isPlainRecord(input) || !hasOnly(input, RECORD_KEYS)) return null;
+  const { audit: audits, usage: usages, message_groups: groups, ...rest } = input;
+  const audit = fastList(audits, fastAudit);
+  const usage = fastList(usages, fastUsage);
+  const message_groups = fastList(groups, fastGroup);
+  if (audit === null || usage === null || message_groups === null) return null;
+  const others = AppendRecordsRest.safeParse(rest);
+  return others.success ? { ...others.data, message_groups, usage, audit } : null;
+}
+
+/** Each entry of an optional array (default []) checked by `check`, or null: ask zod. */
+function fastList<Valid>(value: unknown, check: (entry: unknown) => Valid | null): Valid[] | null {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return null;
+  const valid: Valid[] = [];
+  for (const entry of value) {
+    const checked = check(entry);
+    if (checked === null) return null;
+    valid.push(checked);
+  }
+  return valid;
+}
+
+/** `AppendUsageOptions.parse(input)` for the plain shape, or null: ask zod. */
+function fastUsage(input: unknown): ValidUsage | null {
+  if (!isPlainRecord(input) || !hasOnly(input, USAGE_KEYS)) return null;
+  const { turn_index, round_index, usage: counts, ttft_ms, elapsed_ms, metadata: given } = input;
+  if (!isIndex(turn_index) || !isIndex(round_index) || !isMilliseconds(elapsed_ms)) return null;
+  if (!nullable(ttft_ms, isMilliseconds)) return null;
+  if (!isPlainRecord(counts) || !hasOnly(counts, TOKEN_KEY_SET)) return null;
+  const usage = {} as TokenUsage;
+  for (const key of TOKEN_KEYS) {
+    // A default fills in for undefined only: null is refused.
+    const count = counts[key] === undefined ? 0 : counts[key];
+    if (!isCount(count)) return null;
+    usage[key] = count;
+  }
+  const metadata = given === undefined ? {} : given;
+  if (!isPlainRecord(metadata) || !hasOnly(metadata, METADATA_KEYS)) return null;
+  const m = metadata;
+  const agent = m.agent === undefined ? "chat_agent" : m.agent;
+  const call_kind = m.call_kind === undefined ? "chat_completion" : m.call_kind;
+  const raw = m.raw_usage;
+  if (
+    !(AGENTS.has(agent as string) && CALL_KINDS.has(call_kind as string)) ||
+    !(nullable(m.event_id, isId) && nullable(m.event_name, isId)) ||
+    !(isBoolean(m.used_fallback) && isBoolean(m.estimated) && isBoolean(m.refusal)) ||
+    !(nullable(m.tool_latency_ms, isMilliseconds) && nullable(m.metric_key, isId)) ||
+    !nullable(m.usage_source, (source) => SOURCES.has(source as string)) ||
+    !(nullable(m.cost_usd, isMilliseconds) && nullable(m.cost_estimated_usd, isMilliseconds)) ||
+    !(nullable(m.response_model, text(0, 500)) && nullable(m.response_id, text(0, 500))) ||
+    !(nullable(m.system_fingerprint, text(0, 500)) && nullable(m.finish_reason, text(0, 100))) ||
+    !nullable(raw, isPlainRecord)
+  ) {
+    return null;
+  }
+  if (call_kind !== "tool_execution" && !passes((c) => checkTokenAccounting(usage, c, []))) {
+    return null;
+  }
+  const estimated = (m.estimated as boolean | undefined) ?? false;
+  // The schema's transform: a given usage_source wins, `estimated` follows it.
+  const usage_source = (m.usage_source ?? (estimated ? "estimated" : "endpoint")) as NonNullable<
+    ValidUsage["metadata"]["usage_source"]
+  >;
+  return {
+    turn_index,
+    round_index,
+    usage,
+    ttft_ms: (ttft_ms as number | null | undefined) ?? null,
+    elapsed_ms,
+    metadata: {
+      agent: agent as ValidUsage["metadata"]["agent"],
+      call_kind: call_kind as ValidUsage["metadata"]["call_kind"],
+      event_id: (m.event_id as string | null | undefined) ?? null,
+      event_name: (m.event_name as string | null | undefined) ?? null,
+      used_fallback: (m.used_fallback as boolean | undefined) ?? false,
+      tool_latency_ms: (m.tool_latency_ms as number | null | undefined) ?? null,
+      metric_key: (m.metric_key as string | null | undefined) ?? null,
+      estimated: usage_source === "estimated",
+      usage_source,
+      cost_usd: (m.cost_usd as number | null | undefined) ?? null,
+      cost_estimated_usd: (m.cost_estimated_usd as number | null | undefined) ?? null,
+      response_model: (m.response_model as string | null | undefined) ?? null,
+      response_id: (m.response_id as string | null | undefined) ?? null,
+      system_fingerprint: (m.system_fingerprint as string | null | undefined) ?? null,
+      finish_reason: (m.finish_reason as string | null | undefined) ?? null,
+      refusal: (m.refusal as boolean | undefined) ?? false,
+      raw_usage: raw === undefined || raw === null ? null : { ...(raw as Record<string, unknown>) },
+    },
+  };
+}
+
+/** `AppendMessagesOptions.parse(input)` for the plain shape, or null: ask zod. */
+function fastGroup(input: unknown): ValidMessages | null {
+  if (!isPlainRecord(input) || !hasOnly(input, GROUP_KEYS)) return null;
+  const { turn_index, messages } = input;
+  if (!isIndex(turn_index) || !Array.isArray(messages) || messages.length === 0) return null;
+  const valid = fastList(messages, fastMessage);
+  return valid === null ? null : { turn_index, messages: valid };
+}
+
+type ValidMessage = ValidMessages["messages"][number];
+
+function fastMessage(input: unknown): ValidMessage | null {
+  if (!isPlainRecord(input) || !hasOnly(input, MESSAGE_KEYS)) return null;
+  if (!definedOnly(input, ["name", "tool_call_id", "reasoning", "refusal"])) return null;
+  const { role, content, name, tool_call_id, reasoning, refusal } = input;
+  if (!ROLES.has(role as string) || typeof content !== "string") return null;
+  if (!(name === undefined || isId(name)) || !(tool_call_id === undefined || isId(tool_call_id))) {
+    return null;
+  }
+  if (!(reasoning === undefined || typeof reasoning === "string")) return null;
+  if (!(refusal === undefined || typeof refusal === "string")) return null;
+  const tool_calls = fastList(input.tool_calls, fastCall);
+  if (tool_calls === null) return null;
+  const message = {
+    role: role as ValidMessage["role"],
+    content,
+    ...(name === undefined ? {} : { name: name as string }),
+    ...(tool_call_id === undefined ? {} : { tool_call_id: tool_call_id as string }),
+    tool_calls,
+    ...(reasoning === undefined ? {} : { reasoning: reasoning as string }),
+    ...(refusal === undefined ? {} : { refusal: refusal as string }),
+  };
+  return passes((c) => checkMessageProtocol(message, c)) ? message : null;
+}
+
+function fastCall(input: unknown): ValidMessage["tool_calls"][number] | null {
+  if (!isPlainRecord(input) || !hasOnly(input, CALL_KEYS)) return null;
+  const { id, name, arguments: args, raw_arguments } = input;
+  if (!isId(id) || !isId(name) || typeof raw_arguments !== "string") return null;
+  if (!isPlainRecord(args) || !fitsDepth(args, 0)) return null;
+  return { id, name, arguments: { ...args }, raw_arguments };
+}
