@@ -13,9 +13,9 @@ interface CachedView {
 }
 
 /**
- * Experiment reports, built once and served until the experiment changes: each request reads a
- * cheap stamp from the experiment_id index (its session count and latest `updated_at`, which a run
- * finishing, a session added or deleted all move) and rebuilds only when it differs. Bounded: the
+ * Experiment reports, built once and served until the experiment changes: each request reads the
+ * experiment's revision (one row of the summaries SQLite keeps, moved by every write to one of its
+ * sessions: a run finishing, a session added or deleted) and rebuilds only when it differs. Bounded: the
  * least recently used report leaves once more than `capacity` are kept.
  */
 export class ExperimentViewCache {
@@ -105,6 +105,6 @@ export class ExperimentViewCache {
     if (summary === undefined) {
       throw new ExperimentNotFoundError(`experiment not found: ${experimentId}`);
     }
-    return `${summary.sessions}|${summary.last_updated_at}`;
+    return String(summary.revision);
   }
 }

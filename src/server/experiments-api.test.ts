@@ -180,6 +180,7 @@ describe("HTTP API: experiments", () => {
         first_created_at: expect.any(String),
         last_created_at: expect.any(String),
         last_updated_at: expect.any(String),
+        revision: expect.any(Number),
       },
       {
         id: EXPERIMENT,
@@ -188,6 +189,7 @@ describe("HTTP API: experiments", () => {
         first_created_at: expect.any(String),
         last_created_at: expect.any(String),
         last_updated_at: expect.any(String),
+        revision: expect.any(Number),
       },
     ]);
     const smoke = list.experiments[1] as ExperimentListItem;

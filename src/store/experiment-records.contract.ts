@@ -168,6 +168,7 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
       first_created_at: alphaSessions[0]?.created_at,
       last_created_at: alphaSessions[1]?.created_at,
       last_updated_at: [alphaSessions[0]?.updated_at, alphaSessions[1]?.updated_at].sort()[1],
+      revision: expect.any(Number),
     });
 
     const paged: ExperimentListItem[] = [];
@@ -195,6 +196,7 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
     const after = (await store.listExperimentSummaries({ experiment: "exp" })).items[0];
     expect(after?.sessions).toBe(1);
     expect((after?.last_updated_at ?? "") > (before?.last_updated_at ?? "")).toBe(true);
+    expect(after?.revision ?? 0).toBeGreaterThan(before?.revision ?? 0);
   });
 
   it("listExperimentSummaries refuses a bad page by name", async () => {

@@ -23,7 +23,7 @@ import { USAGE_COLUMNS } from "./statements.js";
 
 /**
  * Experiments read in bulk, through the `experiment_id` generated column and its indexes: the
- * list from one grouped query, and a report's rows a slice of sessions at a time, five queries a
+ * list from the summaries SQLite keeps (experiment-summaries.ts), and a report's rows a slice of sessions at a time, five queries a
  * slice (sessions, then the turns, messages, calls and tool ends of all of them at once).
  */
 
@@ -51,22 +51,13 @@ const SQL = {
   toolEnds: `
     SELECT id, session_id, turn_index, round_index, event, details_json, created_at
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
-  // Counts and dates from the (experiment_id, created_at, updated_at) index alone; the suite from
-  // one session of each experiment on the page.
+  // One row an experiment, kept by triggers (experiment-summaries.ts), read in list order.
   summaries: `
-    WITH grouped AS (
-      SELECT experiment_id AS id, count(*) AS sessions, min(created_at) AS first_created_at,
-             max(created_at) AS last_created_at, max(updated_at) AS last_updated_at
-      FROM sessions
-      WHERE experiment_id IS NOT NULL AND (@experiment IS NULL OR experiment_id = @experiment)
-      GROUP BY experiment_id
-    )
-    SELECT grouped.*,
-      (SELECT CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.experiment') END
-       FROM sessions WHERE experiment_id = grouped.id ORDER BY created_at LIMIT 1) AS tag_json
-    FROM grouped
-    WHERE @after_at IS NULL OR last_created_at < @after_at
-       OR (last_created_at = @after_at AND id > @after_id)
+    SELECT id, sessions, first_created_at, last_created_at, last_updated_at, tag_json, revision
+    FROM experiment_summaries
+    WHERE sessions > 0 AND (@experiment IS NULL OR id = @experiment)
+      AND (@after_at IS NULL OR last_created_at < @after_at
+           OR (last_created_at = @after_at AND id > @after_id))
     ORDER BY last_created_at DESC, id LIMIT @limit`,
 } as const;
 
@@ -169,6 +160,7 @@ interface SummaryRow {
   last_created_at: string;
   last_updated_at: string;
   tag_json: string | null;
+  revision: number;
 }
 
 /** The suite its tag names, or null when the experiment's sampled tag is not one. */
@@ -216,6 +208,7 @@ export function listExperimentSummaries(
       first_created_at: row.first_created_at,
       last_created_at: row.last_created_at,
       last_updated_at: row.last_updated_at,
+      revision: row.revision,
     });
   }
   const last = rows.at(-1);
