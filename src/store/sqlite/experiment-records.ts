@@ -97,10 +97,13 @@ function statements(db: Database.Database): Statements {
   return known;
 }
 
-/** The statement's rows, as objects keyed by column (see objectMaker). */
-function rowsOf<Row>(reader: Reader, parameters: Record<string, unknown>): Row[] {
+/**
+ * The statement's rows, as objects keyed by column (see objectMaker), each made as it is consumed:
+ * a slice's rows then die young, rather than being held twice over until the slice is mapped.
+ */
+function* rowsOf<Row>(reader: Reader, parameters: Record<string, unknown>): Generator<Row> {
   const rows = reader.statement.raw(true).all(parameters) as unknown[][];
-  return rows.map(reader.toObject) as Row[];
+  for (const values of rows) yield reader.toObject(values) as Row;
 }
 
 interface PositionedSessionRow extends SessionRow {
@@ -129,12 +132,14 @@ export function readExperimentRecords(
     cursor === undefined ? [null, null] : decodeCursor(cursor, ["string", "number"]);
   // One read transaction: the slice's rows agree with its sessions.
   return db.transaction(() => {
-    const rows = rowsOf<PositionedSessionRow>(sql.sessions, {
-      experiment: experimentId,
-      after_at: afterAt,
-      after_position: afterPosition,
-      limit: limit === undefined ? -1 : limit + 1,
-    });
+    const rows = Array.from(
+      rowsOf<PositionedSessionRow>(sql.sessions, {
+        experiment: experimentId,
+        after_at: afterAt,
+        after_position: afterPosition,
+        limit: limit === undefined ? -1 : limit + 1,
+      }),
+    );
     const more = limit !== undefined && rows.length > limit;
     if (more) rows.length = limit;
     const sessions = rows.map(toSessionRecord);
@@ -209,12 +214,14 @@ export function listExperimentSummaries(
   );
   const [afterAt, afterId] =
     cursor === undefined ? [null, null] : decodeCursor(cursor, ["string", "string"]);
-  const rows = rowsOf<SummaryRow>(statements(db).summaries, {
-    experiment: experiment ?? null,
-    after_at: afterAt,
-    after_id: afterId,
-    limit: limit + 1,
-  });
+  const rows = Array.from(
+    rowsOf<SummaryRow>(statements(db).summaries, {
+      experiment: experiment ?? null,
+      after_at: afterAt,
+      after_id: afterId,
+      limit: limit + 1,
+    }),
+  );
   const more = rows.length > limit;
   if (more) rows.length = limit;
   const items: ExperimentListItem[] = [];
