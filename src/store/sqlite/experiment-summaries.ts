@@ -92,9 +92,11 @@ const REFRESH = (id: string) => `
     last_created_at = excluded.last_created_at, last_updated_at = excluded.last_updated_at,
     tag_json = excluded.tag_json, revision = revision + 1`;
 
-/** What makes the (rare) general update differ from a plain touch of `updated_at`. */
-const RESHAPED = `(OLD.experiment_id IS NOT NEW.experiment_id OR OLD.created_at IS NOT NEW.created_at
-  OR ${tagOf("OLD.config_json")} IS NOT ${tagOf("NEW.config_json")})`;
+/**
+ * A session's config or creation date changed (no store method does; another writer may): its
+ * experiments are summed again. Compared as text, so the hot path parses no JSON for it.
+ */
+const RESHAPED = "(OLD.config_json IS NOT NEW.config_json OR OLD.created_at IS NOT NEW.created_at)";
 
 export const EXPERIMENT_SUMMARY_TRIGGERS: readonly string[] = [
   `CREATE TRIGGER IF NOT EXISTS sessions_experiment_insert AFTER INSERT ON sessions
