@@ -2,6 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../../test/paths.js";
+import { experimentTag as tag } from "../experiment-records.contract.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 
 /**
@@ -19,20 +20,6 @@ const GROUPED = `
 const KEPT = `
   SELECT id, sessions, first_created_at, last_created_at, last_updated_at, tag_json
   FROM experiment_summaries WHERE sessions > 0 ORDER BY id`;
-
-function tag(experiment: string, run: number, suite = `suite of ${experiment}`) {
-  return {
-    id: experiment,
-    suite,
-    cell: "cell",
-    cell_label: "Cell",
-    scenario: "scenario",
-    category: "simple",
-    repetition: run,
-    run_key: `cell/scenario/${run}`,
-    expect: [{}],
-  };
-}
 
 describe("SqliteSessionStore: the experiments' summaries kept as sessions are written", () => {
   let directory: ReturnType<typeof temporaryDirectory>;
@@ -116,11 +103,17 @@ describe("SqliteSessionStore: the experiments' summaries kept as sessions are wr
     }
   });
 
+  /** Runs a-1…a-3 of experiment a, then b-1 of b. */
+  async function threeAndOne(store: SqliteSessionStore): Promise<void> {
+    for (let run = 1; run <= 3; run++) {
+      await create(store, `a-${run}`, { experiment: tag("a", run) });
+    }
+    await create(store, "b-1", { experiment: tag("b", 1) });
+  }
+
   it("follow a session whose tag or dates another writer changes", async () => {
     const store = new SqliteSessionStore(path);
-    for (let run = 1; run <= 3; run++)
-      await create(store, `a-${run}`, { experiment: tag("a", run) });
-    await create(store, "b-1", { experiment: tag("b", 1) });
+    await threeAndOne(store);
     store.close();
     // Another writer (an older build, a hand edit) moves a session to another experiment, renames
     // the earliest session's suite, and backdates one.
@@ -148,9 +141,7 @@ describe("SqliteSessionStore: the experiments' summaries kept as sessions are wr
 
   it("are rebuilt from the sessions when a version-4 file is upgraded", async () => {
     const store = new SqliteSessionStore(path);
-    for (let run = 1; run <= 3; run++)
-      await create(store, `a-${run}`, { experiment: tag("a", run) });
-    await create(store, "b-1", { experiment: tag("b", 1) });
+    await threeAndOne(store);
     const before = store.listExperimentSummaries();
     store.close();
     // As version 4 left it: no summaries, no triggers.
