@@ -219,6 +219,8 @@ export interface ExperimentListItem {
   last_created_at: string;
   /** The latest change to any of its sessions (a run finishing moves it). */
   last_updated_at: string;
+  /** Moves with every write to one of its sessions: a report built at one revision is current. */
+  revision: number;
 }
 
 /** A report, plus the runs it leaves out because they have not finished. */

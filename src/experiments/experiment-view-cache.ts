@@ -1,5 +1,7 @@
+import type { CellRun } from "../domain/experiment.js";
 import type { SessionStore } from "../store/session-store.js";
 import {
+  cellRunsOf,
   ExperimentNotFoundError,
   experimentViewFromStore,
 } from "./experiment-report-from-store.js";
@@ -10,12 +12,14 @@ interface CachedView {
   view: ExperimentView;
   /** The report's JSON texts (with or without its runs), made on the first request for each. */
   bodies: Map<boolean, string>;
+  /** Each cell's runs (cellRunsOf), listed on the first request for one of its pages. */
+  cells: Map<string, CellRun[]>;
 }
 
 /**
- * Experiment reports, built once and served until the experiment changes: each request reads a
- * cheap stamp from the experiment_id index (its session count and latest `updated_at`, which a run
- * finishing, a session added or deleted all move) and rebuilds only when it differs. Bounded: the
+ * Experiment reports, built once and served until the experiment changes: each request reads the
+ * experiment's revision (one row of the summaries SQLite keeps, moved by every write to one of its
+ * sessions: a run finishing, a session added or deleted) and rebuilds only when it differs. Bounded: the
  * least recently used report leaves once more than `capacity` are kept.
  */
 export class ExperimentViewCache {
@@ -61,6 +65,20 @@ export class ExperimentViewCache {
     return { body, hit: entry.hit };
   }
 
+  /**
+   * A cell's runs (see cellRunsOf), listed once per report: a drill-down page is then a slice of
+   * them, not a pass over every run of the experiment. Throws ExperimentNotFoundError.
+   */
+  async cellRuns(experimentId: string, cell: string): Promise<{ runs: CellRun[]; hit: boolean }> {
+    const entry = await this.#entry(experimentId);
+    let runs = entry.cached.cells.get(cell);
+    if (runs === undefined) {
+      runs = cellRunsOf(entry.view, cell);
+      entry.cached.cells.set(cell, runs);
+    }
+    return { runs, hit: entry.hit };
+  }
+
   async #entry(experimentId: string) {
     const stamp = await this.#stamp(experimentId);
     const known = this.#entries.get(experimentId);
@@ -82,7 +100,7 @@ export class ExperimentViewCache {
   async #build(experimentId: string, stamp: string): Promise<CachedView> {
     const view = await experimentViewFromStore(this.#store, experimentId);
     // Stamped as read before the build: a change during it makes the next request rebuild.
-    const cached: CachedView = { stamp, view, bodies: new Map() };
+    const cached: CachedView = { stamp, view, bodies: new Map(), cells: new Map() };
     this.#entries.set(experimentId, cached);
     const runsOf = (entry: CachedView) => entry.view.report.runs.length + entry.view.pending.length;
     let runs = 0;
@@ -105,6 +123,6 @@ export class ExperimentViewCache {
     if (summary === undefined) {
       throw new ExperimentNotFoundError(`experiment not found: ${experimentId}`);
     }
-    return `${summary.sessions}|${summary.last_updated_at}`;
+    return String(summary.revision);
   }
 }

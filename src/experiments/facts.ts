@@ -157,6 +157,10 @@ const ErrorReply = z.looseObject({
 });
 
 function isErrorReply(content: string): boolean {
+  // Most replies are no error object, and a report reads every reply: parse only what may be one
+  // (an object, naming `error` as such or through an escape).
+  if (content.trimStart()[0] !== "{") return false;
+  if (!content.includes("error") && !content.includes("\\")) return false;
   let value: unknown;
   try {
     value = JSON.parse(content);

@@ -180,6 +180,7 @@ describe("HTTP API: experiments", () => {
         first_created_at: expect.any(String),
         last_created_at: expect.any(String),
         last_updated_at: expect.any(String),
+        revision: expect.any(Number),
       },
       {
         id: EXPERIMENT,
@@ -188,6 +189,7 @@ describe("HTTP API: experiments", () => {
         first_created_at: expect.any(String),
         last_created_at: expect.any(String),
         last_updated_at: expect.any(String),
+        revision: expect.any(Number),
       },
     ]);
     const smoke = list.experiments[1] as ExperimentListItem;
@@ -414,6 +416,13 @@ describe("HTTP API: experiments", () => {
     expect(after.runs.length).toBe(first.runs.length + 1);
     expect(after.cells.find((cell) => cell.cell === DUAL_CELL)?.runs).toBe(3);
     expect((await lab.api(path)).headers.get("x-agent-lab-cache")).toBe("hit");
+    // The cell's runs, listed for the drill-down above, are listed again for the new report.
+    const redrill = await lab.api(`${path}/cells/${encodeURIComponent(DUAL_CELL)}/sessions`);
+    const { sessions: dualRuns } = (await redrill.json()) as { sessions: CellRun[] };
+    expect(dualRuns.filter((run) => !run.incomplete).map((run) => run.session_id)).toStrictEqual(
+      after.runs.filter((run) => run.cell === DUAL_CELL).map((run) => run.session_id),
+    );
+    expect(dualRuns.filter((run) => !run.incomplete)).toHaveLength(3);
 
     // A session deleted from the experiment invalidates it too.
     lab.store.deleteSession(after.runs[0]?.session_id as string);

@@ -493,6 +493,7 @@ function experimentSchemas(): JsonObject {
       first_created_at: string,
       last_created_at: string,
       last_updated_at: { ...string, description: "the latest change to any of its sessions" },
+      revision: { ...integer, description: "moves with every write to one of its sessions" },
     }),
     RunScore: object({
       tool_precision: number,

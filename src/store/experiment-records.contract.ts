@@ -9,28 +9,29 @@ import type { SessionStore } from "./session-store.js";
  * sessions at a time) and the grouped experiment list. Called inside
  * `describeSessionStoreContract`.
  */
-export function experimentRecordsContract(getStore: () => SessionStore): void {
-  function tag(experiment: string, run: number) {
-    return {
-      id: experiment,
-      suite: `suite of ${experiment}`,
-      cell: "cell",
-      cell_label: "Cell",
-      scenario: "scenario",
-      category: "simple",
-      repetition: run,
-      run_key: `cell/scenario/${run}`,
-      expect: [{}],
-    };
-  }
+/** The experiment tag of run `run` of `experiment`, as the runner writes it (a valid one). */
+export function experimentTag(experiment: string, run: number, suite = `suite of ${experiment}`) {
+  return {
+    id: experiment,
+    suite,
+    cell: "cell",
+    cell_label: "Cell",
+    scenario: "scenario",
+    category: "simple",
+    repetition: run,
+    run_key: `cell/scenario/${run}`,
+    expect: [{}],
+  };
+}
 
+export function experimentRecordsContract(getStore: () => SessionStore): void {
   /** A tagged session with one finished turn: two messages, a tool call, two calls, audit rows. */
   async function run(store: SessionStore, experiment: string, run: number): Promise<string> {
     const id = `${experiment}-${run}`;
     await store.createSession({
       session_id: id,
       title: id,
-      config: { tool_invocation_mode: "dual_agent", experiment: tag(experiment, run) },
+      config: { tool_invocation_mode: "dual_agent", experiment: experimentTag(experiment, run) },
     });
     await store.startTurn(id, { turn_index: 1, user_message: `hello ${run}` });
     await store.appendMessage(id, { turn_index: 1, message: { role: "user", content: "hi" } });
@@ -81,7 +82,7 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
     await store.createSession({
       session_id: "exp-3",
       title: "no turns",
-      config: { experiment: tag("exp", 3) },
+      config: { experiment: experimentTag("exp", 3) },
     });
     ids.push("exp-3");
 
@@ -168,6 +169,7 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
       first_created_at: alphaSessions[0]?.created_at,
       last_created_at: alphaSessions[1]?.created_at,
       last_updated_at: [alphaSessions[0]?.updated_at, alphaSessions[1]?.updated_at].sort()[1],
+      revision: expect.any(Number),
     });
 
     const paged: ExperimentListItem[] = [];
@@ -195,6 +197,7 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
     const after = (await store.listExperimentSummaries({ experiment: "exp" })).items[0];
     expect(after?.sessions).toBe(1);
     expect((after?.last_updated_at ?? "") > (before?.last_updated_at ?? "")).toBe(true);
+    expect(after?.revision ?? 0).toBeGreaterThan(before?.revision ?? 0);
   });
 
   it("listExperimentSummaries refuses a bad page by name", async () => {

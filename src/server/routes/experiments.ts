@@ -4,7 +4,6 @@ import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
 import {
   cellRunPage,
-  cellRunsOf,
   listExperiments,
   reportWithProgress,
 } from "../../experiments/experiment-report-from-store.js";
@@ -60,8 +59,8 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
 
   app.get("/api/experiments/:id/cells/:cell/sessions", async (c) => {
     const page = pageOf(c, "cell sessions");
-    const { view, hit } = await views.get(c.req.param("id"));
-    const runs = cellRunPage(cellRunsOf(view, c.req.param("cell")), page);
+    const { runs: cellRuns, hit } = await views.cellRuns(c.req.param("id"), c.req.param("cell"));
+    const runs = cellRunPage(cellRuns, page);
     c.header(CACHE_HEADER, hit ? "hit" : "miss");
     return c.json({ sessions: runs.items, next_cursor: runs.next_cursor });
   });

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { backfillTableCosts } from "./cost-backfill.js";
+import { REBUILD_EXPERIMENT_SUMMARIES } from "./experiment-summaries.js";
 import { BACKFILL, INDEXES, SCHEMA_VERSION, TABLES, TRIGGERS } from "./schema.js";
 import { rebuildTurnUsage } from "./turn-usage.js";
 import { AGGREGATE_COLUMNS } from "./usage-rollups.js";
@@ -52,6 +53,8 @@ export function migrate(db: Database.Database): void {
     // Version 5: the turns' roll-ups, from the calls that survived the steps above.
     if (version < 5)
       for (const statement of rebuildTurnUsage(AGGREGATE_COLUMNS)) db.exec(statement);
+    // Version 5: the experiments' summaries, from their sessions.
+    if (version < 5) for (const statement of REBUILD_EXPERIMENT_SUMMARIES) db.exec(statement);
 
     // The listing caches are rebuilt from the rows themselves; usage rows may have gone above.
     db.exec(`UPDATE sessions SET folded_tokens = 0,

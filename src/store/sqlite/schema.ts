@@ -1,3 +1,4 @@
+import { EXPERIMENT_SUMMARIES_TABLE, EXPERIMENT_SUMMARY_TRIGGERS } from "./experiment-summaries.js";
 import { TURN_USAGE_TABLE, TURN_USAGE_TRIGGER } from "./turn-usage.js";
 
 /**
@@ -244,6 +245,7 @@ export const TABLES: readonly TableLayout[] = [
     columns: [],
   },
   TURN_USAGE_TABLE,
+  EXPERIMENT_SUMMARIES_TABLE,
   {
     // The highest usage id folded into sessions.folded_tokens (see token-fold.ts).
     name: "rollup_watermark",
@@ -316,6 +318,7 @@ export const BACKFILL: readonly string[] = [
  */
 export const TRIGGERS: readonly string[] = [
   TURN_USAGE_TRIGGER,
+  ...EXPERIMENT_SUMMARY_TRIGGERS,
   `CREATE TRIGGER IF NOT EXISTS turns_last_status_insert AFTER INSERT ON turns BEGIN
     UPDATE sessions SET last_status = ${LAST_STATUS_OF("NEW.session_id")} WHERE id = NEW.session_id;
   END`,
