@@ -99,7 +99,12 @@ describe.each(["chat_agent_tools", "dual_agent"] as const)(
         }
         const usage = await server.api(`/api/sessions/${session.id}/usage`);
         expect(usage.status).toBe(200);
-        api = (await usage.json()) as UsageSummary;
+        // /usage answers the roll-ups; the calls are a page of /usage/calls (one page holds them).
+        const calls = await server.api(`/api/sessions/${session.id}/usage/calls?limit=500`);
+        expect(calls.status).toBe(200);
+        const page = (await calls.json()) as { calls: UsageSummary["calls"]; next_cursor: null };
+        expect(page.next_cursor).toBeNull();
+        api = { ...((await usage.json()) as Omit<UsageSummary, "calls">), calls: page.calls };
       } finally {
         await server.close();
       }
