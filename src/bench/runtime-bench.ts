@@ -111,6 +111,7 @@ async function captureStorage(directory: string): Promise<Figure> {
       for (let turn = 0; turn < TURNS; turn++) {
         const mode = MODES[turn % MODES.length] as ToolInvocationMode;
         const session_id = `s${turn % 25}-${mode}`;
+        const keys: string[] = [];
         for await (const event of runTurn({
           store,
           session_id,
@@ -119,8 +120,11 @@ async function captureStorage(directory: string): Promise<Figure> {
         })) {
           if (event.type !== "usage" || event.call_kind === "tool_execution") continue;
           calls++;
-          if (payloads !== "on") continue;
-          const payload = store.getCallPayload(session_id, event.metric_key);
+          keys.push(event.metric_key);
+        }
+        // A round's payloads are written with the round's record, so they are read after the turn.
+        for (const key of payloads === "on" ? keys : []) {
+          const payload = store.getCallPayload(session_id, key);
           raw += (payload?.request_bytes ?? 0) + (payload?.response_bytes ?? 0);
           stored += payload?.stored_bytes ?? 0;
         }
