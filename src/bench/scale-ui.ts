@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { CHROMIUM_PATH, HEADLESS_CHROMIUM } from "./headless-chromium.js";
 import type { Figure } from "./measure.js";
 import { type ScaleLab, startScaleLab } from "./scale-http.js";
 import { formatMs, printCurve } from "./scale-measure.js";
@@ -11,7 +12,6 @@ import { formatMs, printCurve } from "./scale-measure.js";
  * code: what a page of rows costs the browser with nothing else around it.
  */
 
-const CHROMIUM = "/usr/bin/chromium";
 const FIRST_ROW_TIMEOUT_MS = 30_000;
 const CLICK_BUDGET_MS = 10_000;
 const ROW = '[data-testid="session-row"]';
@@ -130,25 +130,13 @@ async function measureSize(browser: Browser, lab: ScaleLab): Promise<UiMeasure> 
 export async function runUiCurves(
   fixtures: ReadonlyArray<{ count: number; path: string }>,
 ): Promise<Figure[]> {
-  if (!existsSync(CHROMIUM)) {
+  if (!existsSync(CHROMIUM_PATH)) {
     console.log(
-      `  (no browser at ${CHROMIUM}: the web UI part is skipped; apt-get install chromium)`,
+      `  (no browser at ${CHROMIUM_PATH}: the web UI part is skipped; apt-get install chromium)`,
     );
     return [];
   }
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await chromium.launch(HEADLESS_CHROMIUM);
   const measured: UiMeasure[] = [];
   try {
     for (const { path } of fixtures) {

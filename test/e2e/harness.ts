@@ -7,12 +7,13 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import { CHROMIUM_PATH, HEADLESS_CHROMIUM } from "../../src/bench/headless-chromium.js";
 import type { RunningServer, StartServerOptions } from "../../src/server/start-server.js";
 import { parseSse, startTestServer } from "../../src/server/test-fixtures.js";
 import type { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
 import { repoRoot } from "../paths.js";
 
-export const CHROMIUM_PATH = "/usr/bin/chromium";
+export { CHROMIUM_PATH };
 export const SCREENSHOT_DIR = join(repoRoot, "test-artifacts", "screenshots");
 /** The longest any single wait in these tests may take. */
 export const WAIT_MS = 15_000;
@@ -29,19 +30,7 @@ export function requireChromium(): void {
 
 export async function launchChromium(): Promise<Browser> {
   requireChromium();
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  return chromium.launch(HEADLESS_CHROMIUM);
 }
 
 export interface Lab {
