@@ -9,6 +9,35 @@ export const IDLE_TIMEOUT = new DOMException("the stream went silent", "TimeoutE
 /** Also the reason a body left unread is cancelled with: without one, undici builds a fresh error. */
 export const FINISHED = new DOMException("the attempt is over", "AbortError");
 
+/**
+ * The signal of a whole call: the caller's cancellation or the call's deadline, whichever comes
+ * first, with its own reason. One controller and one listener: `AbortSignal.any` cost about 25 µs
+ * a call here, and its sources keep weak references to every signal it ever made.
+ */
+export class CallSignal {
+  readonly #controller = new AbortController();
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #onCallerAbort = (): void => this.#controller.abort(this.#callerSignal?.reason);
+  readonly #timer: ReturnType<typeof setTimeout>;
+
+  constructor(callerSignal: AbortSignal | undefined, deadlineMs: number, expired: () => Error) {
+    this.#callerSignal = callerSignal;
+    if (callerSignal?.aborted) this.#onCallerAbort();
+    else callerSignal?.addEventListener("abort", this.#onCallerAbort, { once: true });
+    this.#timer = setTimeout(() => this.#controller.abort(expired()), deadlineMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The call is over: no timer or listener outlives it. */
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#callerSignal?.removeEventListener("abort", this.#onCallerAbort);
+  }
+}
+
 export class AttemptSignal {
   readonly #controller = new AbortController();
   readonly #userSignal: AbortSignal | undefined;

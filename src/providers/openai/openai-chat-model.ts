@@ -3,7 +3,7 @@ import { type Environment, resolveHeaders } from "../../domain/env-references.js
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
 import { ProviderApiError, ProviderConnectionError, ProviderStreamError } from "../errors.js";
 import { estimateUsage } from "../usage-estimate.js";
-import { AttemptSignal } from "./attempt-signal.js";
+import { AttemptSignal, CallSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
 import { sanitizeRequestId } from "./endpoint-message.js";
 import {
@@ -73,20 +73,16 @@ export class OpenAIChatModel implements ChatModel {
     const { deadline_ms } = this.#config;
     // The deadline aborts with its own error as the reason, so every place that gives way to the
     // caller's cancellation (fetch, the body read, the backoff) ends the call with it.
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () =>
-        deadline.abort(
-          new ProviderStreamError(
-            "deadline_exceeded",
-            `the model call did not finish within its deadline of ${deadline_ms} ms (deadline_ms)`,
-          ),
-        ),
+    const call = new CallSignal(
+      options.signal,
       deadline_ms,
+      () =>
+        new ProviderStreamError(
+          "deadline_exceeded",
+          `the model call did not finish within its deadline of ${deadline_ms} ms (deadline_ms)`,
+        ),
     );
-    const userSignal = options.signal
-      ? AbortSignal.any([options.signal, deadline.signal])
-      : deadline.signal;
+    const userSignal = call.signal;
     const capture = options.capture ?? null;
     try {
       const startedAt = performance.now();
@@ -244,7 +240,7 @@ export class OpenAIChatModel implements ChatModel {
         await abortableSleep(delay_ms, userSignal);
       }
     } finally {
-      clearTimeout(timer);
+      call.close();
     }
   }
 
