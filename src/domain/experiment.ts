@@ -14,10 +14,21 @@ export { Price } from "./prices.js";
 
 export { ArgumentMatcher } from "./argument-matcher.js";
 
+/**
+ * How strings are compared by `equals` (at any depth, in lists and objects too): as written, or
+ * as BFCL's checker does (remove ` ,./-_*^`, lowercase, `'` read as `"`).
+ */
+export const StringMatch = z.enum(["exact", "bfcl"]);
+export type StringMatch = z.infer<typeof StringMatch>;
+
 export const ExpectedToolCall = z.strictObject({
   name: z.string().min(1),
-  /** Only the arguments named here are checked. */
+  /** Only the arguments named here are checked, unless `exact_arguments`. */
   arguments: z.record(z.string(), ArgumentMatcher).default({}),
+  /** An argument the expectation does not name fails the call. */
+  exact_arguments: z.boolean().optional(),
+  /** Default `exact`. */
+  string_match: StringMatch.optional(),
 });
 export type ExpectedToolCall = z.output<typeof ExpectedToolCall>;
 
@@ -26,6 +37,8 @@ export const TurnExpectation = z.strictObject({
   tools: z.array(ExpectedToolCall).default([]),
   /** No tool should be called (irrelevance). */
   no_tools: z.boolean().default(false),
+  /** At least one tool call, any tool, any arguments (BFCL's relevance). */
+  any_tool: z.boolean().optional(),
   /** Substrings the final answer must contain (case-insensitive). */
   answer_contains: z.array(z.string()).default([]),
   /** The turn must finish within this many rounds. */
@@ -40,8 +53,32 @@ export const ScenarioCategory = z.enum([
   "irrelevance",
   "missing_parameter",
   "multi_turn",
+  "parallel_multiple",
+  "relevance",
 ]);
 export type ScenarioCategory = z.infer<typeof ScenarioCategory>;
+
+/**
+ * BFCL's possible answer as is: one entry per expected call, `{function_name: {parameter: [acceptable
+ * values]}}`; `""` among the values means the parameter may be omitted. Function names are BFCL's
+ * (dots included); a call to the renamed tool (`a.b` -> `a_b`, see `bfclToolName`) answers them.
+ */
+export const BfclAnswer = z.array(z.record(z.string(), z.record(z.string(), z.array(z.unknown()))));
+export type BfclAnswer = z.output<typeof BfclAnswer>;
+
+/** BFCL sends `a.b` as `a_b` to OpenAI-style models, whose tool names cannot hold dots. */
+export const bfclToolName = (name: string): string => name.replaceAll(".", "_");
+
+/** Which model responses of a turn are scored: all its rounds, or only the first (as BFCL). */
+export const Scoring = z.enum(["all_rounds", "first_response"]);
+export type Scoring = z.infer<typeof Scoring>;
+
+/** Where an imported scenario came from, for reports and for going back to the source. */
+export const ScenarioOrigin = z.strictObject({
+  benchmark: z.literal("bfcl"),
+  id: z.string().min(1),
+  category: z.string().min(1),
+});
 
 export const Scenario = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an id is letters, digits, _ . -"),
@@ -54,6 +91,11 @@ export const Scenario = z.strictObject({
   turns: z
     .array(z.strictObject({ user: z.string().min(1), expect: TurnExpectation.prefault({}) }))
     .min(1),
+  /** Default `all_rounds`. */
+  scoring: Scoring.optional(),
+  /** Scores the first turn by BFCL's rules (with `scoring: first_response`, as BFCL does). */
+  bfcl_answer: BfclAnswer.optional(),
+  origin: ScenarioOrigin.optional(),
 });
 export type Scenario = z.output<typeof Scenario>;
 
@@ -117,6 +159,14 @@ export const ExperimentTag = z.looseObject({
   /** `${cell}/${scenario}/${repetition}`: what resume looks for. */
   run_key: z.string().min(1),
   expect: z.array(TurnExpectation),
+  /** Absent in runs recorded before issue 13: `all_rounds`. */
+  scoring: Scoring.optional(),
+  bfcl_answer: BfclAnswer.optional(),
+  /**
+   * JSON Schema `type` of each parameter of each tool the run could call (`{tool: {param: type}}`),
+   * for the number checks on the raw argument text (an integer parameter rejects `10.0`).
+   */
+  parameter_types: z.record(z.string(), z.record(z.string(), z.string())).optional(),
 });
 export type ExperimentTag = z.output<typeof ExperimentTag>;
 
@@ -128,6 +178,10 @@ export interface TurnFacts {
   tool_calls: {
     name: string;
     arguments: Record<string, unknown>;
+    /** The arguments as the model wrote them (absent or null when not recorded). */
+    raw_arguments?: string | null;
+    /** The turn's round (model response) that made the call, from 1 (absent: unknown). */
+    round?: number;
     ok: boolean | null;
     used_fallback: boolean;
   }[];

@@ -180,7 +180,10 @@ function describeMismatch(tool: ExpectedToolCall, candidates: readonly Call[]): 
 function describeMatcher(matcher: ArgumentMatcher): string {
   if ("any" in matcher) return "any value";
   if ("contains" in matcher) return `a string containing ${JSON.stringify(matcher.contains)}`;
-  if ("regex" in matcher) return `a string matching /${matcher.regex}/`;
+  if ("regex" in matcher) return `a string matching /${matcher.regex}/${matcher.flags ?? ""}`;
+  if ("absent" in matcher) return "no value";
+  if ("optional" in matcher) return `nothing or ${describeMatcher(matcher.optional)}`;
+  if ("one_of" in matcher) return `one of ${matcher.one_of.map(describeMatcher).join(", ")}`;
   return JSON.stringify(matcher.equals) ?? "undefined";
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { MATCHER_KEYS } from "../domain/argument-matcher.js";
 import { InvalidInputError } from "../domain/errors.js";
 import { type Cell, Suite } from "../domain/experiment.js";
 import { LabSessionConfig } from "../domain/session-config.js";
@@ -23,8 +24,6 @@ export function parseSuite(text: string, fileName: string): Suite {
 export function loadSuite(path: string): Suite {
   return parseSuite(readTextFile(path, "suite file"), path);
 }
-
-const MATCHER_KEYS = ["equals", "contains", "regex", "any"];
 
 /**
  * What the schema cannot say: contradictions and typos that would otherwise pass silently (an
