@@ -175,6 +175,8 @@ export interface TurnFacts {
   status: string;
   answer: string;
   rounds: number;
+  /** Assistant messages recorded (model responses); absent in facts made before issue 13. */
+  responses?: number;
   tool_calls: {
     name: string;
     arguments: Record<string, unknown>;

@@ -90,13 +90,22 @@ describe.each(MODES)("readRunFacts after real turns on the sim model, %s", (mode
       expect(call).toEqual({
         name: "mock_search",
         arguments: { query: "sqlite wal mode" },
+        // The event agent's text, which ran: the chat agent's broken one is in the audit log.
+        raw_arguments: '{"query":"sqlite wal mode"}',
+        round: 1,
         ok: true,
         used_fallback: true,
       });
       expect(facts?.fallback_count).toBe(1);
     } else {
       // Native mode has no fallback: the invalid call went back to the model as a tool error.
-      expect(call).toMatchObject({ name: "mock_search", ok: false, used_fallback: false });
+      expect(call).toMatchObject({
+        name: "mock_search",
+        ok: false,
+        used_fallback: false,
+        round: 1,
+      });
+      expect(JSON.stringify(call?.arguments)).not.toBe(call?.raw_arguments);
       expect(call?.arguments).not.toEqual({ query: "sqlite wal mode" });
       expect(facts?.fallback_count).toBe(0);
       expect(facts?.answer).toContain("failed");

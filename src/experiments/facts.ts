@@ -9,9 +9,10 @@ import type { SessionStore } from "../store/session-store.js";
  * (so any face can score any stored session):
  * - status and wall time from the turn record;
  * - answer: the text of the turn's last assistant message (its final round);
- * - rounds: the turn's chat_completion calls;
+ * - rounds: the turn's chat_completion calls; responses: its assistant messages;
  * - tool_calls: every assistant tool call of the turn, in order, with the arguments as stored
- *   (after an argument fallback repaired them, what actually ran), `ok` from its tool reply
+ *   (after an argument fallback repaired them, what actually ran) and as the model wrote them,
+ *   the round (the turn's nth assistant message) that made it, `ok` from its tool reply
  *   (`{"error": …}` → false; the audit log's `tool_end` when the reply is missing; else null),
  *   `used_fallback` from its tool_execution usage row;
  * - ttft of the turn's first chat call, and the turn's usage roll-up (tokens, fallback and tool
@@ -55,6 +56,7 @@ export function runFactsOf(rows: RunRows): TurnFacts[] {
       status: turn.status,
       answer: assistants.at(-1)?.content ?? "",
       rounds: chatCalls.length,
+      responses: assistants.length,
       tool_calls: toolCallsOf(turnMessages, calls, auditByTurn.get(index) ?? []),
       ttft_ms: chatCalls[0]?.ttft_ms ?? null,
       wall_time_ms: turn.wall_time_ms,
@@ -137,12 +139,16 @@ function toolCallsOf(
   }
   return messages
     .filter((message) => message.role === "assistant")
-    .flatMap((message) => message.tool_calls)
-    .map((call) => {
+    .flatMap((message, response) =>
+      message.tool_calls.map((call) => ({ call, round: response + 1 })),
+    )
+    .map(({ call, round }) => {
       const reply = replies.get(call.id);
       return {
         name: call.name,
         arguments: call.arguments,
+        raw_arguments: call.raw_arguments,
+        round,
         ok: reply !== undefined ? !isErrorReply(reply) : (ended.get(call.id) ?? null),
         used_fallback: executions.get(call.id)?.used_fallback ?? false,
       };

@@ -160,7 +160,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     const result: RunResult = {
       ...fields,
       turns,
-      score: scoreRun(tag.expect, turns),
+      score: scoreRun(tag.expect, turns, tag),
       ...callsCost(calls, session.config, options.prices ?? {}),
     };
     finishedKeys.add(tag.run_key);

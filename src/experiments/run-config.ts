@@ -1,4 +1,5 @@
-import type { Scenario, Suite } from "../domain/experiment.js";
+import type { ExperimentTag, Scenario, Suite } from "../domain/experiment.js";
+import { runParameterTypes } from "./parameter-types.js";
 
 /** What one run of an experiment is configured with, from its cell, suite, scenario and repetition. */
 
@@ -78,4 +79,20 @@ function withRepetitionSeed(
     seeded[role] = { ...agent, options: { ...agent.options, seed: 41 + repetition } };
   }
   return seeded;
+}
+
+/**
+ * What the run's tag carries for scoring beyond its expectations: the scenario's scoring mode and
+ * BFCL answer, and the parameter types of the tools the run can call (see parameter-types.ts).
+ */
+export function scoringRulesOf(
+  scenario: Scenario,
+  config: Record<string, unknown>,
+): Pick<ExperimentTag, "scoring" | "bfcl_answer" | "parameter_types"> {
+  const types = runParameterTypes(config);
+  return {
+    ...(scenario.scoring !== undefined ? { scoring: scenario.scoring } : {}),
+    ...(scenario.bfcl_answer !== undefined ? { bfcl_answer: scenario.bfcl_answer } : {}),
+    ...(Object.keys(types).length > 0 ? { parameter_types: types } : {}),
+  };
 }

@@ -17,7 +17,7 @@ import type { SessionStore } from "../store/session-store.js";
 import { experimentSlices, storedRunsOf } from "./experiment-runs.js";
 import type { ExperimentProgress, RunLabel } from "./progress.js";
 import { buildExperimentReport } from "./report-build.js";
-import { runConfigOf } from "./run-config.js";
+import { runConfigOf, scoringRulesOf } from "./run-config.js";
 import { expandCells, experimentIdOf } from "./suite.js";
 
 export interface RunExperimentOptions {
@@ -206,6 +206,7 @@ function labelOf(run: PlannedRun): RunLabel {
 /** The run's session config: the cell's, validated, with its experiment tag. */
 function runConfig(run: PlannedRun, context: RunContext): LabSessionConfig {
   const { suite } = context;
+  const config = runConfigOf(run.cell.config, suite, run.scenario, run.repetition);
   const tag: ExperimentTag = {
     id: context.experimentId,
     suite: suite.name,
@@ -216,12 +217,13 @@ function runConfig(run: PlannedRun, context: RunContext): LabSessionConfig {
     repetition: run.repetition,
     run_key: run.run_key,
     expect: run.scenario.turns.map((turn) => turn.expect),
+    ...scoringRulesOf(run.scenario, config),
     ...(Object.keys(suite.prices).length > 0 ? { prices: suite.prices } : {}),
     ...(context.suiteFile !== undefined ? { suite_file: context.suiteFile } : {}),
   };
   return parseInput(
     LabSessionConfig,
-    { ...runConfigOf(run.cell.config, suite, run.scenario, run.repetition), experiment: tag },
+    { ...config, experiment: tag },
     `suite ${suite.name}: cell ${run.cell.label}: config`,
   );
 }

@@ -123,7 +123,7 @@ describe("scoreRun", () => {
       argument_match: 0,
       success: false,
       failures: [
-        'turn 1: mock_search arguments did not match: query: expected a string containing "sqlite", got "postgres"',
+        'turn 1: mock_search call 1: arguments did not match: query: expected a string containing "sqlite", got "postgres"',
       ],
     });
     const missing = scoreRun(
@@ -131,7 +131,7 @@ describe("scoreRun", () => {
       [facts({ tool_calls: [call("mock_search", { q: "sqlite" })] })],
     );
     expect(missing.failures).toEqual([
-      'turn 1: mock_search arguments did not match: query: expected a string containing "sqlite", got nothing',
+      'turn 1: mock_search call 1: arguments did not match: query: expected a string containing "sqlite", got nothing',
     ]);
   });
 
@@ -176,7 +176,7 @@ describe("scoreRun", () => {
     expect(one).toMatchObject({ tool_recall: 0.5, argument_match: 0.5, success: false });
     expect(one.failures).toEqual([
       "turn 1: expected mock_search, called mock_search",
-      "turn 1: mock_search has no call of its own: the matching call served another expectation",
+      `turn 1: mock_search has no call of its own: call 1 (mock_search {"query":"vector bm25"}) fits it but serves expectation 1 (mock_search), and no other call fits`,
     ]);
     // The best assignment wins even when the first pairing a greedy pass would pick is wrong.
     const loose = expectation({

@@ -1,11 +1,18 @@
 import type { ArgumentMatcher } from "../domain/argument-matcher.js";
-import type {
-  ExpectedToolCall,
-  RunScore,
-  TurnExpectation,
-  TurnFacts,
+import {
+  type BfclAnswer,
+  bfclToolName,
+  type ExpectedToolCall,
+  type RunScore,
+  type Scoring,
+  type TurnExpectation,
+  type TurnFacts,
 } from "../domain/experiment.js";
-import { matchArgument, matchArguments } from "../domain/match-argument.js";
+import { matchArgument } from "../domain/match-argument.js";
+import { checkBfclTurn } from "./bfcl-scoring/check-turn.js";
+import { floatLiteralPaths, pathKey } from "./bfcl-scoring/number-literals.js";
+import { assignCalls } from "./call-assignment.js";
+import type { ParameterTypes } from "./parameter-types.js";
 
 /**
  * Scores one run (a scenario's turns, as stored) against the scenario's expectations.
@@ -31,7 +38,11 @@ import { matchArgument, matchArguments } from "../domain/match-argument.js";
  * `failures` has one readable line per failed check ("turn 1: expected mock_search, called
  * mock_ticket"). A turn the run never reached counts as a turn that called nothing and failed.
  */
-export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScore {
+export function scoreRun(
+  expect: TurnExpectation[],
+  turns: TurnFacts[],
+  rules: ScoringRules = {},
+): RunScore {
   const failures: string[] = [];
   let called = 0;
   let expected = 0;
@@ -41,12 +52,19 @@ export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScor
   let irrelevancePassed = 0;
   let answerChecks = 0;
   let answerPassed = 0;
+  const firstResponse = rules.scoring === "first_response";
+  const types = rules.parameter_types ?? {};
 
   expect.forEach((expectation, index) => {
     const turn = `turn ${index + 1}`;
     const facts = turns[index];
     if (facts === undefined) {
       failures.push(`${turn}: was not run`);
+    } else if (firstResponse) {
+      // What happens after the first response (mock replies, more rounds) is not scored.
+      if ((facts.responses ?? facts.rounds) === 0) {
+        failures.push(`${turn}: ended ${facts.status} before its first response`);
+      }
     } else {
       if (facts.status !== "completed") failures.push(`${turn}: ended ${facts.status}`);
       if (expectation.max_rounds !== undefined && facts.rounds > expectation.max_rounds) {
@@ -55,11 +73,18 @@ export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScor
         );
       }
     }
-    const calls = facts?.tool_calls ?? [];
+    const allCalls = facts?.tool_calls ?? [];
+    const calls = firstResponse ? allCalls.filter((call) => (call.round ?? 1) === 1) : allCalls;
     const calledNames = calls.map((call) => call.name);
-    const expectedNames = expectation.tools.map((tool) => tool.name);
+    const answer = index === 0 ? rules.bfcl_answer : undefined;
+    const expectedNames =
+      answer !== undefined
+        ? answer.map((entry) => bfclToolName(Object.keys(entry)[0] ?? ""))
+        : expectation.tools.map((tool) => tool.name);
     const { matched, missing, extra } = compareNames(expectedNames, calledNames);
-    called += calledNames.length;
+    // `any_tool` with no tool named: any call is the expected one, none counts against precision.
+    const anyCallWanted = expectation.any_tool === true && expectedNames.length === 0;
+    if (!anyCallWanted) called += calledNames.length;
     expected += expectedNames.length;
     matchedNames += matched;
 
@@ -68,26 +93,40 @@ export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScor
       if (calls.length === 0) irrelevancePassed++;
       else failures.push(`${turn}: expected no tool call, called ${listNames(calledNames)}`);
     }
-    if (missing.length > 0) {
-      failures.push(`${turn}: expected ${listNames(missing)}, called ${listNames(calledNames)}`);
-    } else if (extra.length > 0 && !expectation.no_tools) {
-      failures.push(`${turn}: unexpected call to ${listNames(extra)}`);
+    if (expectation.any_tool && calls.length === 0) {
+      failures.push(`${turn}: expected a tool call, none was made`);
     }
 
-    const assignment = assignCalls(expectation.tools, calls);
-    argumentsMatched += assignment.filter((call) => call !== null).length;
-    expectation.tools.forEach((tool, toolIndex) => {
-      if (assignment[toolIndex] !== null) return;
-      const candidates = calls.filter((call) => call.name === tool.name);
-      // A missing tool is already reported; here only calls with the wrong arguments.
-      if (candidates.length === 0) return;
-      failures.push(`${turn}: ${tool.name} ${describeMismatch(tool, candidates)}`);
-    });
+    if (answer !== undefined) {
+      const verdict = checkBfclTurn(answer, calls, types);
+      argumentsMatched += verdict.matched;
+      for (const failure of verdict.failures) failures.push(`${turn}: ${failure}`);
+    } else {
+      if (missing.length > 0) {
+        failures.push(`${turn}: expected ${listNames(missing)}, called ${listNames(calledNames)}`);
+      } else if (extra.length > 0 && !expectation.no_tools && !anyCallWanted) {
+        failures.push(`${turn}: unexpected call to ${listNames(extra)}`);
+      }
+      const fits = expectation.tools.map((tool) =>
+        calls.flatMap((call, callIndex) =>
+          mismatchOf(tool, call, types[call.name]) === null ? [callIndex] : [],
+        ),
+      );
+      const assignment = assignCalls(fits, calls.length);
+      argumentsMatched += assignment.filter((call) => call !== null).length;
+      expectation.tools.forEach((tool, toolIndex) => {
+        if (assignment[toolIndex] !== null) return;
+        // A missing tool is already reported; here only calls with the wrong arguments.
+        if (!calls.some((call) => call.name === tool.name)) return;
+        const why = describeMismatch(expectation.tools, toolIndex, calls, assignment, types);
+        failures.push(`${turn}: ${tool.name} ${why}`);
+      });
+    }
 
-    const answer = (facts?.answer ?? "").toLowerCase();
+    const finalAnswer = (facts?.answer ?? "").toLowerCase();
     for (const needle of expectation.answer_contains) {
       answerChecks++;
-      if (answer.includes(needle.toLowerCase())) answerPassed++;
+      if (finalAnswer.includes(needle.toLowerCase())) answerPassed++;
       else failures.push(`${turn}: the answer does not contain ${JSON.stringify(needle)}`);
     }
   });
@@ -103,11 +142,14 @@ export function scoreRun(expect: TurnExpectation[], turns: TurnFacts[]): RunScor
   };
 }
 
-type Call = TurnFacts["tool_calls"][number];
-
-function argumentsMatch(tool: ExpectedToolCall, call: Call): boolean {
-  return call.name === tool.name && matchArguments(tool.arguments, call.arguments);
+/** What a run's experiment tag says about how to score it, beside its expectations. */
+export interface ScoringRules {
+  scoring?: Scoring | undefined;
+  bfcl_answer?: BfclAnswer | undefined;
+  parameter_types?: ParameterTypes | undefined;
 }
+
+type Call = TurnFacts["tool_calls"][number];
 
 /** The called names against the expected ones, as multisets. */
 function compareNames(
@@ -125,56 +167,81 @@ function compareNames(
 }
 
 /**
- * A maximum matching of expectations to calls whose arguments fit them (augmenting paths; a turn
- * has a handful of calls). Entry i is the call index serving expectation i, or null.
+ * Why a call does not fit an expectation, or null: the name, each named argument's matcher
+ * (strings compared as `string_match` says), no other argument under `exact_arguments`, and
+ * numbers as the model wrote them (`10.0` is not an integer) where the parameter types are known.
  */
-function assignCalls(
-  tools: readonly ExpectedToolCall[],
-  calls: readonly Call[],
-): (number | null)[] {
-  const fits = tools.map((tool) =>
-    calls.flatMap((call, index) => (argumentsMatch(tool, call) ? [index] : [])),
-  );
-  const owner: (number | null)[] = calls.map(() => null);
-  const tryAssign = (toolIndex: number, seen: Set<number>): boolean => {
-    for (const callIndex of fits[toolIndex] ?? []) {
-      if (seen.has(callIndex)) continue;
-      seen.add(callIndex);
-      const current = owner[callIndex];
-      if (current === null || current === undefined || tryAssign(current, seen)) {
-        owner[callIndex] = toolIndex;
-        return true;
-      }
-    }
-    return false;
-  };
-  for (const toolIndex of tools.keys()) tryAssign(toolIndex, new Set());
-  const assignment: (number | null)[] = tools.map(() => null);
-  owner.forEach((toolIndex, callIndex) => {
-    if (toolIndex !== null) assignment[toolIndex] = callIndex;
+function mismatchOf(
+  tool: ExpectedToolCall,
+  call: Call,
+  types: Readonly<Record<string, string>> | undefined,
+): string[] | null {
+  if (call.name !== tool.name) return [`is a call to ${call.name}`];
+  const problems = Object.entries(tool.arguments).flatMap(([name, matcher]) => {
+    const present = Object.hasOwn(call.arguments, name);
+    const actual = present ? call.arguments[name] : undefined;
+    if (matchArgument(matcher, actual, tool.string_match)) return [];
+    const got = present ? JSON.stringify(actual) : "nothing";
+    return [`${name}: expected ${describeMatcher(matcher)}, got ${got}`];
   });
-  return assignment;
+  if (tool.exact_arguments) {
+    for (const name of Object.keys(call.arguments)) {
+      if (!Object.hasOwn(tool.arguments, name)) problems.push(`unexpected argument ${name}`);
+    }
+  }
+  problems.push(...numberProblems(call, types));
+  return problems.length === 0 ? null : problems;
 }
 
-/** "called with query "postgres" (expected contains "sqlite")", for the closest candidate. */
-function describeMismatch(tool: ExpectedToolCall, candidates: readonly Call[]): string {
-  const problems = (call: Call) =>
-    Object.entries(tool.arguments).flatMap(([name, matcher]) => {
-      const present = Object.hasOwn(call.arguments, name);
-      const actual = present ? call.arguments[name] : undefined;
-      if (matchArgument(matcher, actual)) return [];
-      const got = present ? JSON.stringify(actual) : "nothing";
-      return [`${name}: expected ${describeMatcher(matcher)}, got ${got}`];
-    });
-  const lists = candidates.map(problems);
-  if (lists.some((list) => list.length === 0)) {
-    // A call that fits on its own but served another expectation of the same tool.
-    return "has no call of its own: the matching call served another expectation";
+/** Integers written as floats (`10.0`) for integer parameters, read from the raw argument text. */
+function numberProblems(call: Call, types: Readonly<Record<string, string>> | undefined): string[] {
+  if (types === undefined || !call.raw_arguments) return [];
+  const floats = floatLiteralPaths(call.raw_arguments);
+  if (floats === null || floats.size === 0) return [];
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(call.arguments)) {
+    const type = types[name];
+    if (type === "integer" && floats.has(pathKey([name]))) {
+      problems.push(`${name}: expected an integer, got ${value}.0`);
+    } else if (type === "array<integer>" && Array.isArray(value)) {
+      const at = value.findIndex((_item, index) => floats.has(pathKey([name, index])));
+      if (at !== -1) problems.push(`${name}: item ${at}: expected an integer, got ${value[at]}.0`);
+    }
   }
-  const closest = lists.reduce((best, list) => (list.length < best.length ? list : best));
-  const which = candidates.length > 1 ? "no call matched" : "arguments did not match";
-  const detail = closest.join("; ");
-  return `${which}: ${detail}`;
+  return problems;
+}
+
+/**
+ * Why expectation `toolIndex` got no call: the closest candidate's problems, or, when a call fits
+ * it but serves another expectation, which call and which expectation.
+ */
+function describeMismatch(
+  tools: readonly ExpectedToolCall[],
+  toolIndex: number,
+  calls: readonly Call[],
+  assignment: readonly (number | null)[],
+  types: ParameterTypes,
+): string {
+  const tool = tools[toolIndex] as ExpectedToolCall;
+  const candidates = calls.flatMap((call, index) =>
+    call.name === tool.name
+      ? [{ index, problems: mismatchOf(tool, call, types[call.name]) ?? [] }]
+      : [],
+  );
+  const fitting = candidates.find((candidate) => candidate.problems.length === 0);
+  if (fitting !== undefined) {
+    const servedBy = assignment.indexOf(fitting.index);
+    const call = calls[fitting.index] as Call;
+    return `has no call of its own: call ${fitting.index + 1} (${call.name} ${JSON.stringify(call.arguments)}) fits it but serves expectation ${servedBy + 1} (${tools[servedBy]?.name ?? "?"}), and no other call fits`;
+  }
+  const closest = candidates.reduce((best, candidate) =>
+    candidate.problems.length < best.problems.length ? candidate : best,
+  );
+  const which =
+    candidates.length > 1
+      ? `no call matched; the closest is call ${closest.index + 1}`
+      : `call ${closest.index + 1}: arguments did not match`;
+  return `${which}: ${closest.problems.join("; ")}`;
 }
 
 function describeMatcher(matcher: ArgumentMatcher): string {

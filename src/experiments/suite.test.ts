@@ -122,6 +122,18 @@ describe("parseSuite", () => {
     ).toMatch(
       /^suites\/x\.yaml:11:24: scenarios\.0\.turns\.0\.expect\.tools\.0\.arguments\.query: one matcher per argument/,
     );
+    expect(
+      parseError(MINIMAL.replace("{ contains: sqlite }", "{ regex: sqlite, flags: q }")),
+    ).toMatch(/arguments\.query\.flags: flags takes JavaScript regex flags/);
+    expect(
+      parseError(MINIMAL.replace("{ contains: sqlite }", "{ contains: a, flags: i }")),
+    ).toMatch(/arguments\.query: one matcher per argument: contains, flags given/);
+    expect(
+      parseError(MINIMAL.replace("{ contains: sqlite }", "{ one_of: [a, { contains: 5 }] }")),
+    ).toMatch(/arguments\.query\.one_of\.1\.contains: contains takes a string$/);
+    expect(
+      parseError(MINIMAL.replace("{ contains: sqlite }", "{ optional: { absent: false } }")),
+    ).toMatch(/arguments\.query\.optional\.absent: absent takes true$/);
     // A literal object is still possible, spelled out.
     const literal = parseSuite(
       MINIMAL.replace("{ contains: sqlite }", "{ equals: { contains: 5 } }"),
@@ -130,6 +142,63 @@ describe("parseSuite", () => {
     expect(literal.scenarios[0]?.turns[0]?.expect.tools[0]?.arguments.query).toEqual({
       equals: { contains: 5 },
     });
+  });
+
+  it("reads BFCL-style scenarios: matchers, exact arguments, string matching, scoring, answers", () => {
+    const suite = parseSuite(
+      `name: bfcl-style
+scenarios:
+  - id: weather.1
+    category: simple
+    scoring: first_response
+    origin: { benchmark: bfcl, id: simple_python_1, category: simple_python }
+    tools:
+      - name: weather_get
+        parameters: { type: object, properties: { city: { type: string } } }
+        mock: { result: { ok: true } }
+    bfcl_answer:
+      - weather.get: { city: ["New York", "NYC"], unit: ["celsius", ""] }
+    turns:
+      - user: weather in New York?
+  - id: hand-written
+    category: relevance
+    turns:
+      - user: search it
+        expect:
+          any_tool: true
+          tools:
+            - name: mock_search
+              exact_arguments: true
+              string_match: bfcl
+              arguments:
+                query: { one_of: [sqlite, { regex: "^wal", flags: i }] }
+                limit: { optional: 3 }
+                site: { absent: true }
+`,
+      "x.yaml",
+    );
+    const [bfcl, hand] = suite.scenarios;
+    expect(bfcl).toMatchObject({
+      scoring: "first_response",
+      bfcl_answer: [{ "weather.get": { city: ["New York", "NYC"], unit: ["celsius", ""] } }],
+    });
+    expect(hand?.turns[0]?.expect.tools[0]).toEqual({
+      name: "mock_search",
+      exact_arguments: true,
+      string_match: "bfcl",
+      arguments: {
+        query: { one_of: [{ equals: "sqlite" }, { regex: "^wal", flags: "i" }] },
+        limit: { optional: { equals: 3 } },
+        site: { absent: true },
+      },
+    });
+    const both = MINIMAL.replace(
+      "  - id: s1\n",
+      "  - id: s1\n    bfcl_answer: [{ mock_search: { query: [x] } }]\n",
+    );
+    expect(parseError(both)).toMatch(
+      /expect\.tools: the first turn is scored by bfcl_answer; list its calls there, not under tools$/,
+    );
   });
 
   it("refuses duplicate scenario ids and contradictory expectations", () => {

@@ -44,6 +44,18 @@ function semanticProblems(raw: unknown, suite: Suite): Problem[] {
     }
     scenario.turns.forEach((turn, turnIndex) => {
       const expectPath = ["scenarios", scenarioIndex, "turns", turnIndex, "expect"];
+      if (turn.expect.no_tools && turn.expect.any_tool) {
+        problems.push({
+          path: [...expectPath, "any_tool"],
+          message: "any_tool: true contradicts no_tools: true",
+        });
+      }
+      if (turnIndex === 0 && scenario.bfcl_answer !== undefined && turn.expect.tools.length > 0) {
+        problems.push({
+          path: [...expectPath, "tools"],
+          message: "the first turn is scored by bfcl_answer; list its calls there, not under tools",
+        });
+      }
       if (turn.expect.no_tools && turn.expect.tools.length > 0) {
         problems.push({
           path: [...expectPath, "no_tools"],
@@ -78,33 +90,54 @@ function semanticProblems(raw: unknown, suite: Suite): Problem[] {
   return problems;
 }
 
-/** A value written with matcher keywords must be exactly one valid matcher. */
+/**
+ * A value written with matcher keywords must be exactly one valid matcher (`flags` only beside
+ * `regex`); `one_of` and `optional` are checked inside too.
+ */
 function matcherProblem(matcher: unknown): Problem | null {
   if (!isPlainObject(matcher)) return null;
   const keys = Object.keys(matcher);
   if (keys.length === 0 || !keys.every((key) => MATCHER_KEYS.includes(key))) return null;
-  if (keys.length > 1) {
+  const named = keys.filter((key) => key !== "flags");
+  if (named.length !== 1 || (keys.includes("flags") && named[0] !== "regex")) {
     return {
       path: [],
-      message: `one matcher per argument: ${keys.join(", ")} given (use ${MATCHER_KEYS.join(", ")}; to match an object literally, write { equals: {...} })`,
+      message: `one matcher per argument: ${keys.join(", ")} given (use ${MATCHER_KEYS.filter((key) => key !== "flags").join(", ")}, and flags only beside regex; to match an object literally, write { equals: {...} })`,
     };
   }
-  const key = keys[0] as string;
+  const key = named[0] as string;
   const value = matcher[key];
   if ((key === "contains" || key === "regex") && typeof value !== "string") {
     return { path: [key], message: `${key} takes a string` };
   }
   if (key === "regex") {
+    const flags = matcher.flags;
+    if (flags !== undefined && (typeof flags !== "string" || !/^[dgimsuvy]*$/.test(flags))) {
+      return { path: ["flags"], message: "flags takes JavaScript regex flags (d g i m s u v y)" };
+    }
     try {
-      new RegExp(value as string);
+      new RegExp(value as string, flags as string | undefined);
     } catch (error) {
-      return {
-        path: [key],
-        message: (error as Error).message,
-      };
+      return { path: [key], message: (error as Error).message };
     }
   }
-  if (key === "any" && value !== true) return { path: [key], message: "any takes true" };
+  if ((key === "any" || key === "absent") && value !== true) {
+    return { path: [key], message: `${key} takes true` };
+  }
+  if (key === "one_of") {
+    if (!Array.isArray(value) || value.length === 0) {
+      return { path: [key], message: "one_of takes a list of one or more matchers or values" };
+    }
+    for (const [index, option] of value.entries()) {
+      const problem = matcherProblem(option);
+      if (problem !== null)
+        return { path: [key, index, ...problem.path], message: problem.message };
+    }
+  }
+  if (key === "optional") {
+    const problem = matcherProblem(value);
+    if (problem !== null) return { path: [key, ...problem.path], message: problem.message };
+  }
   return null;
 }
 

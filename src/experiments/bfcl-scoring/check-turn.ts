@@ -1,0 +1,66 @@
+import { type BfclAnswer, bfclToolName } from "../../domain/experiment.js";
+import { assignCalls } from "../call-assignment.js";
+import type { ParameterTypes } from "../parameter-types.js";
+import { type BfclCall, checkBfclCall } from "./check-call.js";
+
+export interface BfclVerdict {
+  /** Answer entries served by a call that fits them. */
+  matched: number;
+  /** One line per problem, naming the call (by its position in the response) and why. */
+  failures: string[];
+}
+
+/**
+ * A model response's calls against a BFCL possible answer: as many calls as the answer has
+ * entries, each entry served by its own fitting call, in any order. Where BFCL takes the first
+ * call that fits each entry in turn, the lab finds the best assignment: a call that fits two
+ * entries cannot make BFCL fail a response that has a fitting call for each (README, "Scoring
+ * like BFCL").
+ */
+export function checkBfclTurn(
+  answer: BfclAnswer,
+  calls: readonly BfclCall[],
+  types: ParameterTypes = {},
+): BfclVerdict {
+  const problems = answer.map((entry) =>
+    calls.map((call) => checkBfclCall(entry, call, types[call.name])),
+  );
+  const fits = problems.map((row) =>
+    row.flatMap((problem, index) => (problem === null ? [index] : [])),
+  );
+  const assignment = assignCalls(fits, calls.length);
+  const failures: string[] = [];
+  if (calls.length !== answer.length) {
+    failures.push(
+      `expected ${answer.length} call${answer.length === 1 ? "" : "s"} (${answer.map(nameOf).join(", ") || "none"}), the response made ${calls.length} (${calls.map((call) => call.name).join(", ") || "none"})`,
+    );
+  }
+  assignment.forEach((served, index) => {
+    if (served !== null) return;
+    const entry = answer[index] as BfclAnswer[number];
+    const row = problems[index] ?? [];
+    const sameName = row.flatMap((problem, call) =>
+      calls[call]?.name === nameOf(entry) ? [{ call, problem }] : [],
+    );
+    if (sameName.length === 0) {
+      if (calls.length === answer.length) failures.push(`no call to ${nameOf(entry)}`);
+      return;
+    }
+    const own = sameName.find(({ problem }) => problem !== null) ?? sameName[0];
+    if (own === undefined) return;
+    failures.push(
+      own.problem === null
+        ? `${nameOf(entry)}: call ${own.call + 1} fits, but it answers another entry; no call of its own`
+        : `${nameOf(entry)}: call ${own.call + 1} ${describeCall(calls[own.call])}: ${own.problem}`,
+    );
+  });
+  return { matched: assignment.filter((served) => served !== null).length, failures };
+}
+
+const nameOf = (entry: BfclAnswer[number]): string => bfclToolName(Object.keys(entry)[0] ?? "");
+
+/** The call's arguments as the model wrote them (`10.0` stays `10.0`), else as parsed. */
+function describeCall(call: BfclCall | undefined): string {
+  if (call === undefined) return "";
+  return call.raw_arguments ?? JSON.stringify(call.arguments);
+}
