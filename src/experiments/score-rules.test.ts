@@ -222,7 +222,7 @@ describe("bfcl_answer", () => {
     expect(score({}, reversed, rules(answer, addTypes)).success).toBe(true);
     const wrong = [call("add", '{"a":3,"b":4}'), call("add", '{"a":3,"b":4}')];
     expect(score({}, wrong, rules(answer, addTypes)).failures).toEqual([
-      'turn 1: add: call 1 {"a":3,"b":4}: a: expected one of [1.5], got 3',
+      'turn 1: add: call 2 {"a":3,"b":4}: a: expected one of [1.5], got 3',
     ]);
   });
 

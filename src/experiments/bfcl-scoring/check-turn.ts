@@ -35,24 +35,26 @@ export function checkBfclTurn(
       `expected ${answer.length} call${answer.length === 1 ? "" : "s"} (${answer.map(nameOf).join(", ") || "none"}), the response made ${calls.length} (${calls.map((call) => call.name).join(", ") || "none"})`,
     );
   }
+  const taken = new Set(assignment.filter((served) => served !== null));
   assignment.forEach((served, index) => {
     if (served !== null) return;
     const entry = answer[index] as BfclAnswer[number];
-    const row = problems[index] ?? [];
-    const sameName = row.flatMap((problem, call) =>
-      calls[call]?.name === nameOf(entry) ? [{ call, problem }] : [],
-    );
-    if (sameName.length === 0) {
-      if (calls.length === answer.length) failures.push(`no call to ${nameOf(entry)}`);
-      return;
+    const name = nameOf(entry);
+    // Calls left over by the assignment are the ones this entry could have had.
+    const free = calls.flatMap((call, at) => (call.name === name && !taken.has(at) ? [at] : []));
+    const at = free[0];
+    if (at !== undefined) {
+      const problem = problems[index]?.[at] ?? "does not fit";
+      failures.push(`${name}: call ${at + 1} ${describeCall(calls[at])}: ${problem}`);
+    } else if (calls.length === answer.length) {
+      const fitsTaken = (problems[index] ?? []).findIndex((problem) => problem === null);
+      failures.push(
+        fitsTaken === -1
+          ? `no call to ${name}`
+          : `${name}: call ${fitsTaken + 1} fits, but it answers another entry; no call of its own`,
+      );
     }
-    const own = sameName.find(({ problem }) => problem !== null) ?? sameName[0];
-    if (own === undefined) return;
-    failures.push(
-      own.problem === null
-        ? `${nameOf(entry)}: call ${own.call + 1} fits, but it answers another entry; no call of its own`
-        : `${nameOf(entry)}: call ${own.call + 1} ${describeCall(calls[own.call])}: ${own.problem}`,
-    );
+    // Otherwise the wrong count, reported above, says it.
   });
   return { matched: assignment.filter((served) => served !== null).length, failures };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { renderEventResult } from "../../domain/event-protocol.js";
 import type { ChatModelRequest, ChatToolDefinition } from "../chat-model.js";
-import { readNamedCall } from "./named-call.js";
+import { readNamedCall, readNamedCalls } from "./named-call.js";
 import { SimChatModel } from "./sim-chat-model.js";
 import {
   BUILTIN_DEFINITIONS,
@@ -38,7 +38,16 @@ describe("readNamedCall", () => {
     ["call get_time", "get_time", null],
     ['run the weather tool with arguments: {"city":"Oslo"}', "weather", { city: "Oslo" }],
   ])("reads %j", (text, name, args) => {
-    expect(readNamedCall(text)).toEqual({ kind: "call", name, arguments: args });
+    expect(readNamedCall(text)).toMatchObject({ kind: "call", name, arguments: args });
+  });
+
+  it("keeps the arguments as written, and reads one call per line", () => {
+    expect(readNamedCall('call add with {"a": 10.0}')).toMatchObject({ written: '{"a": 10.0}' });
+    expect(readNamedCalls('call add with {"a": 1}\ncall add with {"a": 2.0}\n')).toEqual([
+      { kind: "call", name: "add", arguments: { a: 1 }, written: '{"a": 1}' },
+      { kind: "call", name: "add", arguments: { a: 2 }, written: '{"a": 2.0}' },
+    ]);
+    expect(readNamedCalls('call add with {"a": 1}\nand tell me')).toBeNull();
   });
 
   it("names the problem of arguments that are not a JSON object", () => {

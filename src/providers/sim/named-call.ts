@@ -6,7 +6,13 @@
  */
 
 export type NamedCall =
-  | { kind: "call"; name: string; arguments: Record<string, unknown> | null }
+  | {
+      kind: "call";
+      name: string;
+      arguments: Record<string, unknown> | null;
+      /** The arguments exactly as written (`10.0` stays `10.0`); null without arguments. */
+      written?: string | null;
+    }
   | { kind: "bad_arguments"; name: string; problem: string };
 
 const NAMED_CALL =
@@ -28,7 +34,22 @@ export function readNamedCall(text: string): NamedCall | null {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { kind: "bad_arguments", name, problem: "the arguments must be a JSON object" };
   }
-  return { kind: "call", name, arguments: parsed as Record<string, unknown> };
+  return { kind: "call", name, arguments: parsed as Record<string, unknown>, written: json };
+}
+
+/**
+ * The named calls in `text`: the whole text as one, or, when every non-empty line is one, one per
+ * line (parallel calls, as BFCL's parallel cases need). Null when the text is not that.
+ */
+export function readNamedCalls(text: string): NamedCall[] | null {
+  const lines = text.split("\n").filter((line) => line.trim() !== "");
+  if (lines.length >= 2) {
+    // Each line first: the whole text would read as one call whose JSON runs across the lines.
+    const calls = lines.map(readNamedCall);
+    if (calls.every((call) => call?.kind === "call")) return calls as NamedCall[];
+  }
+  const whole = readNamedCall(text);
+  return whole === null ? null : [whole];
 }
 
 /** The offered tool a named call means: exact name first, else the one equal ignoring case. */

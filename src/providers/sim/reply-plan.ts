@@ -11,7 +11,7 @@ import {
 import { latestUserText, pendingResults, type ToolOffer, toolOffer } from "./conversation.js";
 import { type Intent, readIntents } from "./intents.js";
 import { drawMalformation, malformArguments } from "./malformed-arguments.js";
-import { type NamedCall, offeredName, readNamedCall } from "./named-call.js";
+import { type NamedCall, offeredName, readNamedCalls } from "./named-call.js";
 import { digest, hashString, SeededRandom } from "./seeded-random.js";
 import type { SimOptions } from "./sim-options.js";
 import { extractArguments, responseFormatTarget } from "./structured-arguments.js";
@@ -80,10 +80,23 @@ export function planReply(
 
   const userText = latestUserText(request.messages);
   const toolsAllowed = offer.style !== "none" && choice !== "none";
-  const named = readNamedCall(userText);
+  const named = readNamedCalls(userText);
   if (named !== null) {
-    const plan = planNamedCall(named, offer, toolsAllowed, callId(0), (args, required) =>
-      chosen(args, required, 0),
+    const plan = planNamedCalls(
+      named,
+      offer,
+      toolsAllowed,
+      callId,
+      (args, required, index, written) =>
+        written === null || written === undefined
+          ? chosen(args, required, index)
+          : chosenArguments(
+              args,
+              required,
+              options.malformed_arguments_rate,
+              callRandom(index),
+              written,
+            ),
     );
     if (plan !== null) return plan;
   }
@@ -136,39 +149,53 @@ export function planReply(
 const prose = (text: string): ReplyPlan => ({ text, tool_calls: [], finish_reason: "stop" });
 
 /**
- * "call NAME with {json}": the named tool, if offered, with exactly those arguments (or, without
- * any, its schema's required fields filled). Null hands the text to the ordinary intent reading:
- * a name nobody offers, said without arguments, may just be prose ("run the tests").
+ * "call NAME with {json}" (one per line for parallel calls): each named tool, if offered, with
+ * exactly those arguments as written (or, without any, its schema's required fields filled). Null
+ * hands the text to the ordinary intent reading: a name nobody offers, said without arguments, may
+ * just be prose ("run the tests").
  */
-function planNamedCall(
-  named: NamedCall,
+function planNamedCalls(
+  named: readonly NamedCall[],
   offer: ToolOffer,
   toolsAllowed: boolean,
-  id: string,
-  chosen: (args: JsonObject, required: readonly string[]) => string,
+  callId: (index: number) => string,
+  chosen: (
+    args: JsonObject,
+    required: readonly string[],
+    index: number,
+    written: string | null | undefined,
+  ) => string,
 ): ReplyPlan | null {
-  const name = offeredName(named.name, offer.names);
-  if (name === null) {
-    if (named.kind === "call" && named.arguments === null) return null;
-    return prose(unknownToolNote(named.name, toolsAllowed ? offer.names : []));
+  const calls: { id: string; name: string; raw_arguments: string }[] = [];
+  for (const [index, call] of named.entries()) {
+    const name = offeredName(call.name, offer.names);
+    if (name === null) {
+      if (named.length === 1 && call.kind === "call" && call.arguments === null) return null;
+      return prose(unknownToolNote(call.name, toolsAllowed ? offer.names : []));
+    }
+    if (!toolsAllowed) {
+      return prose(`I would call ${name}, but tool use is turned off for this reply.`);
+    }
+    if (call.kind === "bad_arguments") {
+      return prose(`I did not call ${name}: its arguments are not valid JSON (${call.problem}).`);
+    }
+    const schema = offer.style === "native" ? offer.tools.find((t) => t.name === name) : undefined;
+    const args = call.arguments ?? conformToSchema({}, schema?.parameters ?? {}, "");
+    const required = schema === undefined ? [] : requiredOf(schema.parameters);
+    calls.push({
+      id: callId(index),
+      name,
+      raw_arguments: chosen(args, required, index, call.written),
+    });
   }
-  if (!toolsAllowed) {
-    return prose(`I would call ${name}, but tool use is turned off for this reply.`);
-  }
-  if (named.kind === "bad_arguments") {
-    return prose(`I did not call ${name}: its arguments are not valid JSON (${named.problem}).`);
-  }
-  const schema = offer.style === "native" ? offer.tools.find((t) => t.name === name) : undefined;
-  const args = named.arguments ?? conformToSchema({}, schema?.parameters ?? {}, "");
-  const raw = chosen(args, schema === undefined ? [] : requiredOf(schema.parameters));
   if (offer.style === "native") {
-    return {
-      text: "",
-      tool_calls: [{ id, name, raw_arguments: raw }],
-      finish_reason: "tool_calls",
-    };
+    return { text: "", tool_calls: calls, finish_reason: "tool_calls" };
   }
-  return prose(`I'll call ${name}. ${formatEventTag(name, raw)}`);
+  return prose(
+    calls
+      .map((call) => `I'll call ${call.name}. ${formatEventTag(call.name, call.raw_arguments)}`)
+      .join("\n"),
+  );
 }
 
 function unknownToolNote(name: string, offered: readonly string[]): string {
@@ -182,15 +209,18 @@ function requiredFor(offer: ToolOffer, name: string): readonly string[] {
   return tool === undefined ? (BUILTIN_REQUIRED[name] ?? []) : requiredOf(tool.parameters);
 }
 
-/** The arguments of a call the model chose itself: malformed at the configured, seeded rate. */
+/**
+ * The arguments of a call: malformed at the configured, seeded rate, else as the user wrote them
+ * for a named call (`10.0` stays `10.0`), else serialized.
+ */
 function chosenArguments(
   args: JsonObject,
   required: readonly string[],
   rate: number,
   random: SeededRandom,
+  written?: string,
 ): string {
   const malformation = drawMalformation(random, rate);
-  return malformation === null
-    ? JSON.stringify(args)
-    : malformArguments(args, required, malformation, random);
+  if (malformation !== null) return malformArguments(args, required, malformation, random);
+  return written ?? JSON.stringify(args);
 }
