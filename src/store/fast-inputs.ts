@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
+import { isWellFormedText, MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
 import { checkMessageProtocol } from "../domain/messages.js";
 import type { TokenUsage } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
@@ -8,13 +8,16 @@ import {
   type AppendMessagesOptions,
   AppendRecordsOptions,
   type AppendUsageOptions,
+  ClaimTurnOptions,
   checkTokenAccounting,
+  FinishedTurnStatus,
 } from "./store-inputs.js";
 
 type ValidAudit = z.output<typeof AppendAuditOptions>;
 type ValidRecords = z.output<typeof AppendRecordsOptions>;
 type ValidMessages = z.output<typeof AppendMessagesOptions>;
 type ValidUsage = z.output<typeof AppendUsageOptions>;
+type ValidClaim = z.output<typeof ClaimTurnOptions>;
 
 /**
  * The store validates every row it is given with zod (store-inputs.ts), and a round's batch is a
@@ -40,6 +43,10 @@ const AppendRecordsRest = AppendRecordsOptions.omit({
   usage: true,
   message_groups: true,
 });
+const COMPLETE_KEYS = new Set(["turn_index", "wall_time_ms", "status"]);
+const STATUSES = new Set<string>(FinishedTurnStatus.options);
+const CLAIM_KEYS = new Set(["user_message", "runner", "is_runner_alive", "audit"]);
+const CLAIM_AUDIT_KEYS = new Set(["event", "details"]);
 const USAGE_KEYS = new Set([
   "turn_index",
   "round_index",
@@ -182,8 +189,66 @@ function fastRecords(input: unknown): ValidRecords | null {
   const usage = fastList(usages, fastUsage);
   const message_groups = fastList(groups, fastGroup);
   if (audit === null || usage === null || message_groups === null) return null;
-  const others = AppendRecordsRest.safeParse(rest);
+  const others = fastRest(rest) ?? AppendRecordsRest.safeParse(rest);
   return others.success ? { ...others.data, message_groups, usage, audit } : null;
+}
+
+type RecordsRest = z.output<typeof AppendRecordsRest>;
+
+/**
+ * The batch's other fields as the runtime sends them (no payloads, a turn to roll up, a turn's
+ * end), or null: ask zod. A key given as undefined is zod's to judge.
+ */
+function fastRest(rest: Record<string, unknown>): { success: true; data: RecordsRest } | null {
+  const { payloads, rollup_turn, complete_turn: end } = rest;
+  if (!definedOnly(rest, ["payloads", "rollup_turn", "complete_turn"])) return null;
+  if (!(payloads === undefined || (Array.isArray(payloads) && payloads.length === 0))) return null;
+  if (!(rollup_turn === undefined || isIndex(rollup_turn))) return null;
+  const data: RecordsRest = { payloads: [] };
+  if (rollup_turn !== undefined) data.rollup_turn = rollup_turn;
+  if (end !== undefined) {
+    if (!isPlainRecord(end) || !hasOnly(end, COMPLETE_KEYS)) return null;
+    if (!definedOnly(end, ["status"])) return null;
+    const { turn_index, wall_time_ms, status = "completed" } = end;
+    if (!isIndex(turn_index) || !(wall_time_ms === null || isMilliseconds(wall_time_ms))) {
+      return null;
+    }
+    if (!STATUSES.has(status as string)) return null;
+    data.complete_turn = {
+      turn_index,
+      wall_time_ms,
+      status: status as NonNullable<RecordsRest["complete_turn"]>["status"],
+    };
+  }
+  return { success: true, data };
+}
+
+/** `parseInput(ClaimTurnOptions, input, "claimTurn")`, the runtime's plain claim without zod. */
+export function parseClaimTurn(input: unknown): ValidClaim {
+  return fastClaim(input) ?? parseInput(ClaimTurnOptions, input, "claimTurn");
+}
+
+function fastClaim(input: unknown): ValidClaim | null {
+  if (!isPlainRecord(input) || !hasOnly(input, CLAIM_KEYS)) return null;
+  if (!definedOnly(input, ["is_runner_alive", "audit"])) return null;
+  const { user_message, runner, is_runner_alive, audit } = input;
+  if (typeof user_message !== "string" || !isWellFormedText(user_message)) return null;
+  if (!isId(runner)) return null;
+  if (!(is_runner_alive === undefined || typeof is_runner_alive === "function")) return null;
+  const claim: ValidClaim = { user_message, runner };
+  if (is_runner_alive !== undefined) {
+    claim.is_runner_alive = is_runner_alive as NonNullable<ValidClaim["is_runner_alive"]>;
+  }
+  if (audit !== undefined) {
+    if (!isPlainRecord(audit) || !hasOnly(audit, CLAIM_AUDIT_KEYS)) return null;
+    if (!definedOnly(audit, ["details"])) return null;
+    const { event, details } = audit;
+    if (typeof event !== "string" || event.length === 0) return null;
+    if (details !== undefined && !(isPlainRecord(details) && fitsDepth(details, 0))) return null;
+    // zod's record output: a copy with the same keys in the same order.
+    claim.audit = { event, details: details === undefined ? {} : { ...details } };
+  }
+  return claim;
 }
 
 /** Each entry of an optional array (default []) checked by `check`, or null: ask zod. */
