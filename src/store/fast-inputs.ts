@@ -103,12 +103,11 @@ const CALL_KEYS = new Set(["id", "name", "arguments", "raw_arguments"]);
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  const names = Object.getOwnPropertyNames(value);
-  return (
-    Object.getOwnPropertySymbols(value).length === 0 &&
-    names.length === Object.keys(value).length &&
-    !names.includes("__proto__")
-  );
+  // Every own key (symbols and non-enumerable ones included) is one for-in sees, and for-in sees
+  // nothing else (an enumerable key inherited from a polluted prototype makes the counts differ).
+  let enumerable = 0;
+  for (const _key in value) enumerable++;
+  return enumerable === Reflect.ownKeys(value).length && !Object.hasOwn(value, "__proto__");
 }
 
 /** Whether no object or array sits deeper than `findTooDeep` allows (`{}` is depth 1). */
@@ -184,13 +183,18 @@ export function parseAppendRecords(input: unknown): ValidRecords {
 
 function fastRecords(input: unknown): ValidRecords | null {
   if (!isPlainRecord(input) || !hasOnly(input, RECORD_KEYS)) return null;
-  const { audit: audits, usage: usages, message_groups: groups, ...rest } = input;
-  const audit = fastList(audits, fastAudit);
-  const usage = fastList(usages, fastUsage);
-  const message_groups = fastList(groups, fastGroup);
+  const audit = fastList(input.audit, fastAudit);
+  const usage = fastList(input.usage, fastUsage);
+  const message_groups = fastList(input.message_groups, fastGroup);
   if (audit === null || usage === null || message_groups === null) return null;
-  const others = fastRest(rest) ?? AppendRecordsRest.safeParse(rest);
+  const others = fastRest(input) ?? AppendRecordsRest.safeParse(restOf(input));
   return others.success ? { ...others.data, message_groups, usage, audit } : null;
+}
+
+/** The batch without the entries fastRecords checked itself: what AppendRecordsRest reads. */
+function restOf(input: Record<string, unknown>): Record<string, unknown> {
+  const { audit: _audit, usage: _usage, message_groups: _groups, ...rest } = input;
+  return rest;
 }
 
 type RecordsRest = z.output<typeof AppendRecordsRest>;
@@ -199,9 +203,9 @@ type RecordsRest = z.output<typeof AppendRecordsRest>;
  * The batch's other fields as the runtime sends them (no payloads, a turn to roll up, a turn's
  * end), or null: ask zod. A key given as undefined is zod's to judge.
  */
-function fastRest(rest: Record<string, unknown>): { success: true; data: RecordsRest } | null {
-  const { payloads, rollup_turn, complete_turn: end } = rest;
-  if (!definedOnly(rest, ["payloads", "rollup_turn", "complete_turn"])) return null;
+function fastRest(input: Record<string, unknown>): { success: true; data: RecordsRest } | null {
+  const { payloads, rollup_turn, complete_turn: end } = input;
+  if (!definedOnly(input, ["payloads", "rollup_turn", "complete_turn"])) return null;
   if (!(payloads === undefined || (Array.isArray(payloads) && payloads.length === 0))) return null;
   if (!(rollup_turn === undefined || isIndex(rollup_turn))) return null;
   const data: RecordsRest = { payloads: [] };

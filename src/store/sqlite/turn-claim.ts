@@ -63,7 +63,7 @@ export class TurnClaim {
     }
     for (const turn of running) {
       this.#sql.completeTurn.run(timestamp, null, "interrupted", sessionId, turn.turn_index);
-      this.#sql.insertAudit.run({
+      this.#sql.insertCheckedAudit.run({
         session_id: sessionId,
         turn_index: turn.turn_index,
         round_index: null,
@@ -87,7 +87,7 @@ export class TurnClaim {
       ),
     );
     if (input.audit !== undefined) {
-      this.#sql.insertAudit.run(
+      this.#sql.insertCheckedAudit.run(
         auditRowParams(sessionId, { ...input.audit, turn_index, round_index: null }, timestamp),
       );
     }
