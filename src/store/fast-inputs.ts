@@ -114,8 +114,19 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
 function fitsDepth(value: unknown, depth: number): boolean {
   if (value === null || typeof value !== "object") return true;
   if (depth >= MAX_CONFIG_DEPTH) return false;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  for (const child of children) if (!fitsDepth(child, depth + 1)) return false;
+  // Walked in place (no array of the values per level): every audit row's details pass here.
+  if (Array.isArray(value)) {
+    for (const child of value) if (!fitsDepth(child, depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (
+      Object.hasOwn(value, key) &&
+      !fitsDepth((value as Record<string, unknown>)[key], depth + 1)
+    ) {
+      return false;
+    }
+  }
   return true;
 }
 
