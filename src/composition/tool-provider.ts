@@ -40,6 +40,8 @@ export interface LabToolProvider extends ToolProvider {
 const SEPARATOR = "__";
 /** `SERVER__*` in `tools` selects every tool of that MCP server. */
 const ALL_OF_SOURCE = `${SEPARATOR}*`;
+/** Distinct built-in selections kept compiled (a config names a handful; experiments a few more). */
+const MAX_KEPT_REGISTRIES = 64;
 
 /**
  * The tools a config selects: the built-ins, the sources' tools named in `tools`, and the config's
@@ -51,6 +53,13 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
   const builtins = options.builtins ?? createBuiltinTools();
   const sources = options.sources ?? [];
   const builtinNames = new Set(builtins.map((tool) => tool.name));
+  /**
+   * Registries of built-ins only, by the selection's names: every turn of a session asks for the
+   * same ones, and a registry compiles each tool's schema (most of what a turn's tools cost).
+   * Built-ins do not change, so neither does their registry; sources and declared tools may, so
+   * selections with them are built each time.
+   */
+  const builtinRegistries = new Map<string, ToolRegistry>();
 
   /** The sources a name may come from: its prefix's, else the unprefixed ones. */
   function sourcesOf(name: string): PrefixedToolSource[] {
@@ -86,6 +95,10 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
       const wanted = config.tools.filter(
         (name) => !builtinNames.has(name) && !declaredNames.has(name),
       );
+      const builtinOnly = declared.length === 0 && wanted.length === 0;
+      const key = builtinOnly ? JSON.stringify(config.tools) : null;
+      const known = key === null ? undefined : builtinRegistries.get(key);
+      if (known !== undefined) return known;
       const needed = [...new Set(wanted.flatMap(sourcesOf))];
       const fromSources = await toolsOf(needed, signal);
       const offered = [...builtins, ...fromSources];
@@ -107,7 +120,15 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
         return all.map((tool) => tool.name);
       });
       // Declared tools are always offered; naming one in `tools` too is harmless.
-      return new ToolRegistry([...offered, ...declared]).select([...selected, ...declaredNames]);
+      const registry = new ToolRegistry([...offered, ...declared]).select([
+        ...selected,
+        ...declaredNames,
+      ]);
+      if (key !== null) {
+        if (builtinRegistries.size >= MAX_KEPT_REGISTRIES) builtinRegistries.clear();
+        builtinRegistries.set(key, registry);
+      }
+      return registry;
     },
     async list(signal?: AbortSignal): Promise<ToolListing[]> {
       const tools = [...builtins, ...(await toolsOf(sources, signal))];

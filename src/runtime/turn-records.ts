@@ -27,6 +27,9 @@ export interface TurnEnd {
   details: Record<string, unknown>;
 }
 
+/** What `audit` returns for a row it holds: settled, shared. */
+const HELD: Promise<void> = Promise.resolve();
+
 const nothing = (): Pending => ({ message_groups: [], usage: [], audit: [], payloads: [] });
 
 /**
@@ -50,13 +53,20 @@ export class TurnRecords {
     this.#rollup = { turn_index: turnIndex, ...emptyUsageRollup() };
   }
 
-  /** An audit row of this turn; a live event is written at once, after what came before it. */
-  async audit(event: string, details: Record<string, unknown>, round_index?: number) {
+  /**
+   * An audit row of this turn; a live event is written at once, after what came before it. Not
+   * an async function: a held row (nearly all of them) costs no promise of its own.
+   */
+  audit(event: string, details: Record<string, unknown>, round_index?: number): Promise<void> {
     const entry = this.#entry(event, details, round_index);
     if (!LIVE_EVENTS.has(event)) {
       this.#pending.audit.push(entry);
-      return;
+      return HELD;
     }
+    return this.#writeLive(entry);
+  }
+
+  async #writeLive(entry: AppendAuditOptions): Promise<void> {
     await this.flush();
     await this.#store.appendAudit(this.#sessionId, entry);
   }

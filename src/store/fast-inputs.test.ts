@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { parseInput } from "../domain/validation.js";
-import { parseAppendAudit, parseAppendRecords } from "./fast-inputs.js";
-import { AppendAuditOptions, AppendRecordsOptions } from "./store-inputs.js";
+import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "./fast-inputs.js";
+import { AppendAuditOptions, AppendRecordsOptions, ClaimTurnOptions } from "./store-inputs.js";
 
 /** What a call gives: its output, or the message it throws. */
 function outcome(run: () => unknown): { ok: unknown } | { error: string } {
@@ -160,6 +160,14 @@ const RECORDS = {
   rollup_turn: 2,
 };
 
+/** A claim as the runtime makes it: a runner check, and the turn_start row. */
+const CLAIM = {
+  user_message: "search for it",
+  runner: "1@host",
+  is_runner_alive: () => true,
+  audit: { event: "turn_start", details: { mode: "dual_agent", tools: ["mock_search"] } },
+};
+
 describe("the store's fast input checks", () => {
   it("give what zod gives for an audit entry and every mutation of it: the output, or its refusal", () => {
     for (const input of [AUDIT, ...mutations(AUDIT)]) {
@@ -186,15 +194,28 @@ describe("the store's fast input checks", () => {
     }
   });
 
-  it("take the batches the runtime writes without asking zod", () => {
+  it("give what zod gives for a turn's claim and every mutation of it", () => {
+    const { is_runner_alive: _alive, audit: _audit, ...bare } = CLAIM;
+    for (const input of [CLAIM, bare, ...mutations(CLAIM)]) {
+      expect(outcome(() => parseClaimTurn(input))).toStrictEqual(
+        outcome(() => parseInput(ClaimTurnOptions, input, "claimTurn")),
+      );
+    }
+  });
+
+  it("take the batches and claims the runtime writes without asking zod", () => {
     const zod = vi.spyOn(AppendRecordsOptions, "safeParse");
+    const claim = vi.spyOn(ClaimTurnOptions, "safeParse");
     try {
       for (const input of [RECORDS, CALL_ROUND]) {
         expect(parseAppendRecords(input)).toStrictEqual(AppendRecordsOptions.parse(input));
       }
+      expect(parseClaimTurn(CLAIM)).toStrictEqual(ClaimTurnOptions.parse(CLAIM));
       expect(zod).not.toHaveBeenCalled();
+      expect(claim).not.toHaveBeenCalled();
     } finally {
       zod.mockRestore();
+      claim.mockRestore();
     }
   });
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
+import { isWellFormedText, MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
 import { checkMessageProtocol } from "../domain/messages.js";
 import type { TokenUsage } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
@@ -8,13 +8,16 @@ import {
   type AppendMessagesOptions,
   AppendRecordsOptions,
   type AppendUsageOptions,
+  ClaimTurnOptions,
   checkTokenAccounting,
+  FinishedTurnStatus,
 } from "./store-inputs.js";
 
 type ValidAudit = z.output<typeof AppendAuditOptions>;
 type ValidRecords = z.output<typeof AppendRecordsOptions>;
 type ValidMessages = z.output<typeof AppendMessagesOptions>;
 type ValidUsage = z.output<typeof AppendUsageOptions>;
+type ValidClaim = z.output<typeof ClaimTurnOptions>;
 
 /**
  * The store validates every row it is given with zod (store-inputs.ts), and a round's batch is a
@@ -40,6 +43,10 @@ const AppendRecordsRest = AppendRecordsOptions.omit({
   usage: true,
   message_groups: true,
 });
+const COMPLETE_KEYS = new Set(["turn_index", "wall_time_ms", "status"]);
+const STATUSES = new Set<string>(FinishedTurnStatus.options);
+const CLAIM_KEYS = new Set(["user_message", "runner", "is_runner_alive", "audit"]);
+const CLAIM_AUDIT_KEYS = new Set(["event", "details"]);
 const USAGE_KEYS = new Set([
   "turn_index",
   "round_index",
@@ -96,20 +103,30 @@ const CALL_KEYS = new Set(["id", "name", "arguments", "raw_arguments"]);
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  const names = Object.getOwnPropertyNames(value);
-  return (
-    Object.getOwnPropertySymbols(value).length === 0 &&
-    names.length === Object.keys(value).length &&
-    !names.includes("__proto__")
-  );
+  // Every own key (symbols and non-enumerable ones included) is one for-in sees, and for-in sees
+  // nothing else (an enumerable key inherited from a polluted prototype makes the counts differ).
+  let enumerable = 0;
+  for (const _key in value) enumerable++;
+  return enumerable === Reflect.ownKeys(value).length && !Object.hasOwn(value, "__proto__");
 }
 
 /** Whether no object or array sits deeper than `findTooDeep` allows (`{}` is depth 1). */
 function fitsDepth(value: unknown, depth: number): boolean {
   if (value === null || typeof value !== "object") return true;
   if (depth >= MAX_CONFIG_DEPTH) return false;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  for (const child of children) if (!fitsDepth(child, depth + 1)) return false;
+  // Walked in place (no array of the values per level): every audit row's details pass here.
+  if (Array.isArray(value)) {
+    for (const child of value) if (!fitsDepth(child, depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (
+      Object.hasOwn(value, key) &&
+      !fitsDepth((value as Record<string, unknown>)[key], depth + 1)
+    ) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -177,13 +194,76 @@ export function parseAppendRecords(input: unknown): ValidRecords {
 
 function fastRecords(input: unknown): ValidRecords | null {
   if (!isPlainRecord(input) || !hasOnly(input, RECORD_KEYS)) return null;
-  const { audit: audits, usage: usages, message_groups: groups, ...rest } = input;
-  const audit = fastList(audits, fastAudit);
-  const usage = fastList(usages, fastUsage);
-  const message_groups = fastList(groups, fastGroup);
+  const audit = fastList(input.audit, fastAudit);
+  const usage = fastList(input.usage, fastUsage);
+  const message_groups = fastList(input.message_groups, fastGroup);
   if (audit === null || usage === null || message_groups === null) return null;
-  const others = AppendRecordsRest.safeParse(rest);
+  const others = fastRest(input) ?? AppendRecordsRest.safeParse(restOf(input));
   return others.success ? { ...others.data, message_groups, usage, audit } : null;
+}
+
+/** The batch without the entries fastRecords checked itself: what AppendRecordsRest reads. */
+function restOf(input: Record<string, unknown>): Record<string, unknown> {
+  const { audit: _audit, usage: _usage, message_groups: _groups, ...rest } = input;
+  return rest;
+}
+
+type RecordsRest = z.output<typeof AppendRecordsRest>;
+
+/**
+ * The batch's other fields as the runtime sends them (no payloads, a turn to roll up, a turn's
+ * end), or null: ask zod. A key given as undefined is zod's to judge.
+ */
+function fastRest(input: Record<string, unknown>): { success: true; data: RecordsRest } | null {
+  const { payloads, rollup_turn, complete_turn: end } = input;
+  if (!definedOnly(input, ["payloads", "rollup_turn", "complete_turn"])) return null;
+  if (!(payloads === undefined || (Array.isArray(payloads) && payloads.length === 0))) return null;
+  if (!(rollup_turn === undefined || isIndex(rollup_turn))) return null;
+  const data: RecordsRest = { payloads: [] };
+  if (rollup_turn !== undefined) data.rollup_turn = rollup_turn;
+  if (end !== undefined) {
+    if (!isPlainRecord(end) || !hasOnly(end, COMPLETE_KEYS)) return null;
+    if (!definedOnly(end, ["status"])) return null;
+    const { turn_index, wall_time_ms, status = "completed" } = end;
+    if (!isIndex(turn_index) || !(wall_time_ms === null || isMilliseconds(wall_time_ms))) {
+      return null;
+    }
+    if (!STATUSES.has(status as string)) return null;
+    data.complete_turn = {
+      turn_index,
+      wall_time_ms,
+      status: status as NonNullable<RecordsRest["complete_turn"]>["status"],
+    };
+  }
+  return { success: true, data };
+}
+
+/** `parseInput(ClaimTurnOptions, input, "claimTurn")`, the runtime's plain claim without zod. */
+export function parseClaimTurn(input: unknown): ValidClaim {
+  return fastClaim(input) ?? parseInput(ClaimTurnOptions, input, "claimTurn");
+}
+
+function fastClaim(input: unknown): ValidClaim | null {
+  if (!isPlainRecord(input) || !hasOnly(input, CLAIM_KEYS)) return null;
+  if (!definedOnly(input, ["is_runner_alive", "audit"])) return null;
+  const { user_message, runner, is_runner_alive, audit } = input;
+  if (typeof user_message !== "string" || !isWellFormedText(user_message)) return null;
+  if (!isId(runner)) return null;
+  if (!(is_runner_alive === undefined || typeof is_runner_alive === "function")) return null;
+  const claim: ValidClaim = { user_message, runner };
+  if (is_runner_alive !== undefined) {
+    claim.is_runner_alive = is_runner_alive as NonNullable<ValidClaim["is_runner_alive"]>;
+  }
+  if (audit !== undefined) {
+    if (!isPlainRecord(audit) || !hasOnly(audit, CLAIM_AUDIT_KEYS)) return null;
+    if (!definedOnly(audit, ["details"])) return null;
+    const { event, details } = audit;
+    if (typeof event !== "string" || event.length === 0) return null;
+    if (details !== undefined && !(isPlainRecord(details) && fitsDepth(details, 0))) return null;
+    // zod's record output: a copy with the same keys in the same order.
+    claim.audit = { event, details: details === undefined ? {} : { ...details } };
+  }
+  return claim;
 }
 
 /** Each entry of an optional array (default []) checked by `check`, or null: ask zod. */

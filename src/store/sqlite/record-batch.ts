@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { z } from "zod";
 import { SessionNotFoundError, TurnNotFoundError } from "../../domain/errors.js";
-import { toWellFormedText } from "../../domain/json-limits.js";
+import { isWellFormedText, toWellFormedText } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import { isSecretKey, REDACTED, redactSecretText } from "../../domain/secrets.js";
 import type {
@@ -32,6 +32,37 @@ function storableDetails(value: unknown): unknown {
   );
 }
 
+/**
+ * Whether `storableDetails` would give back the value as it is: plain objects and arrays of
+ * JSON's own values only, every text well-formed with nothing to redact, no secret key. Such
+ * details (nearly all a turn writes) are serialized as they are, without the copy.
+ */
+function isStorableAsIs(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+      return isWellFormedText(value) && redactSecretText(value) === value;
+    case "number":
+    case "boolean":
+      return true;
+    case "object": {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (const item of value) if (!isStorableAsIs(item)) return false;
+        return true;
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) return false;
+        if (!isWellFormedText(key) || isSecretKey(key)) return false;
+        if (!isStorableAsIs((value as Record<string, unknown>)[key])) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /** An audit row as `appendAudit` writes it: details repaired and redacted, never refused. */
 export function auditRowParams(
   sessionId: string,
@@ -44,7 +75,9 @@ export function auditRowParams(
     round_index: input.round_index,
     event: input.event,
     // Audit details come from endpoints and tools: repaired and redacted, never refused.
-    details_json: JSON.stringify(storableDetails(input.details)),
+    details_json: JSON.stringify(
+      isStorableAsIs(input.details) ? input.details : storableDetails(input.details),
+    ),
     created_at: createdAt,
   };
 }
@@ -87,11 +120,25 @@ export function usageRowParams(
   });
 }
 
+/** The turns a batch names, each once, in the order first named. */
+function batchTurns(input: ValidRecords): number[] {
+  const turns: number[] = [];
+  const add = (turnIndex: number) => {
+    if (!turns.includes(turnIndex)) turns.push(turnIndex);
+  };
+  for (const group of input.message_groups) add(group.turn_index);
+  for (const entry of input.usage) add(entry.turn_index);
+  for (const entry of input.payloads) add(entry.turn_index);
+  if (input.rollup_turn !== undefined) add(input.rollup_turn);
+  if (input.complete_turn !== undefined) add(input.complete_turn.turn_index);
+  return turns;
+}
+
 /**
  * `appendRecords` for SQLite: a round's rows in one BEGIN IMMEDIATE transaction, so a turn commits
  * once per round instead of once per row, and a round is recorded whole or not at all. Payloads
- * are compressed before the transaction opens. The turns the batch names are checked once each,
- * up front: an unknown one refuses the batch before anything is written.
+ * are compressed before the transaction opens. The session and the turns the batch names are
+ * checked once each, before the rows: an unknown one refuses the batch, rolled back whole.
  */
 export class RecordBatch {
   readonly #sql: Statements;
@@ -128,34 +175,33 @@ export class RecordBatch {
     payloadRows: PayloadRowParams[],
     createdAt: string,
   ): AppendRecordsResult {
-    if (this.#sql.selectSessionId.get(sessionId) === undefined) {
-      throw new SessionNotFoundError(sessionId);
-    }
-    const turns = new Set<number>([
-      ...input.message_groups.map((group) => group.turn_index),
-      ...input.usage.map((entry) => entry.turn_index),
-      ...input.payloads.map((entry) => entry.turn_index),
-      ...(input.rollup_turn === undefined ? [] : [input.rollup_turn]),
-      ...(input.complete_turn === undefined ? [] : [input.complete_turn.turn_index]),
-    ]);
-    for (const turnIndex of turns) {
+    const end = input.complete_turn;
+    const written =
+      input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
+    const touched = written > 0 || end !== undefined;
+    // Touched first: no row changed means no session (a refusal rolls the whole batch back).
+    const known = touched
+      ? this.#sql.touchSession.run(createdAt, sessionId).changes === 1
+      : this.#sql.selectSessionId.get(sessionId) !== undefined;
+    if (!known) throw new SessionNotFoundError(sessionId);
+    for (const turnIndex of batchTurns(input)) {
       if (this.#sql.selectTurn.get(sessionId, turnIndex) === undefined) {
         throw new TurnNotFoundError(sessionId, turnIndex);
       }
     }
+    // The session and the turns exist (checked above), so the rows need no guard of their own.
     for (const group of input.message_groups) {
       this.#insertMessages(sessionId, group.turn_index, group.messages, createdAt);
     }
-    // The turns exist (checked above): a row not inserted is a metric key recorded before.
+    // A row not inserted is a metric key recorded before.
     const usage_inserted = input.usage.map(
       (entry) =>
-        this.#sql.insertUsage.run(usageRowParams(sessionId, entry, createdAt)).changes === 1,
+        this.#sql.insertCheckedUsage.run(usageRowParams(sessionId, entry, createdAt)).changes === 1,
     );
     for (const entry of input.audit) {
-      this.#sql.insertAudit.run(auditRowParams(sessionId, entry, createdAt));
+      this.#sql.insertCheckedAudit.run(auditRowParams(sessionId, entry, createdAt));
     }
     const payloads_inserted = payloadRows.map((row) => this.#payloads.insertRow(row));
-    const end = input.complete_turn;
     if (end !== undefined) {
       this.#sql.completeTurn.run(
         createdAt,
@@ -165,12 +211,16 @@ export class RecordBatch {
         end.turn_index,
       );
     }
-    const written =
-      input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
-    const touched = written > 0 || end !== undefined;
-    if (touched) this.#sql.touchSession.run(createdAt, sessionId);
+    const rollupTurn = input.rollup_turn;
     const turn_rollup =
-      input.rollup_turn === undefined ? null : this.#rollups.turn(sessionId, input.rollup_turn);
+      rollupTurn === undefined
+        ? null
+        : this.#rollups.turn(
+            sessionId,
+            rollupTurn,
+            // Written just above: the wall time need not be read back.
+            end?.turn_index === rollupTurn ? { wall_time_ms: end.wall_time_ms } : undefined,
+          );
     return {
       usage_inserted,
       payloads_inserted,

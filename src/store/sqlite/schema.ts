@@ -8,7 +8,7 @@ import { TURN_USAGE_TABLE, TURN_USAGE_TRIGGER } from "./turn-usage.js";
  */
 
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** A legacy config that is not JSON belongs to no experiment (json_extract would raise). */
 const EXPERIMENT_ID =
@@ -257,6 +257,12 @@ export const TABLES: readonly TableLayout[] = [
   },
 ];
 
+/**
+ * A turn still running as toTurnRecord reads it (legacy rows without a status: while they have no
+ * completion time). turn-claim.ts's query repeats it word for word, so SQLite uses the index.
+ */
+export const RUNNING_TURN = "(status = 'running' OR (status IS NULL AND completed_at IS NULL))";
+
 export const INDEXES: readonly string[] = [
   "CREATE UNIQUE INDEX IF NOT EXISTS usage_stats_metric_key_uq ON usage_stats (session_id, metric_key)",
   "CREATE INDEX IF NOT EXISTS usage_stats_session_turn ON usage_stats (session_id, turn_index)",
@@ -275,6 +281,9 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS sessions_experiment_updated ON sessions (experiment_id, updated_at DESC, id DESC)",
   "CREATE INDEX IF NOT EXISTS session_tags_session ON session_tags (session_id)",
   "CREATE INDEX IF NOT EXISTS session_tags_updated ON session_tags (tag, updated_at DESC, session_id DESC)",
+  // Version 6: a session's running turns (one at most, in practice) without reading its finished
+  // ones; every claim asks, and a 1,000-turn session made that a scan of 1,000 rows.
+  `CREATE INDEX IF NOT EXISTS turns_running ON turns (session_id, turn_index) WHERE ${RUNNING_TURN}`,
 ];
 
 /** A turn's status as toTurnRecord reads it: legacy rows without one tell by their completion. */

@@ -35,7 +35,7 @@ import type {
   ExperimentRecords,
   ExperimentRecordsPage,
 } from "../experiment-records.js";
-import { parseAppendAudit, parseAppendRecords } from "../fast-inputs.js";
+import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-inputs.js";
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import {
   type AppendAuditOptions,
@@ -45,7 +45,7 @@ import {
   type AppendRecordsOptions,
   type AppendRecordsResult,
   AppendUsageOptions,
-  ClaimTurnOptions,
+  type ClaimTurnOptions,
   CompleteTurnOptions,
   CreateSessionOptions,
   EnsureSessionOptions,
@@ -279,7 +279,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   claimTurn(sessionId: string, options: ClaimTurnOptions): ClaimedTurn {
-    const input = parseInput(ClaimTurnOptions, options, "claimTurn");
+    const input = parseClaimTurn(options);
     return write(() => this.turnClaim.claim(sessionId, input, now));
   }
 

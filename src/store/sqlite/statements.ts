@@ -83,6 +83,10 @@ const SQL = {
       INSERT INTO audit_logs (session_id, turn_index, round_index, event, details_json, created_at)
       SELECT @session_id, @turn_index, @round_index, @event, @details_json, @created_at
       WHERE EXISTS (SELECT 1 FROM sessions WHERE id = @session_id)`,
+  // For writers that checked the session (and the turns) once up front: no guard per row.
+  insertCheckedAudit: `
+      INSERT INTO audit_logs (session_id, turn_index, round_index, event, details_json, created_at)
+      VALUES (@session_id, @turn_index, @round_index, @event, @details_json, @created_at)`,
   listAudit: `
       SELECT id, session_id, turn_index, round_index, event, details_json, created_at
       FROM audit_logs WHERE session_id = ? ORDER BY id`,
@@ -90,6 +94,10 @@ const SQL = {
       INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")})
       SELECT ${USAGE_COLUMNS.map((column) => `@${column}`).join(", ")}
       WHERE EXISTS (SELECT 1 FROM turns WHERE session_id = @session_id AND turn_index = @turn_index)
+      ON CONFLICT (session_id, metric_key) DO NOTHING`,
+  insertCheckedUsage: `
+      INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")})
+      VALUES (${USAGE_COLUMNS.map((column) => `@${column}`).join(", ")})
       ON CONFLICT (session_id, metric_key) DO NOTHING`,
   listUsage: `
       SELECT id, ${USAGE_COLUMNS.filter((column) => column !== "session_id").join(", ")}

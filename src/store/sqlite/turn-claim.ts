@@ -5,14 +5,16 @@ import type { ClaimedTurn } from "../session-store.js";
 import type { ClaimTurnOptions } from "../store-inputs.js";
 import { auditRowParams } from "./record-batch.js";
 import { toMessageRowParams } from "./rows.js";
+import { RUNNING_TURN } from "./schema.js";
 import type { Statements } from "./statements.js";
 
 type ClaimInput = z.output<typeof ClaimTurnOptions>;
 
 /**
  * `claimTurn` for SQLite. The check for a running turn, the choice of the next index and the
- * inserts (the turn, its user message, its first audit row) are one BEGIN IMMEDIATE transaction: SQLite lets one connection at a time hold the write
- * lock, so two processes claiming together are serialized and the second sees the first's turn.
+ * inserts (the turn, its user message, its first audit row) are one BEGIN IMMEDIATE transaction:
+ * SQLite lets one connection at a time hold the write lock, so two processes claiming together
+ * are serialized and the second sees the first's turn. A refusal rolls the whole claim back.
  */
 export class TurnClaim {
   readonly #sql: Statements;
@@ -27,10 +29,10 @@ export class TurnClaim {
       (sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn =>
         this.#claim(sessionId, input, now),
     );
-    // Legacy rows without a status are running while they have no completion time (toTurnRecord).
+    // Answered from the turns_running partial index: the session's finished turns are not read.
     this.#running = db.prepare(`
       SELECT turn_index, runner FROM turns
-      WHERE session_id = ? AND (status = 'running' OR (status IS NULL AND completed_at IS NULL))
+      WHERE session_id = ? AND ${RUNNING_TURN}
       ORDER BY turn_index`);
     this.#lastIndex = db
       .prepare("SELECT COALESCE(MAX(turn_index), 0) FROM turns WHERE session_id = ?")
@@ -43,7 +45,10 @@ export class TurnClaim {
 
   #claim(sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn {
     const isAlive = input.is_runner_alive ?? (() => true);
-    if (this.#sql.selectSessionId.get(sessionId) === undefined) {
+    const timestamp = now();
+    // The session's count and updated_at move first: no row changed means no session, and a
+    // refusal below rolls this back with the rest.
+    if (this.#sql.countTurn.run(timestamp, sessionId).changes === 0) {
       throw new SessionNotFoundError(sessionId);
     }
     const interrupted: number[] = [];
@@ -56,10 +61,9 @@ export class TurnClaim {
         throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
       }
     }
-    const timestamp = now();
     for (const turn of running) {
       this.#sql.completeTurn.run(timestamp, null, "interrupted", sessionId, turn.turn_index);
-      this.#sql.insertAudit.run({
+      this.#sql.insertCheckedAudit.run({
         session_id: sessionId,
         turn_index: turn.turn_index,
         round_index: null,
@@ -74,7 +78,6 @@ export class TurnClaim {
     }
     const turn_index = (this.#lastIndex.get(sessionId) as number) + 1;
     this.#sql.insertTurn.run(sessionId, turn_index, input.user_message, timestamp, input.runner);
-    this.#sql.countTurn.run(timestamp, sessionId);
     this.#sql.insertMessage.run(
       toMessageRowParams(
         sessionId,
@@ -84,7 +87,7 @@ export class TurnClaim {
       ),
     );
     if (input.audit !== undefined) {
-      this.#sql.insertAudit.run(
+      this.#sql.insertCheckedAudit.run(
         auditRowParams(sessionId, { ...input.audit, turn_index, round_index: null }, timestamp),
       );
     }

@@ -86,9 +86,14 @@ export class UsageRollups {
    * One turn's roll-up from its own calls (what a turn's end reports), costing the turn's rows
    * however long the session is; zeros until it records a call.
    */
-  turn(sessionId: string, turnIndex: number): TurnUsageRollup {
+  turn(
+    sessionId: string,
+    turnIndex: number,
+    /** The turn's wall time when the caller has just written it (one read fewer). */
+    written?: { wall_time_ms: number | null },
+  ): TurnUsageRollup {
     const row = this.oneTurn.get(sessionId, turnIndex);
-    const wall = this.wallTime.get(sessionId, turnIndex);
+    const wall = written ?? this.wallTime.get(sessionId, turnIndex);
     const rollup = row === undefined ? emptyUsageRollup() : { ...row, turn_wall_time_ms: null };
     return { turn_index: turnIndex, ...rollup, turn_wall_time_ms: wall?.wall_time_ms ?? null };
   }
