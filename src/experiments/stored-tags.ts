@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { ExperimentTag, Price } from "../domain/experiment.js";
+import type { ScoringSession } from "../store/experiment-records.js";
+
+/**
+ * A run's experiment tag and chat model, read from the config parts a report reads
+ * (ScoringSession). The runs of one cell and scenario carry the same tag but for their repetition
+ * and run key, so each distinct rest is parsed and validated once, not once a run: the tag is
+ * valid exactly when ExperimentTag would take it whole.
+ */
+
+export interface StoredTag {
+  tag: ExperimentTag;
+  /** The chat agent's model ("sim" when the config names none). */
+  chat_model: string;
+  /** The suite's prices the tag carries (none when malformed). */
+  prices: Record<string, Price>;
+  /** The config's parts a call without a recorded price is priced from (call-pricing.ts). */
+  pricing_config: () => Record<string, unknown>;
+}
+
+const SharedTag = ExperimentTag.omit({ repetition: true, run_key: true });
+type SharedTag = z.output<typeof SharedTag>;
+const Repetition = ExperimentTag.shape.repetition;
+const RunKey = ExperimentTag.shape.run_key;
+const PriceTable = z.record(z.string(), Price);
+
+/** The suite's prices, as the runner copies them into each tag (none when malformed). */
+function pricesOfTag(prices: unknown): Record<string, Price> {
+  const parsed = PriceTable.safeParse(prices);
+  return parsed.success ? parsed.data : {};
+}
+
+function chatModelOf(agent: unknown): string {
+  const model =
+    agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : undefined;
+  return typeof model === "string" && model.length > 0 ? model : "sim";
+}
+
+/** A JSON text's value, or undefined when there is none or it does not parse. */
+function jsonValue(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export class TagReader {
+  readonly #shared = new Map<string, { tag: SharedTag; prices: Record<string, Price> } | null>();
+  readonly #models = new Map<string | null, string>();
+
+  /** The session's tag and what goes with it, or null when it has none or a malformed one. */
+  read(session: ScoringSession): StoredTag | null {
+    if (session.tag_json === null) return null;
+    let shared = this.#shared.get(session.tag_json);
+    if (shared === undefined) {
+      const parsed = SharedTag.safeParse(jsonValue(session.tag_json));
+      shared = parsed.success
+        ? { tag: parsed.data, prices: pricesOfTag(parsed.data.prices) }
+        : null;
+      this.#shared.set(session.tag_json, shared);
+    }
+    if (shared === null) return null;
+    const repetition = Repetition.safeParse(jsonValue(session.repetition_json));
+    const runKey = RunKey.safeParse(jsonValue(session.run_key_json));
+    if (!repetition.success || !runKey.success) return null;
+    let model = this.#models.get(session.chat_agent_json);
+    if (model === undefined) {
+      model = chatModelOf(jsonValue(session.chat_agent_json));
+      this.#models.set(session.chat_agent_json, model);
+    }
+    return {
+      tag: { ...shared.tag, repetition: repetition.data, run_key: runKey.data },
+      chat_model: model,
+      prices: shared.prices,
+      pricing_config: () => pricingConfig(session),
+    };
+  }
+}
+
+/** The config as far as pricing reads it: its agents and its own prices, where present. */
+function pricingConfig(session: ScoringSession): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  const parts = [
+    ["chat_agent", session.chat_agent_json],
+    ["event_agent", session.event_agent_json],
+    ["prices", session.prices_json],
+  ] as const;
+  for (const [key, text] of parts) if (text !== null) config[key] = JSON.parse(text);
+  return config;
+}
