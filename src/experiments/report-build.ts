@@ -8,13 +8,17 @@ import type {
   RunResult,
 } from "../domain/experiment.js";
 import { callCost } from "../domain/usage.js";
-import type { ExperimentScoringRows, ScoringCall } from "../store/experiment-records.js";
+import type {
+  ExperimentScoringRows,
+  ScoringCall,
+  ScoringSession,
+} from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
 import { EXPERIMENT_SLICE, isRunComplete } from "./experiment-runs.js";
 import { runFactsOf } from "./facts.js";
 import { callsCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
-import { type StoredTag, TagReader } from "./stored-tags.js";
+import { pricingConfig, type StoredTag, TagReader } from "./stored-tags.js";
 import { CellFold } from "./summarize.js";
 
 export interface BuildReportOptions {
@@ -114,7 +118,8 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   let storedRuns = 0;
 
   const tags = new TagReader();
-  const visit = (sessionId: string, stored: StoredTag, slice: ExperimentScoringRows) => {
+  const visit = (session: ScoringSession, stored: StoredTag, slice: ExperimentScoringRows) => {
+    const sessionId = session.id;
     const { tag } = stored;
     storedRuns += 1;
     suite ??= tag.suite;
@@ -146,7 +151,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     });
     // Only a call recorded without any price needs the table, and the config's agents with it.
     const table = calls.some(needsTable);
-    const config = table ? stored.pricing_config() : {};
+    const config = table ? pricingConfig(session) : {};
     const result: RunResult = {
       ...fields,
       turns,
@@ -171,7 +176,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     });
     for (const session of slice.sessions) {
       const stored = tags.read(session);
-      if (stored !== null && stored.tag.id === experiment_id) visit(session.id, stored, slice);
+      if (stored !== null && stored.tag.id === experiment_id) visit(session, stored, slice);
     }
     cursor = slice.next_cursor;
   } while (cursor !== null);
@@ -189,13 +194,22 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   // Cells of finished runs the given cells lack, in the order the runs were stored.
   for (const run of kept) cellOf(run.cell);
   const cellOrder = new Map([...cells.keys()].map((id, index) => [id, index]));
-  kept.sort(
-    (left, right) =>
-      (cellOrder.get(left.cell) ?? 0) - (cellOrder.get(right.cell) ?? 0) ||
-      (scenarioOrder.get(left.scenario) ?? 0) - (scenarioOrder.get(right.scenario) ?? 0) ||
-      left.repetition - right.repetition,
+  // Each run's place by cell and scenario, computed once, not at each comparison; ties keep
+  // their order (as a stable sort of the runs).
+  const place = kept.map(
+    (run) =>
+      (cellOrder.get(run.cell) ?? 0) * (scenarioOrder.size + 1) +
+      (scenarioOrder.get(run.scenario) ?? 0),
   );
-  for (const run of kept) cellOf(run.cell).add(run);
+  const order = kept.map((_, index) => index);
+  order.sort(
+    (left, right) =>
+      (place[left] as number) - (place[right] as number) ||
+      (kept[left] as RunResult).repetition - (kept[right] as RunResult).repetition ||
+      left - right,
+  );
+  const sorted = order.map((index) => kept[index] as RunResult);
+  for (const run of sorted) cellOf(run.cell).add(run);
   const summaries: CellSummary[] = [...cells.values()].map((fold) => fold.summary());
   const simulated =
     [...(options.cells ?? storedCells.values())].some((cell) =>
@@ -207,7 +221,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     generated_at: (options.now ?? (() => new Date()))().toISOString(),
     simulated,
     cells: summaries,
-    runs: kept,
+    runs: sorted,
   };
   return { report, stored_runs: storedRuns, pending: [...pending.values()] };
 }

@@ -15,8 +15,6 @@ export interface StoredTag {
   chat_model: string;
   /** The suite's prices the tag carries (none when malformed). */
   prices: Record<string, Price>;
-  /** The config's parts a call without a recorded price is priced from (call-pricing.ts). */
-  pricing_config: () => Record<string, unknown>;
 }
 
 const SharedTag = ExperimentTag.omit({ repetition: true, run_key: true });
@@ -35,6 +33,21 @@ function chatModelOf(agent: unknown): string {
   const model =
     agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : undefined;
   return typeof model === "string" && model.length > 0 ? model : "sim";
+}
+
+// What the schemas certainly take (the common case, checked without them); the rest is theirs.
+const isRepetition = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
+const isRunKey = (value: unknown): value is string => typeof value === "string" && value !== "";
+
+function valid<Value>(
+  schema: z.ZodType<Value>,
+  value: unknown,
+  surely: (value: unknown) => value is Value,
+): Value | undefined {
+  if (surely(value)) return value;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** A JSON text's value, or undefined when there is none or it does not parse. */
@@ -63,25 +76,27 @@ export class TagReader {
       this.#shared.set(session.tag_json, shared);
     }
     if (shared === null) return null;
-    const repetition = Repetition.safeParse(jsonValue(session.repetition_json));
-    const runKey = RunKey.safeParse(jsonValue(session.run_key_json));
-    if (!repetition.success || !runKey.success) return null;
+    const repetition = valid(Repetition, jsonValue(session.repetition_json), isRepetition);
+    const runKey = valid(RunKey, jsonValue(session.run_key_json), isRunKey);
+    if (repetition === undefined || runKey === undefined) return null;
     let model = this.#models.get(session.chat_agent_json);
     if (model === undefined) {
       model = chatModelOf(jsonValue(session.chat_agent_json));
       this.#models.set(session.chat_agent_json, model);
     }
     return {
-      tag: { ...shared.tag, repetition: repetition.data, run_key: runKey.data },
+      tag: { ...shared.tag, repetition, run_key: runKey },
       chat_model: model,
       prices: shared.prices,
-      pricing_config: () => pricingConfig(session),
     };
   }
 }
 
-/** The config as far as pricing reads it: its agents and its own prices, where present. */
-function pricingConfig(session: ScoringSession): Record<string, unknown> {
+/**
+ * The config as far as pricing a call without a recorded price reads it (call-pricing.ts): its
+ * agents and its own prices, where present.
+ */
+export function pricingConfig(session: ScoringSession): Record<string, unknown> {
   const config: Record<string, unknown> = {};
   const parts = [
     ["chat_agent", session.chat_agent_json],

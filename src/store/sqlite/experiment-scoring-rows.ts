@@ -12,11 +12,10 @@ import type {
   ScoringSession,
 } from "../experiment-records.js";
 import {
-  groupBySession,
   IN_SLICE,
+  type Reader,
   readExperimentSlice,
   readersOf,
-  rowsOf,
   sessionsSql,
 } from "./experiment-records.js";
 
@@ -60,47 +59,42 @@ const SQL = {
 const JsonObject = z.record(z.string(), z.unknown());
 const ToolCalls = z.array(ToolCallEvent);
 
-interface TurnRow {
-  session_id: string;
-  turn_index: number;
-  status: string | null;
-  completed_at: string | null;
-  wall_time_ms: number | null;
-}
-interface MessageRow {
-  session_id: string;
-  turn_index: number;
-  role: string;
-  content: string;
-  tool_call_id: string | null;
-  tool_calls_json: string;
-  id: number;
-}
-interface CallRow {
-  session_id: string;
-  id: number;
-  turn_index: number;
-  round_index: number;
-  agent: string;
-  call_kind: string;
-  ttft_ms: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cached_tokens: number;
-  reasoning_tokens: number;
-  cache_write_tokens: number;
-  event_id: string | null;
-  used_fallback: number;
-  cost_usd: number | null;
-  cost_estimated_usd: number | null;
-}
-interface ToolEndRow {
-  session_id: string;
-  id: number;
-  turn_index: number | null;
-  event: string;
-  details_json: string;
+// Each statement's row as SQLite's array (its columns in the order selected above): a report
+// reads hundreds of thousands of them, each made into its record at once, no object between.
+type TurnRow = [string, number, string | null, string | null, number | null];
+type MessageRow = [string, number, string, string, string | null, string, number];
+type CallRow = [
+  string,
+  number,
+  number,
+  number,
+  string,
+  string,
+  number | null,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  string | null,
+  number,
+  number | null,
+  number | null,
+];
+type ToolEndRow = [string, number, number | null, string, string];
+
+/** The statement's rows, grouped by their session (the first column) in the slice's order. */
+function groupRows<Row extends [string, ...unknown[]], Item>(
+  ids: readonly string[],
+  reader: Reader,
+  parameters: Record<string, unknown>,
+  toItem: (row: Row) => Item,
+): Map<string, Item[]> {
+  const grouped = new Map<string, Item[]>(ids.map((id) => [id, []]));
+  const rows = reader.statement.raw(true).all(parameters) as Row[];
+  for (const row of rows) grouped.get(row[0])?.push(toItem(row));
+  return grouped;
 }
 
 /** A JSON object's value, as rows.ts reads one (a plain parse; the schema names a problem). */
@@ -149,15 +143,13 @@ export function readExperimentScoringRows(
     sql.sessions,
     (sessions: (ScoringSession & { position: number; created_at: string })[], slice) => {
       const ids = sessions.map((session) => session.id);
-      const messages = groupBySession(ids, rowsOf<MessageRow>(sql.messages, slice), (row) => ({
-        turn_index: row.turn_index,
-        role: row.role as MessageRole,
-        content: row.content,
-        tool_call_id: row.tool_call_id,
+      const messages = groupRows(ids, sql.messages, slice, (row: MessageRow) => ({
+        turn_index: row[1],
+        role: row[2] as MessageRole,
+        content: row[3],
+        tool_call_id: row[4],
         tool_calls:
-          row.tool_calls_json === "[]"
-            ? []
-            : parseJsonText(ToolCalls, row.tool_calls_json, `message ${row.id} tool_calls`),
+          row[5] === "[]" ? [] : parseJsonText(ToolCalls, row[5], `message ${row[6]} tool_calls`),
       }));
       // Most runs have no call without a reply: their audit rows are not even looked at.
       const unanswered = ids.filter((id) => hasUnansweredCall(messages.get(id) ?? []));
@@ -171,43 +163,44 @@ export function readExperimentScoringRows(
           event_agent_json: row.event_agent_json,
           prices_json: row.prices_json,
         })),
-        turns: groupBySession(ids, rowsOf<TurnRow>(sql.turns, slice), (row) => ({
-          turn_index: row.turn_index,
+        turns: groupRows(ids, sql.turns, slice, (row: TurnRow) => ({
+          turn_index: row[1],
           // As toTurnRecord: legacy rows predate the status column.
-          status: (row.status ??
-            (row.completed_at === null ? "running" : "completed")) as TurnRecordStatus,
-          wall_time_ms: row.wall_time_ms,
+          status: (row[2] ?? (row[3] === null ? "running" : "completed")) as TurnRecordStatus,
+          wall_time_ms: row[4],
         })),
         messages,
-        calls: groupBySession(ids, rowsOf<CallRow>(sql.calls, slice), (row) => ({
-          id: row.id,
-          turn_index: row.turn_index,
-          round_index: row.round_index,
-          agent: row.agent as AgentRole,
-          call_kind: row.call_kind as CallKind,
-          ttft_ms: row.ttft_ms,
-          prompt_tokens: row.prompt_tokens,
-          completion_tokens: row.completion_tokens,
-          total_tokens: row.total_tokens,
-          cached_tokens: row.cached_tokens,
-          reasoning_tokens: row.reasoning_tokens,
-          cache_write_tokens: row.cache_write_tokens,
-          event_id: row.event_id,
-          used_fallback: row.used_fallback !== 0,
-          cost_usd: row.cost_usd,
-          cost_estimated_usd: row.cost_estimated_usd,
+        calls: groupRows(ids, sql.calls, slice, (row: CallRow) => ({
+          id: row[1],
+          turn_index: row[2],
+          round_index: row[3],
+          agent: row[4] as AgentRole,
+          call_kind: row[5] as CallKind,
+          ttft_ms: row[6],
+          prompt_tokens: row[7],
+          completion_tokens: row[8],
+          total_tokens: row[9],
+          cached_tokens: row[10],
+          reasoning_tokens: row[11],
+          cache_write_tokens: row[12],
+          event_id: row[13],
+          used_fallback: row[14] !== 0,
+          cost_usd: row[15],
+          cost_estimated_usd: row[16],
         })),
-        tool_ends: groupBySession(
-          ids,
+        tool_ends:
           unanswered.length === 0
-            ? []
-            : rowsOf<ToolEndRow>(sql.toolEnds, { ids: JSON.stringify(unanswered) }),
-          (row) => ({
-            turn_index: row.turn_index,
-            event: row.event,
-            details: objectOf(row.details_json, `audit log ${row.id} details`),
-          }),
-        ),
+            ? new Map(ids.map((id) => [id, []]))
+            : groupRows(
+                ids,
+                sql.toolEnds,
+                { ids: JSON.stringify(unanswered) },
+                (row: ToolEndRow) => ({
+                  turn_index: row[2],
+                  event: row[3],
+                  details: objectOf(row[4], `audit log ${row[1]} details`),
+                }),
+              ),
       };
     },
   );
