@@ -8,17 +8,13 @@ import type {
   RunResult,
 } from "../domain/experiment.js";
 import { callCost } from "../domain/usage.js";
-import type {
-  ExperimentScoringRows,
-  ScoringCall,
-  ScoringSession,
-} from "../store/experiment-records.js";
+import type { ExperimentScoringRows, ScoringCall } from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
 import { EXPERIMENT_SLICE, isRunComplete } from "./experiment-runs.js";
 import { runFactsOf } from "./facts.js";
 import { callsCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
-import { pricingConfig, type StoredTag, TagReader } from "./stored-tags.js";
+import { type StoredTag, TagReader } from "./stored-tags.js";
 import { CellFold } from "./summarize.js";
 
 export interface BuildReportOptions {
@@ -118,8 +114,10 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   let storedRuns = 0;
 
   const tags = new TagReader();
-  const visit = (session: ScoringSession, stored: StoredTag, slice: ExperimentScoringRows) => {
-    const sessionId = session.id;
+  // A call recorded without any price is priced from its session's config: the slice's few runs
+  // with one have it read whole (scoring rows hold only the config's tag and chat model).
+  const configs = new Map<string, Record<string, unknown>>();
+  const visit = (sessionId: string, stored: StoredTag, slice: ExperimentScoringRows) => {
     const { tag } = stored;
     storedRuns += 1;
     suite ??= tag.suite;
@@ -149,20 +147,19 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       calls,
       audit: slice.tool_ends.get(sessionId) ?? [],
     });
-    // Only a call recorded without any price needs the table, and the config's agents with it.
-    const table = calls.some(needsTable);
-    const config = table ? pricingConfig(session) : {};
+    // Only a call recorded without any price needs the table (and the config read for it).
+    const config = configs.get(sessionId);
     const result: RunResult = {
       ...fields,
       turns,
       score: scoreRun(tag.expect, turns),
-      ...callsCost(calls, config, options.prices ?? {}),
+      ...callsCost(calls, config ?? {}, options.prices ?? {}),
     };
     finishedKeys.add(tag.run_key);
     if (keepRuns) kept.push(result);
     // Such a run is priced at the end, once every tag's prices are known (rare: upgrades and
     // imports fill estimates in).
-    if (options.prices === undefined && table) {
+    if (options.prices === undefined && config !== undefined) {
       unpriced.push({ result, calls, config });
     } else if (!keepRuns) {
       cellOf(result.cell).add(result);
@@ -174,9 +171,15 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       limit: EXPERIMENT_SLICE,
       ...(cursor !== null ? { cursor } : {}),
     });
+    configs.clear();
+    for (const { id } of slice.sessions) {
+      if (slice.calls.get(id)?.some(needsTable)) {
+        configs.set(id, (await store.getSession(id))?.config ?? {});
+      }
+    }
     for (const session of slice.sessions) {
       const stored = tags.read(session);
-      if (stored !== null && stored.tag.id === experiment_id) visit(session, stored, slice);
+      if (stored !== null && stored.tag.id === experiment_id) visit(session.id, stored, slice);
     }
     cursor = slice.next_cursor;
   } while (cursor !== null);

@@ -29,9 +29,8 @@ function pricesOfTag(prices: unknown): Record<string, Price> {
   return parsed.success ? parsed.data : {};
 }
 
-function chatModelOf(agent: unknown): string {
-  const model =
-    agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : undefined;
+/** The chat agent's `model` (absent when the agent is no object), or the simulated one. */
+function chatModelOf(model: unknown): string {
   return typeof model === "string" && model.length > 0 ? model : "sim";
 }
 
@@ -79,10 +78,10 @@ export class TagReader {
     const repetition = valid(Repetition, jsonValue(session.repetition_json), isRepetition);
     const runKey = valid(RunKey, jsonValue(session.run_key_json), isRunKey);
     if (repetition === undefined || runKey === undefined) return null;
-    let model = this.#models.get(session.chat_agent_json);
+    let model = this.#models.get(session.chat_model_json);
     if (model === undefined) {
-      model = chatModelOf(jsonValue(session.chat_agent_json));
-      this.#models.set(session.chat_agent_json, model);
+      model = chatModelOf(jsonValue(session.chat_model_json));
+      this.#models.set(session.chat_model_json, model);
     }
     return {
       tag: { ...shared.tag, repetition, run_key: runKey },
@@ -90,19 +89,4 @@ export class TagReader {
       prices: shared.prices,
     };
   }
-}
-
-/**
- * The config as far as pricing a call without a recorded price reads it (call-pricing.ts): its
- * agents and its own prices, where present.
- */
-export function pricingConfig(session: ScoringSession): Record<string, unknown> {
-  const config: Record<string, unknown> = {};
-  const parts = [
-    ["chat_agent", session.chat_agent_json],
-    ["event_agent", session.event_agent_json],
-    ["prices", session.prices_json],
-  ] as const;
-  for (const [key, text] of parts) if (text !== null) config[key] = JSON.parse(text);
-  return config;
 }

@@ -181,9 +181,7 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
             tag_json: text(rest),
             repetition_json: text(repetition),
             run_key_json: text(run_key),
-            chat_agent_json: text(config.chat_agent),
-            event_agent_json: text(config.event_agent),
-            prices_json: text(config.prices),
+            chat_model_json: text((config.chat_agent as { model?: unknown } | undefined)?.model),
           });
           expect(lean.turns.get(id)).toStrictEqual(
             records.turns.get(id)?.map(({ turn_index, status, wall_time_ms }) => ({

@@ -36,12 +36,10 @@ export interface ScoringSession {
   repetition_json: string | null;
   run_key_json: string | null;
   /**
-   * The config's `chat_agent`, `event_agent` and `prices` as JSON texts, null when absent: all a
-   * call without a recorded price is priced from (call-pricing.ts), and the run's chat model.
+   * The config's `chat_agent.model` as JSON text, null when absent. (A call without a recorded
+   * price is priced from the whole config: rare, so it is read then, by the session.)
    */
-  chat_agent_json: string | null;
-  event_agent_json: string | null;
-  prices_json: string | null;
+  chat_model_json: string | null;
 }
 export type ScoringTurn = Pick<TurnRecord, "turn_index" | "status" | "wall_time_ms">;
 /**

@@ -30,9 +30,7 @@ const SQL = {
     json_remove(config_json -> '$.experiment', '$.repetition', '$.run_key') AS tag_json,
     config_json -> '$.experiment.repetition' AS repetition_json,
     config_json -> '$.experiment.run_key' AS run_key_json,
-    config_json -> '$.chat_agent' AS chat_agent_json,
-    config_json -> '$.event_agent' AS event_agent_json,
-    config_json -> '$.prices' AS prices_json`),
+    config_json -> '$.chat_agent.model' AS chat_model_json`),
   turns: `
     SELECT session_id, turn_index, status, completed_at, wall_time_ms
     FROM turns WHERE ${IN_SLICE} ORDER BY session_id, turn_index`,
@@ -159,9 +157,7 @@ export function readExperimentScoringRows(
           tag_json: row.tag_json,
           repetition_json: row.repetition_json,
           run_key_json: row.run_key_json,
-          chat_agent_json: row.chat_agent_json,
-          event_agent_json: row.event_agent_json,
-          prices_json: row.prices_json,
+          chat_model_json: row.chat_model_json,
         })),
         turns: groupRows(ids, sql.turns, slice, (row: TurnRow) => ({
           turn_index: row[1],
