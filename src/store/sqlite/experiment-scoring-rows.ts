@@ -18,6 +18,7 @@ import {
   readersOf,
   sessionsSql,
 } from "./experiment-records.js";
+import { storedObject } from "./rows.js";
 
 /**
  * An experiment's runs as its report scores them (see ExperimentScoringRows): the slices of
@@ -54,7 +55,6 @@ const SQL = {
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
 } as const;
 
-const JsonObject = z.record(z.string(), z.unknown());
 const ToolCalls = z.array(ToolCallEvent);
 
 // Each statement's row as SQLite's array (its columns in the order selected above): a report
@@ -93,24 +93,6 @@ function groupRows<Row extends [string, ...unknown[]], Item>(
   const rows = reader.statement.raw(true).all(parameters) as Row[];
   for (const row of rows) grouped.get(row[0])?.push(toItem(row));
   return grouped;
-}
-
-/** A JSON object's value, as rows.ts reads one (a plain parse; the schema names a problem). */
-function objectOf(text: string, where: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (
-      value !== null &&
-      typeof value === "object" &&
-      !Array.isArray(value) &&
-      !Object.hasOwn(value, "__proto__")
-    ) {
-      return value as Record<string, unknown>;
-    }
-  } catch {
-    // parseJsonText names the problem.
-  }
-  return parseJsonText(JsonObject, text, where);
 }
 
 /** Whether an assistant's tool call has no reply in its turn (its outcome is then audited). */
@@ -194,7 +176,7 @@ export function readExperimentScoringRows(
                 (row: ToolEndRow) => ({
                   turn_index: row[2],
                   event: row[3],
-                  details: objectOf(row[4], `audit log ${row[1]} details`),
+                  details: storedObject(row[4], `audit log ${row[1]} details`),
                 }),
               ),
       };
