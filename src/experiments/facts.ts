@@ -1,7 +1,11 @@
 import { z } from "zod";
 import type { TurnFacts } from "../domain/experiment.js";
-import type { AuditRecord, MessageRecord, TurnRecord } from "../domain/records.js";
-import type { UsageCallRecord } from "../domain/usage.js";
+import type {
+  ScoringCall,
+  ScoringMessage,
+  ScoringToolEnd,
+  ScoringTurn,
+} from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
 
 /**
@@ -28,12 +32,15 @@ export async function readRunFacts(store: SessionStore, sessionId: string): Prom
   return runFactsOf({ turns, messages, calls: usage.calls, audit });
 }
 
-/** One session's rows, in the store's order (audit: `tool_end` rows are the ones read). */
+/**
+ * One session's rows, in the store's order (audit: `tool_end` rows are the ones read), as the
+ * per-session reads return them or as a report reads them in bulk (ExperimentScoringRows).
+ */
 export interface RunRows {
-  turns: readonly TurnRecord[];
-  messages: readonly MessageRecord[];
-  calls: readonly UsageCallRecord[];
-  audit: readonly AuditRecord[];
+  turns: readonly ScoringTurn[];
+  messages: readonly ScoringMessage[];
+  calls: readonly ScoringCall[];
+  audit: readonly ScoringToolEnd[];
 }
 
 /**
@@ -76,7 +83,7 @@ type TurnTotals = Pick<
 >;
 
 /** A turn's token and call counts, summed from its calls as the store's roll-up sums them. */
-function turnTotals(calls: readonly UsageCallRecord[]): TurnTotals {
+function turnTotals(calls: readonly ScoringCall[]): TurnTotals {
   let prompt = 0;
   let cached = 0;
   let completion = 0;
@@ -114,9 +121,9 @@ function groupByTurn<Row extends { turn_index: number | null }>(
 }
 
 function toolCallsOf(
-  messages: readonly MessageRecord[],
-  calls: readonly UsageCallRecord[],
-  audit: readonly AuditRecord[],
+  messages: readonly ScoringMessage[],
+  calls: readonly ScoringCall[],
+  audit: readonly ScoringToolEnd[],
 ): TurnFacts["tool_calls"] {
   const replies = new Map<string, string>();
   for (const message of messages) {
@@ -124,7 +131,7 @@ function toolCallsOf(
       replies.set(message.tool_call_id, message.content);
     }
   }
-  const executions = new Map<string, UsageCallRecord>();
+  const executions = new Map<string, ScoringCall>();
   for (const call of calls) {
     if (call.call_kind === "tool_execution" && call.event_id !== null) {
       executions.set(call.event_id, call);

@@ -1,20 +1,20 @@
-import { z } from "zod";
-import {
-  type Cell,
-  type CellRun,
-  type CellSummary,
-  type ExperimentReport,
-  type ExperimentTag,
+import type {
+  Cell,
+  CellRun,
+  CellSummary,
+  ExperimentReport,
+  ExperimentTag,
   Price,
-  type RunResult,
+  RunResult,
 } from "../domain/experiment.js";
-import { callCost, type UsageCallRecord } from "../domain/usage.js";
-import type { ExperimentRecords } from "../store/experiment-records.js";
+import { callCost } from "../domain/usage.js";
+import type { ExperimentScoringRows, ScoringCall } from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
-import { experimentSlices, type StoredRun, storedRunsOf } from "./experiment-runs.js";
+import { EXPERIMENT_SLICE, isRunComplete } from "./experiment-runs.js";
 import { runFactsOf } from "./facts.js";
 import { callsCost } from "./run-cost.js";
 import { scoreRun } from "./score.js";
+import { type StoredTag, TagReader } from "./stored-tags.js";
 import { CellFold } from "./summarize.js";
 
 export interface BuildReportOptions {
@@ -65,30 +65,15 @@ function runFieldsOf(sessionId: string, tag: ExperimentTag): PendingRun {
   };
 }
 
-function chatModelOf(config: Record<string, unknown>): string {
-  const agent = config.chat_agent;
-  const model =
-    agent !== null && typeof agent === "object" ? (agent as { model?: unknown }).model : undefined;
-  return typeof model === "string" && model.length > 0 ? model : "sim";
-}
-
 /** A scored run whose cost waits for the suite's prices (some call had no recorded price). */
 interface Unpriced {
   result: RunResult;
-  calls: readonly UsageCallRecord[];
+  calls: readonly ScoringCall[];
   config: Record<string, unknown>;
 }
 
-const PriceTable = z.record(z.string(), Price);
-
-/** The suite's prices, as the runner copies them into each tag (none when malformed). */
-function pricesOfTag(prices: unknown): Record<string, Price> {
-  const parsed = PriceTable.safeParse(prices);
-  return parsed.success ? parsed.data : {};
-}
-
 /** A model call without a recorded price: the price table decides its cost. */
-function needsTable(call: UsageCallRecord): boolean {
+function needsTable(call: ScoringCall): boolean {
   return call.call_kind !== "tool_execution" && callCost(call).usd === null;
 }
 
@@ -128,54 +113,76 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   let simulatedRun = false;
   let storedRuns = 0;
 
-  const visit = (run: StoredRun, slice: ExperimentRecords) => {
-    const { tag, session } = run;
+  const tags = new TagReader();
+  // A call recorded without any price is priced from its session's config: the slice's few runs
+  // with one have it read whole (scoring rows hold only the config's tag and chat model).
+  const configs = new Map<string, Record<string, unknown>>();
+  const visit = (sessionId: string, stored: StoredTag, slice: ExperimentScoringRows) => {
+    const { tag } = stored;
     storedRuns += 1;
     suite ??= tag.suite;
     if (!storedCells.has(tag.cell)) {
       storedCells.set(tag.cell, {
         id: tag.cell,
         label: tag.cell_label || tag.cell,
-        chat_model: chatModelOf(session.config),
+        chat_model: stored.chat_model,
       });
     }
     if (!scenarioOrder.has(tag.scenario)) scenarioOrder.set(tag.scenario, scenarioOrder.size);
-    if (options.prices === undefined) Object.assign(tagPrices, pricesOfTag(tag.prices));
+    if (options.prices === undefined) Object.assign(tagPrices, stored.prices);
     if (finishedKeys.has(tag.run_key)) return;
     if (!tagLabels.has(tag.cell)) tagLabels.set(tag.cell, tag.cell_label);
-    const fields = runFieldsOf(session.id, tag);
-    if (!run.complete) {
+    const fields = runFieldsOf(sessionId, tag);
+    const runTurns = slice.turns.get(sessionId) ?? [];
+    if (!isRunComplete(runTurns, tag.expect.length)) {
       pending.set(tag.run_key, fields);
       return;
     }
     pending.delete(tag.run_key);
-    if (chatModelOf(session.config).startsWith("sim")) simulatedRun = true;
-    const calls = slice.calls.get(session.id) ?? [];
+    if (stored.chat_model.startsWith("sim")) simulatedRun = true;
+    const calls = slice.calls.get(sessionId) ?? [];
     const turns = runFactsOf({
-      turns: run.turns,
-      messages: slice.messages.get(session.id) ?? [],
+      turns: runTurns,
+      messages: slice.messages.get(sessionId) ?? [],
       calls,
-      audit: slice.tool_ends.get(session.id) ?? [],
+      audit: slice.tool_ends.get(sessionId) ?? [],
     });
+    // Only a call recorded without any price needs the table (and the config read for it).
+    const config = configs.get(sessionId);
     const result: RunResult = {
       ...fields,
       turns,
       score: scoreRun(tag.expect, turns, tag),
-      ...callsCost(calls, session.config, options.prices ?? {}),
+      ...callsCost(calls, config ?? {}, options.prices ?? {}),
     };
     finishedKeys.add(tag.run_key);
     if (keepRuns) kept.push(result);
-    // Only a call recorded without any price needs the table; its run is priced at the end,
-    // once every tag's prices are known (rare: upgrades and imports fill estimates in).
-    if (options.prices === undefined && calls.some(needsTable)) {
-      unpriced.push({ result, calls, config: session.config });
+    // Such a run is priced at the end, once every tag's prices are known (rare: upgrades and
+    // imports fill estimates in).
+    if (options.prices === undefined && config !== undefined) {
+      unpriced.push({ result, calls, config });
     } else if (!keepRuns) {
       cellOf(result.cell).add(result);
     }
   };
-  for await (const slice of experimentSlices(store, experiment_id)) {
-    for (const run of storedRunsOf(slice, experiment_id)) visit(run, slice);
-  }
+  let cursor: string | null = null;
+  do {
+    const slice: ExperimentScoringRows = await store.experimentScoringRows(experiment_id, {
+      limit: EXPERIMENT_SLICE,
+      ...(cursor !== null ? { cursor } : {}),
+    });
+    configs.clear();
+    for (const { id } of slice.sessions) {
+      if (slice.calls.get(id)?.some(needsTable)) {
+        configs.set(id, (await store.getSession(id))?.config ?? {});
+      }
+    }
+    for (const session of slice.sessions) {
+      const stored = tags.read(session);
+      if (stored !== null && stored.tag.id === experiment_id) visit(session.id, stored, slice);
+    }
+    cursor = slice.next_cursor;
+  } while (cursor !== null);
   for (const { result, calls, config } of unpriced) {
     Object.assign(result, callsCost(calls, config, tagPrices));
     if (!keepRuns) cellOf(result.cell).add(result);
@@ -190,13 +197,22 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   // Cells of finished runs the given cells lack, in the order the runs were stored.
   for (const run of kept) cellOf(run.cell);
   const cellOrder = new Map([...cells.keys()].map((id, index) => [id, index]));
-  kept.sort(
-    (left, right) =>
-      (cellOrder.get(left.cell) ?? 0) - (cellOrder.get(right.cell) ?? 0) ||
-      (scenarioOrder.get(left.scenario) ?? 0) - (scenarioOrder.get(right.scenario) ?? 0) ||
-      left.repetition - right.repetition,
+  // Each run's place by cell and scenario, computed once, not at each comparison; ties keep
+  // their order (as a stable sort of the runs).
+  const place = kept.map(
+    (run) =>
+      (cellOrder.get(run.cell) ?? 0) * (scenarioOrder.size + 1) +
+      (scenarioOrder.get(run.scenario) ?? 0),
   );
-  for (const run of kept) cellOf(run.cell).add(run);
+  const order = kept.map((_, index) => index);
+  order.sort(
+    (left, right) =>
+      (place[left] as number) - (place[right] as number) ||
+      (kept[left] as RunResult).repetition - (kept[right] as RunResult).repetition ||
+      left - right,
+  );
+  const sorted = order.map((index) => kept[index] as RunResult);
+  for (const run of sorted) cellOf(run.cell).add(run);
   const summaries: CellSummary[] = [...cells.values()].map((fold) => fold.summary());
   const simulated =
     [...(options.cells ?? storedCells.values())].some((cell) =>
@@ -208,7 +224,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     generated_at: (options.now ?? (() => new Date()))().toISOString(),
     simulated,
     cells: summaries,
-    runs: kept,
+    runs: sorted,
   };
   return { report, stored_runs: storedRuns, pending: [...pending.values()] };
 }

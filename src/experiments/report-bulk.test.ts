@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { createLabProviders } from "../composition/lab-providers.js";
 import { type ExperimentReport, type RunResult, Suite } from "../domain/experiment.js";
@@ -152,4 +153,18 @@ it("builds the same report from bulk slices as from per-session reads, runs kept
   expect(fromStore.runs).toStrictEqual(report.runs);
   expect(fromStore.cells).toStrictEqual(report.cells);
   expect(fromStore.incomplete).toBe(0);
+});
+
+it("prices calls recorded without any price from each session's config and the tags' prices", async () => {
+  const outcome = await runExperiment({ store: lab.store, suite, providers: createLabProviders() });
+  // As an upgraded or imported store may hold them: model calls without a figure.
+  const raw = new Database(lab.store.path);
+  raw.exec("UPDATE usage_stats SET cost_usd = NULL, cost_estimated_usd = NULL");
+  raw.close();
+  const reference = await reportSessionBySession(outcome.experiment_id);
+  expect(reference.runs.every((run) => run.cost_source === "estimated")).toBe(true);
+  expect(reference.runs.some((run) => (run.cost_usd ?? 0) > 0)).toBe(true);
+  const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
+  expect(fromStore.runs).toStrictEqual(reference.runs);
+  expect(fromStore.cells).toStrictEqual(reference.cells);
 });

@@ -2,7 +2,8 @@ import { tableCost } from "../domain/call-pricing.js";
 import type { CostSource } from "../domain/experiment.js";
 import type { Price } from "../domain/prices.js";
 import type { SessionRecord } from "../domain/records.js";
-import { callCost, tokenUsage, type UsageCallRecord } from "../domain/usage.js";
+import { callCost, tokenUsage } from "../domain/usage.js";
+import type { ScoringCall } from "../store/experiment-records.js";
 import type { SessionStore } from "../store/session-store.js";
 
 /**
@@ -20,7 +21,7 @@ export interface CostFigure {
 }
 
 export function callsCost(
-  calls: readonly UsageCallRecord[],
+  calls: readonly ScoringCall[],
   config: Record<string, unknown>,
   prices: Record<string, Price>,
 ): CostFigure {

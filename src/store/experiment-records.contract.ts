@@ -131,6 +131,113 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
     expect(whole.next_cursor).toBeNull();
   });
 
+  it("experimentScoringRows holds what scoring reads of experimentRecords, in the same slices", async () => {
+    const store = getStore();
+    const ids = [await run(store, "exp", 1), await run(store, "exp", 2)];
+    // A call answered by an error, one by plain output, and one without a reply (audited).
+    await store.appendMessages(ids[1] as string, {
+      turn_index: 1,
+      messages: [
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [
+            { id: "e1", name: "mock_search", arguments: { q: "x" }, raw_arguments: '{"q":"x"}' },
+            { id: "e2", name: "mock_search", arguments: {}, raw_arguments: "{}" },
+            { id: "e3", name: "mock_ticket", arguments: {}, raw_arguments: "{}" },
+          ],
+        },
+        { role: "tool", content: '{"error": "no"}', name: "mock_search", tool_call_id: "e1" },
+        { role: "tool", content: "plain output", name: "mock_search", tool_call_id: "e2" },
+      ],
+    });
+    await store.createSession({
+      session_id: "exp-3",
+      title: "no turns",
+      config: {
+        experiment: experimentTag("exp", 3),
+        chat_agent: { model: "m" },
+        prices: { m: { input: 1, output: 2 } },
+      },
+    });
+    ids.push("exp-3");
+
+    for (const limit of [undefined, 2]) {
+      let cursor: string | null = null;
+      do {
+        const page = { ...(limit !== undefined ? { limit } : {}), ...(cursor ? { cursor } : {}) };
+        const records: ExperimentRecords = await store.experimentRecords("exp", page);
+        const lean = await store.experimentScoringRows("exp", page);
+        expect(lean.next_cursor).toBe(records.next_cursor);
+        expect(lean.sessions.map((session) => session.id)).toStrictEqual(
+          records.sessions.map((session) => session.id),
+        );
+        for (const session of records.sessions) {
+          const { id, config } = session;
+          const { repetition, run_key, ...rest } = config.experiment as Record<string, unknown>;
+          const text = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+          expect(lean.sessions.find((entry) => entry.id === id)).toStrictEqual({
+            id,
+            tag_json: text(rest),
+            repetition_json: text(repetition),
+            run_key_json: text(run_key),
+            chat_model_json: text((config.chat_agent as { model?: unknown } | undefined)?.model),
+          });
+          expect(lean.turns.get(id)).toStrictEqual(
+            records.turns.get(id)?.map(({ turn_index, status, wall_time_ms }) => ({
+              turn_index,
+              status,
+              wall_time_ms,
+            })),
+          );
+          expect(lean.messages.get(id)).toStrictEqual(
+            records.messages
+              .get(id)
+              ?.filter((message) => message.role === "assistant" || message.role === "tool")
+              .map(({ turn_index, role, content, tool_call_id, tool_calls }) => ({
+                turn_index,
+                role,
+                content: role === "tool" && !content.includes("error") ? "" : content,
+                tool_call_id,
+                tool_calls,
+              })),
+          );
+          expect(lean.calls.get(id)).toStrictEqual(
+            records.calls.get(id)?.map((call) => ({
+              id: call.id,
+              turn_index: call.turn_index,
+              round_index: call.round_index,
+              agent: call.agent,
+              call_kind: call.call_kind,
+              ttft_ms: call.ttft_ms,
+              prompt_tokens: call.prompt_tokens,
+              completion_tokens: call.completion_tokens,
+              total_tokens: call.total_tokens,
+              cached_tokens: call.cached_tokens,
+              reasoning_tokens: call.reasoning_tokens,
+              cache_write_tokens: call.cache_write_tokens,
+              event_id: call.event_id,
+              used_fallback: call.used_fallback,
+              cost_usd: call.cost_usd,
+              cost_estimated_usd: call.cost_estimated_usd,
+            })),
+          );
+          // Only a session with a call left without a reply has its tool ends read.
+          expect(lean.tool_ends.get(id)).toStrictEqual(
+            id === ids[1]
+              ? records.tool_ends
+                  .get(id)
+                  ?.map(({ turn_index, event, details }) => ({ turn_index, event, details }))
+              : [],
+          );
+        }
+        cursor = records.next_cursor;
+      } while (cursor !== null);
+    }
+    const audited = (await store.experimentScoringRows("exp")).tool_ends;
+    expect([...audited.values()].map((rows) => rows.length)).toStrictEqual([0, 1, 0]);
+  });
+
   it("experimentRecords refuses a bad slice by name", async () => {
     const store = getStore();
     await expect(async () => store.experimentRecords("exp", { limit: 0 })).rejects.toThrow(

@@ -16,6 +16,7 @@ import type {
   ExperimentListQuery,
   ExperimentRecords,
   ExperimentRecordsPage,
+  ExperimentScoringRows,
 } from "./experiment-records.js";
 import type {
   AppendAuditOptions,
@@ -134,6 +135,14 @@ export interface SessionStore {
     experimentId: string,
     page?: ExperimentRecordsPage,
   ): Awaitable<ExperimentRecords>;
+  /**
+   * The same slices as `experimentRecords`, holding only what scoring reads (see
+   * ExperimentScoringRows): what an experiment's report is built from.
+   */
+  experimentScoringRows(
+    experimentId: string,
+    page?: ExperimentRecordsPage,
+  ): Awaitable<ExperimentScoringRows>;
   /** A round's message groups, usage, audit and payloads in one transaction (see the options). */
   appendRecords(sessionId: string, records: AppendRecordsOptions): Awaitable<AppendRecordsResult>;
 

@@ -28,15 +28,20 @@ import { USAGE_COLUMNS } from "./statements.js";
  */
 
 // The slice's session ids travel as one JSON array: one statement, whatever the slice's size.
-const IN_SLICE = "session_id IN (SELECT value FROM json_each(@ids))";
+export const IN_SLICE = "session_id IN (SELECT value FROM json_each(@ids))";
 
-const SQL = {
-  sessions: `
-    SELECT rowid AS position, id, title, created_at, updated_at, config_json FROM sessions
+/** A slice of the experiment's sessions (`columns` of each, after its list position). */
+export function sessionsSql(columns: string): string {
+  return `
+    SELECT rowid AS position, created_at, ${columns} FROM sessions
     WHERE experiment_id = @experiment
       AND (@after_at IS NULL OR created_at > @after_at
            OR (created_at = @after_at AND rowid > @after_position))
-    ORDER BY created_at, rowid LIMIT @limit`,
+    ORDER BY created_at, rowid LIMIT @limit`;
+}
+
+const SQL = {
+  sessions: sessionsSql("id, title, updated_at, config_json"),
   turns: `
     SELECT session_id, turn_index, user_message, started_at, completed_at, wall_time_ms, status,
            runner
@@ -62,12 +67,12 @@ const SQL = {
 } as const;
 
 /** A statement, and its rows as objects made from SQLite's arrays (see rowsOf). */
-interface Reader {
+export interface Reader {
   statement: Database.Statement;
   toObject: (values: unknown[]) => unknown;
 }
-type Statements = { [Name in keyof typeof SQL]: Reader };
-const prepared = new WeakMap<Database.Database, Statements>();
+export type Readers<Names extends string> = { [Name in Names]: Reader };
+const prepared = new WeakMap<Database.Database, Map<object, unknown>>();
 
 /**
  * Builds a row's object from its array as one literal of the statement's columns. A report reads
@@ -83,34 +88,41 @@ function objectMaker(statement: Database.Statement): (values: unknown[]) => unkn
   ) => unknown;
 }
 
-function statements(db: Database.Database): Statements {
-  let known = prepared.get(db);
+/** The statements of `sqls` on `db`, prepared once per connection. */
+export function readersOf<Names extends string>(
+  db: Database.Database,
+  sqls: Record<Names, string>,
+): Readers<Names> {
+  let connection = prepared.get(db);
+  if (connection === undefined) {
+    connection = new Map();
+    prepared.set(db, connection);
+  }
+  let known = connection.get(sqls) as Readers<Names> | undefined;
   if (known === undefined) {
     known = Object.fromEntries(
-      Object.entries(SQL).map(([name, sql]) => {
+      Object.entries<string>(sqls).map(([name, sql]) => {
         const statement = db.prepare(sql);
         return [name, { statement, toObject: objectMaker(statement) }];
       }),
-    ) as Statements;
-    prepared.set(db, known);
+    ) as Readers<Names>;
+    connection.set(sqls, known);
   }
   return known;
 }
+
+const statements = (db: Database.Database) => readersOf(db, SQL);
 
 /**
  * The statement's rows, as objects keyed by column (see objectMaker), each made as it is consumed:
  * a slice's rows then die young, rather than being held twice over until the slice is mapped.
  */
-function* rowsOf<Row>(reader: Reader, parameters: Record<string, unknown>): Generator<Row> {
+export function* rowsOf<Row>(reader: Reader, parameters: Record<string, unknown>): Generator<Row> {
   const rows = reader.statement.raw(true).all(parameters) as unknown[][];
   for (const values of rows) yield reader.toObject(values) as Row;
 }
 
-interface PositionedSessionRow extends SessionRow {
-  position: number;
-}
-
-function groupBySession<Row extends { session_id: string }, Item>(
+export function groupBySession<Row extends { session_id: string }, Item>(
   ids: readonly string[],
   rows: Iterable<Row>,
   toItem: (row: Row) => Item,
@@ -120,20 +132,29 @@ function groupBySession<Row extends { session_id: string }, Item>(
   return grouped;
 }
 
-/** An experiment's runs and their rows, in five queries per slice (see ExperimentRecords). */
-export function readExperimentRecords(
+/** A session row of a slice: where it stands in the list, for the next slice's cursor. */
+interface Positioned {
+  position: number;
+  created_at: string;
+}
+
+/**
+ * One slice of the experiment's sessions (`sessions`, see sessionsSql) and what `withRows` makes
+ * of them and their ids, in one read transaction (the slice's rows agree with its sessions).
+ */
+export function readExperimentSlice<Row extends Positioned & { id: string }, Slice>(
   db: Database.Database,
   experimentId: string,
-  page: ExperimentRecordsPage = {},
-): ExperimentRecords {
+  page: ExperimentRecordsPage,
+  sessions: Reader,
+  withRows: (rows: Row[], ids: { ids: string }) => Slice,
+): Slice & { next_cursor: string | null } {
   const { limit, cursor } = parseInput(ExperimentRecordsPage, page, "experimentRecords");
-  const sql = statements(db);
   const [afterAt, afterPosition] =
     cursor === undefined ? [null, null] : decodeCursor(cursor, ["string", "number"]);
-  // One read transaction: the slice's rows agree with its sessions.
   return db.transaction(() => {
     const rows = Array.from(
-      rowsOf<PositionedSessionRow>(sql.sessions, {
+      rowsOf<Row>(sessions, {
         experiment: experimentId,
         after_at: afterAt,
         after_position: afterPosition,
@@ -142,40 +163,59 @@ export function readExperimentRecords(
     );
     const more = limit !== undefined && rows.length > limit;
     if (more) rows.length = limit;
-    const sessions = rows.map(toSessionRecord);
-    const ids = sessions.map((session) => session.id);
-    const modes = new Map(sessions.map((session) => [session.id, session.tool_invocation_mode]));
-    const slice = { ids: JSON.stringify(ids) };
     const last = rows.at(-1);
     return {
-      sessions,
-      turns: groupBySession(
-        ids,
-        rowsOf<TurnRow & { session_id: string }>(sql.turns, slice),
-        // The per-session record has no session_id; named, not spread (a row a turn).
-        (row) =>
-          toTurnRecord({
-            turn_index: row.turn_index,
-            user_message: row.user_message,
-            started_at: row.started_at,
-            completed_at: row.completed_at,
-            wall_time_ms: row.wall_time_ms,
-            status: row.status,
-            runner: row.runner,
-          }),
-      ),
-      messages: groupBySession(ids, rowsOf<MessageRow>(sql.messages, slice), toMessageRecord),
-      calls: groupBySession(
-        ids,
-        rowsOf<UsageRow & { session_id: string }>(sql.calls, slice),
-        // toUsageCallRecord picks its fields by name: the extra session_id is left behind.
-        (row) => toUsageCallRecord(row, modes.get(row.session_id) ?? "chat_agent_tools"),
-      ),
-      tool_ends: groupBySession(ids, rowsOf<AuditRow>(sql.toolEnds, slice), toAuditRecord),
+      ...withRows(rows, { ids: JSON.stringify(rows.map((row) => row.id)) }),
       next_cursor:
         more && last !== undefined ? encodeCursor([last.created_at, last.position]) : null,
     };
   })();
+}
+
+/** An experiment's runs and their rows, in five queries per slice (see ExperimentRecords). */
+export function readExperimentRecords(
+  db: Database.Database,
+  experimentId: string,
+  page: ExperimentRecordsPage = {},
+): ExperimentRecords {
+  const sql = statements(db);
+  return readExperimentSlice(
+    db,
+    experimentId,
+    page,
+    sql.sessions,
+    (rows: (SessionRow & Positioned)[], slice) => {
+      const sessions = rows.map(toSessionRecord);
+      const ids = sessions.map((session) => session.id);
+      const modes = new Map(sessions.map((session) => [session.id, session.tool_invocation_mode]));
+      return {
+        sessions,
+        turns: groupBySession(
+          ids,
+          rowsOf<TurnRow & { session_id: string }>(sql.turns, slice),
+          // The per-session record has no session_id; named, not spread (a row a turn).
+          (row) =>
+            toTurnRecord({
+              turn_index: row.turn_index,
+              user_message: row.user_message,
+              started_at: row.started_at,
+              completed_at: row.completed_at,
+              wall_time_ms: row.wall_time_ms,
+              status: row.status,
+              runner: row.runner,
+            }),
+        ),
+        messages: groupBySession(ids, rowsOf<MessageRow>(sql.messages, slice), toMessageRecord),
+        calls: groupBySession(
+          ids,
+          rowsOf<UsageRow & { session_id: string }>(sql.calls, slice),
+          // toUsageCallRecord picks its fields by name: the extra session_id is left behind.
+          (row) => toUsageCallRecord(row, modes.get(row.session_id) ?? "chat_agent_tools"),
+        ),
+        tool_ends: groupBySession(ids, rowsOf<AuditRow>(sql.toolEnds, slice), toAuditRecord),
+      };
+    },
+  );
 }
 
 interface SummaryRow {

@@ -85,12 +85,13 @@ export function toSessionPageItem(row: ListedPageRow, total_tokens: number): Ses
 }
 
 /**
- * A stored config's object: what JSON.parse gives when it is an object zod's record would copy as
- * it is (every turn reads its session), else zod's reading, with its refusal.
+ * A stored JSON object (a config, an audit row's details): what JSON.parse gives when it is an
+ * object zod's record would copy as it is (every turn reads its session), else zod's reading,
+ * with its refusal.
  */
-function storedConfig(row: SessionRow): Record<string, unknown> {
+export function storedObject(text: string, where: string): Record<string, unknown> {
   try {
-    const value: unknown = JSON.parse(row.config_json);
+    const value: unknown = JSON.parse(text);
     if (
       value !== null &&
       typeof value === "object" &&
@@ -102,7 +103,11 @@ function storedConfig(row: SessionRow): Record<string, unknown> {
   } catch {
     // parseJsonText names the problem.
   }
-  return parseJsonText(JsonObject, row.config_json, `session ${row.id} config`);
+  return parseJsonText(JsonObject, text, where);
+}
+
+function storedConfig(row: SessionRow): Record<string, unknown> {
+  return storedObject(row.config_json, `session ${row.id} config`);
 }
 
 export function toSessionRecord(row: SessionRow): SessionRecord {

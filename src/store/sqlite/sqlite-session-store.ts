@@ -34,6 +34,7 @@ import type {
   ExperimentListQuery,
   ExperimentRecords,
   ExperimentRecordsPage,
+  ExperimentScoringRows,
 } from "../experiment-records.js";
 import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-inputs.js";
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
@@ -54,6 +55,7 @@ import {
 } from "../store-inputs.js";
 import { CallPayloads } from "./call-payloads.js";
 import { listExperimentSummaries, readExperimentRecords } from "./experiment-records.js";
+import { readExperimentScoringRows } from "./experiment-scoring-rows.js";
 import { openDatabase } from "./open-database.js";
 import { auditRowParams, RecordBatch, usageRowParams } from "./record-batch.js";
 import {
@@ -403,6 +405,10 @@ export class SqliteSessionStore implements SessionStore {
 
   experimentRecords(experimentId: string, page?: ExperimentRecordsPage): ExperimentRecords {
     return readExperimentRecords(this.db, experimentId, page);
+  }
+
+  experimentScoringRows(experimentId: string, page?: ExperimentRecordsPage): ExperimentScoringRows {
+    return readExperimentScoringRows(this.db, experimentId, page);
   }
 
   appendRecords(sessionId: string, records: AppendRecordsOptions): AppendRecordsResult {
