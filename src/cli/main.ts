@@ -11,6 +11,7 @@ import { registerRunCommand } from "./commands/run.js";
 import { registerServeCommand } from "./commands/serve.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerShowCommand } from "./commands/show.js";
+import { registerSuiteCommand } from "./commands/suite.js";
 import { registerToolsCommand } from "./commands/tools.js";
 import { registerUsageCommand } from "./commands/usage.js";
 import { type CliIo, processIo, writeError } from "./output.js";
@@ -76,6 +77,7 @@ Examples:
   registerDeleteCommand(program, context);
   registerServeCommand(program, context);
   registerBenchCommand(program, context);
+  registerSuiteCommand(program, context);
   registerToolsCommand(program, context);
   return program;
 }
