@@ -32,8 +32,14 @@ export function parseJsonLines(text: string, fileName: string): JsonLine[] {
       lines.push({ line: number, value: JSON.parse(line) });
     } catch (error) {
       const message = (error as Error).message;
+      // V8 says where for most errors; a line cut short ends where the line does.
       const position = /at position (\d+)/.exec(message)?.[1];
-      const where = position === undefined ? "" : `:${Number(position) + 1}`;
+      const column = message.includes("end of JSON input")
+        ? line.length + 1
+        : position === undefined
+          ? undefined
+          : Number(position) + 1;
+      const where = column === undefined ? "" : `:${column}`;
       throw new InvalidInputError(
         `${fileName}:${number}${where}: not a JSON object on this line (BFCL files hold one case a line): ${message}`,
       );
