@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../../domain/errors.js";
@@ -75,6 +75,8 @@ Examples:
     .action((paths: string[], rawFlags: unknown) => {
       const flags = parseInput(ImportFlags, rawFlags, "suite import bfcl");
       const { io } = context;
+      // Refused before the reading, which can take a while; "wx" below catches a late one.
+      if (!flags.force && existsSync(flags.out)) throw alreadyExists(flags.out);
       const result = importBfcl(paths, {
         ...(flags.categories !== undefined ? { categories: flags.categories } : {}),
         ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
@@ -96,18 +98,20 @@ Examples:
       try {
         writeFileSync(flags.out, text, { flag: flags.force ? "w" : "wx" });
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-          throw new InvalidInputError(`${flags.out} already exists; pass --force to overwrite it`);
-        }
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") throw alreadyExists(flags.out);
         throw new InvalidInputError(`cannot write ${flags.out}: ${fileErrorReason(error)}`);
       }
       const counts = Object.entries(summary.imported)
         .map(([category, count]) => `${category} ${count}`)
         .join(", ");
+      const wholeFiles = summary.skipped.filter((entry) => entry.line === null).length;
+      const cases = summary.skipped.length - wholeFiles;
+      const skipped = [
+        ...(cases > 0 ? [plural(cases, "case")] : []),
+        ...(wholeFiles > 0 ? [plural(wholeFiles, "whole file")] : []),
+      ];
       const leftOut = [
-        ...(summary.skipped.length > 0
-          ? [`${plural(summary.skipped.length, "case")} skipped (listed above)`]
-          : []),
+        ...(skipped.length > 0 ? [`${skipped.join(" and ")} skipped (listed above)`] : []),
         ...(summary.over_limit > 0 ? [`${summary.over_limit} over --limit`] : []),
         ...(summary.not_selected > 0 ? [`${summary.not_selected} not among --categories`] : []),
       ];
@@ -115,6 +119,10 @@ Examples:
         `Wrote ${terminalSafe(flags.out)}: ${plural(summary.total, "scenario")} (${counts})${leftOut.length > 0 ? `; ${leftOut.join(", ")}` : ""}\nRun it: agent-lab bench ${terminalSafe(flags.out)}\n`,
       );
     });
+}
+
+function alreadyExists(path: string): InvalidInputError {
+  return new InvalidInputError(`${path} already exists; pass --force to overwrite it`);
 }
 
 /**
