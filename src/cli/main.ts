@@ -62,6 +62,7 @@ Examples:
   $ agent-lab export <session-id> --out session.json
   $ agent-lab import session.json --session-id copy-1
   $ agent-lab delete <session-id> --yes
+  $ agent-lab suite import bfcl bfcl_eval/data --out bfcl.yaml
   $ agent-lab serve`,
     )
     .exitOverride();

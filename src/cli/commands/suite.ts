@@ -31,13 +31,20 @@ const ImportFlags = z.object({
   force: z.boolean().optional(),
 });
 
+const EXAMPLES = `
+Examples:
+  $ agent-lab suite import bfcl gorilla/berkeley-function-call-leaderboard/bfcl_eval/data --out bfcl.yaml
+  $ agent-lab bench bfcl.yaml --repetitions 1`;
+
 export function registerSuiteCommand(program: Command, context: CommandContext): void {
   const suite = program
     .command("suite")
-    .description("Work with suite files: import benchmark cases as scenarios.");
+    .description("Work with suite files: import benchmark cases as scenarios.")
+    .addHelpText("after", EXAMPLES);
   const importCommand = suite
     .command("import")
-    .description("Turn another benchmark's files into a suite for agent-lab bench.");
+    .description("Turn another benchmark's files into a suite for agent-lab bench.")
+    .addHelpText("after", EXAMPLES);
   importCommand
     .command("bfcl")
     .description(
