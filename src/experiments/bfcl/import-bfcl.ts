@@ -3,7 +3,7 @@ import { basename, dirname, join } from "node:path";
 import type { z } from "zod";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { BfclAnswer, Suite } from "../../domain/experiment.js";
-import { describeIssues } from "../../domain/validation.js";
+import { describeIssues, parseInput } from "../../domain/validation.js";
 import {
   BfclCase,
   CaseId,
@@ -133,7 +133,7 @@ export function importBfcl(paths: readonly string[], options: BfclImportOptions 
         options.onProgress?.({ file, lines: count, imported: summary.total });
       }
       const where = `${file}:${line}`;
-      const id = parse(CaseId, value, where).id;
+      const id = parseInput(CaseId, value, `${where}: not a BFCL case`).id;
       const category = categoryOfId(id);
       if (selected !== null && !selected.has(category)) {
         summary.not_selected++;
@@ -154,7 +154,7 @@ export function importBfcl(paths: readonly string[], options: BfclImportOptions 
         skip(`duplicate id (first at ${first})`);
         continue;
       }
-      const entry = parse(BfclCase, value, where);
+      const entry = parseInput(BfclCase, value, `${where}: not a BFCL case`);
       const answer = needsPossibleAnswer(category) ? answers.answerFor(id, where) : undefined;
       const outcome = caseToScenario(entry, category, languageOf(category), answer);
       if ("skipped" in outcome) {
@@ -196,16 +196,6 @@ function checkCategories(categories: readonly string[] | undefined): Set<string>
     );
   }
   return new Set(categories);
-}
-
-function parse<Schema extends z.ZodType>(
-  schema: Schema,
-  value: unknown,
-  where: string,
-): z.output<Schema> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  throw new InvalidInputError(`${where}: not a BFCL case: ${describeIssues(result.error)}`);
 }
 
 /** A data file's possible answers, read when the first case needs one. */
