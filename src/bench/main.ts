@@ -1,3 +1,4 @@
+import { runBfclBench } from "./bfcl-bench.js";
 import type { Figure } from "./measure.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
@@ -7,7 +8,7 @@ import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale]...`: every benchmark but `scale` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl]...`: every benchmark but `scale` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -19,6 +20,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   server: runServerBench,
   tools: runToolsBench,
   scale: runScaleBench,
+  bfcl: runBfclBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -11,6 +11,7 @@ import { registerRunCommand } from "./commands/run.js";
 import { registerServeCommand } from "./commands/serve.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerShowCommand } from "./commands/show.js";
+import { registerSuiteCommand } from "./commands/suite.js";
 import { registerToolsCommand } from "./commands/tools.js";
 import { registerUsageCommand } from "./commands/usage.js";
 import { type CliIo, processIo, writeError } from "./output.js";
@@ -61,6 +62,7 @@ Examples:
   $ agent-lab export <session-id> --out session.json
   $ agent-lab import session.json --session-id copy-1
   $ agent-lab delete <session-id> --yes
+  $ agent-lab suite import bfcl bfcl_eval/data --out bfcl.yaml
   $ agent-lab serve`,
     )
     .exitOverride();
@@ -76,6 +78,7 @@ Examples:
   registerDeleteCommand(program, context);
   registerServeCommand(program, context);
   registerBenchCommand(program, context);
+  registerSuiteCommand(program, context);
   registerToolsCommand(program, context);
   return program;
 }
