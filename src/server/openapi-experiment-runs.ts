@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type JsonObject, json, object, ok, ref } from "./openapi-shapes.js";
 import { StartExperimentBody } from "./routes/experiments.js";
 import { MAX_SCENARIO_RUNS } from "./scenario-view.js";
 
@@ -7,16 +8,6 @@ import { MAX_SCENARIO_RUNS } from "./scenario-view.js";
  * watching it (server-sent events), cancelling it, and one scenario compared across cells.
  */
 
-type JsonObject = Record<string, unknown>;
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonObject) => ({ "application/json": { schema } });
-const object = (properties: JsonObject, required = Object.keys(properties)): JsonObject => ({
-  type: "object",
-  properties,
-  required,
-});
-const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
 const nullable = (schema: JsonObject): JsonObject => ({ anyOf: [schema, { type: "null" }] });
 const integer = { type: "integer" };
 const string = { type: "string" };

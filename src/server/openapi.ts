@@ -14,6 +14,7 @@ import {
   experimentRunSchemas,
   startExperimentOperation,
 } from "./openapi-experiment-runs.js";
+import { type JsonObject, json, object, ok, ref } from "./openapi-shapes.js";
 import { TURN_EVENTS } from "./openapi-turn-events.js";
 import { ApprovalBody } from "./routes/approvals.js";
 import { CreateSessionBody } from "./routes/sessions.js";
@@ -24,8 +25,6 @@ import { TurnBody } from "./routes/turns.js";
  * schemas the server and the store validate with, so they cannot drift; the routes are listed by
  * hand, and a test checks that every route of the app is here and nothing else.
  */
-
-type JsonObject = Record<string, unknown>;
 
 function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonObject {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" });
@@ -51,15 +50,6 @@ function sentRecordOf(schema: z.ZodType): JsonObject {
   };
   return requireAll(schemaOf(schema, "input")) as JsonObject;
 }
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonObject) => ({ "application/json": { schema } });
-const object = (properties: JsonObject, required = Object.keys(properties)): JsonObject => ({
-  type: "object",
-  properties,
-  required,
-});
-const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
 
 const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",

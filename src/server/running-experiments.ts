@@ -1,4 +1,5 @@
 import { AgentLabError } from "../domain/errors.js";
+import { settledWithin } from "./active-turns.js";
 
 /**
  * The experiments this server is running, one per experiment id: a second start is refused (409)
@@ -206,15 +207,9 @@ export class RunningExperiments {
   async cancelAll(reason: Error, timeoutMs: number): Promise<void> {
     const experiments = [...this.#running.values()];
     for (const experiment of experiments) experiment.controller.abort(reason);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-    });
     const ended = Promise.all(experiments.map((experiment) => experiment.ended)).then(() =>
       Promise.all([...this.#streams]),
     );
-    await Promise.race([ended, timeout]);
-    clearTimeout(timer);
+    await settledWithin(ended, timeoutMs);
   }
 }
