@@ -3,7 +3,6 @@ import {
   type Cell,
   ExperimentTag,
   type Suite,
-  type TurnExpectation,
 } from "../domain/experiment.js";
 import { experimentSlices, storedRunsOf } from "../experiments/experiment-runs.js";
 import { readRunFacts } from "../experiments/facts.js";
@@ -126,7 +125,7 @@ async function planOf(
  */
 function observedStore(
   store: SessionStore,
-  onRun: (runKey: string, sessionId: string, expect: TurnExpectation[]) => void,
+  onRun: (runKey: string, sessionId: string, tag: ExperimentTag) => void,
 ): SessionStore {
   return new Proxy(store, {
     get(target, property) {
@@ -136,7 +135,7 @@ function observedStore(
       return async (options: Parameters<SessionStore["createSession"]>[0]) => {
         const id = await target.createSession(options);
         const tag = ExperimentTag.safeParse(options.config?.experiment);
-        if (tag.success) onRun(tag.data.run_key, id, tag.data.expect);
+        if (tag.success) onRun(tag.data.run_key, id, tag.data);
         return id;
       };
     },
@@ -214,9 +213,9 @@ async function runSegments(
     running: 0,
     last: null,
   };
-  const runs = new Map<string, { sessionId: string; expect: TurnExpectation[] }>();
-  const observed = observedStore(store, (runKey, sessionId, expect) =>
-    runs.set(runKey, { sessionId, expect }),
+  const runs = new Map<string, { sessionId: string; tag: ExperimentTag }>();
+  const observed = observedStore(store, (runKey, sessionId, tag) =>
+    runs.set(runKey, { sessionId, tag }),
   );
   // Verdicts are scored in the order runs finish, so the events keep that order.
   let verdicts: Promise<void> = Promise.resolve();
@@ -295,10 +294,10 @@ function lastOf(experiment: RunningExperiment): Pick<ExperimentRunProgress, "las
 /** The finished run's verdict, scored from what its session stored (as the report scores it). */
 async function verdictOf(
   store: SessionStore,
-  run: { sessionId: string; expect: TurnExpectation[] },
+  run: { sessionId: string; tag: ExperimentTag },
 ): Promise<boolean> {
   try {
-    return scoreRun(run.expect, await readRunFacts(store, run.sessionId)).success;
+    return scoreRun(run.tag.expect, await readRunFacts(store, run.sessionId), run.tag).success;
   } catch {
     return false;
   }
