@@ -149,6 +149,29 @@ describe("agent-lab bench", () => {
     }
   });
 
+  it("hears Ctrl-C while the simulated model answers at once (no run waits for I/O)", async () => {
+    const running = startCli([
+      "--db",
+      join(lab.folder, "instant.sqlite3"),
+      "bench",
+      "bundled",
+      "--repetitions",
+      "50",
+    ]);
+    let stderr = "";
+    const firstRunDone = new Promise<void>((resolve) => {
+      running.child.stderr?.on("data", (text: string) => {
+        stderr += text;
+        if (/\] [1-9]\d*\/2800 runs/.test(stderr)) resolve();
+      });
+    });
+    await firstRunDone;
+    running.child.kill("SIGINT");
+    const stopped = await running.result;
+    expect(stopped.status).toBe(130);
+    expect(stderrLines(stopped).at(-1)).toMatch(/^stopped: \d+ of 2800 runs finished; /);
+  });
+
   it("explains itself in --help, with examples", async () => {
     const result = await runCli(["bench", "--help"]);
     expect(result.status).toBe(0);
