@@ -14,6 +14,17 @@ function writeSuite(name: string, text: string): string {
   return path;
 }
 
+/** Resolves once the CLI's progress on stderr matches `pattern` (a run has finished). */
+function stderrShows(running: ReturnType<typeof startCli>, pattern: RegExp): Promise<void> {
+  let stderr = "";
+  return new Promise((resolve) => {
+    running.child.stderr?.on("data", (text: string) => {
+      stderr += text;
+      if (pattern.test(stderr)) resolve();
+    });
+  });
+}
+
 /** 2 modes × 1 scenario × 4 repetitions, on a simulated model slow enough to interrupt. */
 const SLOW_SUITE = `
 name: slow
@@ -107,14 +118,7 @@ describe("agent-lab bench", () => {
   it("stops cleanly on Ctrl-C (exit 130) and the same command resumes and finishes", async () => {
     const suite = writeSuite("slow.yaml", SLOW_SUITE);
     const running = startCli(["--db", lab.db, "bench", suite]);
-    let stderr = "";
-    const firstRunDone = new Promise<void>((resolve) => {
-      running.child.stderr?.on("data", (text: string) => {
-        stderr += text;
-        if (/\] [1-9]\d*\/8 runs/.test(stderr)) resolve();
-      });
-    });
-    await firstRunDone;
+    await stderrShows(running, /\] [1-9]\d*\/8 runs/);
     running.child.kill("SIGINT");
     const stopped = await running.result;
     expect(stopped.status).toBe(130);
@@ -147,6 +151,22 @@ describe("agent-lab bench", () => {
     } finally {
       store.close();
     }
+  });
+
+  it("hears Ctrl-C while the simulated model answers at once (no run waits for I/O)", async () => {
+    const running = startCli([
+      "--db",
+      join(lab.folder, "instant.sqlite3"),
+      "bench",
+      "bundled",
+      "--repetitions",
+      "50",
+    ]);
+    await stderrShows(running, /\] [1-9]\d*\/2800 runs/);
+    running.child.kill("SIGINT");
+    const stopped = await running.result;
+    expect(stopped.status).toBe(130);
+    expect(stderrLines(stopped).at(-1)).toMatch(/^stopped: \d+ of 2800 runs finished; /);
   });
 
   it("explains itself in --help, with examples", async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setImmediate as nextTurnOfEventLoop } from "node:timers/promises";
 import { z } from "zod";
 import { policyApprover } from "../domain/approvals.js";
 import { InvalidInputError } from "../domain/errors.js";
@@ -263,6 +264,10 @@ async function runPool<Item>(
       const next = items.next();
       if (next.done === true) return;
       await work(next.value);
+      // A run on the simulated model never waits for I/O, so without this the whole experiment
+      // is one chain of promises: Ctrl-C (a signal is an event-loop callback) would go unheard
+      // until the last run, and so would timers and V8's own GC tasks.
+      await nextTurnOfEventLoop();
     }
   };
   await Promise.all(Array.from({ length: limit }, lane));
