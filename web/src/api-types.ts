@@ -168,3 +168,72 @@ export interface CellRunsResponse {
   sessions: CellRun[];
   next_cursor: string | null;
 }
+
+/** A suite the server can start (`GET /api/suites`): bundled, or in a configured folder. */
+export interface SuiteListing {
+  name: string;
+  file: string;
+  description: string;
+  /** How many scenarios it has. */
+  scenarios: number;
+  categories: string[];
+  /** The configurations its matrix makes, each a column of the report. */
+  cells: { id: string; label: string }[];
+  repetitions: number;
+  concurrency: number;
+}
+
+export interface SuiteListResponse {
+  suites: SuiteListing[];
+}
+
+/** `POST /api/experiments`: a suite by name (never a path), optionally narrowed. */
+export interface StartExperimentRequest {
+  suite: string;
+  cells?: string[];
+  repetitions?: number;
+  concurrency?: number;
+}
+
+export interface StartExperimentResponse {
+  experiment_id: string;
+  /** Runs of the plan; `skipped` of them had finished before (a resumed experiment). */
+  total: number;
+  skipped: number;
+  events_url: string;
+}
+
+/** Where a running experiment stands, as its events report it. */
+export interface ExperimentProgress {
+  total: number;
+  skipped: number;
+  finished: number;
+  failed: number;
+  running: number;
+  last: { run_key: string; success: boolean } | null;
+}
+
+/** A row of `GET /api/experiments`; a running one carries its progress. */
+export type ExperimentListRow = ExperimentListItem & {
+  running?: boolean;
+  progress?: ExperimentProgress | null;
+};
+
+/** A run of one scenario in one cell, as the side-by-side view shows it. */
+export interface ScenarioRun {
+  session_id: string;
+  repetition: number;
+  /** Null while the run has not finished. */
+  success: boolean | null;
+  /** Why it failed: one line per failed check, naming the matcher. */
+  failures: string[];
+  answer: string | null;
+  tool_calls: { name: string; arguments: unknown; ok: boolean }[];
+}
+
+/** `GET /api/experiments/:id/scenarios/:scenario`: that scenario's runs in every cell. */
+export interface ScenarioRunsResponse {
+  scenario: string;
+  category: string;
+  cells: { cell: string; label: string; runs: ScenarioRun[] }[];
+}

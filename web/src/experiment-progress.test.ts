@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import type { ExperimentProgress } from "./api-types.js";
+import {
+  applyExperimentEvent,
+  CONNECTING,
+  type ExperimentEvent,
+  type LiveState,
+  parseExperimentEvent,
+  progressAdvanced,
+  progressShares,
+  progressSummary,
+  runsDone,
+} from "./experiment-progress.js";
+import { SseParser } from "./sse.js";
+
+const progress = (counts: Partial<ExperimentProgress> = {}): ExperimentProgress => ({
+  total: 10,
+  skipped: 0,
+  finished: 0,
+  failed: 0,
+  running: 0,
+  last: null,
+  ...counts,
+});
+
+function events(text: string): (ExperimentEvent | null)[] {
+  return new SseParser().push(text).map(parseExperimentEvent);
+}
+
+describe("an experiment's event stream", () => {
+  it("reads progress, done, cancelled, error and idle events", () => {
+    const stream =
+      'event: progress\ndata: {"total":4,"skipped":1,"finished":2,"failed":1,"running":1,' +
+      '"last":{"run_key":"a/s/1","success":false}}\n\n' +
+      'event: done\ndata: {"outcome":"completed"}\n\n' +
+      "event: cancelled\ndata: {}\n\n" +
+      'event: error\ndata: {"message":"suite file vanished"}\n\n' +
+      'event: idle\ndata: {"total":4,"finished":4}\n\n';
+    expect(events(stream)).toStrictEqual([
+      {
+        type: "progress",
+        progress: {
+          total: 4,
+          skipped: 1,
+          finished: 2,
+          failed: 1,
+          running: 1,
+          last: { run_key: "a/s/1", success: false },
+        },
+      },
+      { type: "done", outcome: "completed" },
+      { type: "cancelled" },
+      { type: "error", message: "suite file vanished" },
+      {
+        type: "idle",
+        progress: { total: 4, skipped: 0, finished: 4, failed: 0, running: 0, last: null },
+      },
+    ]);
+  });
+
+  it("ignores unknown events and bad JSON, and reads bad counts as 0", () => {
+    expect(events("event: ping\ndata: {}\n\nevent: progress\ndata: {nope\n\n")).toStrictEqual([
+      null,
+      null,
+    ]);
+    expect(events('event: progress\ndata: {"total":-3,"finished":"2","last":7}\n\n')).toStrictEqual(
+      [{ type: "progress", progress: progress({ total: 0 }) }],
+    );
+    // An event with an empty body still counts: `cancelled` needs none.
+    expect(events("event: cancelled\ndata:\n\n")).toStrictEqual([{ type: "cancelled" }]);
+  });
+
+  it("adds events up: running, then ended with the last counts kept", () => {
+    let state: LiveState = CONNECTING;
+    state = applyExperimentEvent(state, { type: "progress", progress: progress({ finished: 3 }) });
+    expect(state).toStrictEqual({
+      phase: "running",
+      progress: progress({ finished: 3 }),
+      detail: null,
+    });
+    const cancelled = applyExperimentEvent(state, { type: "cancelled" });
+    expect(cancelled).toStrictEqual({ ...state, phase: "cancelled" });
+    const done = applyExperimentEvent(state, { type: "done", outcome: "completed" });
+    expect(done).toStrictEqual({ ...state, phase: "done", detail: "completed" });
+    const failed = applyExperimentEvent(CONNECTING, { type: "error", message: "boom" });
+    expect(failed).toStrictEqual({ phase: "error", progress: null, detail: "boom" });
+    const idle = applyExperimentEvent(CONNECTING, { type: "idle", progress: progress() });
+    expect(idle.phase).toBe("idle");
+  });
+});
+
+describe("the progress bar", () => {
+  it("splits the total into passed, failed and running parts that never pass 100%", () => {
+    expect(progressShares(progress({ finished: 4, failed: 1, running: 2 }))).toStrictEqual({
+      passed: 30,
+      failed: 10,
+      running: 20,
+    });
+    // Runs done before this start count as done.
+    expect(progressShares(progress({ skipped: 5, finished: 5, running: 1 }))).toStrictEqual({
+      passed: 100,
+      failed: 0,
+      running: 0,
+    });
+    expect(progressShares(progress({ total: 0, finished: 2 }))).toStrictEqual({
+      passed: 0,
+      failed: 0,
+      running: 0,
+    });
+  });
+
+  it("says where the experiment stands, naming only what is not zero", () => {
+    expect(progressSummary(progress())).toBe("0 of 10 runs");
+    expect(progressSummary(progress({ finished: 3, failed: 1, running: 2, skipped: 4 }))).toBe(
+      "7 of 10 runs · 1 failed · 2 running · 4 already done",
+    );
+    expect(runsDone(progress({ finished: 9, skipped: 9 }))).toBe(10);
+  });
+
+  it("tells when more runs ended, so the report is worth reading again", () => {
+    expect(progressAdvanced(null, progress())).toBe(true);
+    expect(progressAdvanced(progress(), null)).toBe(false);
+    expect(progressAdvanced(progress({ finished: 1 }), progress({ finished: 1, running: 3 }))).toBe(
+      false,
+    );
+    expect(progressAdvanced(progress({ finished: 1 }), progress({ finished: 2 }))).toBe(true);
+  });
+});
