@@ -1,0 +1,71 @@
+/**
+ * The per-scenario view of an experiment: which scenarios it ran, and one scenario's runs laid out
+ * as a matrix (a column per configuration, a row per repetition), as promptfoo lays out its
+ * outputs. Pure, tested without a browser.
+ */
+import type { CellRun, ScenarioRun, ScenarioRunsResponse } from "./api-types.js";
+
+export interface ScenarioOption {
+  scenario: string;
+  category: string;
+}
+
+/** The scenarios among the runs, each once, by category then id. */
+export function scenarioOptions(runs: Iterable<Pick<CellRun, "scenario" | "category">>) {
+  const byId = new Map<string, string>();
+  for (const run of runs) if (!byId.has(run.scenario)) byId.set(run.scenario, run.category);
+  return [...byId]
+    .map(([scenario, category]): ScenarioOption => ({ scenario, category }))
+    .sort((a, b) => a.category.localeCompare(b.category) || a.scenario.localeCompare(b.scenario));
+}
+
+export interface ScenarioRow {
+  repetition: number;
+  /** Per cell, in the response's cell order, that cell's runs of this repetition (often one). */
+  cells: ScenarioRun[][];
+}
+
+/** A row per repetition any cell ran; a cell without that repetition has an empty slot. */
+export function scenarioRows(response: ScenarioRunsResponse): ScenarioRow[] {
+  const repetitions = new Set<number>();
+  for (const cell of response.cells) for (const run of cell.runs) repetitions.add(run.repetition);
+  return [...repetitions]
+    .sort((a, b) => a - b)
+    .map((repetition) => ({
+      repetition,
+      cells: response.cells.map((cell) => cell.runs.filter((run) => run.repetition === repetition)),
+    }));
+}
+
+/** Passed, failed and unfinished runs of one cell: the column's header line. */
+export function cellTally(runs: readonly ScenarioRun[]): {
+  passed: number;
+  failed: number;
+  unfinished: number;
+} {
+  let passed = 0;
+  let failed = 0;
+  let unfinished = 0;
+  for (const run of runs) {
+    if (run.success === true) passed++;
+    else if (run.success === false) failed++;
+    else unfinished++;
+  }
+  return { passed, failed, unfinished };
+}
+
+export type RunOutcome = "passed" | "failed" | "unfinished";
+
+export const runOutcome = (run: ScenarioRun): RunOutcome =>
+  run.success === true ? "passed" : run.success === false ? "failed" : "unfinished";
+
+/** A call's arguments as one short line of JSON (a string that is not JSON stays as written). */
+export function argumentsText(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
