@@ -38,7 +38,7 @@ describe("agent-lab sessions: pages and filters", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const args: string[] = ["--db", db, "sessions", "--limit", "2"];
+      const args: string[] = ["--db", db, "sessions", "--include-experiments", "--limit", "2"];
       if (cursor !== null) args.push("--cursor", cursor);
       const page: SessionPage = await runCliJson<SessionPage>(args);
       expect(page.sessions.length).toBeLessThanOrEqual(2);
@@ -48,7 +48,7 @@ describe("agent-lab sessions: pages and filters", () => {
     expect(new Set(seen)).toStrictEqual(new Set(ids));
     expect(seen).toHaveLength(5);
 
-    const first = await runCli(["--db", db, "sessions", "--limit", "2"]);
+    const first = await runCli(["--db", db, "sessions", "--include-experiments", "--limit", "2"]);
     expect(first.status).toBe(0);
     const hint = first.stdout.trim().split("\n").at(-1) ?? "";
     const next = /--cursor (\S+)/.exec(hint)?.[1];
@@ -57,6 +57,7 @@ describe("agent-lab sessions: pages and filters", () => {
       "--db",
       db,
       "sessions",
+      "--include-experiments",
       "--limit",
       "2",
       "--cursor",
@@ -69,7 +70,9 @@ describe("agent-lab sessions: pages and filters", () => {
 
   it("filters by search, mode, model, tag, status, experiment and dates", async () => {
     const titles = async (...flags: string[]) =>
-      (await runCliJson<SessionPage>(["--db", db, "sessions", ...flags])).sessions
+      (
+        await runCliJson<SessionPage>(["--db", db, "sessions", "--include-experiments", ...flags])
+      ).sessions
         .map((session) => session.title)
         .sort();
     expect(await titles("--search", "FLAKY")).toStrictEqual([
@@ -90,6 +93,35 @@ describe("agent-lab sessions: pages and filters", () => {
     expect(await titles("--until", "2000-01-01")).toStrictEqual([]);
     const none = await runCli(["--db", db, "sessions", "--tag", "absent"]);
     expect(none.stdout).toBe("No sessions match.\n");
+  });
+
+  it("hides experiment runs unless --include-experiments or --experiment asks for them", async () => {
+    const titles = async (...flags: string[]) =>
+      (await runCliJson<SessionPage>(["--db", db, "sessions", ...flags])).sessions
+        .map((session) => session.title)
+        .sort();
+    expect(await titles()).toStrictEqual([
+      "Nightly flaky 0",
+      "Nightly flaky 2",
+      "Nightly green 1",
+      "Nightly green 3",
+    ]);
+    expect(await titles("--include-experiments")).toHaveLength(5);
+    expect(await titles("--experiment", "exp-9")).toStrictEqual(["Nightly flaky 4"]);
+    // Only a hidden run matches: the empty list says how to see it.
+    const hidden = await runCli(["--db", db, "sessions", "--search", "flaky 4"]);
+    expect(hidden.stdout).toBe(
+      "No sessions match outside experiments; add --include-experiments to list experiment runs.\n",
+    );
+    const table = await runCli([
+      "--db",
+      db,
+      "sessions",
+      "--search",
+      "flaky 4",
+      "--include-experiments",
+    ]);
+    expect(table.stdout).toMatch(/Nightly flaky 4/);
   });
 
   it("refuses a bad flag value with one line naming the flag", async () => {

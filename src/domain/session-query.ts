@@ -28,6 +28,14 @@ export const SessionFilter = z.strictObject({
     .optional(),
   /** The experiment id the session ran for. */
   experiment: z.string().min(1).max(200).optional(),
+  /**
+   * Sessions that ran for an experiment (any id): `include` lists them with the others (the
+   * store's default), `exclude` leaves them out, `only` lists nothing else. The faces default to
+   * `exclude`, so one benchmark does not bury the sessions people opened themselves.
+   */
+  experiments: z
+    .enum(["exclude", "include", "only"], { error: "experiments must be exclude, include or only" })
+    .optional(),
   /** `updated_at` bounds, inclusive, as ISO 8601 timestamps or dates (YYYY-MM-DD). */
   updated_from: Timestamp.optional(),
   updated_to: Timestamp.optional(),

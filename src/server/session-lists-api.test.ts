@@ -57,7 +57,7 @@ describe("HTTP API: paged lists", () => {
     let pages = 0;
     do {
       const page: ListBody = await list(
-        `?limit=2${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+        `?include=experiments&limit=2${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
       );
       expect(page.sessions.length).toBeLessThanOrEqual(2);
       seen.push(...page.sessions.map((session) => session.id));
@@ -65,7 +65,7 @@ describe("HTTP API: paged lists", () => {
       pages++;
     } while (cursor !== null);
     expect(pages).toBe(3);
-    const all = await list("");
+    const all = await list("?include=experiments");
     expect(seen).toStrictEqual(all.sessions.map((session) => session.id));
     expect(new Set(seen)).toStrictEqual(new Set(ids));
     // ids[1] had the latest write (its turn), so it comes first.
@@ -81,29 +81,51 @@ describe("HTTP API: paged lists", () => {
   it("GET /api/sessions filters by title, mode, model, tag, status, experiment and date", async () => {
     const ids = seed();
     const titles = async (query: string) =>
-      (await list(query)).sessions.map((session) => session.title).sort();
+      (await list(`${query}&include=experiments`)).sessions.map((session) => session.title).sort();
     expect(await titles("?q=ODD")).toStrictEqual(["Run 1 odd", "Run 3 odd"]);
     expect(await titles("?q=3")).toStrictEqual(["Run 3 odd"]);
     expect(await titles("?mode=chat_agent_tools")).toStrictEqual(["Run 0 even", "Run 1 odd"]);
     expect(await titles("?model=openai:gpt-4.1-mini")).toStrictEqual(["Run 4 even"]);
     expect(await titles("?tag=nightly")).toStrictEqual(["Run 1 odd", "Run 3 odd"]);
     expect(await titles("?status=completed")).toStrictEqual(["Run 1 odd"]);
-    expect((await list("?status=none")).sessions).toHaveLength(4);
+    expect((await list("?status=none&include=experiments")).sessions).toHaveLength(4);
     expect(await titles("?experiment=exp-7")).toStrictEqual(["Run 3 odd"]);
     // Blank fields of a search form mean no filter.
-    expect((await list("?q=&tag=&status=&cursor=")).sessions).toHaveLength(5);
+    expect((await list("?q=&tag=&status=&cursor=&include=experiments")).sessions).toHaveLength(5);
     expect(await titles("?tag=even&mode=dual_agent&q=run")).toStrictEqual([
       "Run 2 even",
       "Run 4 even",
     ]);
     const today = new Date().toISOString().slice(0, 10);
-    expect((await list(`?updated_from=${today}&updated_to=${today}`)).sessions).toHaveLength(5);
+    expect(
+      (await list(`?updated_from=${today}&updated_to=${today}&include=experiments`)).sessions,
+    ).toHaveLength(5);
     expect((await list("?updated_to=2000-01-01")).sessions).toStrictEqual([]);
     const updated = lab.store.getSession(ids[0] as string)?.updated_at as string;
     expect(
       (await list(`?updated_from=${encodeURIComponent(updated)}&q=even&mode=chat_agent_tools`))
         .sessions,
     ).toHaveLength(1);
+  });
+
+  it("GET /api/sessions hides experiment runs unless asked for them", async () => {
+    seed();
+    const titles = async (query: string) =>
+      (await list(query)).sessions.map((session) => session.title).sort();
+    const others = ["Run 0 even", "Run 1 odd", "Run 2 even", "Run 4 even"];
+    expect(await titles("")).toStrictEqual(others);
+    expect(await titles("?tag=odd")).toStrictEqual(["Run 1 odd"]);
+    expect(await titles("?include=experiments")).toStrictEqual([...others, "Run 3 odd"].sort());
+    expect(await titles("?include=experiments&tag=odd")).toStrictEqual(["Run 1 odd", "Run 3 odd"]);
+    // An experiment id asks for that experiment's runs.
+    expect(await titles("?experiment=exp-7")).toStrictEqual(["Run 3 odd"]);
+    expect(await titles("?experiments=only")).toStrictEqual(["Run 3 odd"]);
+    expect(await titles("?include=")).toStrictEqual(others);
+    await expectInvalid(
+      "/api/sessions?include=everything",
+      /^query: include: include must be experiments/,
+    );
+    await expectInvalid("/api/sessions?experiments=all", /^query: experiments: /);
   });
 
   it("GET /api/sessions refuses a bad parameter with 400, naming it", async () => {

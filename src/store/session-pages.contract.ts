@@ -144,6 +144,33 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     expect(await all(store, { updated_from: "2999-01-01T00:00:00+02:00" })).toStrictEqual([]);
   });
 
+  it("leaves experiment sessions out, in, or alone on request; the default includes them", async () => {
+    const store = getStore();
+    await seed(store);
+    const experimentRuns = ["Session 3 Beta", "Session 4 Alpha"];
+    const others = ["Session 0 Alpha", "Session 1 Beta", "Session 2 Alpha", "Session 5 Beta"];
+    const listed = async (query: SessionQuery) => titles(await all(store, { ...query, limit: 1 }));
+    expect(await listed({})).toStrictEqual([...experimentRuns, ...others].sort());
+    expect(await listed({ experiments: "include" })).toStrictEqual(
+      [...experimentRuns, ...others].sort(),
+    );
+    expect(await listed({ experiments: "exclude" })).toStrictEqual(others);
+    expect(await listed({ experiments: "only" })).toStrictEqual(experimentRuns);
+    // Combined with the other filters (AND), including the ordered tag and model arms.
+    expect(await listed({ experiments: "exclude", tag: "blue" })).toStrictEqual(["Session 5 Beta"]);
+    expect(await listed({ experiments: "only", tag: "blue" })).toStrictEqual(["Session 3 Beta"]);
+    expect(await listed({ experiments: "exclude", model: "sim", q: "alpha" })).toStrictEqual([
+      "Session 0 Alpha",
+      "Session 2 Alpha",
+    ]);
+    expect(await listed({ experiments: "exclude", experiment: "exp-1" })).toStrictEqual([]);
+    await expect(
+      Promise.resolve().then(() =>
+        store.listSessionPage({ experiments: "hide" } as unknown as SessionQuery),
+      ),
+    ).rejects.toThrow(/experiments: experiments must be exclude, include or only/);
+  });
+
   it("pages through every session exactly once at limits 1 and 500", async () => {
     const store = getStore();
     const ids = await seed(store);

@@ -17,6 +17,7 @@ interface SessionsFlags {
   tag?: string;
   status?: string;
   experiment?: string;
+  includeExperiments?: boolean;
   since?: string;
   until?: string;
 }
@@ -38,6 +39,9 @@ function queryOf(flags: SessionsFlags): SessionQuery {
     tag: flags.tag,
     status: flags.status,
     experiment: flags.experiment,
+    // Experiment runs live on the Experiments side; an experiment id asks for its runs.
+    experiments:
+      flags.includeExperiments === true || flags.experiment !== undefined ? undefined : "exclude",
     updated_from: flags.since,
     updated_to: flags.until,
   };
@@ -80,6 +84,10 @@ export function registerSessionsCommand(program: Command, context: CommandContex
       "the latest turn's status: running, completed, cancelled, failed, max_rounds, interrupted, or none (no turns)",
     )
     .option("--experiment <id>", "the runs of this experiment")
+    .option(
+      "--include-experiments",
+      "also list the sessions experiments ran (hidden by default; see agent-lab bench)",
+    )
     .option("--since <time>", "updated at or after: YYYY-MM-DD (UTC) or an ISO 8601 time")
     .option(
       "--until <time>",
@@ -102,8 +110,14 @@ Examples:
       const location = context.database(command);
       const store = openStoreForReading(location);
       let page: SessionPage = { sessions: [], next_cursor: null };
+      /** Hidden experiment runs match the filters: the empty list says how to see them. */
+      let hiddenRuns = false;
       try {
         if (store !== null) page = store.listSessionPage(query);
+        if (store !== null && page.sessions.length === 0 && query.experiments === "exclude") {
+          const probe = { ...query, experiments: "only" as const, limit: 1 };
+          hiddenRuns = store.listSessionPage(probe).sessions.length > 0;
+        }
       } finally {
         store?.close();
       }
@@ -114,11 +128,13 @@ Examples:
       }
       const { sessions, next_cursor } = page;
       if (sessions.length === 0) {
-        const filtered = Object.keys(query).some((key) => key !== "limit");
+        const filtered = Object.keys(query).some((key) => key !== "limit" && key !== "experiments");
         io.stdout.write(
-          filtered
-            ? "No sessions match.\n"
-            : `No sessions yet in ${location.path}. Start one with: agent-lab run "search for agent lab"\n`,
+          hiddenRuns
+            ? `No sessions ${filtered ? "match" : "yet"} outside experiments; add --include-experiments to list experiment runs.\n`
+            : filtered
+              ? "No sessions match.\n"
+              : `No sessions yet in ${location.path}. Start one with: agent-lab run "search for agent lab"\n`,
         );
         return;
       }

@@ -30,6 +30,20 @@ function queryOf(c: Context): Record<string, string> {
   return Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ""));
 }
 
+const Include = z.enum(["experiments"], { error: "include must be experiments" }).optional();
+
+/**
+ * The session list's query: experiment runs are left out unless the query asks for them
+ * (`include=experiments`, an `experiment` id, or `experiments` itself), so one benchmark's hundreds
+ * of runs do not bury the sessions people opened; the Experiments page is where runs live.
+ */
+export function sessionListQuery(query: Record<string, string>): Record<string, string> {
+  const { include, ...rest } = query;
+  const included = parseInput(z.strictObject({ include: Include }), { include }, "query").include;
+  const shown = included === "experiments" || rest.experiment !== undefined ? "include" : "exclude";
+  return { experiments: shown, ...rest };
+}
+
 /** `limit` and `cursor` of a paged list's query string; a bad one is a 400 naming it. */
 function pageRequest(c: Context): PageRequest {
   return parseInput(PageRequest, queryOf(c), "query");
@@ -59,7 +73,7 @@ export function registerSessionRoutes(app: Hono, deps: ServerDependencies): void
   // Query parameters are checked here with the store's own schemas, so a bad one is a 400 that
   // names it ("query: limit: …") before anything is read.
   app.get("/api/sessions", async (c) => {
-    const query = parseInput(SessionQuery, queryOf(c), "query");
+    const query = parseInput(SessionQuery, sessionListQuery(queryOf(c)), "query");
     const page = await store.listSessionPage(query);
     return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });
   });

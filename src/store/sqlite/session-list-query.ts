@@ -119,6 +119,9 @@ function buildQuery(query: ParsedQuery, titlePlan: TitlePlan): Built {
   if (query.status === "none") where("s.last_status IS NULL");
   else if (query.status !== undefined) where("s.last_status = ?", query.status);
   if (query.experiment !== undefined) where("s.experiment_id = ?", query.experiment);
+  // `IS NULL` reads the (experiment_id, updated_at, id) index in list order.
+  if (query.experiments === "exclude") where("s.experiment_id IS NULL");
+  else if (query.experiments === "only") where("s.experiment_id IS NOT NULL");
   if (query.updated_from !== undefined) {
     where(`${updatedAt} >= ?`, lowerBound(query.updated_from));
   }
