@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { LabConfigFile } from "../domain/tool-sources.js";
 import { parseYamlFile, readTextFile } from "../files/yaml-file.js";
 import { createHttpToolSource } from "../tools/http/index.js";
@@ -39,12 +39,19 @@ export function findLabConfig(location: LabConfigLocation): string | null {
 /** Parses the file; errors name file:line:col and the field, as suite files' do. */
 export function parseLabConfig(text: string, fileName: string): LabConfigFile {
   return parseYamlFile(text, fileName, LabConfigFile, {
-    empty: "the file is empty; give mcp_servers or http_tools (or remove the file)",
+    empty: "the file is empty; give mcp_servers, http_tools or suites_dirs (or remove the file)",
   });
 }
 
 export function loadLabConfig(path: string): LabConfigFile {
   return parseLabConfig(readTextFile(path, "lab config file"), path);
+}
+
+/** The file's `suites_dirs`, relative ones resolved from the file's own folder; none without a file. */
+export function labSuitesDirs(path: string | null): string[] {
+  if (path === null) return [];
+  const folder = dirname(resolve(path));
+  return loadLabConfig(path).suites_dirs.map((dir) => resolve(folder, dir));
 }
 
 /**

@@ -96,6 +96,11 @@ export const McpServerName = z
 export const LabConfigFile = z.strictObject({
   mcp_servers: z.record(McpServerName, McpServerDefinition).default({}),
   http_tools: z.array(HttpToolDefinition).default([]),
+  /**
+   * Folders of suite files (`*.yaml`) the server may start experiments from, besides the bundled
+   * suites; relative ones are read from the config file's folder.
+   */
+  suites_dirs: z.array(z.string().min(1, "name a folder")).default([]),
 });
 export type LabConfigFile = z.output<typeof LabConfigFile>;
 

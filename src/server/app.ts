@@ -10,12 +10,15 @@ import { registerApprovalRoutes } from "./routes/approvals.js";
 import { registerExperimentRoutes } from "./routes/experiments.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerSessionRoutes } from "./routes/sessions.js";
+import { registerSuiteRoutes } from "./routes/suites.js";
 import { registerTransferRoutes } from "./routes/transfer.js";
 import { registerTurnRoutes } from "./routes/turns.js";
+import { RunningExperiments } from "./running-experiments.js";
 import { type AllowedHosts, requestGuards, responseHeaders } from "./security.js";
 import type { RunTurnDefaults, ServerDependencies } from "./server-dependencies.js";
 import { DEFAULT_HEARTBEAT_MS } from "./sse.js";
 import { defaultWebRoot, staticAssets } from "./static-assets.js";
+import { bundledSuitesDir, SuiteCatalog } from "./suites-catalog.js";
 
 export type { RunTurnDefaults } from "./server-dependencies.js";
 
@@ -45,6 +48,11 @@ export interface CreateAppOptions {
   log?: ((line: string) => void) | undefined;
   /** Interval of the SSE keep-alive comments (default 15 s). */
   heartbeatMs?: number | undefined;
+  /**
+   * Folders of suite files experiments may be started from, after the bundled `suites/` (the
+   * lab config file's `suites_dirs`, `serve --suites`). Requests name suites, never paths.
+   */
+  suitesDirs?: readonly string[] | undefined;
 }
 
 function packageVersion(): string {
@@ -62,13 +70,20 @@ function describeFailure(where: string, error: unknown, token: string | undefine
   return token ? line.split(token).join("[redacted]") : line;
 }
 
-/** The app and the registry of its running turns (which `startServer` cancels on close). */
-export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveTurns } {
+/** The app and its running turns and experiments (which `startServer` cancels on close). */
+export function buildApp(options: CreateAppOptions): {
+  app: Hono;
+  turns: ActiveTurns;
+  experiments: RunningExperiments;
+} {
   const turns = new ActiveTurns();
+  const experiments = new RunningExperiments();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const deps: ServerDependencies = {
     store: options.store,
     turns,
+    experiments,
+    suites: new SuiteCatalog([bundledSuitesDir(), ...(options.suitesDirs ?? [])]),
     approvals: new PendingApprovals(),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxImportBytes: options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES,
@@ -90,6 +105,7 @@ export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveT
   registerApprovalRoutes(app, deps);
   registerTransferRoutes(app, deps);
   registerExperimentRoutes(app, deps);
+  registerSuiteRoutes(app, deps);
   app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));
 
   app.notFound((c) => {
@@ -101,7 +117,7 @@ export function buildApp(options: CreateAppOptions): { app: Hono; turns: ActiveT
     if (status === 500) deps.reportError(`${c.req.method} ${c.req.path}`, error);
     return c.json(body, status);
   });
-  return { app, turns };
+  return { app, turns, experiments };
 }
 
 /** The HTTP API and the web UI as a hono app (see `startServer` to listen). */

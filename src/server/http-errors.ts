@@ -69,6 +69,7 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   turn_exists: 409,
   session_mode_mismatch: 409,
   turn_in_progress: 409,
+  experiment_running: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   // The lab config's MCP server failed, not the request: a bad gateway, named in the message.

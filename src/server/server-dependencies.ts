@@ -3,6 +3,8 @@ import type { RunTurnOptions } from "../runtime/run-turn.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ActiveTurns } from "./active-turns.js";
 import type { PendingApprovals } from "./pending-approvals.js";
+import type { RunningExperiments } from "./running-experiments.js";
+import type { SuiteCatalog } from "./suites-catalog.js";
 
 /** What every turn the server runs shares: where models and tools come from, fixed models, and
  * an approver that replaces the API's pending approvals (tests). */
@@ -16,6 +18,10 @@ export interface RunTurnDefaults {
 export interface ServerDependencies {
   store: SessionStore;
   turns: ActiveTurns;
+  /** Experiments this server runs, one per experiment id (started by POST /api/experiments). */
+  experiments: RunningExperiments;
+  /** The suite files experiments may be started from. */
+  suites: SuiteCatalog;
   /** Calls of this server's turns waiting for a decision (the approvals routes answer them). */
   approvals: PendingApprovals;
   /** Largest accepted JSON body, in bytes (413 above). */

@@ -33,7 +33,7 @@ export interface RunningServer {
   browserUrl: string;
   host: string;
   port: number;
-  /** Cancels the running turns (stored as cancelled), then stops listening. */
+  /** Cancels the running experiments and turns (stored as cancelled), then stops listening. */
   close(): Promise<void>;
 }
 
@@ -90,7 +90,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const token = options.token === false ? null : (options.token ?? generateToken());
 
   let allowed: string[] = [];
-  const { app, turns } = buildApp({
+  const { app, turns, experiments } = buildApp({
     ...options,
     token: token ?? undefined,
     allowedHosts: () => allowed,
@@ -121,7 +121,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await turns.cancelAll(new Error("the server is shutting down"), 10_000);
+      const reason = new Error("the server is shutting down");
+      // Experiments first: cancelled, they start no new turn, and their running turns are stored.
+      await experiments.cancelAll(reason, 10_000);
+      await turns.cancelAll(reason, 10_000);
       server.closeAllConnections();
       await stopped;
     })();

@@ -1,5 +1,8 @@
+import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { z } from "zod";
+import { labSuitesDirs } from "../../composition/lab-config.js";
+import { InvalidInputError } from "../../domain/errors.js";
 import { parseInput } from "../../domain/validation.js";
 import {
   DEFAULT_HOST,
@@ -25,6 +28,18 @@ const ServeFlags = z.object({
 });
 
 const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+
+/** A suite folder must exist: a typo would otherwise just leave the start form's list short. */
+function checkFolder(folder: string, where: string): string {
+  let isFolder = false;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch {}
+  if (!isFolder) throw new InvalidInputError(`${where}: not a folder: ${folder}`);
+  return folder;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /**
  * A token made for this run is printed in the address to open, as Jupyter does (the terminal is the
@@ -55,6 +70,11 @@ export function registerServeCommand(program: Command, context: CommandContext):
       `the access token (default: $${TOKEN_ENV}, else a new random one for this run)`,
     )
     .option("--no-token", "no token: every local user can use the lab (127.0.0.1 only)")
+    .option(
+      "--suites <dir>",
+      "a folder of suite files (*.yaml) the web UI and API may start experiments from, besides the bundled ones and the lab config's suites_dirs (repeatable)",
+      collect,
+    )
     .addHelpText(
       "after",
       `
@@ -62,7 +82,9 @@ By default the server listens on 127.0.0.1 only, so nothing outside this machine
 needs an access token, so no other user or program on this machine can use it either: serve prints
 the address to open, with the token (http://127.0.0.1:${DEFAULT_PORT}/?token=...); the browser keeps it
 in a cookie, and API clients send "Authorization: Bearer TOKEN". Requests that name another host or
-come from another site's page are refused. A token of your own needs 16 or more characters; prefer
+come from another site's page are refused. Experiments can be started from the web UI and the API
+with the bundled suites and the suite files of --suites folders and the lab config's suites_dirs
+(never a path a request names). A token of your own needs 16 or more characters; prefer
 $${TOKEN_ENV} to --token, which other users can see in the process list. Ctrl-C cancels the running
 turns (stored as cancelled) and stops.
 
@@ -71,18 +93,33 @@ Examples:
   $ agent-lab serve --port 0
   $ agent-lab --db lab.sqlite3 serve --port 8080
   $ agent-lab serve --no-token
+  $ agent-lab serve --suites ./my-suites
   $ ${TOKEN_ENV}=$(openssl rand -hex 24) agent-lab serve --host 0.0.0.0`,
     )
     .action(
-      async (flags: { host?: string; port?: string; token?: string | false }, command: Command) => {
+      async (
+        flags: { host?: string; port?: string; token?: string | false; suites?: string[] },
+        command: Command,
+      ) => {
         const { io } = context;
+        const { suites = [], ...rest } = flags;
         const options = parseInput(
           ServeFlags,
-          { ...flags, token: flags.token ?? (io.env[TOKEN_ENV] || undefined) },
+          { ...rest, token: rest.token ?? (io.env[TOKEN_ENV] || undefined) },
           "serve",
         );
         // Before the store: a bad lab config file is refused with nothing left open.
         const providers = context.providers(command);
+        let suitesDirs: string[];
+        try {
+          const configured = labSuitesDirs(providers.lab_config).map((folder) =>
+            checkFolder(folder, `${providers.lab_config}: suites_dirs`),
+          );
+          suitesDirs = [...configured, ...suites.map((folder) => checkFolder(folder, "--suites"))];
+        } catch (error) {
+          await providers.tools.close();
+          throw error;
+        }
         const store = openStoreForWriting(context.database(command), io.stderr);
         let server: RunningServer;
         try {
@@ -92,6 +129,7 @@ Examples:
             port: options.port,
             token: options.token,
             runTurnDefaults: { providers },
+            suitesDirs,
             log: (line) => io.stderr.write(`${line}\n`),
           });
         } catch (error) {

@@ -8,7 +8,24 @@ import {
   reportWithProgress,
 } from "../../experiments/experiment-report-from-store.js";
 import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
+import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
+import { launchExperiment } from "../experiment-launch.js";
+import { readJsonBody } from "../request-body.js";
+import { ExperimentNotRunningError } from "../running-experiments.js";
+import { scenarioView } from "../scenario-view.js";
 import type { ServerDependencies } from "../server-dependencies.js";
+
+/** `POST /api/experiments`: a suite of the catalog by name (never a path), and what to vary. */
+export const StartExperimentBody = z.strictObject({
+  suite: z.string().min(1, "name a suite (GET /api/suites lists them)").max(200),
+  cells: z
+    .array(z.string().min(1).max(1000))
+    .min(1, "name at least one cell, or leave cells out to run every cell")
+    .max(1000)
+    .optional(),
+  repetitions: z.number().int().min(1).max(1000).optional(),
+  concurrency: z.number().int().min(1).max(64).optional(),
+});
 
 /**
  * `runs=false` leaves the report's `runs` empty: at 50,000 runs they are ~50 MB of JSON, and a page
@@ -38,12 +55,67 @@ function pageOf(c: Context, where: string): PageRequest {
  * report is built once and served from the cache until a run of the experiment changes.
  */
 export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): void {
-  const { store } = deps;
+  const { store, experiments } = deps;
   const views = new ExperimentViewCache(store);
 
   app.get("/api/experiments", async (c) => {
     const page = await listExperiments(store, pageOf(c, "experiments"));
-    return c.json({ experiments: page.items, next_cursor: page.next_cursor });
+    const items = page.items.map((item) => {
+      const running = experiments.get(item.id);
+      return running === undefined
+        ? { ...item, running: false }
+        : { ...item, running: true, progress: running.progress };
+    });
+    return c.json({ experiments: items, next_cursor: page.next_cursor });
+  });
+
+  app.post("/api/experiments", async (c) => {
+    const body = await readJsonBody(c, StartExperimentBody, deps.maxBodyBytes);
+    const { suite, file } = deps.suites.find(body.suite);
+    const launched = await launchExperiment(
+      {
+        store,
+        providers: deps.runTurnDefaults.providers,
+        experiments,
+        reportError: deps.reportError,
+      },
+      {
+        suite,
+        file,
+        cells: body.cells,
+        repetitions: body.repetitions,
+        concurrency: body.concurrency,
+      },
+    );
+    const events_url = `/api/experiments/${encodeURIComponent(launched.experiment_id)}/events`;
+    return c.json({ ...launched, events_url }, 202);
+  });
+
+  app.get("/api/experiments/:id/events", async (c) => {
+    const id = c.req.param("id");
+    const running = experiments.get(id);
+    if (running !== undefined) return streamExperimentEvents(c, running, deps.heartbeatMs);
+    const { view } = await views.get(id);
+    const cells = view.report.cells;
+    return streamIdle(c, {
+      finished: cells.reduce((sum, cell) => sum + cell.runs, 0),
+      successes: cells.reduce((sum, cell) => sum + cell.successes, 0),
+      incomplete: view.pending.length,
+    });
+  });
+
+  app.post("/api/experiments/:id/cancel", (c) => {
+    const id = c.req.param("id");
+    if (!experiments.cancel(id, new Error("cancelled through the API"))) {
+      throw new ExperimentNotRunningError(id);
+    }
+    return c.json({ experiment_id: id, cancelling: true }, 202);
+  });
+
+  app.get("/api/experiments/:id/scenarios/:scenario", async (c) => {
+    const { view, hit } = await views.get(c.req.param("id"));
+    c.header(CACHE_HEADER, hit ? "hit" : "miss");
+    return c.json(scenarioView(view, c.req.param("scenario")));
   });
 
   app.get("/api/experiments/:id", async (c) => {

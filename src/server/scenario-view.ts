@@ -1,0 +1,89 @@
+import type { RunResult, ScenarioCategory } from "../domain/experiment.js";
+import { ExperimentNotFoundError } from "../experiments/experiment-report-from-store.js";
+import type { ExperimentView } from "../experiments/report-build.js";
+
+/**
+ * One scenario of an experiment, every cell's runs side by side (as promptfoo's matrix shows
+ * them): each finished run's final answer, its tool calls with their arguments, and its verdict
+ * with the failing checks. Bounded: a cell lists its first MAX_SCENARIO_RUNS repetitions and says
+ * how many it has (`runs_total`); the cell drill-down pages the rest.
+ */
+
+export const MAX_SCENARIO_RUNS = 50;
+
+export interface ScenarioRun {
+  session_id: string;
+  repetition: number;
+  success: boolean;
+  failures: string[];
+  /** The last turn's final answer. */
+  answer: string;
+  /** Every turn's tool calls, in order; `turn` counts from 1. */
+  tool_calls: {
+    turn: number;
+    name: string;
+    arguments: Record<string, unknown>;
+    ok: boolean | null;
+  }[];
+}
+
+export interface ScenarioCell {
+  cell: string;
+  label: string;
+  /** Finished runs of the scenario in this cell (`runs` holds at most MAX_SCENARIO_RUNS). */
+  runs_total: number;
+  /** Runs of the scenario in this cell not finished yet (running, cancelled, interrupted). */
+  incomplete: number;
+  runs: ScenarioRun[];
+}
+
+export interface ScenarioComparison {
+  experiment_id: string;
+  scenario: string;
+  category: ScenarioCategory;
+  cells: ScenarioCell[];
+}
+
+function runOf(run: RunResult): ScenarioRun {
+  return {
+    session_id: run.session_id,
+    repetition: run.repetition,
+    success: run.score.success,
+    failures: run.score.failures,
+    answer: run.turns.at(-1)?.answer ?? "",
+    tool_calls: run.turns.flatMap((turn, index) =>
+      turn.tool_calls.map((call) => ({
+        turn: index + 1,
+        name: call.name,
+        arguments: call.arguments,
+        ok: call.ok,
+      })),
+    ),
+  };
+}
+
+/** The scenario across the report's cells (in its order); ExperimentNotFoundError when unknown. */
+export function scenarioView(view: ExperimentView, scenario: string): ScenarioComparison {
+  const { report } = view;
+  const finished = report.runs.filter((run) => run.scenario === scenario);
+  const pending = view.pending.filter((run) => run.scenario === scenario);
+  const category = finished[0]?.category ?? pending[0]?.category;
+  if (category === undefined) {
+    throw new ExperimentNotFoundError(
+      `experiment ${report.experiment_id} has no run of scenario ${scenario}`,
+    );
+  }
+  const cells = report.cells.map((summary): ScenarioCell => {
+    const runs = finished
+      .filter((run) => run.cell === summary.cell)
+      .sort((left, right) => left.repetition - right.repetition);
+    return {
+      cell: summary.cell,
+      label: summary.label,
+      runs_total: runs.length,
+      incomplete: pending.filter((run) => run.cell === summary.cell).length,
+      runs: runs.slice(0, MAX_SCENARIO_RUNS).map(runOf),
+    };
+  });
+  return { experiment_id: report.experiment_id, scenario, category, cells };
+}
