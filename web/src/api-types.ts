@@ -173,7 +173,7 @@ export interface CellRunsResponse {
 export interface SuiteListing {
   name: string;
   file: string;
-  description: string;
+  description: string | null;
   /** How many scenarios it has. */
   scenarios: number;
   categories: string[];
@@ -185,6 +185,8 @@ export interface SuiteListing {
 
 export interface SuiteListResponse {
   suites: SuiteListing[];
+  /** Files of the suite folders that do not parse, with their problems (file:line:col). */
+  invalid?: { file: string; error: string }[];
 }
 
 /** `POST /api/experiments`: a suite by name (never a path), optionally narrowed. */
@@ -219,21 +221,33 @@ export type ExperimentListRow = ExperimentListItem & {
   progress?: ExperimentProgress | null;
 };
 
-/** A run of one scenario in one cell, as the side-by-side view shows it. */
+/** A finished run of one scenario in one cell, as the side-by-side view shows it. */
 export interface ScenarioRun {
   session_id: string;
   repetition: number;
-  /** Null while the run has not finished. */
-  success: boolean | null;
-  /** Why it failed: one line per failed check, naming the matcher. */
+  success: boolean;
+  /** Why it failed: one line per failed check, naming the call and the matcher. */
   failures: string[];
-  answer: string | null;
-  tool_calls: { name: string; arguments: unknown; ok: boolean }[];
+  /** The last turn's final answer. */
+  answer: string;
+  /** Every turn's calls in order (`turn` from 1); `ok` null when the call was not executed. */
+  tool_calls: { turn: number; name: string; arguments: unknown; ok: boolean | null }[];
 }
 
-/** `GET /api/experiments/:id/scenarios/:scenario`: that scenario's runs in every cell. */
+/**
+ * `GET /api/experiments/:id/scenarios/:scenario`: that scenario's finished runs in every cell,
+ * at most the first 50 repetitions of a cell (`runs_total` says how many it has).
+ */
 export interface ScenarioRunsResponse {
+  experiment_id: string;
   scenario: string;
   category: string;
-  cells: { cell: string; label: string; runs: ScenarioRun[] }[];
+  cells: {
+    cell: string;
+    label: string;
+    runs_total: number;
+    /** Runs of the scenario in the cell not finished yet. */
+    incomplete: number;
+    runs: ScenarioRun[];
+  }[];
 }

@@ -32,8 +32,10 @@ describe("an experiment's event stream", () => {
     const stream =
       'event: progress\ndata: {"total":4,"skipped":1,"finished":2,"failed":1,"running":1,' +
       '"last":{"run_key":"a/s/1","success":false}}\n\n' +
-      'event: done\ndata: {"outcome":"completed"}\n\n' +
+      'event: done\ndata: {"outcome":{"total":4,"errors":[{"run_key":"a/s/2","message":"x"}]}}\n\n' +
+      'event: done\ndata: {"outcome":{"total":4,"errors":[]}}\n\n' +
       "event: cancelled\ndata: {}\n\n" +
+      'event: cancelled\ndata: {"total":4,"skipped":0,"finished":3,"failed":0,"running":0,"last":null}\n\n' +
       'event: error\ndata: {"message":"suite file vanished"}\n\n' +
       'event: idle\ndata: {"total":4,"finished":4}\n\n';
     expect(events(stream)).toStrictEqual([
@@ -48,8 +50,13 @@ describe("an experiment's event stream", () => {
           last: { run_key: "a/s/1", success: false },
         },
       },
-      { type: "done", outcome: "completed" },
-      { type: "cancelled" },
+      { type: "done", errors: 1 },
+      { type: "done", errors: 0 },
+      { type: "cancelled", progress: null },
+      {
+        type: "cancelled",
+        progress: { total: 4, skipped: 0, finished: 3, failed: 0, running: 0, last: null },
+      },
       { type: "error", message: "suite file vanished" },
       {
         type: "idle",
@@ -67,7 +74,9 @@ describe("an experiment's event stream", () => {
       [{ type: "progress", progress: progress({ total: 0 }) }],
     );
     // An event with an empty body still counts: `cancelled` needs none.
-    expect(events("event: cancelled\ndata:\n\n")).toStrictEqual([{ type: "cancelled" }]);
+    expect(events("event: cancelled\ndata:\n\n")).toStrictEqual([
+      { type: "cancelled", progress: null },
+    ]);
   });
 
   it("adds events up: running, then ended with the last counts kept", () => {
@@ -78,10 +87,19 @@ describe("an experiment's event stream", () => {
       progress: progress({ finished: 3 }),
       detail: null,
     });
-    const cancelled = applyExperimentEvent(state, { type: "cancelled" });
+    const cancelled = applyExperimentEvent(state, { type: "cancelled", progress: null });
     expect(cancelled).toStrictEqual({ ...state, phase: "cancelled" });
-    const done = applyExperimentEvent(state, { type: "done", outcome: "completed" });
-    expect(done).toStrictEqual({ ...state, phase: "done", detail: "completed" });
+    const stopped = progress({ finished: 4 });
+    expect(applyExperimentEvent(state, { type: "cancelled", progress: stopped })).toStrictEqual({
+      phase: "cancelled",
+      progress: stopped,
+      detail: null,
+    });
+    const done = applyExperimentEvent(state, { type: "done", errors: 0 });
+    expect(done).toStrictEqual({ ...state, phase: "done" });
+    expect(applyExperimentEvent(state, { type: "done", errors: 2 }).detail).toBe(
+      "2 runs could not run; starting the suite again retries them",
+    );
     const failed = applyExperimentEvent(CONNECTING, { type: "error", message: "boom" });
     expect(failed).toStrictEqual({ phase: "error", progress: null, detail: "boom" });
     const idle = applyExperimentEvent(CONNECTING, { type: "idle", progress: progress() });
@@ -90,20 +108,25 @@ describe("an experiment's event stream", () => {
 });
 
 describe("the progress bar", () => {
-  it("splits the total into passed, failed and running parts that never pass 100%", () => {
+  it("splits the total into finished, failed and running parts that never pass 100%", () => {
     expect(progressShares(progress({ finished: 4, failed: 1, running: 2 }))).toStrictEqual({
-      passed: 30,
+      finished: 30,
       failed: 10,
       running: 20,
     });
-    // Runs done before this start count as done.
-    expect(progressShares(progress({ skipped: 5, finished: 5, running: 1 }))).toStrictEqual({
-      passed: 100,
+    // `finished` counts the runs an earlier start finished; more running than left is capped.
+    expect(progressShares(progress({ skipped: 5, finished: 10, running: 1 }))).toStrictEqual({
+      finished: 100,
       failed: 0,
       running: 0,
     });
+    expect(progressShares(progress({ finished: 12, failed: 20 }))).toStrictEqual({
+      finished: 0,
+      failed: 100,
+      running: 0,
+    });
     expect(progressShares(progress({ total: 0, finished: 2 }))).toStrictEqual({
-      passed: 0,
+      finished: 0,
       failed: 0,
       running: 0,
     });
@@ -111,10 +134,10 @@ describe("the progress bar", () => {
 
   it("says where the experiment stands, naming only what is not zero", () => {
     expect(progressSummary(progress())).toBe("0 of 10 runs");
-    expect(progressSummary(progress({ finished: 3, failed: 1, running: 2, skipped: 4 }))).toBe(
-      "7 of 10 runs · 1 failed · 2 running · 4 already done",
+    expect(progressSummary(progress({ finished: 7, failed: 1, running: 2, skipped: 4 }))).toBe(
+      "7 of 10 runs · 1 failed to run · 2 running · 4 from an earlier start",
     );
-    expect(runsDone(progress({ finished: 9, skipped: 9 }))).toBe(10);
+    expect(runsDone(progress({ finished: 12 }))).toBe(10);
   });
 
   it("tells when more runs ended, so the report is worth reading again", () => {

@@ -10,8 +10,9 @@ export type ExperimentEvent =
   | { type: "progress"; progress: ExperimentProgress }
   /** Nothing runs under this id in this server: the store's counts, then the stream closes. */
   | { type: "idle"; progress: ExperimentProgress }
-  | { type: "done"; outcome: string }
-  | { type: "cancelled" }
+  /** `errors`: runs that could not run at all (left for a later start to retry). */
+  | { type: "done"; errors: number }
+  | { type: "cancelled"; progress: ExperimentProgress | null }
   | { type: "error"; message: string };
 
 export type LivePhase = "connecting" | "running" | "done" | "cancelled" | "error" | "idle";
@@ -20,7 +21,7 @@ export interface LiveState {
   phase: LivePhase;
   /** The latest counts; null until the first progress (or idle) event. */
   progress: ExperimentProgress | null;
-  /** `done`'s outcome, or `error`'s message. */
+  /** What went wrong: `error`'s message, or the runs `done` could not run. */
   detail: string | null;
 }
 
@@ -63,10 +64,13 @@ export function parseExperimentEvent(message: SseMessage): ExperimentEvent | nul
     case "progress":
     case "idle":
       return { type: message.event, progress: progressOf(body) };
-    case "done":
-      return { type: "done", outcome: typeof body.outcome === "string" ? body.outcome : "done" };
+    case "done": {
+      const outcome = isRecord(body.outcome) ? body.outcome : {};
+      return { type: "done", errors: Array.isArray(outcome.errors) ? outcome.errors.length : 0 };
+    }
     case "cancelled":
-      return { type: "cancelled" };
+      // The counts when it stopped, when the server sends them.
+      return { type: "cancelled", progress: "total" in body ? progressOf(body) : null };
     case "error":
       return {
         type: "error",
@@ -85,41 +89,52 @@ export function applyExperimentEvent(state: LiveState, event: ExperimentEvent): 
     case "idle":
       return { phase: "idle", progress: event.progress, detail: null };
     case "done":
-      return { ...state, phase: "done", detail: event.outcome };
+      return {
+        ...state,
+        phase: "done",
+        detail:
+          event.errors === 0
+            ? null
+            : `${event.errors} ${event.errors === 1 ? "run" : "runs"} could not run; starting the suite again retries them`,
+      };
     case "cancelled":
-      return { ...state, phase: "cancelled", detail: null };
+      return { phase: "cancelled", progress: event.progress ?? state.progress, detail: null };
     case "error":
       return { ...state, phase: "error", detail: event.message };
   }
 }
 
-/** Runs accounted for: finished now, or finished before and skipped. */
+/**
+ * Runs accounted for. `finished` counts the runs skipped because an earlier start finished them,
+ * and `failed` counts finished runs whose turn failed (a provider or runtime failure) or that
+ * could not run: a run the scorer fails is finished, not failed.
+ */
 export const runsDone = (progress: ExperimentProgress): number =>
-  Math.min(progress.total, progress.finished + progress.skipped);
+  Math.min(progress.total, progress.finished);
 
 /**
- * The bar's parts as percentages of the total: runs that passed (or were already done), runs that
- * failed, runs under way. They never add up past 100.
+ * The bar's parts as percentages of the total: runs finished, runs that failed to run, runs
+ * under way. They never add up past 100.
  */
 export function progressShares(progress: ExperimentProgress): {
-  passed: number;
+  finished: number;
   failed: number;
   running: number;
 } {
-  if (progress.total <= 0) return { passed: 0, failed: 0, running: 0 };
+  if (progress.total <= 0) return { finished: 0, failed: 0, running: 0 };
   const share = (n: number) => (100 * n) / progress.total;
-  const failed = Math.min(progress.failed, progress.finished);
   const done = runsDone(progress);
+  const failed = Math.min(progress.failed, done);
   const running = Math.min(progress.running, progress.total - done);
-  return { passed: share(done - failed), failed: share(failed), running: share(running) };
+  return { finished: share(done - failed), failed: share(failed), running: share(running) };
 }
 
-/** "12 of 40 runs · 2 failed · 3 running · 4 already done". */
+/** "12 of 40 runs · 2 failed to run · 3 running · 4 from an earlier start". */
 export function progressSummary(progress: ExperimentProgress): string {
   const parts = [`${runsDone(progress)} of ${progress.total} runs`];
-  if (progress.failed > 0) parts.push(`${progress.failed} failed`);
+  if (progress.failed > 0) parts.push(`${progress.failed} failed to run`);
   if (progress.running > 0) parts.push(`${progress.running} running`);
-  if (progress.skipped > 0) parts.push(`${progress.skipped} already done`);
+  if (progress.skipped > 0) parts.push(`${progress.skipped} from an earlier start`);
   return parts.join(" · ");
 }
 

@@ -8,12 +8,12 @@ import {
   scenarioRows,
 } from "./experiment-scenarios.js";
 
-const run = (repetition: number, success: boolean | null, session = `s${repetition}`) =>
+const run = (repetition: number, success: boolean, session = `s${repetition}`) =>
   ({
     session_id: session,
     repetition,
     success,
-    failures: success === false ? ["mock_search: query: expected contains 'x'"] : [],
+    failures: success ? [] : ["mock_search: query: expected contains 'x'"],
     answer: "ok",
     tool_calls: [],
   }) satisfies ScenarioRun;
@@ -37,13 +37,21 @@ describe("the scenarios of an experiment", () => {
 });
 
 describe("one scenario's runs side by side", () => {
+  const cell = (id: string, runs: ScenarioRun[], incomplete = 0, runs_total = runs.length) => ({
+    cell: id,
+    label: id.toUpperCase(),
+    runs_total,
+    incomplete,
+    runs,
+  });
   const response: ScenarioRunsResponse = {
+    experiment_id: "e",
     scenario: "search",
     category: "simple",
     cells: [
-      { cell: "a", label: "A", runs: [run(2, true), run(1, false)] },
-      { cell: "b", label: "B", runs: [run(1, true, "b1"), run(3, null, "b3")] },
-      { cell: "c", label: "C", runs: [] },
+      cell("a", [run(2, true), run(1, false)]),
+      cell("b", [run(1, true, "b1"), run(3, false, "b3")], 1),
+      cell("c", []),
     ],
   };
 
@@ -59,22 +67,14 @@ describe("one scenario's runs side by side", () => {
     expect(scenarioRows({ ...response, cells: [] })).toStrictEqual([]);
   });
 
-  it("tallies a column and names each run's outcome", () => {
-    expect(cellTally(response.cells[0]?.runs ?? [])).toStrictEqual({
-      passed: 1,
-      failed: 1,
-      unfinished: 0,
-    });
-    expect(cellTally(response.cells[1]?.runs ?? [])).toStrictEqual({
-      passed: 1,
-      failed: 0,
-      unfinished: 1,
-    });
-    expect([run(1, true), run(1, false), run(1, null)].map(runOutcome)).toStrictEqual([
-      "passed",
-      "failed",
-      "unfinished",
-    ]);
+  it("tallies a column, saying what is unfinished or left out, and names each outcome", () => {
+    expect(cellTally(cell("a", [run(1, true), run(2, false)]))).toBe("1 of 2 passed");
+    expect(cellTally(cell("b", [run(1, true)], 2))).toBe("1 of 1 passed · 2 unfinished");
+    expect(cellTally(cell("c", [run(1, false)], 0, 80))).toBe(
+      "0 of 1 passed · first 1 of 80 shown",
+    );
+    expect(cellTally(cell("d", []))).toBe("0 of 0 passed");
+    expect([run(1, true), run(1, false)].map(runOutcome)).toStrictEqual(["passed", "failed"]);
   });
 
   it("writes arguments as one line of JSON, a raw string as it came", () => {

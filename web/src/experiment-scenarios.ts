@@ -37,27 +37,20 @@ export function scenarioRows(response: ScenarioRunsResponse): ScenarioRow[] {
     }));
 }
 
-/** Passed, failed and unfinished runs of one cell: the column's header line. */
-export function cellTally(runs: readonly ScenarioRun[]): {
-  passed: number;
-  failed: number;
-  unfinished: number;
-} {
-  let passed = 0;
-  let failed = 0;
-  let unfinished = 0;
-  for (const run of runs) {
-    if (run.success === true) passed++;
-    else if (run.success === false) failed++;
-    else unfinished++;
+/** One column's header line: "2 of 3 passed · 1 unfinished · first 50 of 80 shown". */
+export function cellTally(cell: ScenarioRunsResponse["cells"][number]): string {
+  const passed = cell.runs.filter((run) => run.success).length;
+  const parts = [`${passed} of ${cell.runs.length} passed`];
+  if (cell.incomplete > 0) parts.push(`${cell.incomplete} unfinished`);
+  if (cell.runs_total > cell.runs.length) {
+    parts.push(`first ${cell.runs.length} of ${cell.runs_total} shown`);
   }
-  return { passed, failed, unfinished };
+  return parts.join(" · ");
 }
 
-export type RunOutcome = "passed" | "failed" | "unfinished";
+export type RunOutcome = "passed" | "failed";
 
-export const runOutcome = (run: ScenarioRun): RunOutcome =>
-  run.success === true ? "passed" : run.success === false ? "failed" : "unfinished";
+export const runOutcome = (run: ScenarioRun): RunOutcome => (run.success ? "passed" : "failed");
 
 /** A call's arguments as one short line of JSON (a string that is not JSON stays as written). */
 export function argumentsText(value: unknown): string {

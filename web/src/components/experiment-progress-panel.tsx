@@ -13,7 +13,7 @@ const HEADINGS = {
 } as const;
 
 /**
- * A running experiment's progress: a bar of passed, failed and running runs, the counts, the run
+ * A running experiment's progress: a bar of finished, failed and running runs, the counts, the run
  * that ended last, and Cancel. After the end it says how it ended; an idle experiment (nothing
  * running under its id) shows nothing.
  */
@@ -36,7 +36,7 @@ export function ExperimentProgressPanel({ id, live }: { id: string; live: Experi
   };
 
   const shares = progress ? progressShares(progress) : null;
-  const done = progress ? Math.round(shares ? shares.passed + shares.failed : 0) : 0;
+  const done = shares ? Math.round(shares.finished + shares.failed) : 0;
   return (
     <section
       className={`experiment-progress experiment-progress-${phase}`}
@@ -45,12 +45,7 @@ export function ExperimentProgressPanel({ id, live }: { id: string; live: Experi
       aria-label="Experiment progress"
     >
       <div className="experiment-progress-head">
-        <h2>
-          {HEADINGS[phase]}
-          {phase === "done" && detail && detail !== "done" ? (
-            <span className="muted"> ({detail})</span>
-          ) : null}
-        </h2>
+        <h2>{HEADINGS[phase]}</h2>
         {phase === "running" || phase === "connecting" ? (
           <button
             type="button"
@@ -77,7 +72,7 @@ export function ExperimentProgressPanel({ id, live }: { id: string; live: Experi
           aria-valuenow={done}
           aria-label="Runs done"
         >
-          <span className="progress-passed" style={{ width: `${shares.passed}%` }} />
+          <span className="progress-finished" style={{ width: `${shares.finished}%` }} />
           <span className="progress-failed" style={{ width: `${shares.failed}%` }} />
           <span className="progress-running" style={{ width: `${shares.running}%` }} />
         </div>
@@ -91,15 +86,19 @@ export function ExperimentProgressPanel({ id, live }: { id: string; live: Experi
         <p className="small muted" data-testid="experiment-progress-last">
           Last run: <code>{progress.last.run_key}</code>{" "}
           <span className={progress.last.success ? "run-passed" : "run-failed"}>
-            {progress.last.success ? "passed" : "failed"}
+            {progress.last.success ? "passed" : "did not pass"}
           </span>
         </p>
       ) : null}
       {phase === "cancelled" ? (
         <p className="small">Runs that finished are kept; starting the suite again resumes it.</p>
       ) : null}
-      {phase === "error" && detail ? (
-        <p className="small notice-error-text" role="alert">
+      {(phase === "error" || phase === "done") && detail ? (
+        <p
+          className="small notice-error-text"
+          role="alert"
+          data-testid="experiment-progress-detail"
+        >
           {detail}
         </p>
       ) : null}

@@ -164,14 +164,10 @@ function ScenarioMatrix({ response }: { response: Parameters<typeof scenarioRows
           <tr>
             <th scope="col">Run</th>
             {response.cells.map((cell) => {
-              const tally = cellTally(cell.runs);
               return (
                 <th scope="col" key={cell.cell} data-testid="scenario-cell">
                   <span className="scenario-cell-label">{cell.label}</span>
-                  <span className="muted small scenario-cell-tally">
-                    {tally.passed} passed · {tally.failed} failed
-                    {tally.unfinished > 0 ? ` · ${tally.unfinished} unfinished` : ""}
-                  </span>
+                  <span className="muted small scenario-cell-tally">{cellTally(cell)}</span>
                 </th>
               );
             })}
@@ -201,6 +197,8 @@ function ScenarioMatrix({ response }: { response: Parameters<typeof scenarioRows
 
 function ScenarioRunCard({ run }: { run: ScenarioRun }) {
   const outcome = runOutcome(run);
+  // Turn numbers only when the scenario has more than one turn.
+  const turns = new Set(run.tool_calls.map((call) => call.turn)).size > 1;
   return (
     <article
       className={`scenario-run run-${outcome}`}
@@ -225,11 +223,13 @@ function ScenarioRunCard({ run }: { run: ScenarioRun }) {
         <ol className="scenario-calls small" data-testid="scenario-calls">
           {run.tool_calls.map((call, index) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: a call may repeat with one text.
-            <li key={index} className={call.ok ? "call-ok" : "call-failed"}>
+            <li key={index} className={call.ok === false ? "call-failed" : "call-ok"}>
+              {turns ? <span className="muted">turn {call.turn}: </span> : null}
               <code>
                 {call.name}({argumentsText(call.arguments)})
               </code>
-              {call.ok ? null : <span className="run-failed"> failed</span>}
+              {call.ok === false ? <span className="run-failed"> failed</span> : null}
+              {call.ok === null ? <span className="muted"> not run</span> : null}
             </li>
           ))}
         </ol>

@@ -7,7 +7,7 @@ import { experimentHref } from "../routes.js";
 import { useResource } from "../use-resource.js";
 import { EmptyState, ErrorNotice, Loading } from "./status.js";
 
-const loadSuites = (signal: AbortSignal) => api.suites(signal).then((body) => body.suites);
+const loadSuites = (signal: AbortSignal) => api.suites(signal);
 
 /** A whole number from 1 to `max` typed in a field, or null. */
 function wholeNumber(text: string, max: number): number | null {
@@ -30,7 +30,8 @@ export function NewExperimentForm({ onClose }: { onClose: () => void }) {
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
-  const list = suites.data ?? [];
+  const list = suites.data?.suites ?? [];
+  const invalid = suites.data?.invalid ?? [];
   const suite: SuiteListing | undefined = list.find((s) => s.name === suiteName) ?? list[0];
   // A suite picked (or the first one shown): its configurations all ticked, its own settings.
   useEffect(() => {
@@ -74,9 +75,25 @@ export function NewExperimentForm({ onClose }: { onClose: () => void }) {
     );
   }
   if (!suites.data) return <Loading label="Loading suites…" />;
+  const problems =
+    invalid.length > 0 ? (
+      <details className="notice notice-warn small" data-testid="suite-problems">
+        <summary>
+          {invalid.length} suite {invalid.length === 1 ? "file does" : "files do"} not parse
+        </summary>
+        <ul>
+          {invalid.map((problem) => (
+            <li key={problem.file}>
+              <code>{problem.file}</code>: {problem.error}
+            </li>
+          ))}
+        </ul>
+      </details>
+    ) : null;
   if (!suite) {
     return (
       <EmptyState>
+        {problems}
         This server knows no suite. Put suite files in a folder named by <code>suites_dirs</code> in
         agent-lab.yaml, or start it with <code>agent-lab serve --suites DIR</code>.
       </EmptyState>
@@ -157,6 +174,7 @@ export function NewExperimentForm({ onClose }: { onClose: () => void }) {
           {parallel === null ? <small className="field-error">1 to 64</small> : null}
         </div>
       </div>
+      {problems}
       {error ? <ErrorNotice error={error} title="Could not start the experiment" /> : null}
       <div className="form-actions new-experiment-actions">
         <span className="muted small" data-testid="suite-run-count">
