@@ -183,8 +183,9 @@ export const api = {
       method: "POST",
       body: JSON.stringify(body),
     }),
+  /** The server takes POSTs as JSON only (a cross-site form cannot send that): an empty object. */
   cancelExperiment: (id: string) =>
-    request<unknown>(`${experimentPath(id)}/cancel`, { method: "POST" }),
+    request<unknown>(`${experimentPath(id)}/cancel`, { method: "POST", body: "{}" }),
 };
 
 function withSignal(signal: AbortSignal | undefined): RequestInit {

@@ -4,6 +4,7 @@ import {
   applyExperimentEvent,
   CONNECTING,
   type ExperimentEvent,
+  endedBeforeWatching,
   type LiveState,
   parseExperimentEvent,
   progressAdvanced,
@@ -104,6 +105,21 @@ describe("an experiment's event stream", () => {
     expect(failed).toStrictEqual({ phase: "error", progress: null, detail: "boom" });
     const idle = applyExperimentEvent(CONNECTING, { type: "idle", progress: progress() });
     expect(idle.phase).toBe("idle");
+  });
+});
+
+describe("an experiment that ended before its page connected", () => {
+  it("reads as finished: the store's finished runs against the plan, capped at its total", () => {
+    const idle = progress({ total: 0, finished: 8 });
+    expect(endedBeforeWatching(idle, { total: 8, skipped: 2 })).toStrictEqual({
+      phase: "done",
+      progress: { total: 8, skipped: 2, finished: 8, failed: 0, running: 0, last: null },
+      detail: null,
+    });
+    // Older runs of other configurations are in the store's count too: never past the plan.
+    expect(
+      endedBeforeWatching(progress({ finished: 20 }), { total: 4, skipped: 0 }).progress,
+    ).toMatchObject({ total: 4, finished: 4 });
   });
 });
 

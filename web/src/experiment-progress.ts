@@ -143,3 +143,25 @@ export const progressAdvanced = (
   before: ExperimentProgress | null,
   after: ExperimentProgress | null,
 ): boolean => after !== null && (before === null || runsDone(after) !== runsDone(before));
+
+/**
+ * An experiment started from this tab that had ended before its events were read (`idle`): shown
+ * as finished, with the store's finished runs against the plan it was started with.
+ */
+export function endedBeforeWatching(
+  idle: ExperimentProgress,
+  plan: { total: number; skipped: number },
+): LiveState {
+  return {
+    phase: "done",
+    progress: {
+      total: plan.total,
+      skipped: plan.skipped,
+      finished: Math.min(plan.total, idle.finished),
+      failed: 0,
+      running: 0,
+      last: null,
+    },
+    detail: null,
+  };
+}

@@ -1,6 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { errorMessage, isAbortError, streamExperimentEvents } from "./api.js";
-import { applyExperimentEvent, CONNECTING, type LiveState } from "./experiment-progress.js";
+import {
+  applyExperimentEvent,
+  CONNECTING,
+  endedBeforeWatching,
+  type LiveState,
+} from "./experiment-progress.js";
+import { takeStart } from "./experiment-starts.js";
 
 export interface ExperimentLive extends LiveState {
   /** Follows the events again (after a dropped connection or an error). */
@@ -24,10 +30,14 @@ export function useExperimentLive(id: string, generation = 0): ExperimentLive {
     const controller = new AbortController();
     setState(CONNECTING);
     let current: LiveState = CONNECTING;
+    const plan = takeStart(id);
     streamExperimentEvents(
       id,
       (event) => {
-        current = applyExperimentEvent(current, event);
+        current =
+          event.type === "idle" && plan !== null
+            ? endedBeforeWatching(event.progress, plan)
+            : applyExperimentEvent(current, event);
         setState(current);
       },
       controller.signal,

@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useId, useState } from "react";
 import { api } from "../api.js";
 import type { SuiteListing } from "../api-types.js";
+import { rememberStart } from "../experiment-starts.js";
 import { formatInt } from "../format.js";
 import { navigate } from "../router.js";
 import { experimentHref } from "../routes.js";
@@ -58,6 +59,7 @@ export function NewExperimentForm({ onClose }: { onClose: () => void }) {
         repetitions: reps,
         concurrency: parallel,
       });
+      rememberStart(started.experiment_id, started);
       navigate(experimentHref(started.experiment_id));
     } catch (failure) {
       setError(failure);

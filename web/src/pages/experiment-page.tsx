@@ -37,12 +37,17 @@ export function ExperimentPage({
   compare: string[];
   scenario: string | null;
 }) {
-  const load = useCallback((signal: AbortSignal) => api.getExperiment(id, signal), [id]);
-  const resource = useResource(`experiment:${id}`, load);
-  const report = resource.data;
-  const categories = useMemo(() => (report ? matrixCategories(report.cells) : []), [report]);
   const live = useExperimentLive(id);
   const underWay = live.phase === "running" || live.phase === "connecting";
+  // The report waits for the events' first word, and, while the experiment runs, for its first
+  // finished run: before that no run has stored a session and the report would be a 404.
+  const waiting =
+    live.phase === "connecting" ||
+    (live.phase === "running" && (live.progress === null || runsDone(live.progress) === 0));
+  const load = useCallback((signal: AbortSignal) => api.getExperiment(id, signal), [id]);
+  const resource = useResource(waiting ? null : `experiment:${id}`, load);
+  const report = resource.data;
+  const categories = useMemo(() => (report ? matrixCategories(report.cells) : []), [report]);
   const revision = useReportRefresh(live, resource.reload);
 
   const show = (view: ExperimentView) =>
@@ -55,8 +60,8 @@ export function ExperimentPage({
   const [first, second] = compare.map((cellId) => byId(cellId));
 
   const missing = resource.error instanceof ApiError && resource.error.status === 404;
-  if (missing && underWay) {
-    // Started a moment ago: no run has stored its session yet.
+  if (live.phase === "running" && (waiting || missing)) {
+    // Started a moment ago: no run has finished yet.
     return (
       <div className="page experiment-page">
         <p className="breadcrumb">
