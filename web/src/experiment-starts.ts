@@ -9,9 +9,15 @@ export function rememberStart(id: string, plan: { total: number; skipped: number
   started.set(id, plan);
 }
 
-/** The plan of an experiment this tab started and has not asked about yet (then forgotten). */
-export function takeStart(id: string): { total: number; skipped: number } | null {
-  const plan = started.get(id) ?? null;
+/** The plan of an experiment this tab started and whose events it has not read yet. */
+export const startedPlan = (id: string): { total: number; skipped: number } | null =>
+  started.get(id) ?? null;
+
+/**
+ * Its events have been read: forgotten, so a later visit reads it as any other. (Not on reading
+ * the plan: a connection that is dropped before any event, as StrictMode's rehearsal does, leaves
+ * it for the next.)
+ */
+export function forgetStart(id: string): void {
   started.delete(id);
-  return plan;
 }

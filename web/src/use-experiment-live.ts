@@ -6,7 +6,7 @@ import {
   endedBeforeWatching,
   type LiveState,
 } from "./experiment-progress.js";
-import { takeStart } from "./experiment-starts.js";
+import { forgetStart, startedPlan } from "./experiment-starts.js";
 
 export interface ExperimentLive extends LiveState {
   /** Follows the events again (after a dropped connection or an error). */
@@ -30,10 +30,11 @@ export function useExperimentLive(id: string, generation = 0): ExperimentLive {
     const controller = new AbortController();
     setState(CONNECTING);
     let current: LiveState = CONNECTING;
-    const plan = takeStart(id);
+    const plan = startedPlan(id);
     streamExperimentEvents(
       id,
       (event) => {
+        forgetStart(id);
         current =
           event.type === "idle" && plan !== null
             ? endedBeforeWatching(event.progress, plan)
