@@ -201,7 +201,7 @@ function ScenarioRunCard({ run }: { run: ScenarioRun }) {
   const turns = new Set(run.tool_calls.map((call) => call.turn)).size > 1;
   return (
     <article
-      className={`scenario-run run-${outcome}`}
+      className={`scenario-run scenario-run-${outcome}`}
       data-testid="scenario-run"
       data-outcome={outcome}
     >
