@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api } from "../api.js";
 import type { CellSummary } from "../api-types.js";
 import { ExperimentCellCompare } from "../components/experiment-cell-compare.js";
@@ -63,23 +63,15 @@ export function ExperimentPage({
   if (live.phase === "running" && (waiting || missing)) {
     // Started a moment ago: no run has finished yet.
     return (
-      <div className="page experiment-page">
-        <p className="breadcrumb">
-          <Link to="/experiments">← Experiments</Link>
-        </p>
-        <h1>Experiment</h1>
+      <NoReport>
         {progress}
         <Loading label="Waiting for the first run…" />
-      </div>
+      </NoReport>
     );
   }
   if (resource.error) {
     return (
-      <div className="page experiment-page">
-        <p className="breadcrumb">
-          <Link to="/experiments">← Experiments</Link>
-        </p>
-        <h1>Experiment</h1>
+      <NoReport>
         {missing ? (
           <EmptyState>
             No run carries the experiment <code>{id}</code>.{" "}
@@ -92,17 +84,14 @@ export function ExperimentPage({
             onRetry={() => void resource.reload()}
           />
         )}
-      </div>
+      </NoReport>
     );
   }
   if (!report) {
     return (
-      <div className="page experiment-page">
-        <p className="breadcrumb">
-          <Link to="/experiments">← Experiments</Link>
-        </p>
+      <NoReport>
         <Loading label="Scoring the runs…" />
-      </div>
+      </NoReport>
     );
   }
 
@@ -265,6 +254,19 @@ function useReportRefresh(
     [],
   );
   return revision;
+}
+
+/** The page while there is no report to show: the way back, a heading, and why. */
+function NoReport({ children }: { children: ReactNode }) {
+  return (
+    <div className="page experiment-page">
+      <p className="breadcrumb">
+        <Link to="/experiments">← Experiments</Link>
+      </p>
+      <h1>Experiment</h1>
+      {children}
+    </div>
+  );
 }
 
 function SuccessLegend() {
