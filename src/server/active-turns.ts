@@ -41,12 +41,17 @@ export class ActiveTurns {
   async cancelAll(reason: Error, timeoutMs: number): Promise<void> {
     const turns = [...this.#running.values()];
     for (const turn of turns) turn.controller.abort(reason);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-    });
-    await Promise.race([Promise.all(turns.map((turn) => turn.done)), timeout]);
-    clearTimeout(timer);
+    await settledWithin(Promise.all(turns.map((turn) => turn.done)), timeoutMs);
   }
+}
+
+/** Waits for `work`, or `timeoutMs` at most (shutdown must not hang on a stuck tool). */
+export async function settledWithin(work: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+  });
+  await Promise.race([work, timeout]);
+  clearTimeout(timer);
 }

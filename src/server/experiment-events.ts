@@ -1,6 +1,10 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { ExperimentRunEvent, RunningExperiment } from "./running-experiments.js";
+import type {
+  ExperimentRunEvent,
+  RunningExperiment,
+  RunningExperiments,
+} from "./running-experiments.js";
 
 /**
  * A running experiment's progress as server-sent events: `progress` (the current state first, so
@@ -29,9 +33,11 @@ export function formatExperimentEvent(event: ExperimentRunEvent): string {
 export function streamExperimentEvents(
   c: Context,
   experiment: RunningExperiment,
+  registry: RunningExperiments,
   heartbeatMs: number,
 ): Response {
   c.header("X-Accel-Buffering", "no");
+  const closed = registry.openStream();
   return streamSSE(c, async (stream) => {
     let latest: ExperimentRunEvent | null = null;
     let end: ExperimentRunEvent | null = null;
@@ -71,6 +77,7 @@ export function streamExperimentEvents(
     } finally {
       clearInterval(heartbeat);
       stop();
+      closed();
     }
   });
 }

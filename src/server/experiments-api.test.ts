@@ -181,6 +181,7 @@ describe("HTTP API: experiments", () => {
         last_created_at: expect.any(String),
         last_updated_at: expect.any(String),
         revision: expect.any(Number),
+        running: false,
       },
       {
         id: EXPERIMENT,
@@ -190,6 +191,7 @@ describe("HTTP API: experiments", () => {
         last_created_at: expect.any(String),
         last_updated_at: expect.any(String),
         revision: expect.any(Number),
+        running: false,
       },
     ]);
     const smoke = list.experiments[1] as ExperimentListItem;

@@ -9,6 +9,12 @@ import {
   ExportedUsage,
   SessionExportDocument,
 } from "../domain/session-export.js";
+import {
+  experimentRunPaths,
+  experimentRunSchemas,
+  startExperimentOperation,
+} from "./openapi-experiment-runs.js";
+import { type JsonObject, json, object, ok, ref } from "./openapi-shapes.js";
 import { TURN_EVENTS } from "./openapi-turn-events.js";
 import { ApprovalBody } from "./routes/approvals.js";
 import { CreateSessionBody } from "./routes/sessions.js";
@@ -19,8 +25,6 @@ import { TurnBody } from "./routes/turns.js";
  * schemas the server and the store validate with, so they cannot drift; the routes are listed by
  * hand, and a test checks that every route of the app is here and nothing else.
  */
-
-type JsonObject = Record<string, unknown>;
 
 function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonObject {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" });
@@ -47,21 +51,12 @@ function sentRecordOf(schema: z.ZodType): JsonObject {
   return requireAll(schemaOf(schema, "input")) as JsonObject;
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonObject) => ({ "application/json": { schema } });
-const object = (properties: JsonObject, required = Object.keys(properties)): JsonObject => ({
-  type: "object",
-  properties,
-  required,
-});
-const ok = (description: string, schema: JsonObject) => ({ description, content: json(schema) });
-
 const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",
   401: "the request lacks the server's token: `Authorization: Bearer TOKEN` or the browser's cookie (unauthorized)",
   403: "a foreign Host header (DNS rebinding) or a cross-origin change (forbidden)",
   404: "unknown session (session_not_found), route (not_found), call not waiting for approval (approval_not_found) or call without a captured payload (call_not_captured)",
-  409: "session_exists, session_mode_mismatch, turn_in_progress or approval_decided",
+  409: "session_exists, session_mode_mismatch, turn_in_progress, approval_decided or experiment_running",
   413: "the body is larger than the limit (payload_too_large)",
   415: "the body is not application/json (unsupported_media_type)",
   500: "an unexpected failure, reported with a generic message (internal_error)",
@@ -117,7 +112,20 @@ const sessionFilters = [
   filter("status", "the status of the session's latest turn; none: a session without turns", {
     enum: ["running", "completed", "cancelled", "failed", "max_rounds", "interrupted", "none"],
   }),
-  filter("experiment", "the experiment id the session ran for"),
+  filter(
+    "experiment",
+    "the experiment id the session ran for (its runs are listed even without include=experiments)",
+  ),
+  filter(
+    "include",
+    "experiments: list the sessions experiments ran too (left out by default: the Experiments page is where they live)",
+    { enum: ["experiments"] },
+  ),
+  filter(
+    "experiments",
+    "exclude (the default without include or experiment), include, or only the sessions experiments ran",
+    { enum: ["exclude", "include", "only"] },
+  ),
   filter(
     "updated_from",
     "updated at or after: an ISO 8601 time with offset, or a date (YYYY-MM-DD, from its UTC midnight)",
@@ -231,6 +239,7 @@ function components(): JsonObject {
         discriminator: { propertyName: "type" },
       },
       ...experimentSchemas(),
+      ...experimentRunSchemas(),
     },
   };
 }
@@ -271,7 +280,7 @@ function paths(): JsonObject {
         operationId: "listSessions",
         summary: "A page of sessions, most recently updated first (then id), filtered",
         description:
-          "Filters combine with AND; an empty parameter (`q=`) is the same as none. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
+          "Filters combine with AND; an empty parameter (`q=`) is the same as none. Sessions that ran for an experiment are left out unless `include=experiments`, `experiments=include|only` or `experiment=ID` asks for them. A session updated while you page moves to the front: it is not handed out again on a later page (see it on a fresh first page).",
         parameters: [...pageParameters, ...sessionFilters],
         responses: {
           200: ok("the sessions", paged("sessions", ref("SessionPageItem"))),
@@ -446,6 +455,7 @@ function paths(): JsonObject {
       },
     },
     ...experimentPaths(),
+    ...experimentRunPaths(),
     "/api/import": {
       post: {
         operationId: "importSession",
@@ -486,15 +496,29 @@ const category = {
 
 function experimentSchemas(): JsonObject {
   return {
-    ExperimentListItem: object({
-      id: string,
-      suite: string,
-      sessions: integer,
-      first_created_at: string,
-      last_created_at: string,
-      last_updated_at: { ...string, description: "the latest change to any of its sessions" },
-      revision: { ...integer, description: "moves with every write to one of its sessions" },
-    }),
+    ExperimentListItem: object(
+      {
+        id: string,
+        suite: string,
+        sessions: integer,
+        first_created_at: string,
+        last_created_at: string,
+        last_updated_at: { ...string, description: "the latest change to any of its sessions" },
+        revision: { ...integer, description: "moves with every write to one of its sessions" },
+        running: { type: "boolean", description: "this server is running it now" },
+        progress: { ...ref("ExperimentRunProgress"), description: "when running" },
+      },
+      [
+        "id",
+        "suite",
+        "sessions",
+        "first_created_at",
+        "last_created_at",
+        "last_updated_at",
+        "revision",
+        "running",
+      ],
+    ),
     RunScore: object({
       tool_precision: number,
       tool_recall: number,
@@ -631,6 +655,7 @@ function experimentPaths(): JsonObject {
           ...errors(400),
         },
       },
+      post: startExperimentOperation,
     },
     "/api/experiments/{id}": {
       parameters: [experimentId],

@@ -1,4 +1,5 @@
 import { AgentLabError } from "../domain/errors.js";
+import { settledWithin } from "./active-turns.js";
 
 /**
  * The experiments this server is running, one per experiment id: a second start is refused (409)
@@ -127,11 +128,37 @@ export class RunningExperiment {
   }
 }
 
+/** How many ended experiments are kept for watchers that connect after the end. */
+const KEPT_ENDED = 32;
+
 export class RunningExperiments {
   readonly #running = new Map<string, RunningExperiment>();
+  /** The latest ended ones, oldest first: a client that starts a quick experiment and then
+   * connects to its events still sees how it ended, not just the store's counts. */
+  readonly #ended = new Map<string, RunningExperiment>();
+  /** Event streams still writing: shutdown lets them send their end before connections close. */
+  readonly #streams = new Set<Promise<void>>();
+
+  /** Notes an event stream; call the returned function once it has written its last event. */
+  openStream(): () => void {
+    let close = () => {};
+    const closed = new Promise<void>((resolve) => {
+      close = resolve;
+    });
+    this.#streams.add(closed);
+    return () => {
+      this.#streams.delete(closed);
+      close();
+    };
+  }
 
   get(experimentId: string): RunningExperiment | undefined {
     return this.#running.get(experimentId);
+  }
+
+  /** The running experiment of that id, else the latest one that ended in this server. */
+  watchable(experimentId: string): RunningExperiment | undefined {
+    return this.#running.get(experimentId) ?? this.#ended.get(experimentId);
   }
 
   /**
@@ -154,6 +181,12 @@ export class RunningExperiments {
       })
       .then((end) => {
         this.#running.delete(experimentId);
+        this.#ended.delete(experimentId);
+        this.#ended.set(experimentId, experiment);
+        for (const id of this.#ended.keys()) {
+          if (this.#ended.size <= KEPT_ENDED) break;
+          this.#ended.delete(id);
+        }
         experiment.finish(end);
       });
     return experiment;
@@ -167,16 +200,16 @@ export class RunningExperiments {
     return true;
   }
 
-  /** Cancels every running experiment; resolves when each has stored its runs, or after `timeoutMs`. */
+  /**
+   * Cancels every running experiment; resolves when each has stored its runs and every event
+   * stream has sent its end, or after `timeoutMs`.
+   */
   async cancelAll(reason: Error, timeoutMs: number): Promise<void> {
     const experiments = [...this.#running.values()];
     for (const experiment of experiments) experiment.controller.abort(reason);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-    });
-    await Promise.race([Promise.all(experiments.map((experiment) => experiment.ended)), timeout]);
-    clearTimeout(timer);
+    const ended = Promise.all(experiments.map((experiment) => experiment.ended)).then(() =>
+      Promise.all([...this.#streams]),
+    );
+    await settledWithin(ended, timeoutMs);
   }
 }

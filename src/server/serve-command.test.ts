@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -189,6 +190,47 @@ describe("agent-lab serve", () => {
       /^agent-lab: refusing to listen on 0\.0\.0\.0 without a token.*--no-token is for 127\.0\.0\.1 only/,
     );
     expect(open.stdout()).toBe("");
+  });
+
+  it("offers the suites of the lab config's suites_dirs and of --suites; refuses a missing folder", async () => {
+    const suite = (name: string) =>
+      `name: ${name}\nscenarios:\n  - id: hello\n    category: simple\n    turns:\n      - user: hi\n        expect: { no_tools: true }\n`;
+    mkdirSync(join(directory.path, "configured"));
+    mkdirSync(join(directory.path, "flagged"));
+    writeFileSync(join(directory.path, "configured", "a.yaml"), suite("from-config"));
+    writeFileSync(join(directory.path, "flagged", "b.yaml"), suite("from-flag"));
+    writeFileSync(join(directory.path, "agent-lab.yaml"), "suites_dirs: [configured]\n");
+    running = serve([
+      "--db",
+      database,
+      "serve",
+      "--port",
+      "0",
+      "--suites",
+      join(directory.path, "flagged"),
+    ]);
+    const url = await runningUrl(running);
+    const listed = await fetch(new URL("/api/suites", url), {
+      headers: { authorization: `Bearer ${tokenOf(url)}` },
+    });
+    const { suites } = (await listed.json()) as { suites: { name: string; file: string }[] };
+    expect(suites.map((item) => item.name)).toStrictEqual([
+      "bundled",
+      "mcp-everything",
+      "from-config",
+      "from-flag",
+    ]);
+    expect(suites[2]?.file).toBe(join(directory.path, "configured", "a.yaml"));
+    running.child.kill("SIGTERM");
+    expect(await running.exit).toBe(0);
+
+    const missing = serve(["--db", database, "serve", "--port", "0", "--suites", "no-such-dir"]);
+    expect(await missing.exit).toBe(1);
+    expect(missing.stderr()).toBe("agent-lab: --suites: not a folder: no-such-dir\n");
+    writeFileSync(join(directory.path, "agent-lab.yaml"), "suites_dirs: [gone]\n");
+    const configured = serve(["--db", database, "serve", "--port", "0"]);
+    expect(await configured.exit).toBe(1);
+    expect(configured.stderr()).toMatch(/agent-lab\.yaml: suites_dirs: not a folder: .*gone\n$/);
   });
 
   it("refuses a bad port with one clear line", async () => {

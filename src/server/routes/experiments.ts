@@ -93,8 +93,9 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
 
   app.get("/api/experiments/:id/events", async (c) => {
     const id = c.req.param("id");
-    const running = experiments.get(id);
-    if (running !== undefined) return streamExperimentEvents(c, running, deps.heartbeatMs);
+    const watched = experiments.watchable(id);
+    if (watched !== undefined)
+      return streamExperimentEvents(c, watched, experiments, deps.heartbeatMs);
     const { view } = await views.get(id);
     const cells = view.report.cells;
     return streamIdle(c, {
