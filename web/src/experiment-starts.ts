@@ -1,7 +1,9 @@
 /**
  * Experiments started from this tab, until their page has looked at them: a fast experiment (the
  * simulated model runs a small suite in a second or two) can end before the page connects to its
- * events, which then say only `idle`; the page still owes the user "it ran and finished".
+ * events. The server keeps its latest ended experiments for such late watchers; this covers one
+ * it no longer keeps (or a server that keeps none), which then says only `idle`, while the page
+ * still owes the user "it ran and finished".
  */
 const started = new Map<string, { total: number; skipped: number }>();
 
