@@ -2,7 +2,8 @@
  * The sessions list at more than a page of sessions, in chromium against the lab's server: the
  * first page shows, more loads on demand, search and filters narrow the list and live in the URL,
  * the sessions ticked for comparison stay ticked across pages and filters, and a filter the server
- * refuses shows the server's own error. Screenshots: test-artifacts/screenshots/12-sessions-*.png.
+ * refuses shows the server's own error, and experiment runs stay hidden unless "Show experiment
+ * runs" is ticked. Screenshots: test-artifacts/screenshots/12-sessions-*.png.
  */
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +25,9 @@ interface Seed {
 }
 
 const SESSIONS = 120;
+/** Seeds 1, 41 and 81 are experiment runs: hidden from the list unless asked for. */
+const EXPERIMENT_RUNS = 3;
+const LISTED = SESSIONS - EXPERIMENT_RUNS;
 const PAGE = 50;
 const seeds: Seed[] = [];
 /** The sessions that ran a turn (so are the most recently updated), newest last. */
@@ -109,10 +113,12 @@ describe("the sessions list in chromium", () => {
     await page.getByTestId("load-more-sessions").click();
     await waitForRows(page, 2 * PAGE);
     await page.getByTestId("load-more-sessions").click();
-    await waitForRows(page, SESSIONS);
+    await waitForRows(page, LISTED);
     expect(await page.getByTestId("load-more-sessions").count()).toBe(0);
     const all = await shownIds(page);
-    expect(new Set(all).size).toBe(SESSIONS);
+    expect(new Set(all)).toEqual(
+      new Set(seeds.filter((seed) => !seed.experiment).map((seed) => seed.id)),
+    );
     expect(all).toEqual(await apiIds({}));
     // The page fits the window at 1280 px: the table does not push it sideways.
     const overflow = await page.evaluate(
@@ -129,7 +135,7 @@ describe("the sessions list in chromium", () => {
 
     await page.getByTestId("filter-q").fill("billing");
     await page.waitForURL((url) => url.searchParams.get("q") === "billing", { timeout: WAIT_MS });
-    const billing = seeds.filter((seed) => seed.title.startsWith("Billing"));
+    const billing = seeds.filter((seed) => seed.title.startsWith("Billing") && !seed.experiment);
     await waitForRows(page, billing.length);
     expect(new Set(await shownIds(page))).toEqual(new Set(billing.map((seed) => seed.id)));
 
@@ -162,7 +168,7 @@ describe("the sessions list in chromium", () => {
     // A model, typed: applied after a pause in typing.
     await page.getByTestId("filter-reset").click();
     await waitForRows(page, PAGE);
-    const small = seeds.filter((seed) => seed.model === "sim:small");
+    const small = seeds.filter((seed) => seed.model === "sim:small" && !seed.experiment);
     await page.getByTestId("filter-model").fill("sim:small");
     await page.waitForURL((url) => url.searchParams.get("model") === "sim:small");
     await waitForRows(page, small.length);
@@ -189,6 +195,44 @@ describe("the sessions list in chromium", () => {
     await page.getByTestId("sessions-empty").waitFor({ state: "visible" });
     expect(await page.getByTestId("sessions-empty").textContent()).toMatch(/No session matches/);
     expect(await rows(page).count()).toBe(0);
+    expectCleanPage(opened);
+  });
+
+  it("hides experiment runs unless 'Show experiment runs' is ticked, kept in the URL", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    // Twenty sessions on sim:small, one of them (seed 41) an experiment's run.
+    const small = seeds.filter((seed) => seed.model === "sim:small");
+    const run = small.find((seed) => seed.experiment);
+    if (!run || small.length !== 20) throw new Error("seeding went wrong");
+    await page.goto(new URL("/?model=sim:small", e2e.lab.origin).href);
+    await waitForRows(page, small.length - 1);
+    expect(await rowOf(page, run.id).count()).toBe(0);
+    const toggle = page.getByTestId("filter-include-experiments");
+    expect(await toggle.isChecked()).toBe(false);
+
+    await toggle.check();
+    await page.waitForURL((url) => url.searchParams.get("include") === "experiments");
+    await waitForRows(page, small.length);
+    expect(new Set(await shownIds(page))).toEqual(new Set(small.map((seed) => seed.id)));
+    expect(await apiIds({ model: "sim:small", include: "experiments" })).toHaveLength(20);
+    await screenshot(page, "12-sessions-experiment-runs-shown");
+
+    // The URL is the state: a reload keeps the runs shown and the box ticked.
+    await page.reload();
+    await waitForRows(page, small.length);
+    expect(await page.getByTestId("filter-include-experiments").isChecked()).toBe(true);
+
+    await page.getByTestId("filter-include-experiments").uncheck();
+    await page.waitForURL((url) => !url.searchParams.has("include"));
+    await waitForRows(page, small.length - 1);
+    expect(await rowOf(page, run.id).count()).toBe(0);
+
+    // An experiment filter shows that experiment's runs: the box reads ticked and cannot be unticked.
+    await page.goto(new URL("/?experiment=exp-e2e", e2e.lab.origin).href);
+    await waitForRows(page, EXPERIMENT_RUNS);
+    expect(await page.getByTestId("filter-include-experiments").isChecked()).toBe(true);
+    expect(await page.getByTestId("filter-include-experiments").isDisabled()).toBe(true);
     expectCleanPage(opened);
   });
 

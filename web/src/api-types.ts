@@ -168,3 +168,86 @@ export interface CellRunsResponse {
   sessions: CellRun[];
   next_cursor: string | null;
 }
+
+/** A suite the server can start (`GET /api/suites`): bundled, or in a configured folder. */
+export interface SuiteListing {
+  name: string;
+  file: string;
+  description: string | null;
+  /** How many scenarios it has. */
+  scenarios: number;
+  categories: string[];
+  /** The configurations its matrix makes, each a column of the report. */
+  cells: { id: string; label: string }[];
+  repetitions: number;
+  concurrency: number;
+}
+
+export interface SuiteListResponse {
+  suites: SuiteListing[];
+  /** Files of the suite folders that do not parse, with their problems (file:line:col). */
+  invalid?: { file: string; error: string }[];
+}
+
+/** `POST /api/experiments`: a suite by name (never a path), optionally narrowed. */
+export interface StartExperimentRequest {
+  suite: string;
+  cells?: string[];
+  repetitions?: number;
+  concurrency?: number;
+}
+
+export interface StartExperimentResponse {
+  experiment_id: string;
+  /** Runs of the plan; `skipped` of them had finished before (a resumed experiment). */
+  total: number;
+  skipped: number;
+  events_url: string;
+}
+
+/** Where a running experiment stands, as its events report it. */
+export interface ExperimentProgress {
+  total: number;
+  skipped: number;
+  finished: number;
+  failed: number;
+  running: number;
+  last: { run_key: string; success: boolean } | null;
+}
+
+/** A row of `GET /api/experiments`; a running one carries its progress. */
+export type ExperimentListRow = ExperimentListItem & {
+  running?: boolean;
+  progress?: ExperimentProgress | null;
+};
+
+/** A finished run of one scenario in one cell, as the side-by-side view shows it. */
+export interface ScenarioRun {
+  session_id: string;
+  repetition: number;
+  success: boolean;
+  /** Why it failed: one line per failed check, naming the call and the matcher. */
+  failures: string[];
+  /** The last turn's final answer. */
+  answer: string;
+  /** Every turn's calls in order (`turn` from 1); `ok` null when the call was not executed. */
+  tool_calls: { turn: number; name: string; arguments: unknown; ok: boolean | null }[];
+}
+
+/**
+ * `GET /api/experiments/:id/scenarios/:scenario`: that scenario's finished runs in every cell,
+ * at most the first 50 repetitions of a cell (`runs_total` says how many it has).
+ */
+export interface ScenarioRunsResponse {
+  experiment_id: string;
+  scenario: string;
+  category: string;
+  cells: {
+    cell: string;
+    label: string;
+    runs_total: number;
+    /** Runs of the scenario in the cell not finished yet. */
+    incomplete: number;
+    runs: ScenarioRun[];
+  }[];
+}

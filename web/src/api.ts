@@ -12,15 +12,20 @@ import type {
   MessagesResponse,
   NewSessionConfig,
   PageParams,
+  ScenarioRunsResponse,
   SessionDetailResponse,
   SessionListResponse,
   SessionResponse,
+  StartExperimentRequest,
+  StartExperimentResponse,
+  SuiteListResponse,
   ToolListing,
   TurnEvent,
   TurnsResponse,
   UsageCallsResponse,
   UsageRollupsResponse,
 } from "./api-types.js";
+import { type ExperimentEvent, parseExperimentEvent } from "./experiment-progress.js";
 import type { SessionFilters } from "./session-list-query.js";
 import { parseTurnEvent, readSse } from "./sse.js";
 import { withQuery } from "./url-query.js";
@@ -164,6 +169,23 @@ export const api = {
       ),
       withSignal(signal),
     ),
+  /** One scenario's runs in every cell, side by side. */
+  scenarioRuns: (id: string, scenario: string, signal?: AbortSignal) =>
+    request<ScenarioRunsResponse>(
+      `${experimentPath(id)}/scenarios/${encodeURIComponent(scenario)}`,
+      withSignal(signal),
+    ),
+  /** The suites this server can start. */
+  suites: (signal?: AbortSignal) => request<SuiteListResponse>("/api/suites", withSignal(signal)),
+  /** Starts (or resumes) a suite's experiment; its progress comes from `experimentEvents`. */
+  startExperiment: (body: StartExperimentRequest) =>
+    request<StartExperimentResponse>("/api/experiments", {
+      method: "POST",
+      body: JSON.stringify(body),
+    }),
+  /** The server takes POSTs as JSON only (a cross-site form cannot send that): an empty object. */
+  cancelExperiment: (id: string) =>
+    request<unknown>(`${experimentPath(id)}/cancel`, { method: "POST", body: "{}" }),
 };
 
 function withSignal(signal: AbortSignal | undefined): RequestInit {
@@ -191,6 +213,29 @@ export async function streamTurn(
   if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
   for await (const sse of readSse(response.body, signal)) {
     const event = parseTurnEvent(sse);
+    if (event) onEvent(event);
+  }
+  signal.throwIfAborted();
+}
+
+/**
+ * Follows a running experiment: its current progress first, then each change, until `done`,
+ * `cancelled` or `error` (or `idle` when nothing runs under that id). Resolves when the stream
+ * ends; rejects with an ApiError when refused, or an AbortError when `signal` stops it.
+ */
+export async function streamExperimentEvents(
+  id: string,
+  onEvent: (event: ExperimentEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await fetch(`${experimentPath(id)}/events`, {
+    headers: { Accept: "text/event-stream" },
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
+  for await (const sse of readSse(response.body, signal)) {
+    const event = parseExperimentEvent(sse);
     if (event) onEvent(event);
   }
   signal.throwIfAborted();

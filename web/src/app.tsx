@@ -76,7 +76,13 @@ export function App() {
         {route.name === "compare" ? <ComparePage a={route.a} b={route.b} /> : null}
         {route.name === "experiments" ? <ExperimentsPage /> : null}
         {route.name === "experiment" ? (
-          <ExperimentPage key={route.id} id={route.id} cell={route.cell} compare={route.compare} />
+          <ExperimentPage
+            key={route.id}
+            id={route.id}
+            cell={route.cell}
+            compare={route.compare}
+            scenario={route.scenario}
+          />
         ) : null}
         {route.name === "not_found" ? (
           <div className="page">

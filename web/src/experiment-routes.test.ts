@@ -15,12 +15,16 @@ describe("experiment routes", () => {
       id: "exp-1",
       cell: null,
       compare: [],
+      scenario: null,
     });
-    expect(matchRoute("/experiments/exp-1", "?cell=a&compare=a&compare=b&compare=c")).toEqual({
+    expect(
+      matchRoute("/experiments/exp-1", "?cell=a&compare=a&compare=b&compare=c&scenario=s1"),
+    ).toEqual({
       name: "experiment",
       id: "exp-1",
       cell: "a",
       compare: ["b", "c"],
+      scenario: "s1",
     });
     expect(matchRoute("/experiments/exp-1/more", "")).toEqual({
       name: "not_found",
@@ -36,12 +40,20 @@ describe("experiment routes", () => {
     const id = "suite run/1?x";
     const cell = "dual_agent · openai:gpt-4.1 · sim & co/x";
     expect(experimentHref(id)).toBe("/experiments/suite%20run%2F1%3Fx");
-    expect(route(experimentHref(id))).toEqual({ name: "experiment", id, cell: null, compare: [] });
-    expect(route(experimentHref(id, { cell, compare: [cell, "b"] }))).toEqual({
+    expect(route(experimentHref(id))).toEqual({
+      name: "experiment",
+      id,
+      cell: null,
+      compare: [],
+      scenario: null,
+    });
+    const scenario = "multi/turn & more";
+    expect(route(experimentHref(id, { cell, compare: [cell, "b"], scenario }))).toEqual({
       name: "experiment",
       id,
       cell,
       compare: [cell, "b"],
+      scenario,
     });
     expect(experimentHref("e", { cell: null, compare: [] })).toBe("/experiments/e");
   });

@@ -1,6 +1,6 @@
 /**
  * The UI's pages by path: `/`, `/sessions/:id`, `/compare?a=ID&b=ID`, `/experiments` and
- * `/experiments/:id?cell=CELL&compare=CELL&compare=CELL`. Pure, tested without a browser.
+ * `/experiments/:id?cell=CELL&compare=CELL&compare=CELL&scenario=ID`. Pure, tested without a browser.
  */
 
 export type Route =
@@ -15,6 +15,8 @@ export type Route =
       cell: string | null;
       /** Up to two cells compared side by side. */
       compare: string[];
+      /** The scenario whose runs are shown side by side across the cells. */
+      scenario: string | null;
     }
   | { name: "not_found"; path: string };
 
@@ -40,6 +42,7 @@ export function matchRoute(pathname: string, search: string): Route {
         id: decodeURIComponent(experiment[1]),
         cell: params.get("cell") || null,
         compare: [...new Set(params.getAll("compare").filter(Boolean))].slice(-2),
+        scenario: params.get("scenario") || null,
       };
     } catch {
       return { name: "not_found", path: pathname };
@@ -62,14 +65,22 @@ export function compareHref(a: string | null, b: string | null): string {
   return query ? `/compare?${query}` : "/compare";
 }
 
-/** An experiment's page, with the cell whose runs are open and the cells compared. */
-export function experimentHref(
-  id: string,
-  view: { cell?: string | null; compare?: readonly string[] } = {},
-): string {
+/** The view of an experiment's page the address keeps. */
+export interface ExperimentView {
+  cell?: string | null;
+  compare?: readonly string[];
+  scenario?: string | null;
+}
+
+/**
+ * An experiment's page, with the cell whose runs are open, the cells compared and the scenario
+ * shown side by side.
+ */
+export function experimentHref(id: string, view: ExperimentView = {}): string {
   const params = new URLSearchParams();
   if (view.cell) params.set("cell", view.cell);
   for (const cell of view.compare ?? []) params.append("compare", cell);
+  if (view.scenario) params.set("scenario", view.scenario);
   const query = params.toString();
   return `/experiments/${encodeURIComponent(id)}${query ? `?${query}` : ""}`;
 }

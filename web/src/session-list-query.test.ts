@@ -3,6 +3,7 @@ import {
   filtersFromSearch,
   hasFilters,
   searchFromFilters,
+  showsExperimentRuns,
   withFilter,
 } from "./session-list-query.js";
 import { withQuery } from "./url-query.js";
@@ -42,5 +43,16 @@ describe("the sessions list's filters in the URL", () => {
       withQuery("/api/sessions", { q: "é & ?", limit: 50, cursor: null, tag: undefined, mode: "" }),
     ).toBe("/api/sessions?q=%C3%A9+%26+%3F&limit=50");
     expect(withQuery("/api/sessions", {})).toBe("/api/sessions");
+  });
+
+  it("keeps the experiment runs toggle in the URL, last, and says when runs are shown", () => {
+    const filters = filtersFromSearch("?include=experiments&q=x");
+    expect(filters).toEqual({ include: "experiments", q: "x" });
+    expect(searchFromFilters(filters)).toBe("?q=x&include=experiments");
+    expect(showsExperimentRuns(filters)).toBe(true);
+    expect(showsExperimentRuns(withFilter(filters, "include", ""))).toBe(false);
+    // An experiment filter lists that experiment's runs whatever the toggle says.
+    expect(showsExperimentRuns({ experiment: "bundled-1" })).toBe(true);
+    expect(showsExperimentRuns({})).toBe(false);
   });
 });

@@ -13,12 +13,22 @@ export const SESSION_FILTER_KEYS = [
   "experiment",
   "updated_from",
   "updated_to",
+  "include",
 ] as const;
 
 export type SessionFilterKey = (typeof SESSION_FILTER_KEYS)[number];
 
 /** The filters in force, as the text of their query parameters; an absent one filters nothing. */
 export type SessionFilters = Partial<Record<SessionFilterKey, string>>;
+
+/**
+ * `include=experiments` lists experiment runs too; the server hides them by default (one bench run
+ * would flood the list). An `experiment` filter shows that experiment's runs either way.
+ */
+export const INCLUDE_EXPERIMENTS = "experiments";
+
+export const showsExperimentRuns = (filters: SessionFilters): boolean =>
+  filters.include === INCLUDE_EXPERIMENTS || filters.experiment !== undefined;
 
 /** The turn statuses a session can be filtered by ("none": no turn yet). */
 export const SESSION_STATUSES = [

@@ -3,9 +3,11 @@ import { TOOL_INVOCATION_MODES } from "../api-types.js";
 import { modeLabel } from "../format.js";
 import {
   hasFilters,
+  INCLUDE_EXPERIMENTS,
   SESSION_STATUSES,
   type SessionFilterKey,
   type SessionFilters,
+  showsExperimentRuns,
   withFilter,
 } from "../session-list-query.js";
 
@@ -132,6 +134,23 @@ export function SessionFiltersBar({
       {typed("tag", "Tag", "exact tag")}
       {dateField("updated_from", "Updated from")}
       {dateField("updated_to", "Updated to")}
+      <label
+        className="checkbox filter-include"
+        title={
+          filters.experiment
+            ? "The experiment filter shows that experiment's runs"
+            : "Sessions an experiment ran (they live on the Experiments page)"
+        }
+      >
+        <input
+          type="checkbox"
+          data-testid="filter-include-experiments"
+          checked={showsExperimentRuns(filters)}
+          disabled={filters.experiment !== undefined}
+          onChange={(event) => set("include", event.target.checked ? INCLUDE_EXPERIMENTS : "")}
+        />
+        Show experiment runs
+      </label>
       {filters.experiment ? (
         <div className="field">
           <span className="field-label">Experiment</span>

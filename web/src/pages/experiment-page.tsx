@@ -1,53 +1,77 @@
-import { useCallback, useMemo } from "react";
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api } from "../api.js";
 import type { CellSummary } from "../api-types.js";
 import { ExperimentCellCompare } from "../components/experiment-cell-compare.js";
 import { ExperimentCellRuns } from "../components/experiment-cell-runs.js";
 import { ExperimentMatrixTable } from "../components/experiment-matrix-table.js";
 import { ExperimentMetricsTable } from "../components/experiment-metrics-table.js";
+import { ExperimentProgressPanel } from "../components/experiment-progress-panel.js";
+import { ExperimentScenarioView } from "../components/experiment-scenario-view.js";
 import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
 import { matrixCategories, toggleCompare } from "../experiment-matrix.js";
+import { runsDone } from "../experiment-progress.js";
 import { formatDateTime, formatInt } from "../format.js";
 import { Link, navigate } from "../router.js";
-import { experimentHref } from "../routes.js";
+import { type ExperimentView, experimentHref } from "../routes.js";
 import { searchFromFilters } from "../session-list-query.js";
+import { useExperimentLive } from "../use-experiment-live.js";
 import { useResource } from "../use-resource.js";
 
+/** While runs end, the report is read again at most this often. */
+const REPORT_REFRESH_MS = 750;
+
 /**
- * One experiment: the success matrix (configurations × scenario categories), the metrics of each
- * configuration, one configuration's runs (`?cell=`) and two compared (`?compare=&compare=`).
- * The view lives in the address, so it can be shared and survives a reload.
+ * One experiment: its progress while it runs, the success matrix (configurations × scenario
+ * categories), the metrics of each configuration, one configuration's runs (`?cell=`), two
+ * compared (`?compare=&compare=`) and one scenario's runs side by side (`?scenario=`). The view
+ * lives in the address, so it can be shared and survives a reload.
  */
 export function ExperimentPage({
   id,
   cell,
   compare,
+  scenario,
 }: {
   id: string;
   cell: string | null;
   compare: string[];
+  scenario: string | null;
 }) {
+  const live = useExperimentLive(id);
+  const underWay = live.phase === "running" || live.phase === "connecting";
+  // The report waits for the events' first word, and, while the experiment runs, for its first
+  // finished run: before that no run has stored a session and the report would be a 404.
+  const waiting =
+    live.phase === "connecting" ||
+    (live.phase === "running" && (live.progress === null || runsDone(live.progress) === 0));
   const load = useCallback((signal: AbortSignal) => api.getExperiment(id, signal), [id]);
-  const resource = useResource(`experiment:${id}`, load);
+  const resource = useResource(waiting ? null : `experiment:${id}`, load);
   const report = resource.data;
   const categories = useMemo(() => (report ? matrixCategories(report.cells) : []), [report]);
+  const revision = useReportRefresh(live, resource.reload);
 
-  const show = (view: { cell?: string | null; compare?: readonly string[] }) =>
-    navigate(experimentHref(id, { cell, compare, ...view }), { replace: true });
+  const show = (view: ExperimentView) =>
+    navigate(experimentHref(id, { cell, compare, scenario, ...view }), { replace: true });
+  const progress = <ExperimentProgressPanel id={id} live={live} />;
 
   const byId = (cellId: string | null): CellSummary | undefined =>
     cellId === null ? undefined : report?.cells.find((summary) => summary.cell === cellId);
   const openCell = byId(cell);
   const [first, second] = compare.map((cellId) => byId(cellId));
 
-  if (resource.error) {
-    const missing = resource.error instanceof ApiError && resource.error.status === 404;
+  const missing = resource.error instanceof ApiError && resource.error.status === 404;
+  if (live.phase === "running" && (waiting || missing)) {
+    // Started a moment ago: no run has finished yet.
     return (
-      <div className="page experiment-page">
-        <p className="breadcrumb">
-          <Link to="/experiments">← Experiments</Link>
-        </p>
-        <h1>Experiment</h1>
+      <NoReport>
+        {progress}
+        <Loading label="Waiting for the first run…" />
+      </NoReport>
+    );
+  }
+  if (resource.error) {
+    return (
+      <NoReport>
         {missing ? (
           <EmptyState>
             No run carries the experiment <code>{id}</code>.{" "}
@@ -60,17 +84,14 @@ export function ExperimentPage({
             onRetry={() => void resource.reload()}
           />
         )}
-      </div>
+      </NoReport>
     );
   }
   if (!report) {
     return (
-      <div className="page experiment-page">
-        <p className="breadcrumb">
-          <Link to="/experiments">← Experiments</Link>
-        </p>
+      <NoReport>
         <Loading label="Scoring the runs…" />
-      </div>
+      </NoReport>
     );
   }
 
@@ -119,6 +140,8 @@ export function ExperimentPage({
         </div>
       </div>
 
+      {progress}
+
       {report.simulated ? (
         <p className="notice notice-sim" data-testid="simulated-note">
           Simulated: some runs used the embedded simulated model. Its answers are deterministic and
@@ -129,8 +152,10 @@ export function ExperimentPage({
       {report.incomplete > 0 ? (
         <p className="notice notice-warn" data-testid="incomplete-note">
           {formatInt(report.incomplete)} {report.incomplete === 1 ? "run is" : "runs are"} not
-          finished (still running, or stopped before its last turn ended) and not counted. Refresh
-          to see them once they end.
+          finished (still running, or stopped before its last turn ended) and not counted.
+          {underWay
+            ? " The report follows the runs as they end."
+            : " Refresh to see them once they end."}
         </p>
       ) : null}
 
@@ -175,6 +200,14 @@ export function ExperimentPage({
             />
           ) : null}
 
+          <ExperimentScenarioView
+            experimentId={report.experiment_id}
+            cells={report.cells}
+            scenario={scenario}
+            revision={revision}
+            onPick={(picked) => show({ scenario: picked })}
+          />
+
           <section className="experiment-section" aria-labelledby="metrics-heading">
             <div className="section-head">
               <h2 id="metrics-heading">Metrics per configuration</h2>
@@ -187,6 +220,51 @@ export function ExperimentPage({
           </section>
         </>
       )}
+    </div>
+  );
+}
+
+/**
+ * Reads the report again as runs end (at most every REPORT_REFRESH_MS) and once more when the
+ * experiment ends; returns a number that moves with each of those reads, for views that follow.
+ */
+function useReportRefresh(
+  live: { phase: string; progress: { finished: number; skipped: number; total: number } | null },
+  reload: () => Promise<void>,
+): number {
+  const reloadRef = useRef(reload);
+  reloadRef.current = reload;
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const [revision, setRevision] = useState(0);
+  const following = live.phase !== "idle" && live.phase !== "connecting";
+  const done = live.progress ? runsDone(live.progress) : -1;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs ending and the phase changing are the triggers.
+  useEffect(() => {
+    if (!following || timer.current !== null) return;
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      setRevision((value) => value + 1);
+      void reloadRef.current();
+    }, REPORT_REFRESH_MS);
+  }, [following, done, live.phase]);
+  useEffect(
+    () => () => {
+      if (timer.current !== null) clearTimeout(timer.current);
+    },
+    [],
+  );
+  return revision;
+}
+
+/** The page while there is no report to show: the way back, a heading, and why. */
+function NoReport({ children }: { children: ReactNode }) {
+  return (
+    <div className="page experiment-page">
+      <p className="breadcrumb">
+        <Link to="/experiments">← Experiments</Link>
+      </p>
+      <h1>Experiment</h1>
+      {children}
     </div>
   );
 }

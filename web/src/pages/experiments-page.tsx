@@ -1,7 +1,10 @@
+import { useState } from "react";
 import { api } from "../api.js";
-import type { ExperimentListItem } from "../api-types.js";
+import type { ExperimentListRow } from "../api-types.js";
 import { LoadMore } from "../components/load-more.js";
+import { NewExperimentForm } from "../components/new-experiment-form.js";
 import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
+import { progressSummary } from "../experiment-progress.js";
 import { formatDateTime, formatInt } from "../format.js";
 import { pageOf } from "../paging.js";
 import { Link } from "../router.js";
@@ -16,13 +19,34 @@ const loadExperiments = (cursor: string | null, signal: AbortSignal) =>
     .then((body) => pageOf(body, "experiments"));
 
 export function ExperimentsPage() {
-  const list = usePagedList<ExperimentListItem>("experiments", loadExperiments);
+  const list = usePagedList<ExperimentListRow>("experiments", loadExperiments);
   const experiments = list.items;
+  const [creating, setCreating] = useState(false);
   return (
     <div className="page experiments-page">
       <div className="page-head">
         <h1>Experiments</h1>
+        <div className="page-actions">
+          <button
+            type="button"
+            className="button"
+            onClick={() => void list.reload()}
+            disabled={list.loading}
+          >
+            Refresh
+          </button>
+          <button
+            type="button"
+            className="button button-primary"
+            data-testid="new-experiment"
+            aria-expanded={creating}
+            onClick={() => setCreating((open) => !open)}
+          >
+            New experiment
+          </button>
+        </div>
       </div>
+      {creating ? <NewExperimentForm onClose={() => setCreating(false)} /> : null}
       <p className="muted page-intro">
         A suite of scenarios run across modes and models, many times. Every run is an ordinary
         session tagged with its experiment, so its transcript, tool calls and timings are one click
@@ -34,7 +58,8 @@ export function ExperimentsPage() {
       {list.loading && !list.loaded ? <Loading label="Loading experiments…" /> : null}
       {list.loaded && experiments.length === 0 ? (
         <EmptyState>
-          No experiments yet. Run a suite and its runs show up here, scored and summarized per
+          No experiments yet. Start one with <strong>New experiment</strong> (or{" "}
+          <code>agent-lab bench</code>) and its runs show up here, scored and summarized per
           configuration.
         </EmptyState>
       ) : null}
@@ -63,11 +88,26 @@ export function ExperimentsPage() {
                   key={experiment.id}
                   data-testid="experiment-row"
                   data-experiment-id={experiment.id}
+                  data-running={experiment.running ? "true" : undefined}
                 >
                   <th scope="row" className="title-cell">
                     <Link to={experimentHref(experiment.id)} data-testid="experiment-link">
                       {experiment.suite}
                     </Link>
+                    {experiment.running ? (
+                      <>
+                        {" "}
+                        <span
+                          className="badge badge-running"
+                          data-testid="experiment-running"
+                          title={
+                            experiment.progress ? progressSummary(experiment.progress) : undefined
+                          }
+                        >
+                          running
+                        </span>
+                      </>
+                    ) : null}
                   </th>
                   <td className="id-cell">
                     <code>{experiment.id}</code>
