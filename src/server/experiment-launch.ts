@@ -1,9 +1,5 @@
 import { AgentLabError, InvalidInputError } from "../domain/errors.js";
-import {
-  type Cell,
-  ExperimentTag,
-  type Suite,
-} from "../domain/experiment.js";
+import { type Cell, ExperimentTag, type Suite } from "../domain/experiment.js";
 import { experimentSlices, storedRunsOf } from "../experiments/experiment-runs.js";
 import { readRunFacts } from "../experiments/facts.js";
 import type { ExperimentProgress } from "../experiments/progress.js";

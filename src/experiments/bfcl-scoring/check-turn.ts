@@ -47,7 +47,7 @@ export function checkBfclTurn(
       const problem = problems[index]?.[at] ?? "does not fit";
       failures.push(`${name}: call ${at + 1} ${describeCall(calls[at])}: ${problem}`);
     } else if (calls.length === answer.length) {
-      const fitsTaken = (problems[index] ?? []).findIndex((problem) => problem === null);
+      const fitsTaken = (problems[index] ?? []).indexOf(null);
       failures.push(
         fitsTaken === -1
           ? `no call to ${name}`
