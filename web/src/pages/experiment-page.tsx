@@ -117,7 +117,9 @@ export function ExperimentPage({
           </h1>
           <p className="muted small experiment-facts">
             <code className="experiment-id">{report.experiment_id}</code> ·{" "}
-            {formatInt(report.cells.length)} configurations · {formatInt(scored)} scored runs ·
+            {formatInt(report.cells.length)}{" "}
+            {report.cells.length === 1 ? "configuration" : "configurations"} ·{" "}
+            {formatInt(scored)} scored {scored === 1 ? "run" : "runs"} ·
             scored <time dateTime={report.generated_at}>{formatDateTime(report.generated_at)}</time>
           </p>
         </div>
