@@ -118,9 +118,9 @@ export function ExperimentPage({
           <p className="muted small experiment-facts">
             <code className="experiment-id">{report.experiment_id}</code> ·{" "}
             {formatInt(report.cells.length)}{" "}
-            {report.cells.length === 1 ? "configuration" : "configurations"} ·{" "}
-            {formatInt(scored)} scored {scored === 1 ? "run" : "runs"} ·
-            scored <time dateTime={report.generated_at}>{formatDateTime(report.generated_at)}</time>
+            {report.cells.length === 1 ? "configuration" : "configurations"} · {formatInt(scored)}{" "}
+            scored {scored === 1 ? "run" : "runs"} · scored{" "}
+            <time dateTime={report.generated_at}>{formatDateTime(report.generated_at)}</time>
           </p>
         </div>
         <div className="page-actions">
