@@ -96,7 +96,7 @@ describe("scale fixtures", () => {
 
       const server = await startServer({ store, port: 0, host: "127.0.0.1", log: () => {} });
       try {
-        const response = await fetch(new URL("/api/sessions?limit=500", server.url), {
+        const response = await fetch(new URL("/api/sessions?limit=500&include=experiments", server.url), {
           headers: { authorization: `Bearer ${server.token}` },
         });
         expect(response.status).toBe(200);
