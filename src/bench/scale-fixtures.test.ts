@@ -96,9 +96,12 @@ describe("scale fixtures", () => {
 
       const server = await startServer({ store, port: 0, host: "127.0.0.1", log: () => {} });
       try {
-        const response = await fetch(new URL("/api/sessions?limit=500&include=experiments", server.url), {
-          headers: { authorization: `Bearer ${server.token}` },
-        });
+        const response = await fetch(
+          new URL("/api/sessions?limit=500&include=experiments", server.url),
+          {
+            headers: { authorization: `Bearer ${server.token}` },
+          },
+        );
         expect(response.status).toBe(200);
         const body = (await response.json()) as { sessions: { id: string }[] };
         expect(body.sessions).toHaveLength(SESSIONS);
