@@ -1,4 +1,5 @@
 import { AgentLabError } from "../domain/errors.js";
+import type { ExperimentRunProgress } from "../domain/experiment-live.js";
 import { settledWithin } from "./active-turns.js";
 
 /**
@@ -7,21 +8,7 @@ import { settledWithin } from "./active-turns.js";
  * server down cancels each and waits until its runs are stored.
  */
 
-/** How far a running experiment is, as its `progress` events carry it. */
-export interface ExperimentRunProgress {
-  /** Planned runs: cells × scenarios × repetitions. */
-  total: number;
-  /** Runs already complete in the store when it started (not run again). */
-  skipped: number;
-  /** Planned runs finished, skipped ones included. */
-  finished: number;
-  /** Finished runs with a failed turn (a provider or runtime failure), or that could not run. */
-  failed: number;
-  /** Runs in flight now. */
-  running: number;
-  /** The run that finished last (null before any did); `success` is its score's verdict. */
-  last: { run_key: string; success: boolean } | null;
-}
+export type { ExperimentRunProgress } from "../domain/experiment-live.js";
 
 /** What the runner says when it is over (without the report: GET /api/experiments/:id has it). */
 export interface ExperimentRunOutcome {

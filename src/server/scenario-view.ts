@@ -1,4 +1,5 @@
-import type { RunResult, ScenarioCategory } from "../domain/experiment.js";
+import type { RunResult } from "../domain/experiment.js";
+import type { ScenarioCell, ScenarioComparison, ScenarioRun } from "../domain/experiment-live.js";
 import { ExperimentNotFoundError } from "../experiments/experiment-report-from-store.js";
 import type { ExperimentView } from "../experiments/report-build.js";
 
@@ -11,38 +12,7 @@ import type { ExperimentView } from "../experiments/report-build.js";
 
 export const MAX_SCENARIO_RUNS = 50;
 
-export interface ScenarioRun {
-  session_id: string;
-  repetition: number;
-  success: boolean;
-  failures: string[];
-  /** The last turn's final answer. */
-  answer: string;
-  /** Every turn's tool calls, in order; `turn` counts from 1. */
-  tool_calls: {
-    turn: number;
-    name: string;
-    arguments: Record<string, unknown>;
-    ok: boolean | null;
-  }[];
-}
-
-export interface ScenarioCell {
-  cell: string;
-  label: string;
-  /** Finished runs of the scenario in this cell (`runs` holds at most MAX_SCENARIO_RUNS). */
-  runs_total: number;
-  /** Runs of the scenario in this cell not finished yet (running, cancelled, interrupted). */
-  incomplete: number;
-  runs: ScenarioRun[];
-}
-
-export interface ScenarioComparison {
-  experiment_id: string;
-  scenario: string;
-  category: ScenarioCategory;
-  cells: ScenarioCell[];
-}
+export type { ScenarioCell, ScenarioComparison, ScenarioRun } from "../domain/experiment-live.js";
 
 function runOf(run: RunResult): ScenarioRun {
   return {

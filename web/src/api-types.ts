@@ -16,6 +16,11 @@ import type {
   TurnFacts,
 } from "../../src/domain/experiment.js";
 import type {
+  ExperimentRunProgress,
+  ScenarioComparison,
+  ScenarioRun,
+} from "../../src/domain/experiment-live.js";
+import type {
   AuditRecord,
   MessageRecord,
   SessionOverview,
@@ -206,14 +211,7 @@ export interface StartExperimentResponse {
 }
 
 /** Where a running experiment stands, as its events report it. */
-export interface ExperimentProgress {
-  total: number;
-  skipped: number;
-  finished: number;
-  failed: number;
-  running: number;
-  last: { run_key: string; success: boolean } | null;
-}
+export type ExperimentProgress = ExperimentRunProgress;
 
 /** A row of `GET /api/experiments`; a running one carries its progress. */
 export type ExperimentListRow = ExperimentListItem & {
@@ -221,33 +219,10 @@ export type ExperimentListRow = ExperimentListItem & {
   progress?: ExperimentProgress | null;
 };
 
-/** A finished run of one scenario in one cell, as the side-by-side view shows it. */
-export interface ScenarioRun {
-  session_id: string;
-  repetition: number;
-  success: boolean;
-  /** Why it failed: one line per failed check, naming the call and the matcher. */
-  failures: string[];
-  /** The last turn's final answer. */
-  answer: string;
-  /** Every turn's calls in order (`turn` from 1); `ok` null when the call was not executed. */
-  tool_calls: { turn: number; name: string; arguments: unknown; ok: boolean | null }[];
-}
+export type { ScenarioRun };
 
 /**
  * `GET /api/experiments/:id/scenarios/:scenario`: that scenario's finished runs in every cell,
  * at most the first 50 repetitions of a cell (`runs_total` says how many it has).
  */
-export interface ScenarioRunsResponse {
-  experiment_id: string;
-  scenario: string;
-  category: string;
-  cells: {
-    cell: string;
-    label: string;
-    runs_total: number;
-    /** Runs of the scenario in the cell not finished yet. */
-    incomplete: number;
-    runs: ScenarioRun[];
-  }[];
-}
+export type ScenarioRunsResponse = ScenarioComparison;

@@ -109,7 +109,7 @@ export function applyExperimentEvent(state: LiveState, event: ExperimentEvent): 
  * and `failed` counts finished runs whose turn failed (a provider or runtime failure) or that
  * could not run: a run the scorer fails is finished, not failed.
  */
-export const runsDone = (progress: ExperimentProgress): number =>
+export const runsDone = (progress: Pick<ExperimentProgress, "total" | "finished">): number =>
   Math.min(progress.total, progress.finished);
 
 /**
