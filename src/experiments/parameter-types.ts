@@ -34,8 +34,12 @@ export function runParameterTypes(config: Record<string, unknown>): ParameterTyp
   const declared = Array.isArray(config.declared_tools)
     ? (config.declared_tools as ToolShape[])
     : [];
-  return parameterTypesOf([...createBuiltinTools(), ...declared.filter(isToolShape)]);
+  // Every run's tag is made with these: the built-ins are read once, not built again per run.
+  builtinTypes ??= parameterTypesOf(createBuiltinTools());
+  return { ...builtinTypes, ...parameterTypesOf(declared.filter(isToolShape)) };
 }
+
+let builtinTypes: ParameterTypes | null = null;
 
 function typeOf(schema: unknown): string | null {
   if (schema === null || typeof schema !== "object") return null;
