@@ -77,6 +77,11 @@ export const McpServerDefinition = z
     /** Per call; a server that does not answer in time gives that call an error result. */
     timeout_ms: z.number().int().positive().default(30_000),
     /**
+     * Start and tool listing: apart from the call timeout, because a server started by `npx` (or on
+     * a loaded machine) may take far longer to start than any of its calls may take to answer.
+     */
+    start_timeout_ms: z.number().int().positive().default(60_000),
+    /**
      * Overrides the default, which follows the tool's annotations: a tool that says
      * `destructiveHint: true`, or does not say `readOnlyHint: true`, requires approval.
      */

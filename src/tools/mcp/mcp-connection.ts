@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import { ToolSourceError } from "../../domain/errors.js";
 import { redactSecretText } from "../../domain/secrets.js";
@@ -63,7 +64,7 @@ export async function connectMcpServer(
   };
   // Errors also reach the pending request that suffered them; this only keeps them off stderr.
   client.onerror = () => {};
-  const connecting = client.connect(transport, { timeout: definition.timeout_ms });
+  const connecting = client.connect(transport, { timeout: definition.start_timeout_ms });
   // The child is spawned synchronously by connect; its pid is known before the handshake ends.
   const pid = stdio?.pid ?? null;
   try {
@@ -75,7 +76,7 @@ export async function connectMcpServer(
     if (pid !== null) killQuietly(pid);
     throw new ToolSourceError(
       server,
-      `MCP server ${server} did not start: ${messageOf(error)}${stderrNote(stderrTail)}`,
+      `MCP server ${server} did not start: ${startFailure(error, definition)}${stderrNote(stderrTail)}`,
       { cause: error },
     );
   }
@@ -94,6 +95,12 @@ export async function connectMcpServer(
       await client.close();
     },
   };
+}
+
+function startFailure(error: unknown, definition: McpServerDefinition): string {
+  return error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    ? `no answer to the handshake within ${definition.start_timeout_ms} ms (start_timeout_ms)`
+    : messageOf(error);
 }
 
 function killQuietly(pid: number): void {

@@ -249,11 +249,11 @@ describe("MCP tool source: faults", () => {
   });
 
   it("a call the server never answers times out; the server keeps serving other calls", async () => {
-    const server = faulty({ timeout_ms: 400 });
+    const server = faulty({ timeout_ms: 1000 });
     const tools = await server.tools();
     const pid = server.pid;
     await expect(call(find(tools, "faulty__hang"))).rejects.toThrow(
-      "MCP server faulty, tool hang: no answer within 400 ms",
+      "MCP server faulty, tool hang: no answer within 1000 ms",
     );
     // Through the registry, as the kernel runs it: an error result, not a throw.
     const outcome = await new ToolRegistry(tools).run("faulty__hang", {});
@@ -304,7 +304,7 @@ describe("MCP tool source: faults", () => {
     expect(await call(find(tools, "faulty__weird_name_x"))).toBe("called weird.name/x");
   });
 
-  it("a server that never answers the handshake fails the start within timeout_ms, leaving no child", async () => {
+  it("a server that never answers the handshake fails the start within start_timeout_ms, leaving no child", async () => {
     const folder = temporaryDirectory();
     cleanups.push(folder.remove);
     const pidFile = join(folder.path, "pid");
@@ -317,10 +317,13 @@ describe("MCP tool source: faults", () => {
           "require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)",
           pidFile,
         ],
-        timeout_ms: 300,
+        // The call timeout stays at its 30 s default: the start has its own.
+        start_timeout_ms: 300,
       }),
     );
-    await expect(silent.tools()).rejects.toThrow(/MCP server silent did not start: .*timed out/i);
+    await expect(silent.tools()).rejects.toThrow(
+      "MCP server silent did not start: no answer to the handshake within 300 ms (start_timeout_ms)",
+    );
     expect(silent.pid).toBeNull();
     expect(await waitUntilGone(Number(readFileSync(pidFile, "utf8")))).toBe(true);
   });

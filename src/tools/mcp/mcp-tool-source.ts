@@ -90,7 +90,7 @@ export class McpToolSource implements ToolSource {
         .request(
           { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
           ToolList,
-          { timeout: this.#definition.timeout_ms, ...(signal ? { signal } : {}) },
+          { timeout: this.#definition.start_timeout_ms, ...(signal ? { signal } : {}) },
         )
         .catch((error: unknown) => {
           throw new ToolSourceError(
