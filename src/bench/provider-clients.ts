@@ -3,24 +3,28 @@ import { jsonSchema, streamText, tool } from "ai";
 import { createParser } from "eventsource-parser";
 import OpenAI from "openai";
 import { OpenAIChatModel } from "../providers/openai/openai-chat-model.js";
+import type { StreamLength } from "./provider-stream-bodies.js";
 
 /**
  * The four ways the provider benchmark reads one stream: the raw baseline, our adapter, and two
  * peers. Each returns when the stream is fully consumed, with the time to the first content or
  * tool-call delta as it saw it and how many deltas (reasoning included) it saw: a check that it
- * parsed everything.
+ * parsed everything. Each client object (our model, openai-node's client, the AI SDK's provider)
+ * is made once and reused for every call, as an application does (the lab: once per turn).
  */
 export type StreamKind = "text" | "tool" | "reasoning";
 
-/** The bench server picks the reasoning stream by this prompt. */
-const promptFor = (kind: StreamKind) => (kind === "reasoning" ? "think hard" : "hi");
+/** The bench server picks the stream by words of the prompt. */
+const promptFor = (kind: StreamKind, length: StreamLength) =>
+  `${kind === "reasoning" ? "think hard" : "hi"}${length === "short" ? ", short" : ""}`;
 
 export interface ClientRun {
   ttft_ms: number;
   deltas: number;
 }
 
-export type BenchClient = (baseUrl: string, kind: StreamKind) => Promise<ClientRun>;
+export type BenchClient = (kind: StreamKind, length: StreamLength) => Promise<ClientRun>;
+export type BenchClientFactory = (baseUrl: string) => BenchClient;
 
 const SEARCH_PARAMETERS = {
   type: "object",
@@ -28,10 +32,10 @@ const SEARCH_PARAMETERS = {
   required: ["query"],
 };
 
-function requestBody(kind: StreamKind): string {
+function requestBody(kind: StreamKind, length: StreamLength): string {
   return JSON.stringify({
     model: "bench-model",
-    messages: [{ role: "user", content: promptFor(kind) }],
+    messages: [{ role: "user", content: promptFor(kind, length) }],
     stream: true,
     stream_options: { include_usage: true },
     ...(kind === "tool"
@@ -62,14 +66,14 @@ interface RawChunk {
 }
 
 /** The floor: fetch, an SSE parser and JSON.parse, nothing else. */
-export const rawFetchClient: BenchClient = async (baseUrl, kind) => {
+export const rawFetchClient: BenchClientFactory = (baseUrl) => async (kind, length) => {
   const start = performance.now();
   let ttft = -1;
   let deltas = 0;
   const response = await fetch(`${baseUrl}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "Bearer bench" },
-    body: requestBody(kind),
+    body: requestBody(kind, length),
   });
   const parser = createParser({
     onEvent(event) {
@@ -89,99 +93,105 @@ export const rawFetchClient: BenchClient = async (baseUrl, kind) => {
   return { ttft_ms: ttft, deltas };
 };
 
-export const agentLabClient: BenchClient = async (baseUrl, kind) => {
+export const agentLabClient: BenchClientFactory = (baseUrl) => {
   const model = new OpenAIChatModel({ model: "bench-model", base_url: baseUrl, max_retries: 0 });
-  const start = performance.now();
-  let ttft = -1;
-  let deltas = 0;
-  for await (const part of model.stream({
-    messages: [{ role: "user", content: promptFor(kind), tool_calls: [] }],
-    ...(kind === "tool"
-      ? { tools: [{ name: "mock_search", description: "search", parameters: SEARCH_PARAMETERS }] }
-      : {}),
-  })) {
-    if (part.type === "text-delta" || part.type === "tool-call-delta") {
-      if (ttft < 0) ttft = performance.now() - start;
-      deltas++;
-    } else if (part.type === "reasoning-delta") {
-      deltas++;
+  return async (kind, length) => {
+    const start = performance.now();
+    let ttft = -1;
+    let deltas = 0;
+    for await (const part of model.stream({
+      messages: [{ role: "user", content: promptFor(kind, length), tool_calls: [] }],
+      ...(kind === "tool"
+        ? { tools: [{ name: "mock_search", description: "search", parameters: SEARCH_PARAMETERS }] }
+        : {}),
+    })) {
+      if (part.type === "text-delta" || part.type === "tool-call-delta") {
+        if (ttft < 0) ttft = performance.now() - start;
+        deltas++;
+      } else if (part.type === "reasoning-delta") {
+        deltas++;
+      }
     }
-  }
-  return { ttft_ms: ttft, deltas };
+    return { ttft_ms: ttft, deltas };
+  };
 };
 
-export const openaiNodeClient: BenchClient = async (baseUrl, kind) => {
+export const openaiNodeClient: BenchClientFactory = (baseUrl) => {
   const client = new OpenAI({ baseURL: baseUrl, apiKey: "bench", maxRetries: 0 });
-  const start = performance.now();
-  let ttft = -1;
-  let deltas = 0;
-  const stream = await client.chat.completions.create({
-    model: "bench-model",
-    messages: [{ role: "user", content: promptFor(kind) }],
-    stream: true,
-    stream_options: { include_usage: true },
-    ...(kind === "tool"
-      ? {
-          tools: [
-            {
-              type: "function" as const,
-              function: {
-                name: "mock_search",
-                description: "search",
-                parameters: SEARCH_PARAMETERS,
+  return async (kind, length) => {
+    const start = performance.now();
+    let ttft = -1;
+    let deltas = 0;
+    const stream = await client.chat.completions.create({
+      model: "bench-model",
+      messages: [{ role: "user", content: promptFor(kind, length) }],
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(kind === "tool"
+        ? {
+            tools: [
+              {
+                type: "function" as const,
+                function: {
+                  name: "mock_search",
+                  description: "search",
+                  parameters: SEARCH_PARAMETERS,
+                },
               },
-            },
-          ],
-        }
-      : {}),
-  });
-  for await (const chunk of stream) {
-    // openai-node types no reasoning field; it passes the chunk through as received.
-    const delta = chunk.choices[0]?.delta as RawDelta | undefined;
-    if (delta && (delta.content || delta.tool_calls)) {
-      if (ttft < 0) ttft = performance.now() - start;
-      deltas++;
-    } else if (delta?.reasoning_content) {
-      deltas++;
+            ],
+          }
+        : {}),
+    });
+    for await (const chunk of stream) {
+      // openai-node types no reasoning field; it passes the chunk through as received.
+      const delta = chunk.choices[0]?.delta as RawDelta | undefined;
+      if (delta && (delta.content || delta.tool_calls)) {
+        if (ttft < 0) ttft = performance.now() - start;
+        deltas++;
+      } else if (delta?.reasoning_content) {
+        deltas++;
+      }
     }
-  }
-  return { ttft_ms: ttft, deltas };
+    return { ttft_ms: ttft, deltas };
+  };
 };
 
-export const aiSdkClient: BenchClient = async (baseUrl, kind) => {
+export const aiSdkClient: BenchClientFactory = (baseUrl) => {
   const provider = createOpenAICompatible({
     name: "bench",
     baseURL: baseUrl,
     apiKey: "bench",
     includeUsage: true,
   });
-  const start = performance.now();
-  let ttft = -1;
-  let deltas = 0;
-  const result = streamText({
-    model: provider("bench-model"),
-    prompt: promptFor(kind),
-    maxRetries: 0,
-    ...(kind === "tool"
-      ? {
-          tools: {
-            mock_search: tool({
-              description: "search",
-              inputSchema: jsonSchema<{ query: string }>(SEARCH_PARAMETERS as never),
-            }),
-          },
-        }
-      : {}),
-  });
-  for await (const part of result.fullStream) {
-    if (part.type === "text-delta" || part.type === "tool-input-delta") {
-      if (ttft < 0) ttft = performance.now() - start;
-      deltas++;
-    } else if (part.type === "reasoning-delta") {
-      deltas++;
-    } else if (part.type === "error") {
-      throw part.error;
+  return async (kind, length) => {
+    const start = performance.now();
+    let ttft = -1;
+    let deltas = 0;
+    const result = streamText({
+      model: provider("bench-model"),
+      prompt: promptFor(kind, length),
+      maxRetries: 0,
+      ...(kind === "tool"
+        ? {
+            tools: {
+              mock_search: tool({
+                description: "search",
+                inputSchema: jsonSchema<{ query: string }>(SEARCH_PARAMETERS as never),
+              }),
+            },
+          }
+        : {}),
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta" || part.type === "tool-input-delta") {
+        if (ttft < 0) ttft = performance.now() - start;
+        deltas++;
+      } else if (part.type === "reasoning-delta") {
+        deltas++;
+      } else if (part.type === "error") {
+        throw part.error;
+      }
     }
-  }
-  return { ttft_ms: ttft, deltas };
+    return { ttft_ms: ttft, deltas };
+  };
 };

@@ -1,8 +1,12 @@
 /**
- * The streams the provider benchmark's endpoint serves: CHUNKS content, reasoning or tool-call
- * deltas each.
+ * The streams the provider benchmark's endpoint serves: content, reasoning or tool-call deltas, in
+ * two lengths. The difference between the two is what one more chunk costs; the short one is
+ * mostly what a call costs whatever its length.
  */
-export const CHUNKS = 1_000;
+export const LONG_CHUNKS = 1_000;
+export const SHORT_CHUNKS = 100;
+export type StreamLength = "long" | "short";
+export const chunksOf = (length: StreamLength) => (length === "long" ? LONG_CHUNKS : SHORT_CHUNKS);
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
   return `data: ${JSON.stringify({
@@ -14,7 +18,7 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
   })}\n\n`;
 }
 
-function usageEvent(details: Record<string, unknown> = {}): string {
+function usageEvent(chunks: number, details: Record<string, unknown> = {}): string {
   return `data: ${JSON.stringify({
     id: "chatcmpl-bench",
     object: "chat.completion.chunk",
@@ -24,20 +28,18 @@ function usageEvent(details: Record<string, unknown> = {}): string {
     choices: [],
     usage: {
       prompt_tokens: 12,
-      completion_tokens: CHUNKS,
-      total_tokens: CHUNKS + 12,
+      completion_tokens: chunks,
+      total_tokens: chunks + 12,
       prompt_tokens_details: { cached_tokens: 0 },
       ...details,
     },
   })}\n\n`;
 }
 
-const usage = usageEvent();
-
-export function textStream(): string {
+export function textStream(chunks: number): string {
   const parts = [chunk({ role: "assistant", content: "" })];
-  for (let index = 0; index < CHUNKS; index++) parts.push(chunk({ content: `word${index % 50} ` }));
-  parts.push(chunk({}, "stop"), usage, "data: [DONE]\n\n");
+  for (let index = 0; index < chunks; index++) parts.push(chunk({ content: `word${index % 50} ` }));
+  parts.push(chunk({}, "stop"), usageEvent(chunks), "data: [DONE]\n\n");
   return parts.join("");
 }
 
@@ -45,24 +47,23 @@ export function textStream(): string {
  * A thinking model's stream (DeepSeek, llama.cpp, vLLM): most chunks carry `reasoning_content`,
  * the answer comes last; its usage reports the reasoning tokens.
  */
-export function reasoningStream(): string {
-  const answer = CHUNKS / 5;
+export function reasoningStream(chunks: number): string {
+  const answer = chunks / 5;
   const parts = [chunk({ role: "assistant", content: null, reasoning_content: "" })];
-  for (let index = 0; index < CHUNKS - answer; index++) {
+  for (let index = 0; index < chunks - answer; index++) {
     parts.push(chunk({ content: null, reasoning_content: `thought${index % 50} ` }));
   }
   for (let index = 0; index < answer; index++) parts.push(chunk({ content: `word${index % 50} ` }));
-  parts.push(chunk({}, "stop"), reasoningUsage, "data: [DONE]\n\n");
+  const usage = usageEvent(chunks, {
+    completion_tokens_details: { reasoning_tokens: chunks - answer },
+    prompt_cache_hit_tokens: 0,
+    prompt_cache_miss_tokens: 12,
+  });
+  parts.push(chunk({}, "stop"), usage, "data: [DONE]\n\n");
   return parts.join("");
 }
 
-const reasoningUsage = usageEvent({
-  completion_tokens_details: { reasoning_tokens: CHUNKS - CHUNKS / 5 },
-  prompt_cache_hit_tokens: 0,
-  prompt_cache_miss_tokens: 12,
-});
-
-export function toolCallStream(): string {
+export function toolCallStream(chunks: number): string {
   const parts = [
     chunk({
       role: "assistant",
@@ -78,10 +79,10 @@ export function toolCallStream(): string {
     }),
   ];
   parts.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"query":"' } }] }));
-  for (let index = 0; index < CHUNKS - 2; index++) {
+  for (let index = 0; index < chunks - 2; index++) {
     parts.push(chunk({ tool_calls: [{ index: 0, function: { arguments: `w${index % 50} ` } }] }));
   }
   parts.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] }));
-  parts.push(chunk({}, "tool_calls"), usage, "data: [DONE]\n\n");
+  parts.push(chunk({}, "tool_calls"), usageEvent(chunks), "data: [DONE]\n\n");
   return parts.join("");
 }

@@ -1,23 +1,30 @@
 import { createServer } from "node:http";
-import { reasoningStream, textStream, toolCallStream } from "./provider-stream-bodies.js";
+import {
+  chunksOf,
+  reasoningStream,
+  type StreamLength,
+  textStream,
+  toolCallStream,
+} from "./provider-stream-bodies.js";
 
 /**
  * The benchmark's model endpoint, a script run in its own process so its CPU never counts against
  * the clients. It answers every POST with a pre-rendered stream written at once: the clients' cost
  * per chunk is what is measured, not the server's pacing. Prints its port, exits when stdin closes.
  */
-const bodies = {
-  text: Buffer.from(textStream()),
-  tool: Buffer.from(toolCallStream()),
-  reasoning: Buffer.from(reasoningStream()),
-};
+const bodiesOf = (length: StreamLength) => ({
+  text: Buffer.from(textStream(chunksOf(length))),
+  tool: Buffer.from(toolCallStream(chunksOf(length))),
+  reasoning: Buffer.from(reasoningStream(chunksOf(length))),
+});
+const bodies = { long: bodiesOf("long"), short: bodiesOf("short") };
 
 const server = createServer((request, response) => {
   const body: Buffer[] = [];
   request.on("data", (piece: Buffer) => body.push(piece));
   request.on("end", () => {
     const text = Buffer.concat(body).toString("utf8");
-    // The clients say which stream they want in the user message.
+    // The clients say which stream they want in the user message, and how long ("short").
     const kind = text.includes('"tools"')
       ? "tool"
       : text.includes("think hard")
@@ -28,7 +35,7 @@ const server = createServer((request, response) => {
       "cache-control": "no-cache",
       "x-request-id": "req_bench",
     });
-    response.end(bodies[kind]);
+    response.end(bodies[text.includes("short") ? "short" : "long"][kind]);
   });
 });
 

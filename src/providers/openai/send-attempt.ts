@@ -20,7 +20,7 @@ export type AttemptOutcome =
 export interface AttemptRequest {
   fetch: typeof globalThis.fetch;
   url: string;
-  headers: Headers;
+  headers: Record<string, string>;
   body: string;
   signal: AttemptSignal;
   timeout_ms: number;

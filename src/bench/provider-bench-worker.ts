@@ -1,0 +1,38 @@
+import { createInterface } from "node:readline";
+import {
+  agentLabClient,
+  aiSdkClient,
+  type BenchClientFactory,
+  openaiNodeClient,
+  rawFetchClient,
+  type StreamKind,
+} from "./provider-clients.js";
+import type { StreamLength } from "./provider-stream-bodies.js";
+
+/**
+ * One client of the provider benchmark in a process of its own: the garbage a heavy client leaves
+ * (the AI SDK's is 40 times the baseline's) is collected on its own CPU time, not on whichever
+ * client happens to run next. Reads `KIND LENGTH` lines, answers each with the call's CPU time
+ * as measured in this process, as a JSON line.
+ */
+const BENCH_CLIENTS: Record<string, BenchClientFactory> = {
+  raw: rawFetchClient,
+  lab: agentLabClient,
+  "openai-node": openaiNodeClient,
+  "ai-sdk": aiSdkClient,
+};
+
+const [name, baseUrl] = process.argv.slice(2);
+const factory = BENCH_CLIENTS[name ?? ""];
+if (!factory || !baseUrl) {
+  console.error("usage: provider-bench-worker CLIENT BASE_URL");
+  process.exit(2);
+}
+const client = factory(baseUrl);
+for await (const line of createInterface({ input: process.stdin })) {
+  const [kind, length] = line.split(" ") as [StreamKind, StreamLength];
+  const before = process.cpuUsage();
+  const run = await client(kind, length);
+  const used = process.cpuUsage(before);
+  process.stdout.write(`${JSON.stringify({ cpu_us: used.user + used.system, ...run })}\n`);
+}
