@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ArgumentMatcher } from "./argument-matcher.js";
+import { GatewayUpstream, UpstreamName } from "./gateway.js";
 
 /**
  * The shapes of tools that come from outside the lab's built-ins (issue 10): declared (mock) tools,
@@ -106,6 +107,8 @@ export const LabConfigFile = z.strictObject({
    * suites; relative ones are read from the config file's folder.
    */
   suites_dirs: z.array(z.string().min(1, "name a folder")).default([]),
+  /** Endpoints the gateway (`/v1`) may send requests to, by the name a client puts in `model`. */
+  upstreams: z.record(UpstreamName, GatewayUpstream).default({}),
 });
 export type LabConfigFile = z.output<typeof LabConfigFile>;
 
