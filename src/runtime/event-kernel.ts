@@ -3,6 +3,7 @@ import { cutText } from "../domain/limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { ToolRegistry, ToolRunResult } from "../tools/registry.js";
+import { ToolText } from "../tools/tool.js";
 import { type ApprovalScope, awaitApproval, requiresApproval } from "./approval-gate.js";
 import { auditPayload } from "./audit-payload.js";
 import type { TurnRecords } from "./turn-records.js";
@@ -60,7 +61,7 @@ export class EventKernel {
         }
       : await this.#run(event, options);
     const content = cutText(
-      outcome.ok ? JSON.stringify(outcome.value ?? null) : JSON.stringify({ error: outcome.error }),
+      outcome.ok ? resultText(outcome.value) : JSON.stringify({ error: outcome.error }),
       this.scope.max_result_chars,
       "tool result",
     );
@@ -116,7 +117,8 @@ export class EventKernel {
     options: ExecuteOptions,
   ): Promise<{ outcome: ToolRunResult; approval_wait_ms: number | null }> {
     const { tools, signal, approvals } = this.scope;
-    const run = (args: Record<string, unknown>) => tools.run(event.name, args, { signal });
+    const run = (args: Record<string, unknown>) =>
+      tools.run(event.name, args, { signal, call_id: event.id });
     if (!requiresApproval(tools.get(event.name), approvals.overrides)) {
       return { outcome: await run(event.arguments), approval_wait_ms: null };
     }
@@ -175,4 +177,8 @@ export function interruptedReply(event: Pick<ToolCallEvent, "id" | "name">): Cha
     tool_call_id: event.id,
     tool_calls: [],
   };
+}
+
+function resultText(value: unknown): string {
+  return value instanceof ToolText ? value.text : JSON.stringify(value ?? null);
 }

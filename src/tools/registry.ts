@@ -33,6 +33,8 @@ export interface ToolRunOptions {
   signal?: AbortSignal | undefined;
   /** Overrides the tool's timeout for this call; a value that is not a positive number is ignored. */
   timeout_ms?: number | undefined;
+  /** Handed to the tool as `context.call_id`. */
+  call_id?: string | undefined;
 }
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -132,7 +134,7 @@ export class ToolRegistry {
     const { signal } = options;
     if (signal?.aborted) return failure("interrupted", "interrupted", 0);
     const timeoutMs = timeoutOf(options.timeout_ms, entry.tool.timeout_ms);
-    return execute(entry.tool, args as Record<string, unknown>, timeoutMs, signal);
+    return execute(entry.tool, args as Record<string, unknown>, timeoutMs, signal, options.call_id);
   }
 
   #available(): string {
@@ -150,6 +152,7 @@ function execute(
   args: Record<string, unknown>,
   timeoutMs: number | null,
   signal: AbortSignal | undefined,
+  callId: string | undefined,
 ): Promise<ToolRunResult> {
   const controller = new AbortController();
   const startedAt = performance.now();
@@ -183,7 +186,12 @@ function execute(
 
     let pending: Promise<unknown>;
     try {
-      pending = Promise.resolve(tool.execute(args, { signal: controller.signal }));
+      pending = Promise.resolve(
+        tool.execute(args, {
+          signal: controller.signal,
+          ...(callId === undefined ? {} : { call_id: callId }),
+        }),
+      );
     } catch (error) {
       pending = Promise.reject(error);
     }

@@ -6,6 +6,16 @@
 export interface ToolContext {
   /** Aborted when the turn is cancelled or the call times out; long work should stop on it. */
   signal: AbortSignal;
+  /** The call's id in the conversation, when a turn runs it (the gateway's client tools need it). */
+  call_id?: string;
+}
+
+/**
+ * A result that is already the text the model should read (a gateway client's tool reply), sent
+ * as is instead of as JSON: a string result would otherwise arrive quoted.
+ */
+export class ToolText {
+  constructor(readonly text: string) {}
 }
 
 export interface Tool {

@@ -1,0 +1,283 @@
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import OpenAI from "openai";
+import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type TestServer, startTestServer } from "./test-fixtures.js";
+
+/**
+ * The gateway as an existing agent meets it: the official openai client and the AI SDK, pointed at
+ * the lab with nothing but a base URL and the lab's token as their key, on the simulated model.
+ * What they receive is checked, and what the lab recorded.
+ */
+
+let server: TestServer;
+let token: string;
+
+beforeEach(async () => {
+  server = await startTestServer();
+  token = server.server.token as string;
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const baseURL = () => new URL("/v1", server.url).href;
+const openai = (headers: Record<string, string> = {}) =>
+  new OpenAI({ baseURL: baseURL(), apiKey: token, maxRetries: 0, defaultHeaders: headers });
+
+const LOOKUP: ChatCompletionTool = {
+  type: "function",
+  function: {
+    name: "lookup",
+    description: "Looks up the weather of a city",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+    },
+  },
+};
+
+function gatewaySessions() {
+  return server.store
+    .listSessions()
+    .map((item) => server.store.getSession(item.id))
+    .filter((session) => session !== null && "gateway" in session.config);
+}
+
+describe("gateway on the simulated model, through the openai client", () => {
+  it("answers a plain request and records it as a gateway session with one turn and its usage", async () => {
+    const completion = await openai().chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "system", content: "You are terse." },
+        { role: "user", content: "Hello there, who are you?" },
+      ],
+    });
+    const answer = completion.choices[0]?.message.content ?? "";
+    expect(answer.length).toBeGreaterThan(0);
+    expect(completion.choices[0]?.finish_reason).toBe("stop");
+    expect(completion.usage?.prompt_tokens).toBeGreaterThan(0);
+
+    const [session] = gatewaySessions();
+    expect(session?.config).toMatchObject({
+      tool_invocation_mode: "chat_agent_tools",
+      gateway: { requested_model: "sim", upstream: null, grouped_by: "conversation" },
+      tags: ["gateway"],
+      chat_agent: { model: "sim", system_prompt: "You are terse." },
+    });
+    const id = session?.id as string;
+    const turns = server.store.listTurns(id);
+    expect(turns.map((turn) => turn.status)).toEqual(["completed"]);
+    const messages = server.store.listMessages(id);
+    expect(messages.map((message) => [message.role, message.content])).toEqual([
+      ["user", "Hello there, who are you?"],
+      ["assistant", answer],
+    ]);
+    const calls = server.store.usageSummary(id).calls;
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ metric_key: "chat:1:1" });
+    expect(calls[0]?.prompt_tokens).toBe(completion.usage?.prompt_tokens);
+  });
+
+  it("streams a tool call to the client; its reply continues the same turn, recorded round by round", async () => {
+    const client = openai();
+    const messages: ChatCompletionMessageParam[] = [
+      { role: "user", content: 'call lookup with {"city": "Paris"}' },
+    ];
+    const first = await client.chat.completions.create({
+      model: "sim",
+      messages,
+      tools: [LOOKUP],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const calls = new Map<number, { id: string; name: string; arguments: string }>();
+    let finish: string | null = null;
+    let sawUsage = false;
+    for await (const chunk of first) {
+      if (chunk.usage) sawUsage = true;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      for (const delta of choice.delta.tool_calls ?? []) {
+        const call = calls.get(delta.index) ?? { id: "", name: "", arguments: "" };
+        call.id ||= delta.id ?? "";
+        call.name ||= delta.function?.name ?? "";
+        call.arguments += delta.function?.arguments ?? "";
+        calls.set(delta.index, call);
+      }
+      finish = choice.finish_reason ?? finish;
+    }
+    expect(finish).toBe("tool_calls");
+    expect(sawUsage).toBe(true);
+    const call = calls.get(0);
+    expect(call?.name).toBe("lookup");
+    expect(JSON.parse(call?.arguments ?? "")).toEqual({ city: "Paris" });
+
+    messages.push(
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: call?.id as string,
+            type: "function",
+            function: { name: "lookup", arguments: call?.arguments as string },
+          },
+        ],
+      },
+      { role: "tool", tool_call_id: call?.id as string, content: "Sunny, 21 C" },
+    );
+    const second = await client.chat.completions.create({
+      model: "sim",
+      messages,
+      tools: [LOOKUP],
+    });
+    expect(second.choices[0]?.finish_reason).toBe("stop");
+    expect(second.choices[0]?.message.content?.length).toBeGreaterThan(0);
+
+    const [session] = gatewaySessions();
+    const id = session?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["completed"]);
+    const stored = server.store.listMessages(id);
+    expect(stored.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(stored[1]?.tool_calls[0]).toMatchObject({ id: call?.id, name: "lookup" });
+    // The client's reply is kept as the client wrote it, not re-encoded as JSON.
+    expect(stored[2]).toMatchObject({ tool_call_id: call?.id, content: "Sunny, 21 C" });
+    const keys = server.store.usageSummary(id).calls.map((row) => row.metric_key);
+    expect(keys).toEqual(["chat:1:1", `tool:1:1:${call?.id}`, "chat:1:2"]);
+  });
+
+  it("keeps one session per conversation: a resent history continues it; a new conversation starts another", async () => {
+    const client = openai();
+    const first = await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "Tell me about owls" }],
+    });
+    const answer = first.choices[0]?.message.content ?? "";
+    await client.chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "user", content: "Tell me about owls" },
+        { role: "assistant", content: answer },
+        { role: "user", content: "And about crows?" },
+      ],
+    });
+    await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "Something else entirely" }],
+    });
+    const sessions = gatewaySessions();
+    expect(sessions).toHaveLength(2);
+    const turnsPer = sessions.map((session) => server.store.listTurns(session?.id as string).length);
+    expect(turnsPer.sort()).toEqual([1, 2]);
+  });
+
+  it("groups by X-Agent-Lab-Session when the client names it, and refuses replies no turn waits for", async () => {
+    const client = openai({ "X-Agent-Lab-Session": "my-agent-run-1" });
+    await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "First question" }],
+    });
+    await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "An unrelated second question" }],
+    });
+    expect(server.store.listTurns("my-agent-run-1")).toHaveLength(2);
+    expect(server.store.getSession("my-agent-run-1")?.config).toMatchObject({
+      gateway: { grouped_by: "header" },
+    });
+
+    const orphan = client.chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "call_nobody", type: "function", function: { name: "lookup", arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_nobody", content: "late" },
+      ],
+    });
+    await expect(orphan).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("refuses a request without the lab's token, an unknown model and a bad body in OpenAI's format", async () => {
+    const stranger = new OpenAI({ baseURL: baseURL(), apiKey: "not-the-token", maxRetries: 0 });
+    await expect(
+      stranger.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "hi" }] }),
+    ).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
+    await expect(
+      openai().chat.completions.create({
+        model: "gpt-nowhere",
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    ).rejects.toMatchObject({ status: 404, code: "model_not_found" });
+    const bad = await fetch(`${baseURL()}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "sim", messages: [{ role: "robot", content: "hi" }] }),
+    });
+    expect(bad.status).toBe(400);
+    const error = (await bad.json()) as { error: { message: string; type: string } };
+    expect(error.error.type).toBe("invalid_request_error");
+    expect(error.error.message).toMatch(/messages\.0\.role/);
+    expect(gatewaySessions()).toHaveLength(0);
+  });
+});
+
+describe("gateway on the simulated model, through the AI SDK", () => {
+  const provider = () =>
+    createOpenAICompatible({ name: "lab", baseURL: baseURL(), apiKey: token, includeUsage: true });
+  const lookup = tool({
+    description: "Looks up the weather of a city",
+    inputSchema: jsonSchema<{ city: string }>({
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+    }),
+    execute: async ({ city }) => `Sunny in ${city}`,
+  });
+
+  it("generateText runs its multi-step tool loop through one recorded turn", async () => {
+    const result = await generateText({
+      model: provider()("sim"),
+      prompt: 'call lookup with {"city": "Oslo"}',
+      tools: { lookup },
+      stopWhen: stepCountIs(4),
+      maxRetries: 0,
+    });
+    expect(result.steps.length).toBe(2);
+    expect(result.steps[0]?.toolCalls[0]).toMatchObject({ toolName: "lookup", input: { city: "Oslo" } });
+    expect(result.text.length).toBeGreaterThan(0);
+    const [session] = gatewaySessions();
+    const id = session?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["completed"]);
+    const tool = server.store.listMessages(id).find((message) => message.role === "tool");
+    expect(tool?.content).toContain("Sunny in Oslo");
+  });
+
+  it("streamText streams the same loop, with usage", async () => {
+    const result = streamText({
+      model: provider()("sim"),
+      prompt: 'call lookup with {"city": "Lima"}',
+      tools: { lookup },
+      stopWhen: stepCountIs(4),
+      maxRetries: 0,
+    });
+    let text = "";
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") text += part.text;
+      if (part.type === "error") throw part.error;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    expect((await result.steps).length).toBe(2);
+    expect((await result.totalUsage).inputTokens).toBeGreaterThan(0);
+    const [session] = gatewaySessions();
+    expect(server.store.listTurns(session?.id as string)).toHaveLength(1);
+  });
+});

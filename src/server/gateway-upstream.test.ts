@@ -1,0 +1,282 @@
+import OpenAI from "openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  completionChunk,
+  completionStream,
+  errorReply,
+  FakeOpenAIServer,
+  SSE_DONE,
+  sseEvent,
+  streamReply,
+} from "../../test/fake-openai-server.js";
+import { LabConfigFile } from "../domain/tool-sources.js";
+import { type TestServer, startTestServer, waitFor } from "./test-fixtures.js";
+
+/**
+ * The gateway in front of a real OpenAI-compatible endpoint (a scripted one on 127.0.0.1): bytes
+ * passed through unchanged, the client's own request sent upstream, dual_agent repairing what the
+ * chat agent wrote, and the upstream's failures as the client sees them.
+ */
+
+const UPSTREAM_KEY = "sk-upstream-secret-0123456789abcdef";
+let upstream: FakeOpenAIServer;
+let server: TestServer;
+let token: string;
+
+beforeEach(async () => {
+  upstream = await FakeOpenAIServer.start();
+  const labConfig = LabConfigFile.parse({
+    upstreams: {
+      fake: {
+        base_url: upstream.baseUrl,
+        model: "fake-model",
+        api_key_env: "FAKE_UPSTREAM_KEY",
+        options: { max_retries: 0 },
+      },
+      repairing: {
+        base_url: upstream.baseUrl,
+        model: "fake-model",
+        api_key_env: "FAKE_UPSTREAM_KEY",
+        mode: "dual_agent",
+        event_model: "sim",
+        options: { max_retries: 0 },
+      },
+    },
+  });
+  server = await startTestServer({
+    runTurnDefaults: { labConfig, env: { ...process.env, FAKE_UPSTREAM_KEY: UPSTREAM_KEY } },
+  });
+  token = server.server.token as string;
+});
+afterEach(async () => {
+  await server.close();
+  await upstream.close();
+});
+
+const chatUrl = () => new URL("/v1/chat/completions", server.url).href;
+const client = () =>
+  new OpenAI({ baseURL: new URL("/v1", server.url).href, apiKey: token, maxRetries: 0 });
+
+const WEATHER = {
+  type: "function" as const,
+  function: {
+    name: "get_weather",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+      additionalProperties: false,
+    },
+  },
+};
+
+function onlySession() {
+  const [item] = server.store.listSessions();
+  return server.store.getSession(item?.id as string);
+}
+
+describe("pass-through", () => {
+  it("streams the upstream's bytes unchanged and sends the client's own request, with the lab's key", async () => {
+    const events = completionStream({ text: ["Hel", "lo", " there"] });
+    upstream.enqueue(streamReply(events));
+    const body = {
+      model: "fake",
+      messages: [{ role: "user", content: [{ type: "text", text: "Say hello" }], name: "ann" }],
+      stream: true,
+      stream_options: { include_usage: true },
+      seed: 7,
+      response_format: { type: "text" },
+    };
+    const response = await fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
+    expect(await response.text()).toBe(events.join(""));
+
+    const sent = upstream.requests[0];
+    expect(sent?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
+    expect(sent?.body).toEqual({ ...body, model: "fake-model" });
+
+    const session = onlySession();
+    const id = session?.id as string;
+    expect(session?.config).toMatchObject({ gateway: { upstream: "fake" } });
+    expect(server.store.listMessages(id).map((message) => message.content)).toEqual([
+      "Say hello",
+      "Hello there",
+    ]);
+    const [call] = server.store.usageSummary(id).calls;
+    expect(call).toMatchObject({ prompt_tokens: 10, completion_tokens: 5, metric_key: "chat:1:1" });
+    expect(call?.ttft_ms).not.toBeNull();
+    // Nothing of the key is kept anywhere the lab writes.
+    expect(JSON.stringify(server.store.exportSession(id))).not.toContain(UPSTREAM_KEY);
+  });
+
+  it("drops only the usage event the lab asked for when the client did not", async () => {
+    const events = completionStream({ text: ["Hi"] });
+    upstream.enqueue(streamReply(events));
+    const response = await fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "fake", messages: [{ role: "user", content: "hi" }], stream: true }),
+    });
+    const usageEvent = events.find((event) => event.includes('"usage"')) as string;
+    expect(await response.text()).toBe(events.filter((event) => event !== usageEvent).join(""));
+    expect(upstream.requests[0]?.body).toMatchObject({ stream_options: { include_usage: true } });
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.usageSummary(id).calls.length === 1);
+    expect(server.store.usageSummary(id).calls[0]?.prompt_tokens).toBe(10);
+  });
+
+  it("passes tool calls through as the model wrote them, and the reply request goes upstream as sent", async () => {
+    upstream.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_w1",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Rome"}' },
+            },
+          ],
+        }),
+      ),
+      streamReply(completionStream({ text: ["It is sunny in Rome."] })),
+    );
+    const openai = client();
+    const first = await openai.chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Weather in Rome?" }],
+      tools: [WEATHER],
+    });
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(first.choices[0]?.finish_reason).toBe("tool_calls");
+    expect(call).toMatchObject({ id: "call_w1", function: { name: "get_weather", arguments: '{"city":"Rome"}' } });
+    const followUp = {
+      model: "fake",
+      messages: [
+        { role: "user" as const, content: "Weather in Rome?" },
+        { role: "assistant" as const, content: null, tool_calls: [call as never] },
+        { role: "tool" as const, tool_call_id: "call_w1", content: "sunny, 24 C" },
+      ],
+      tools: [WEATHER],
+    };
+    const second = await openai.chat.completions.create(followUp);
+    expect(second.choices[0]?.message.content).toBe("It is sunny in Rome.");
+    expect(upstream.requests[1]?.body).toMatchObject({
+      messages: followUp.messages,
+      model: "fake-model",
+    });
+    const id = onlySession()?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["completed"]);
+    expect(server.store.listMessages(id).map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+  });
+});
+
+describe("dual_agent through the gateway", () => {
+  it("repairs the chat agent's broken arguments with the event agent: the client gets valid ones", async () => {
+    // The chat agent writes an event whose arguments miss the required city.
+    upstream.enqueue(
+      streamReply([
+        sseEvent(completionChunk({ role: "assistant", content: "" })),
+        sseEvent(completionChunk({ content: 'Checking. <event name="get_weather">{"town": "Paris"}' })),
+        sseEvent(completionChunk({ content: "</event>" })),
+        sseEvent(completionChunk({}, "stop")),
+        SSE_DONE,
+      ]),
+      streamReply(completionStream({ text: ["Paris is mild today."] })),
+    );
+    const openai = client();
+    const first = await openai.chat.completions.create({
+      model: "repairing",
+      messages: [{ role: "user", content: "What is the weather in Paris?" }],
+      tools: [WEATHER],
+    });
+    const message = first.choices[0]?.message;
+    expect(first.choices[0]?.finish_reason).toBe("tool_calls");
+    expect(message?.content ?? "").not.toContain("<event");
+    const call = message?.tool_calls?.[0];
+    expect(call?.function.name).toBe("get_weather");
+    expect(JSON.parse(call?.function.arguments ?? "{}")).toEqual({ city: "Paris" });
+    // The chat agent got the event catalog, not native tools.
+    expect(upstream.requests[0]?.body).not.toHaveProperty("tools");
+
+    const second = await openai.chat.completions.create({
+      model: "repairing",
+      messages: [
+        { role: "user", content: "What is the weather in Paris?" },
+        { role: "assistant", content: message?.content ?? null, tool_calls: [call as never] },
+        { role: "tool", tool_call_id: call?.id as string, content: "mild, 18 C" },
+      ],
+      tools: [WEATHER],
+    });
+    expect(second.choices[0]?.message.content).toBe("Paris is mild today.");
+    const id = onlySession()?.id as string;
+    expect(onlySession()?.config).toMatchObject({ tool_invocation_mode: "dual_agent" });
+    const calls = server.store.usageSummary(id).calls;
+    expect(calls.filter((row) => row.call_kind === "argument_fallback")).toHaveLength(1);
+    expect(calls.find((row) => row.call_kind === "tool_execution")).toMatchObject({
+      used_fallback: true,
+    });
+  });
+});
+
+describe("upstream faults as the client sees them", () => {
+  it("a 429 reaches the client as a 429 in OpenAI's format, without the key", async () => {
+    upstream.enqueue(errorReply(429, `slow down, key ${UPSTREAM_KEY}`, { "x-should-retry": "false" }));
+    const failure = await client()
+      .chat.completions.create({ model: "fake", messages: [{ role: "user", content: "hi" }] })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(String((failure as Error).message)).not.toContain(UPSTREAM_KEY);
+    const id = onlySession()?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed"]);
+  });
+
+  it("a stream cut after its first bytes ends with an error event; the turn is recorded failed", async () => {
+    const [role, hello] = completionStream({ text: ["Hello"] });
+    upstream.enqueue(streamReply([role as string, hello as string], { ending: "destroy" }));
+    const stream = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    let text = "";
+    const read = (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    })();
+    await expect(read).rejects.toThrow();
+    expect(text).toBe("Hello");
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
+  });
+
+  it("a client that disconnects cancels the upstream call; the turn is recorded cancelled", async () => {
+    const [role, hello] = completionStream({ text: ["Hello"] });
+    upstream.enqueue(streamReply([role as string, hello as string], { ending: "stall" }));
+    const controller = new AbortController();
+    const response = await fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "fake", messages: [{ role: "user", content: "hi" }], stream: true }),
+      signal: controller.signal,
+    });
+    const reader = response.body?.getReader();
+    await reader?.read();
+    controller.abort();
+    await upstream.requests[0]?.closed;
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "cancelled");
+  });
+});

@@ -1,0 +1,181 @@
+import { randomUUID } from "node:crypto";
+import {
+  type ChatCompletionRequest,
+  GATEWAY_TAG,
+  type GatewaySessionMark,
+} from "../../domain/gateway.js";
+import type { AgentConfig, ToolInvocationMode } from "../../domain/session-config.js";
+import type { ChatModel } from "../../providers/chat-model.js";
+import type { ModelProvider } from "../../runtime/turn-providers.js";
+import type { SessionStore } from "../../store/session-store.js";
+import type { GatewaySegment } from "./gateway-segment.js";
+import { GatewayTurn } from "./gateway-turn.js";
+import { classifyRequest, previousAnswerOf, systemPromptOf } from "./request-messages.js";
+
+/** What a request's `model` (and the mode header) resolved to. */
+export interface ResolvedGatewayModel {
+  chat_agent: Pick<AgentConfig, "model" | "base_url" | "api_key_env" | "options">;
+  event_agent: Pick<AgentConfig, "model" | "base_url" | "api_key_env" | "options">;
+  mode: ToolInvocationMode;
+  /** The upstream's name in agent-lab.yaml, or null for a lab model string. */
+  upstream: string | null;
+  /** Builds the two models (a per-request key, for pass_client_key, lives only in these). */
+  build(): { chat: ChatModel; event: ChatModel };
+}
+
+export interface GatewayRequestContext {
+  body: ChatCompletionRequest;
+  /** The body as the client sent it, for pass-through. */
+  raw_body: Record<string, unknown>;
+  segment: GatewaySegment;
+  /** `X-Agent-Lab-Session`, when given. */
+  session_header: string | null;
+  resolved: () => ResolvedGatewayModel;
+}
+
+export interface GatewaySessionsOptions {
+  store: SessionStore;
+  models: ModelProvider;
+  /** How long a turn waits for a client's tool replies (default 10 minutes). */
+  client_wait_ms?: number;
+  /** How long after its last answer a conversation may continue its session (default 30 minutes). */
+  conversation_gap_ms?: number;
+}
+
+const MAX_RECENT = 1_000;
+
+/**
+ * Which session and turn a gateway request belongs to. Tool replies go to the turn that waits for
+ * those calls. A user message starts a turn: in the session `X-Agent-Lab-Session` names (created
+ * on first use), else in the session whose last answer the request carries as its last assistant
+ * message (the same conversation, resent), within the gap; else in a new session.
+ */
+export class GatewaySessions {
+  readonly #store: SessionStore;
+  readonly #models: ModelProvider;
+  readonly #clientWaitMs: number;
+  readonly #gapMs: number;
+  readonly #turns = new Map<string, GatewayTurn>();
+  /** Session id → its last answer and when: the conversations a request may continue. */
+  readonly #recent = new Map<string, { answer: string; at: number }>();
+
+  constructor(options: GatewaySessionsOptions) {
+    this.#store = options.store;
+    this.#models = options.models;
+    this.#clientWaitMs = options.client_wait_ms ?? 10 * 60_000;
+    this.#gapMs = options.conversation_gap_ms ?? 30 * 60_000;
+  }
+
+  /**
+   * Starts or continues the turn the request belongs to; the answer (or the refusal) goes to the
+   * request's segment. Throws only for a request that cannot be placed (bad input, a follow-up no
+   * turn waits for); the caller answers those itself.
+   */
+  async handle(request: GatewayRequestContext): Promise<void> {
+    const { body } = request;
+    const kind = classifyRequest(body.messages);
+    if (kind.kind === "tool_replies") {
+      const ids = kind.replies.map((reply) => reply.tool_call_id);
+      const turn = this.#waitingTurn(request.session_header, ids);
+      if (turn === null || !turn.continueWith(segmentOf(request), kind.replies)) {
+        throw new GatewayConflict(
+          `no turn waits for the replies to ${ids.join(", ")}: it ended (its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
+        );
+      }
+      return;
+    }
+    const resolved = request.resolved();
+    const found = request.session_header ?? this.#continued(previousAnswerOf(body.messages));
+    const session_id = found ?? randomUUID();
+    // The client moved on without replying to the calls of its last turn: that turn ends now.
+    await this.#turns
+      .get(session_id)
+      ?.cancel("the client started a new turn without replying to the tool calls");
+    const { chat, event } = resolved.build();
+    const mark: GatewaySessionMark = {
+      requested_model: body.model,
+      upstream: resolved.upstream,
+      grouped_by: request.session_header === null ? "conversation" : "header",
+    };
+    const system_prompt = systemPromptOf(body.messages);
+    const turn = new GatewayTurn(
+      {
+        store: this.#store,
+        session_id,
+        title: kind.message.slice(0, 80),
+        config: {
+          tool_invocation_mode: resolved.mode,
+          chat_agent: {
+            ...resolved.chat_agent,
+            ...(system_prompt === undefined ? {} : { system_prompt }),
+            ...(typeof body.temperature === "number" ? { temperature: body.temperature } : {}),
+          },
+          event_agent: resolved.event_agent,
+          tools: [],
+          // The client decides how long its loop runs; the lab's limit only stops a runaway.
+          max_rounds: 50,
+          gateway: mark,
+          tags: [GATEWAY_TAG],
+        },
+        message: kind.message,
+        chat_model: chat,
+        event_model: event,
+        models: this.#models,
+        tools: body.tools ?? [],
+        pass_through: resolved.mode === "chat_agent_tools" && chat.provider === "openai",
+        client_wait_ms: this.#clientWaitMs,
+        onEnd: () => {
+          if (this.#turns.get(session_id) === turn) this.#turns.delete(session_id);
+          if (turn.answer !== null) this.#remember(session_id, turn.answer);
+        },
+      },
+      segmentOf(request),
+    );
+    this.#turns.set(session_id, turn);
+  }
+
+  /** Stops every turn (the server is closing): their calls are answered "interrupted". */
+  async close(): Promise<void> {
+    await Promise.all([...this.#turns.values()].map((turn) => turn.cancel("the lab is stopping")));
+  }
+
+  #waitingTurn(sessionHeader: string | null, ids: readonly string[]): GatewayTurn | null {
+    if (sessionHeader !== null) {
+      const turn = this.#turns.get(sessionHeader);
+      return turn?.waitsFor(ids) ? turn : null;
+    }
+    for (const turn of this.#turns.values()) if (turn.waitsFor(ids)) return turn;
+    return null;
+  }
+
+  #continued(previousAnswer: string | null): string | null {
+    if (previousAnswer === null) return null;
+    const now = Date.now();
+    let found: string | null = null;
+    let latest = -1;
+    for (const [session_id, recent] of this.#recent) {
+      if (now - recent.at > this.#gapMs || recent.answer !== previousAnswer.trim()) continue;
+      if (recent.at > latest) {
+        found = session_id;
+        latest = recent.at;
+      }
+    }
+    return found;
+  }
+
+  #remember(session_id: string, answer: string): void {
+    this.#recent.delete(session_id);
+    this.#recent.set(session_id, { answer: answer.trim(), at: Date.now() });
+    if (this.#recent.size > MAX_RECENT) {
+      const oldest = this.#recent.keys().next().value;
+      if (oldest !== undefined) this.#recent.delete(oldest);
+    }
+  }
+}
+
+/** A follow-up that no turn waits for: 409 in OpenAI's format. */
+export class GatewayConflict extends Error {}
+
+function segmentOf(request: GatewayRequestContext) {
+  return { segment: request.segment, body: request.raw_body };
+}

@@ -1,0 +1,334 @@
+import type { RequestTool } from "../../domain/gateway.js";
+import type { LabSessionConfigInput } from "../../domain/session-config.js";
+import type { TurnEvent } from "../../domain/turn-events.js";
+import type { ChatModel, StreamOptions } from "../../providers/chat-model.js";
+import { runTurn } from "../../runtime/run-turn.js";
+import type { ModelProvider } from "../../runtime/turn-providers.js";
+import type { SessionStore } from "../../store/session-store.js";
+import { type ClientCall, ClientToolBridge } from "./client-tools.js";
+import { WatchedModel } from "./gateway-models.js";
+import type { GatewaySegment } from "./gateway-segment.js";
+
+/**
+ * One turn of a gateway session, run by the lab's own runtime (runTurn), so it is recorded exactly
+ * as a native turn is: the user message, each round's assistant message and tool replies, every
+ * call's usage, TTFT and latency, the audit trail. What differs is who runs the tools: the client.
+ * Each of its requests opens a segment (an HTTP response); the turn writes into the current one.
+ */
+export interface GatewayTurnSetup {
+  store: SessionStore;
+  session_id: string;
+  /** For a new session. */
+  title: string;
+  config: LabSessionConfigInput;
+  message: string;
+  chat_model: ChatModel;
+  event_model: ChatModel;
+  models: ModelProvider;
+  tools: readonly RequestTool[];
+  /**
+   * Pass-through: each upstream call sends the client's own request body, and a streaming client
+   * gets the upstream's bytes as they are. Else the lab runs the mode and renders the answer.
+   */
+  pass_through: boolean;
+  /** How long a turn waits for the client to come back with its tools' replies. */
+  client_wait_ms: number;
+  /** The turn is over (ended, failed or cancelled): the session may start another. */
+  onEnd(): void;
+}
+
+/** A client request that a model call of the turn answers (pass-through sends its body). */
+export interface SegmentRequest {
+  segment: GatewaySegment;
+  body: Record<string, unknown>;
+}
+
+export class GatewayTurn {
+  readonly session_id: string;
+  readonly #controller = new AbortController();
+  readonly #bridge: ClientToolBridge;
+  readonly #chat: WatchedModel;
+  readonly #event: WatchedModel;
+  readonly #passThrough: boolean;
+  readonly #clientWaitMs: number;
+  #segment: GatewaySegment;
+  /** Pass-through: the requests whose body the next model call sends, oldest first. */
+  readonly #bodies: Record<string, unknown>[] = [];
+  #bodyArrived: (() => void) | null = null;
+  /** Rendered segments: the current round's calls and where each stands. */
+  #round = newRoundWatch();
+  #previousCalls = new Map<string, ClientCall>();
+  #waitTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The turn's `error` event, for a failure no upstream explains. */
+  #failure: string | null = null;
+  #ended = false;
+  /** The turn's answer once it completed, for grouping the conversation's next request. */
+  answer: string | null = null;
+  readonly done: Promise<void>;
+
+  constructor(setup: GatewayTurnSetup, first: SegmentRequest) {
+    this.session_id = setup.session_id;
+    this.#passThrough = setup.pass_through;
+    this.#segment = this.#adopt(first.segment);
+    this.#bodies.push(first.body);
+    this.#clientWaitMs = setup.client_wait_ms;
+    this.#bridge = new ClientToolBridge(setup.tools, {
+      validate: !setup.pass_through,
+      // The client-side wait is timed by the turn (see #awaitClient), not per call.
+      timeout_ms: Number.POSITIVE_INFINITY,
+      onCall: (call) => this.#onClientCall(call),
+    });
+    this.#chat = setup.pass_through
+      ? new WatchedModel(
+          setup.chat_model,
+          (options) => this.#passThroughOptions(options),
+          (failed) => {
+            if (failed || !this.#segment.forwardsBytes) return;
+            this.#segment.endBytes();
+            // The calls (if any) are with the client now; a turn that ends clears the wait.
+            this.#awaitClient();
+          },
+        )
+      : new WatchedModel(setup.chat_model);
+    this.#event = new WatchedModel(setup.event_model);
+    this.done = this.#run(setup).finally(() => {
+      this.#ended = true;
+      this.#clearWait();
+      setup.onEnd();
+    });
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /**
+   * True when the turn waits for the replies of these calls: at the bridge, or (pass-through) made
+   * in the round whose next request the turn awaits though the lab answered them itself.
+   */
+  waitsFor(ids: readonly string[]): boolean {
+    const bodyAwaited = this.#passThrough && this.#bodyArrived !== null;
+    const handedOut = (id: string) => this.#round.calls.has(id) || this.#previousCalls.has(id);
+    return ids.some((id) => this.#bridge.has(id) || (bodyAwaited && handedOut(id)));
+  }
+
+  /**
+   * A follow-up request: its tool replies go to the calls waiting for them and the turn goes on
+   * into its segment. Replies to calls nobody waits for are ignored (answered before, or made
+   * up); false when none matched.
+   */
+  continueWith(
+    request: SegmentRequest,
+    replies: readonly { tool_call_id: string; content: string }[],
+  ): boolean {
+    // Pass-through: a round whose calls the lab answered itself (a tool the request did not
+    // declare, arguments that are not JSON) waits for the client's next request all the same.
+    if (!this.waitsFor(replies.map((reply) => reply.tool_call_id))) return false;
+    this.#clearWait();
+    this.#segment = this.#adopt(request.segment);
+    this.#round = newRoundWatch();
+    if (this.#passThrough) this.#pushBody(request.body);
+    for (const reply of replies) this.#bridge.answer(reply.tool_call_id, reply.content);
+    return true;
+  }
+
+  #adopt(segment: GatewaySegment): GatewaySegment {
+    segment.adopt({
+      pass_through: this.#passThrough,
+      onDisconnect: () => {
+        this.#controller.abort(new Error("the client closed the connection"));
+      },
+    });
+    return segment;
+  }
+
+  /** Stops the turn (the client went away, or moved on without the replies) and waits for its end. */
+  async cancel(reason: string): Promise<void> {
+    this.#controller.abort(new Error(reason));
+    await this.done;
+  }
+
+  async #run(setup: GatewayTurnSetup): Promise<void> {
+    const bridge = this.#bridge;
+    const events = runTurn({
+      store: setup.store,
+      session_id: setup.session_id,
+      title: setup.title,
+      config: setup.config,
+      message: setup.message,
+      signal: this.#controller.signal,
+      providers: { models: setup.models, tools: { toolsFor: async () => bridge.registry } },
+      models: { chat: this.#chat, event: this.#event },
+    });
+    try {
+      for await (const event of events) this.#onEvent(event);
+    } catch (error) {
+      // Refused before it started (a turn already running, a mode the session does not have).
+      this.#segment.fail(error);
+    }
+  }
+
+  #onEvent(event: TurnEvent): void {
+    const segment = this.#segment;
+    switch (event.type) {
+      case "text_delta":
+        if (!segment.forwardsBytes) segment.text(event.text);
+        return;
+      case "reasoning_delta":
+        if (!segment.forwardsBytes) segment.reasoning(event.text);
+        return;
+      case "round_start":
+        this.#previousCalls = this.#round.calls;
+        this.#round = newRoundWatch();
+        return;
+      case "tool_call": {
+        const { id, name, raw_arguments } = event.event;
+        this.#round.calls.set(id, { id, name, arguments: raw_arguments });
+        this.#checkHandOver();
+        return;
+      }
+      case "tool_result":
+        this.#round.settled.add(event.event_id);
+        this.#checkHandOver();
+        return;
+      case "usage":
+        if (event.agent !== "event_kernel") segment.usage(event.usage);
+        if (event.agent === "chat_agent" && event.call_kind === "chat_completion") {
+          this.#round.model_done = true;
+          this.#checkHandOver();
+        }
+        return;
+      case "error":
+        this.#failure = event.message;
+        return;
+      case "turn_end":
+        this.#endTurn(event);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #endTurn(event: Extract<TurnEvent, { type: "turn_end" }>): void {
+    if (event.status === "completed") this.answer = event.answer;
+    const segment = this.#segment;
+    if (segment.ended) return;
+    if (event.status === "completed" || event.status === "max_rounds") {
+      // A forwarding segment ended with the upstream's own last bytes.
+      if (!segment.forwardsBytes)
+        segment.finish(event.status === "completed" ? "stop" : "length", []);
+      return;
+    }
+    segment.fail(
+      this.#chat.lastError ??
+        this.#event.lastError ??
+        new GatewayTurnEnded(
+          `the turn ended ${event.status}: ${this.#failure ?? "no reason given"}`,
+        ),
+    );
+  }
+
+  #onClientCall(call: ClientCall): void {
+    this.#round.at_client.set(call.id, call);
+    this.#checkHandOver();
+  }
+
+  /**
+   * A rendered segment ends once the model's part of the round is over and its calls are out:
+   * checked on the next turn of the event loop, so every call of the round has been dispatched.
+   * Pass-through hands the client the calls as the model wrote them. Otherwise the client gets the
+   * calls that wait for it (validated, in dual_agent perhaps repaired), once every call is either
+   * waiting or answered already (an unknown tool, arguments beyond repair); with none left for the
+   * client the turn simply goes on into the same segment.
+   */
+  #checkHandOver(): void {
+    if (this.#segment.forwardsBytes) return;
+    const round = this.#round;
+    setImmediate(() => {
+      if (round !== this.#round || this.#segment.ended || !round.model_done) return;
+      if (this.#passThrough) {
+        if (round.calls.size === 0) return;
+        this.#segment.finish("tool_calls", [...round.calls.values()]);
+        this.#awaitClient();
+        return;
+      }
+      if (round.at_client.size === 0) return;
+      for (const id of round.calls.keys()) {
+        if (!round.at_client.has(id) && !round.settled.has(id)) return;
+      }
+      this.#segment.finish("tool_calls", [...round.at_client.values()]);
+      this.#awaitClient();
+    });
+  }
+
+  /** The client has the calls; it must come back with their replies in time, or the turn ends. */
+  #awaitClient(): void {
+    this.#clearWait();
+    this.#waitTimer = setTimeout(() => {
+      this.#controller.abort(
+        new Error(
+          `the client did not send the tool replies within ${this.#clientWaitMs} ms; the calls were answered "interrupted"`,
+        ),
+      );
+    }, this.#clientWaitMs);
+    this.#waitTimer.unref?.();
+  }
+
+  #clearWait(): void {
+    if (this.#waitTimer !== null) clearTimeout(this.#waitTimer);
+    this.#waitTimer = null;
+  }
+
+  #pushBody(body: Record<string, unknown>): void {
+    this.#bodies.push(body);
+    this.#bodyArrived?.();
+    this.#bodyArrived = null;
+  }
+
+  /**
+   * Each upstream call answers one client request and sends that request's body: the first call
+   * the opening request's, a later round the follow-up's (which it waits for, as the client
+   * decides when to come back). Every read of the response goes to the current segment too.
+   */
+  async #passThroughOptions(options: StreamOptions): Promise<StreamOptions> {
+    while (this.#bodies.length === 0) {
+      await new Promise<void>((resolve, reject) => {
+        this.#bodyArrived = resolve;
+        options.signal?.addEventListener("abort", () => reject(options.signal?.reason), {
+          once: true,
+        });
+      });
+      this.#awaitClient();
+    }
+    const body = this.#bodies.shift() as Record<string, unknown>;
+    const segment = this.#segment;
+    const capture = options.capture;
+    return {
+      ...options,
+      raw_body: body,
+      capture: {
+        request: (text) => capture?.request(text),
+        // The openai adapter hands raw bytes (the sim, which is never passed through, strings).
+        response: (bytes) => {
+          if (typeof bytes !== "string") segment.bytes(bytes);
+          capture?.response(bytes);
+        },
+      },
+    } as StreamOptions;
+  }
+}
+
+interface RoundWatch {
+  /** The calls as the model wrote them, by id. */
+  calls: Map<string, ClientCall>;
+  settled: Set<string>;
+  at_client: Map<string, ClientCall>;
+  model_done: boolean;
+}
+
+function newRoundWatch(): RoundWatch {
+  return { calls: new Map(), settled: new Set(), at_client: new Map(), model_done: false };
+}
+
+/** A turn that ended without an upstream failure to report (cancelled, or the lab failed). */
+export class GatewayTurnEnded extends Error {}

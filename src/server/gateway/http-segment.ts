@@ -1,0 +1,199 @@
+import type { TokenUsage } from "../../domain/usage.js";
+import type { ClientCall } from "./client-tools.js";
+import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
+import { ForwardEvents } from "./forward-events.js";
+import type { GatewaySegment, SegmentFinish } from "./gateway-segment.js";
+import { openAIErrorEvent, openAIErrorResponse, toOpenAIError } from "./openai-error.js";
+
+export interface HttpSegmentOptions {
+  /** The client asked for a stream. */
+  stream: boolean;
+  /** The client's `stream_options.include_usage`. */
+  include_usage: boolean;
+  /** The model the client asked for, echoed in every chunk as OpenAI does. */
+  model: string;
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+};
+
+/**
+ * A gateway segment as one HTTP response. Nothing is committed before the first output: a turn
+ * that fails first (an upstream 429, a refused session) still answers with the upstream's status
+ * and an error body; once streaming, a failure becomes an error event and the stream ends.
+ */
+export class HttpSegment implements GatewaySegment {
+  /** Settles with the response as soon as it can start (or fail). */
+  readonly response: Promise<Response>;
+  #resolve!: (response: Response) => void;
+  readonly #options: HttpSegmentOptions;
+  readonly #encoder = new TextEncoder();
+  #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  #started = false;
+  #ended = false;
+  #passThrough = false;
+  #forward: ForwardEvents | null = null;
+  #writer: CompletionChunkWriter | null = null;
+  #onDisconnect: (() => void) | null = null;
+  // A non-streaming answer, gathered.
+  #text = "";
+  #reasoning = "";
+  #usage: TokenUsage = emptyUsage();
+  readonly #id = newCompletionId();
+
+  constructor(options: HttpSegmentOptions) {
+    this.#options = options;
+    this.response = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  get forwardsBytes(): boolean {
+    return this.#passThrough && this.#options.stream;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  adopt(options: { pass_through: boolean; onDisconnect: () => void }): void {
+    this.#passThrough = options.pass_through;
+    this.#onDisconnect = options.onDisconnect;
+    if (this.forwardsBytes) {
+      this.#forward = new ForwardEvents({ client_include_usage: this.#options.include_usage });
+    } else if (this.#options.stream) {
+      this.#writer = new CompletionChunkWriter({
+        model: this.#options.model,
+        id: this.#id,
+        include_usage: this.#options.include_usage,
+      });
+    }
+  }
+
+  /** The client's connection closed: before the end, the turn is told (it stops). */
+  disconnected(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#onDisconnect?.();
+  }
+
+  bytes(piece: Uint8Array): void {
+    if (this.#ended || this.#forward === null) return;
+    this.#write(this.#forward.push(piece));
+  }
+
+  endBytes(): void {
+    if (this.#ended || this.#forward === null) return;
+    this.#write(this.#forward.end());
+    this.#close();
+  }
+
+  text(delta: string): void {
+    if (this.#ended) return;
+    if (this.#writer) this.#write(this.#writer.text(delta));
+    else this.#text += delta;
+  }
+
+  reasoning(delta: string): void {
+    if (this.#ended) return;
+    if (this.#writer) this.#write(this.#writer.reasoning(delta));
+    else this.#reasoning += delta;
+  }
+
+  usage(usage: TokenUsage): void {
+    this.#usage = addUsage(this.#usage, usage);
+  }
+
+  finish(reason: SegmentFinish, calls: readonly ClientCall[]): void {
+    if (this.#ended) return;
+    const writer = this.#writer;
+    if (writer) {
+      let text = "";
+      for (const call of calls) text += writer.toolCall(call);
+      this.#write(text + writer.finish(reason, this.#usage));
+      this.#close();
+      return;
+    }
+    this.#ended = true;
+    this.#resolve(
+      Response.json(
+        renderCompletion(
+          { model: this.#options.model, id: this.#id },
+          {
+            content: this.#text,
+            ...(this.#reasoning === "" ? {} : { reasoning: this.#reasoning }),
+            tool_calls: calls,
+            finish_reason: reason,
+            usage: this.#usage,
+          },
+        ),
+      ),
+    );
+  }
+
+  fail(error: unknown): void {
+    if (this.#ended) return;
+    const failure = toOpenAIError(error);
+    if (!this.#started) {
+      this.#ended = true;
+      this.#resolve(openAIErrorResponse(failure));
+      return;
+    }
+    this.#write(openAIErrorEvent(failure));
+    this.#close();
+  }
+
+  #write(data: Uint8Array | string): void {
+    const bytes = typeof data === "string" ? this.#encoder.encode(data) : data;
+    if (bytes.length === 0) return;
+    this.#start();
+    // A view of the adapter's buffer is copied: the reader may reuse it once we return.
+    this.#controller?.enqueue(typeof data === "string" ? bytes : bytes.slice());
+  }
+
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#controller = controller;
+      },
+      cancel: () => this.disconnected(),
+    });
+    this.#resolve(new Response(body, { status: 200, headers: SSE_HEADERS }));
+  }
+
+  #close(): void {
+    this.#ended = true;
+    if (!this.#started) {
+      // Nothing to say (an upstream that sent only a usage event the client did not ask for).
+      this.#start();
+    }
+    this.#controller?.close();
+  }
+}
+
+function emptyUsage(): TokenUsage {
+  return {
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    cached_tokens: 0,
+    reasoning_tokens: 0,
+    cache_write_tokens: 0,
+  };
+}
+
+function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
+  return {
+    prompt_tokens: left.prompt_tokens + right.prompt_tokens,
+    completion_tokens: left.completion_tokens + right.completion_tokens,
+    total_tokens: left.total_tokens + right.total_tokens,
+    cached_tokens: left.cached_tokens + right.cached_tokens,
+    reasoning_tokens: left.reasoning_tokens + right.reasoning_tokens,
+    cache_write_tokens: left.cache_write_tokens + right.cache_write_tokens,
+  };
+}

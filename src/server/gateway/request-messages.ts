@@ -1,0 +1,74 @@
+import { InvalidInputError } from "../../domain/errors.js";
+import type { RequestMessage } from "../../domain/gateway.js";
+
+/**
+ * What the gateway reads from a request's messages: clients resend the whole conversation every
+ * time, and only its end is news. A request ending with a user message starts a turn; one ending
+ * with tool messages carries the replies the waiting turn needs.
+ */
+
+export type RequestKind =
+  | { kind: "user"; message: string }
+  | { kind: "tool_replies"; replies: { tool_call_id: string; content: string }[] };
+
+/** Text content as a string: the text parts of a part list, joined (images are not text). */
+export function textOf(content: RequestMessage["content"]): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content
+    .filter((part) => part.type === "text" && typeof part.text === "string")
+    .map((part) => part.text as string)
+    .join("");
+}
+
+export function classifyRequest(messages: readonly RequestMessage[]): RequestKind {
+  const last = messages.at(-1);
+  if (last?.role === "user") {
+    const message = textOf(last.content);
+    if (message.trim() === "") {
+      throw new InvalidInputError(
+        `messages.${messages.length - 1}.content: the last user message has no text`,
+      );
+    }
+    return { kind: "user", message };
+  }
+  if (last?.role === "tool") {
+    const replies: { tool_call_id: string; content: string }[] = [];
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const message = messages[index] as RequestMessage;
+      if (message.role !== "tool") break;
+      if (message.tool_call_id === undefined) {
+        throw new InvalidInputError(
+          `messages.${index}.tool_call_id: a tool message needs the tool_call_id it answers`,
+        );
+      }
+      replies.unshift({ tool_call_id: message.tool_call_id, content: textOf(message.content) });
+    }
+    return { kind: "tool_replies", replies };
+  }
+  throw new InvalidInputError(
+    `messages.${messages.length - 1}.role: the last message must be a user message or tool replies, not ${last?.role}`,
+  );
+}
+
+/** The system (or developer) messages before the first user message, joined: the chat agent's prompt. */
+export function systemPromptOf(messages: readonly RequestMessage[]): string | undefined {
+  const parts: string[] = [];
+  for (const message of messages) {
+    if (message.role !== "system" && message.role !== "developer") break;
+    parts.push(textOf(message.content));
+  }
+  return parts.length > 0 ? parts.join("\n\n") : undefined;
+}
+
+/**
+ * The answer this request says it last received: the content of the last assistant message before
+ * the final user message, or null when the conversation has none (it starts here).
+ */
+export function previousAnswerOf(messages: readonly RequestMessage[]): string | null {
+  for (let index = messages.length - 2; index >= 0; index--) {
+    const message = messages[index] as RequestMessage;
+    if (message.role === "assistant") return textOf(message.content);
+  }
+  return null;
+}

@@ -1,0 +1,62 @@
+import type { Hono } from "hono";
+import { z } from "zod";
+import { ChatCompletionRequest, MODE_HEADER, SESSION_HEADER } from "../../domain/gateway.js";
+import { parseInput } from "../../domain/validation.js";
+import { createChatModel } from "../../providers/create-chat-model.js";
+import { SessionId } from "../../store/store-inputs.js";
+import { GatewayConflict } from "../gateway/gateway-sessions.js";
+import { HttpSegment } from "../gateway/http-segment.js";
+import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
+import { resolveGatewayModel } from "../gateway/upstream-resolution.js";
+import { readJsonBody } from "../request-body.js";
+import { gatewayClientKey } from "../security.js";
+import type { ServerDependencies } from "../server-dependencies.js";
+
+/**
+ * `POST /v1/chat/completions`: any agent that speaks Chat Completions, pointed at the lab, is
+ * recorded as sessions (see gateway-sessions.ts). Every refusal is in OpenAI's error format.
+ */
+export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void {
+  app.post("/v1/chat/completions", async (c) => {
+    try {
+      const raw = await readJsonBody(c, z.record(z.string(), z.unknown()), deps.maxBodyBytes);
+      const body = parseInput(ChatCompletionRequest, raw, "request body");
+      const header = c.req.header(SESSION_HEADER);
+      const session_header =
+        header === undefined ? null : parseInput(SessionId, header, SESSION_HEADER);
+      const segment = new HttpSegment({
+        stream: body.stream === true,
+        include_usage: body.stream_options?.include_usage === true,
+        model: body.model,
+      });
+      // The client went away: the turn it was waiting on stops (the upstream call with it).
+      c.req.raw.signal.addEventListener("abort", () => segment.disconnected(), { once: true });
+      await deps.gateway.handle({
+        body,
+        raw_body: raw,
+        segment,
+        session_header,
+        resolved: () => {
+          const resolution = resolveGatewayModel(body.model, deps.labConfig, {
+            env: process.env,
+            mode_header: c.req.header(MODE_HEADER),
+            client_key: gatewayClientKey(c),
+          });
+          return {
+            ...resolution,
+            build: () => ({
+              chat: createChatModel(resolution.chat_agent, { env: resolution.env }),
+              event: createChatModel(resolution.event_agent, { env: resolution.env }),
+            }),
+          };
+        },
+      });
+      return await segment.response;
+    } catch (error) {
+      if (error instanceof GatewayConflict) {
+        return openAIErrorResponse(openAIError(409, error.message, { code: "no_waiting_turn" }));
+      }
+      return openAIErrorResponse(toOpenAIError(error));
+    }
+  });
+}
