@@ -1,6 +1,10 @@
 import fc from "fast-check";
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { collectStream, FakeOpenAIServer, streamReply } from "../../../test/fake-openai-server.js";
 import { loadProviderFixtures } from "../../../test/fixtures/provider-streams/index.js";
+import { ChatMessage } from "../../domain/messages.js";
+import { OpenAIChatModel } from "../../providers/openai/openai-chat-model.js";
 import { clientIncludesUsage, ForwardEvents } from "./forward-events.js";
 
 /**
@@ -235,6 +239,78 @@ describe("ForwardEvents: what is held and when", () => {
     expect(concat([forwarder.push(withChoices + nullUsage), forwarder.end()])).toBe(
       withChoices + nullUsage,
     );
+  });
+});
+
+describe("ForwardEvents fed by the adapter's capture hook", () => {
+  it("gives the client the upstream's body minus the usage event, and openai reads it", async () => {
+    const fixture = fixtures.find((candidate) => candidate.name === "openai-gpt5");
+    if (!fixture) throw new Error("fixture openai-gpt5 is missing");
+    const body = encoder.encode(fixture.sse);
+    // Written in small uneven pieces, so reads split events, lines and characters.
+    const writes: Uint8Array[] = [];
+    for (let offset = 0, size = 1; offset < body.length; offset += size, size = (size % 37) + 5) {
+      writes.push(body.slice(offset, offset + size));
+    }
+    const server = await FakeOpenAIServer.start();
+    try {
+      server.enqueue(streamReply(writes));
+      const upstream = new OpenAIChatModel({ model: "gpt-5", base_url: server.baseUrl });
+      const clientBody = {
+        model: "gpt-5",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+      };
+      const forwarder = new ForwardEvents({
+        client_include_usage: clientIncludesUsage(clientBody),
+      });
+      const toClient: Uint8Array[] = [];
+      const { parts, error } = await collectStream(
+        upstream.stream(
+          { messages: [ChatMessage.parse({ role: "user", content: "Hi" })] },
+          {
+            raw_body: clientBody,
+            capture: {
+              request: () => {},
+              response: (piece) => toClient.push(forwarder.push(piece)),
+            },
+          },
+        ),
+      );
+      toClient.push(forwarder.end());
+      expect(error).toBeNull();
+      // The lab still read the usage it asked for.
+      expect(parts.find((part) => part.type === "usage")).toMatchObject({ estimated: false });
+      expect(forwarder.dropped).toBe(1);
+      const expected = fixtureEvents(fixture.sse)
+        .filter((event) => !event.usage_only)
+        .map((event) => event.text)
+        .join("");
+      expect(concat(toClient)).toBe(expected);
+
+      const openai = new OpenAI({
+        apiKey: "lab-token",
+        baseURL: "http://127.0.0.1:9/v1",
+        fetch: (async () =>
+          new Response(Buffer.concat(toClient), {
+            headers: { "content-type": "text/event-stream" },
+          })) as typeof globalThis.fetch,
+      });
+      const stream = await openai.chat.completions.create({
+        model: "gpt-5",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+      });
+      let text = "";
+      for await (const chunk of stream) {
+        // Code written for a client that did not ask for usage: every chunk has a choice.
+        text += chunk.choices[0]?.delta.content ?? "";
+        expect(chunk.choices).toHaveLength(1);
+      }
+      expect(text).toBe(fixture.expected.text);
+    } finally {
+      await server.close();
+    }
   });
 });
 
