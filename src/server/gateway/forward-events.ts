@@ -38,6 +38,10 @@ export function clientIncludesUsage(body: Readonly<Record<string, unknown>>): bo
   );
 }
 
+/**
+ * One per response: `push` each piece the capture hook hands over and write what it returns,
+ * then write what `end` returns when the upstream's body is over.
+ */
 export class ForwardEvents {
   readonly #filter: boolean;
   /** The incomplete trailing event's bytes so far (copies: the caller may reuse its buffers). */
@@ -74,18 +78,18 @@ export class ForwardEvents {
 
     const out: Uint8Array[] = [];
     let index = 0;
+    /** Where the run of kept bytes not yet put in `out` starts. */
+    let keptFrom = 0;
     if (this.#pendingLf !== null) {
       if (bytes[0] === LF) {
-        if (this.#pendingLf === "keep") out.push(bytes.subarray(0, 1));
         index = 1;
+        if (this.#pendingLf === "drop") keptFrom = 1;
       }
       this.#pendingLf = null;
       this.#afterCr = false;
     }
     /** Where the current (not yet complete) event starts in this piece. */
     let eventStart = index;
-    /** Where the run of kept bytes not yet put in `out` starts. */
-    let keptFrom = index;
 
     // The scan state in locals: a private field read per byte was most of the scan's cost.
     let lineStart = this.#lineStart;
