@@ -117,7 +117,7 @@ export interface StreamOptions {
    * request's `messages` and `tools` still describe the call, for the usage estimate when the
    * endpoint reports none. The sim ignores it: it has no wire, and answers from `request.messages`.
    */
-  raw_body?: Record<string, unknown>;
+  raw_body?: Readonly<Record<string, unknown>>;
 }
 
 export interface ChatModel {
