@@ -108,6 +108,16 @@ export interface CallCapture {
 export interface StreamOptions {
   signal?: AbortSignal;
   capture?: CallCapture;
+  /**
+   * Pass-through (the gateway): the client's own Chat Completions request body, sent instead of
+   * one rendered from `request.messages`, so every field the lab does not model (response_format,
+   * seed, content-part arrays, `name`, vendor extensions) reaches the endpoint as the client wrote
+   * it. The `openai` adapter changes exactly three fields: `model` (its own), `stream: true` and
+   * `stream_options.include_usage: true` (the lab records usage whatever the client asked). The
+   * request's `messages` and `tools` still describe the call, for the usage estimate when the
+   * endpoint reports none. The sim ignores it: it has no wire, and answers from `request.messages`.
+   */
+  raw_body?: Readonly<Record<string, unknown>>;
 }
 
 export interface ChatModel {

@@ -13,7 +13,7 @@ import {
 } from "./openai-config.js";
 import { PartStream } from "./part-stream.js";
 import { ProgressBudget, readBody } from "./read-body.js";
-import { renderRequestBody } from "./request-body.js";
+import { passThroughBody, renderRequestBody } from "./request-body.js";
 import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
 import { type AttemptOutcome, sendAttempt } from "./send-attempt.js";
 
@@ -87,9 +87,10 @@ export class OpenAIChatModel implements ChatModel {
     const capture = options.capture ?? null;
     try {
       const startedAt = performance.now();
-      const body = renderRequestBody(this.model, request, {
-        send_reasoning: this.#config.send_reasoning,
-      });
+      // Pass-through sends the client's own body (every field it wrote), rendered otherwise.
+      const body: { tools?: unknown } = options.raw_body
+        ? passThroughBody(this.model, options.raw_body)
+        : renderRequestBody(this.model, request, { send_reasoning: this.#config.send_reasoning });
       const bodyText = JSON.stringify(body);
       // The body holds no key (that goes in a header), so it can be kept as sent.
       if (capture) captureSafely(() => capture.request(bodyText));
@@ -193,6 +194,7 @@ export class OpenAIChatModel implements ChatModel {
                     type: "usage",
                     usage: estimateUsage(
                       request.messages,
+                      // The tools as sent: the client's own list in pass-through.
                       body.tools ? JSON.stringify(body.tools) : "",
                       {
                         ...summary,

@@ -134,3 +134,30 @@ export function renderRequestBody(
   if (request.max_tokens !== undefined) body.max_tokens = request.max_tokens;
   return body;
 }
+
+/**
+ * The body of a pass-through call: the client's request as it wrote it (key order included), with
+ * the three fields the lab must own. `model` is the upstream's name for the model (the client
+ * named the lab's upstream); `stream: true` because the lab always reads a stream, even for a
+ * client that asked for one JSON answer; `include_usage` so every call is recorded with the
+ * endpoint's own counts. The client's other `stream_options` are kept.
+ */
+export function passThroughBody(
+  model: string,
+  raw: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const streamOptions = raw.stream_options;
+  return {
+    ...raw,
+    model,
+    stream: true,
+    stream_options: {
+      ...(isRecord(streamOptions) ? streamOptions : {}),
+      include_usage: true,
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

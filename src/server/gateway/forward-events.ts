@@ -1,0 +1,216 @@
+/**
+ * Pass-through forwarding: the upstream's response bytes, as the adapter's capture hook hands
+ * them over, turned into the bytes the gateway writes to its client. They go unchanged, byte for
+ * byte, with one exception: the lab always asks the upstream for usage
+ * (`stream_options.include_usage`), so when the client did not, the usage-only event the upstream
+ * adds at the end (a chunk with `choices: []` and `usage`) is the lab's, not the client's, and is
+ * dropped. A client that did not ask for it may not expect a chunk without choices (code that
+ * reads `chunk.choices[0].delta` breaks on it).
+ *
+ * Dropping an event means knowing where events end, so when filtering, bytes are handed on per
+ * complete SSE event (an event ends at a blank line: `\n\n`, `\r\n\r\n`, `\r\r`, or any mix of
+ * the three line endings); only an incomplete trailing event is held back. Line endings are ASCII
+ * and never occur inside a multi-byte UTF-8 character, so the bytes are scanned as they are and a
+ * piece may split anywhere. When the client asked for usage nothing is held: every piece is
+ * handed on as it came.
+ *
+ * What is left as the upstream sent it: every other event, comments (`: ping`), the `usage: null`
+ * an upstream may put on every chunk when usage is asked for, and a usage object that comes on a
+ * chunk with choices (OpenRouter, some llama.cpp builds): dropping that would drop the answer.
+ */
+
+const LF = 0x0a;
+const CR = 0x0d;
+const EMPTY = new Uint8Array(0);
+
+export interface ForwardEventsOptions {
+  /** The client's own `stream_options.include_usage`: true forwards every byte, unfiltered. */
+  client_include_usage: boolean;
+}
+
+/** True when the client's request asked for a usage chunk (`stream_options.include_usage`). */
+export function clientIncludesUsage(body: Readonly<Record<string, unknown>>): boolean {
+  const options = body.stream_options;
+  return (
+    typeof options === "object" &&
+    options !== null &&
+    (options as { include_usage?: unknown }).include_usage === true
+  );
+}
+
+/**
+ * One per response: `push` each piece the capture hook hands over and write what it returns,
+ * then write what `end` returns when the upstream's body is over.
+ */
+export class ForwardEvents {
+  readonly #filter: boolean;
+  /** The incomplete trailing event's bytes so far (copies: the caller may reuse its buffers). */
+  #held: Uint8Array[] = [];
+  /** The next byte begins a line: a line ending now is a blank line, the end of an event. */
+  #lineStart = true;
+  /** The last byte was a CR: an LF now is the second half of that CRLF, not a line of its own. */
+  #afterCr = false;
+  /**
+   * An event ended on a CR at the end of a piece: an LF opening the next piece completes its
+   * CRLF and goes (or is dropped) with it.
+   */
+  #pendingLf: "keep" | "drop" | null = null;
+  #dropped = 0;
+  readonly #encoder = new TextEncoder();
+  readonly #decoder = new TextDecoder();
+
+  constructor(options: ForwardEventsOptions) {
+    this.#filter = !options.client_include_usage;
+  }
+
+  /** How many usage-only events were dropped so far. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /**
+   * The bytes to write for `piece`, possibly empty; views of `piece` where they can be (write
+   * them before the piece's buffer is reused).
+   */
+  push(piece: Uint8Array | string): Uint8Array {
+    const bytes = typeof piece === "string" ? this.#encoder.encode(piece) : piece;
+    if (!this.#filter || bytes.length === 0) return bytes;
+
+    const out: Uint8Array[] = [];
+    let index = 0;
+    /** Where the run of kept bytes not yet put in `out` starts. */
+    let keptFrom = 0;
+    if (this.#pendingLf !== null) {
+      if (bytes[0] === LF) {
+        index = 1;
+        if (this.#pendingLf === "drop") keptFrom = 1;
+      }
+      this.#pendingLf = null;
+      this.#afterCr = false;
+    }
+    /** Where the current (not yet complete) event starts in this piece. */
+    let eventStart = index;
+
+    // The scan state in locals: a private field read per byte was most of the scan's cost.
+    let lineStart = this.#lineStart;
+    let afterCr = this.#afterCr;
+    for (; index < bytes.length; index += 1) {
+      const byte = bytes[index] as number;
+      if (byte > CR || (byte !== LF && byte !== CR)) {
+        lineStart = false;
+        afterCr = false;
+        continue;
+      }
+      if (byte === LF && afterCr) {
+        afterCr = false;
+        continue;
+      }
+      if (!lineStart) {
+        lineStart = true;
+        afterCr = byte === CR;
+        continue;
+      }
+      // A blank line: the event ends here, with its LF too when this CR starts a CRLF.
+      let end = index + 1;
+      let endsOnOpenCr = false;
+      if (byte === CR) {
+        if (end < bytes.length) {
+          if (bytes[end] === LF) end += 1;
+        } else {
+          endsOnOpenCr = true;
+        }
+      }
+      const held = this.#held;
+      if (held.length > 0) this.#held = [];
+      const drop = this.#isUsageOnly(held, bytes.subarray(eventStart, end));
+      if (drop) {
+        this.#dropped += 1;
+        if (eventStart > keptFrom) out.push(bytes.subarray(keptFrom, eventStart));
+        keptFrom = end;
+      } else if (held.length > 0) {
+        // Only the piece's first event can have held bytes, and nothing of this piece precedes it.
+        out.push(...held);
+      }
+      if (endsOnOpenCr) this.#pendingLf = drop ? "drop" : "keep";
+      eventStart = end;
+      index = end - 1;
+      lineStart = true;
+      afterCr = false;
+    }
+    this.#lineStart = lineStart;
+    this.#afterCr = afterCr;
+
+    if (eventStart > keptFrom) out.push(bytes.subarray(keptFrom, eventStart));
+    if (eventStart < bytes.length) this.#held.push(bytes.slice(eventStart));
+    return join(out);
+  }
+
+  /**
+   * What is left when the upstream's body ends: an event without its blank line, forwarded as
+   * it came (dropped if it is a usage-only event: the adapter's decoder reads such an event too).
+   */
+  end(): Uint8Array {
+    const held = this.#held;
+    this.#held = [];
+    this.#lineStart = true;
+    this.#afterCr = false;
+    this.#pendingLf = null;
+    if (held.length === 0) return EMPTY;
+    if (this.#isUsageOnly(held, EMPTY)) {
+      this.#dropped += 1;
+      return EMPTY;
+    }
+    return join(held);
+  }
+
+  #isUsageOnly(held: readonly Uint8Array[], tail: Uint8Array): boolean {
+    // Joined before decoding: a held piece may end inside a character.
+    const text = this.#decoder.decode(held.length === 0 ? tail : join([...held, tail]));
+    // Most events are answer chunks: a cheap look for an empty array spares them the JSON parse.
+    if (!EMPTY_CHOICES.test(text)) return false;
+    const data = eventData(text);
+    if (data === null) return false;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      return false;
+    }
+    if (typeof chunk !== "object" || chunk === null) return false;
+    const { choices, usage } = chunk as { choices?: unknown; usage?: unknown };
+    return (
+      Array.isArray(choices) && choices.length === 0 && typeof usage === "object" && usage !== null
+    );
+  }
+}
+
+/** JSON allows only space, tab, CR and LF between tokens. */
+const EMPTY_CHOICES = /"choices"[ \t\r\n]*:[ \t\r\n]*\[[ \t\r\n]*\]/;
+
+/** The event's `data` field as the SSE spec assembles it (its lines joined by LF), or null. */
+function eventData(event: string): string | null {
+  let data: string | null = null;
+  for (const line of event.split(/\r\n|\r|\n/)) {
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    if (field !== "data") continue;
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    data = data === null ? value : `${data}\n${value}`;
+  }
+  return data;
+}
+
+function join(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 0) return EMPTY;
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const joined = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    joined.set(part, offset);
+    offset += part.length;
+  }
+  return joined;
+}
