@@ -181,8 +181,8 @@ export function fromLabErrorBody(
 }
 
 /** A lab-shaped error body, as read back from a response (never trusted as more than that). */
-export const LabErrorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string() }),
+export const LabErrorBody = z.strictObject({
+  error: z.strictObject({ code: z.string(), message: z.string() }),
 });
 
 /** The JSON response for an error (content type and `no-store` as OpenAI's). */
