@@ -3,6 +3,7 @@ import { AgentLabError, InvalidInputError } from "../../domain/errors.js";
 import type { GatewayUpstream } from "../../domain/gateway.js";
 import type { ToolInvocationMode } from "../../domain/session-config.js";
 import type { LabConfigFile } from "../../domain/tool-sources.js";
+import { isModelString } from "../../providers/create-chat-model.js";
 
 /**
  * What a gateway request's `model` means (DESIGN.md, "The gateway"): a lab model string (`sim`,
@@ -97,10 +98,6 @@ export function availableGatewayModels(labConfig: LabConfigFile | null): string[
   return [...Object.keys(labConfig?.upstreams ?? {}), "sim", "sim:NAME", "openai:MODEL"];
 }
 
-function isLabModelString(model: string): boolean {
-  return model === "sim" || model.startsWith("sim:") || /^openai:\S/.test(model);
-}
-
 function upstreamNamed(labConfig: LabConfigFile | null, name: string): GatewayUpstream | undefined {
   const upstreams = labConfig?.upstreams;
   // Own keys only: `constructor` or `__proto__` as a model name must not find Object's.
@@ -145,7 +142,7 @@ export function resolveGatewayModel(
   const headerMode = parseModeHeader(options.mode_header);
   const upstream = upstreamNamed(labConfig, requested);
   if (upstream === undefined) {
-    if (!isLabModelString(requested)) {
+    if (!isModelString(requested)) {
       throw new GatewayModelNotFoundError(requested, availableGatewayModels(labConfig));
     }
     const selection = labSelection(requested);
@@ -167,7 +164,7 @@ export function resolveGatewayModel(
     if (named !== undefined) {
       eventAgent = upstreamSelection(named);
       eventUpstream = named;
-    } else if (isLabModelString(upstream.event_model)) {
+    } else if (isModelString(upstream.event_model)) {
       eventAgent = labSelection(upstream.event_model);
       eventUpstream = null;
     } else {
