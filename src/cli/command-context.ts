@@ -1,5 +1,8 @@
 import type { Command } from "commander";
-import { createLabProvidersFor, type LabProviders } from "../composition/lab-providers.js";
+import {
+  createLabProvidersFor,
+  type LabProvidersWithConfig,
+} from "../composition/lab-providers.js";
 import { type DatabaseLocation, resolveDatabasePath } from "./database-path.js";
 import type { CliIo } from "./output.js";
 
@@ -12,7 +15,7 @@ export interface CommandContext {
    * The models and tools of a command, with the sources of the lab config file (`--lab-config`,
    * $AGENT_LAB_CONFIG, or agent-lab.yaml beside the database). The caller closes its tools.
    */
-  providers(command: Command): LabProviders & { lab_config: string | null };
+  providers(command: Command): LabProvidersWithConfig;
   /** A command's exit code (0 unless set). */
   exitCode: number;
 }

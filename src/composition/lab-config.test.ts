@@ -46,6 +46,77 @@ describe("the lab config file (agent-lab.yaml)", () => {
     expect(() => parseLabConfig("", "x.yaml")).toThrow(/x\.yaml:1:1: the file is empty/);
   });
 
+  it("reads the gateway's upstreams and refuses a bad one at file:line:col", () => {
+    const good = parseLabConfig(
+      [
+        "upstreams:",
+        "  local:",
+        "    base_url: http://127.0.0.1:11434/v1",
+        "    model: qwen3:8b",
+        "    event_model: sim",
+      ].join("\n"),
+      "agent-lab.yaml",
+    );
+    expect(good.upstreams.local).toEqual({
+      base_url: "http://127.0.0.1:11434/v1",
+      model: "qwen3:8b",
+      event_model: "sim",
+      pass_client_key: false,
+      mode: "chat_agent_tools",
+      options: {},
+    });
+    const refused = (lines: string[]) => () =>
+      parseLabConfig(lines.join("\n"), "lab/agent-lab.yaml");
+    // A key written into the file instead of the name of its variable.
+    expect(
+      refused([
+        "upstreams:",
+        "  paid:",
+        "    base_url: https://api.example.com/v1",
+        "    model: big",
+        "    api_key: sk-abcdefghijklmnopqrstuvwxyz",
+      ]),
+    ).toThrow(/lab\/agent-lab\.yaml:5:5: upstreams\.paid\.api_key: unknown key "api_key"/);
+    expect(
+      refused([
+        "upstreams:",
+        "  paid:",
+        "    base_url: https://api.example.com/v1",
+        "    model: big",
+        "    api_key_env: sk-abcdefghijklmnopqrstuvwxyz",
+      ]),
+    ).toThrow(
+      /lab\/agent-lab\.yaml:5:18: upstreams\.paid\.api_key_env: must be an environment variable name/,
+    );
+    expect(refused(["upstreams:", "  local:", "    base_url: not a url", "    model: m"])).toThrow(
+      /lab\/agent-lab\.yaml:3:15: upstreams\.local\.base_url: /,
+    );
+    expect(
+      refused(["upstreams:", "  sim:", "    base_url: http://127.0.0.1:1/v1", "    model: m"]),
+    ).toThrow(/lab\/agent-lab\.yaml:2:3: upstreams\.sim: .*sim is the simulated model's name/);
+    expect(
+      refused(["upstreams:", "  a:b:", "    base_url: http://127.0.0.1:1/v1", "    model: m"]),
+    ).toThrow(/lab\/agent-lab\.yaml:2:3: upstreams\.a:b: .*letters, digits/);
+    // event_model names another upstream or a model string.
+    const eventModel = (value: string) =>
+      refused([
+        "upstreams:",
+        "  local:",
+        "    base_url: http://127.0.0.1:1/v1",
+        "    model: m",
+        `    event_model: ${value}`,
+        "  small:",
+        "    base_url: http://127.0.0.1:2/v1",
+        "    model: s",
+      ]);
+    expect(eventModel("smal")).toThrow(
+      /lab\/agent-lab\.yaml:5:18: upstreams\.local\.event_model: "smal" is neither an upstream's name nor a model string/,
+    );
+    for (const value of ["small", "sim", "openai:gpt-4.1-mini", "local"]) {
+      expect(eventModel(value), value).not.toThrow();
+    }
+  });
+
   it("creates no source until one is asked for its tools", async () => {
     const sources = labToolSources(
       parseLabConfig("mcp_servers:\n  a:\n    command: nope\n", "agent-lab.yaml"),

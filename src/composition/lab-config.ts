@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { LabConfigFile } from "../domain/tool-sources.js";
-import { parseYamlFile, readTextFile } from "../files/yaml-file.js";
+import { parseYamlFile, readTextFile, type YamlProblem } from "../files/yaml-file.js";
+import { isModelString, MODEL_STRING_HELP } from "../providers/create-chat-model.js";
 import { createHttpToolSource } from "../tools/http/index.js";
 import { createMcpToolSource } from "../tools/mcp/index.js";
 import type { ToolSource } from "../tools/tool-source.js";
@@ -39,7 +40,28 @@ export function findLabConfig(location: LabConfigLocation): string | null {
 /** Parses the file; errors name file:line:col and the field, as suite files' do. */
 export function parseLabConfig(text: string, fileName: string): LabConfigFile {
   return parseYamlFile(text, fileName, LabConfigFile, {
-    empty: "the file is empty; give mcp_servers, http_tools or suites_dirs (or remove the file)",
+    empty:
+      "the file is empty; give mcp_servers, http_tools, suites_dirs or upstreams (or remove the file)",
+    problems: (_raw, parsed) => upstreamReferenceProblems(parsed),
+  });
+}
+
+/**
+ * An upstream's `event_model` names another upstream or a lab model string: checked when the file
+ * is read, so a typo stops `serve` instead of failing every dual_agent request that reaches it.
+ */
+function upstreamReferenceProblems(config: LabConfigFile): YamlProblem[] {
+  return Object.entries(config.upstreams).flatMap(([name, upstream]) => {
+    const model = upstream.event_model;
+    if (model === undefined || isModelString(model) || Object.hasOwn(config.upstreams, model)) {
+      return [];
+    }
+    return [
+      {
+        path: ["upstreams", name, "event_model"],
+        message: `${JSON.stringify(model)} is neither an upstream's name nor a model string (${MODEL_STRING_HELP})`,
+      },
+    ];
   });
 }
 

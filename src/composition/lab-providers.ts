@@ -1,3 +1,4 @@
+import type { LabConfigFile } from "../domain/tool-sources.js";
 import type { OpenAIChatModelDependencies } from "../providers/openai/openai-chat-model.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
 import type { Tool } from "../tools/tool.js";
@@ -35,6 +36,14 @@ export function createLabProviders(options: LabProviderOptions = {}): LabProvide
   };
 }
 
+/** The providers of a command, with the lab config file they came from. */
+export interface LabProvidersWithConfig extends LabProviders {
+  /** The file's path; null when none was found. */
+  lab_config: string | null;
+  /** The file as parsed (read once: the server's gateway reads its `upstreams`). */
+  lab_config_file: LabConfigFile | null;
+}
+
 /**
  * The providers of a CLI command or a server: the lab config file found from `location` (see
  * findLabConfig) gives the sources; none found, only the built-ins and declared tools.
@@ -42,8 +51,13 @@ export function createLabProviders(options: LabProviderOptions = {}): LabProvide
 export function createLabProvidersFor(
   location: LabConfigLocation,
   options: Omit<LabProviderOptions, "sources"> = {},
-): LabProviders & { lab_config: string | null } {
+): LabProvidersWithConfig {
   const path = findLabConfig(location);
-  const sources = path === null ? [] : labToolSources(loadLabConfig(path));
-  return { ...createLabProviders({ ...options, sources }), lab_config: path };
+  const file = path === null ? null : loadLabConfig(path);
+  const sources = file === null ? [] : labToolSources(file);
+  return {
+    ...createLabProviders({ ...options, sources }),
+    lab_config: path,
+    lab_config_file: file,
+  };
 }

@@ -100,6 +100,17 @@ function zodProblems(error: z.ZodError): YamlProblem[] {
         at_key: true,
       }));
     }
+    // A record's key refused by its schema: zod says only "Invalid key in record"; the reason is
+    // in the key's own issues, and the key (not its value) is what to fix.
+    if (issue.code === "invalid_key") {
+      return [
+        {
+          path: issue.path,
+          message: `invalid name: ${issue.issues.map((inner) => inner.message).join("; ")}`,
+          at_key: true,
+        },
+      ];
+    }
     return [{ path: issue.path, message: issue.message }];
   });
 }

@@ -15,6 +15,11 @@ export interface ModelSelection {
 
 export const MODEL_STRING_HELP = "use sim, sim:NAME or openai:MODEL";
 
+/** `sim`, `sim:NAME` or `openai:MODEL`: a string createChatModel takes (its options aside). */
+export function isModelString(model: string): boolean {
+  return model === "sim" || model.startsWith("sim:") || /^openai:\S/.test(model);
+}
+
 /** The one place a model string becomes an adapter; the runtime only ever sees the port. */
 export function createChatModel(
   selection: ModelSelection,

@@ -8,6 +8,7 @@ import { PendingApprovals } from "./pending-approvals.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
 import { registerApprovalRoutes } from "./routes/approvals.js";
 import { registerExperimentRoutes } from "./routes/experiments.js";
+import { registerGatewayModelRoutes } from "./routes/gateway-models.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerSessionRoutes } from "./routes/sessions.js";
 import { registerSuiteRoutes } from "./routes/suites.js";
@@ -106,6 +107,7 @@ export function buildApp(options: CreateAppOptions): {
   registerTransferRoutes(app, deps);
   registerExperimentRoutes(app, deps);
   registerSuiteRoutes(app, deps);
+  registerGatewayModelRoutes(app, deps);
   app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));
 
   app.notFound((c) => {

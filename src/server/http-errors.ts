@@ -64,6 +64,8 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   turn_not_found: 404,
   approval_not_found: 404,
   call_not_captured: 404,
+  // The gateway's `model` names neither an upstream nor a lab model string.
+  model_not_found: 404,
   approval_decided: 409,
   session_exists: 409,
   turn_exists: 409,

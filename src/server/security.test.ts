@@ -1,5 +1,7 @@
+import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { gatewayClientKey, requestGuards } from "./security.js";
 import { startServer } from "./start-server.js";
 import { rawRequest, startTestServer, type TestServer } from "./test-fixtures.js";
 
@@ -180,5 +182,145 @@ describe("server security", () => {
       }
       expect(response.headers.get("strict-transport-security")).toBeNull();
     }
+  });
+
+  describe("the gateway (/v1)", () => {
+    const openAIShape = {
+      error: {
+        message: expect.any(String),
+        type: expect.any(String),
+        param: null,
+        code: expect.anything(),
+      },
+    };
+
+    it("answers only to its own Host names and refuses foreign origins, in OpenAI's format", async () => {
+      lab = await startTestServer();
+      const port = portOf(lab.url);
+      const get = (host: string) =>
+        rawRequest(lab?.url ?? "", { path: "/v1/models", headers: { host, ...lab?.auth } });
+      expect((await get(`localhost:${port}`)).status).toBe(200);
+      const rebound = await get("evil.example");
+      expect(rebound.status).toBe(403);
+      expect(JSON.parse(rebound.body)).toEqual({
+        error: {
+          message: expect.stringContaining("Host header"),
+          type: "invalid_request_error",
+          param: null,
+          code: "forbidden",
+        },
+      });
+      const foreign = await lab.api("/v1/chat/completions", {
+        method: "POST",
+        headers: { origin: "http://evil.example" },
+        json: { model: "sim", messages: [{ role: "user", content: "hi" }] },
+      });
+      expect(foreign.status).toBe(403);
+      expect(await foreign.json()).toMatchObject(openAIShape);
+    });
+
+    it("takes the token as Bearer or X-Agent-Lab-Token; never a cookie or ?token=", async () => {
+      lab = await startTestServer();
+      const token = lab.server.token ?? "";
+      const models = (headers: Record<string, string>, path = "/v1/models") =>
+        rawRequest(lab?.url ?? "", {
+          path,
+          headers: { host: hostOf(lab?.url ?? ""), ...headers },
+        });
+      expect((await models({ authorization: `Bearer ${token}` })).status).toBe(200);
+      expect((await models({ "x-agent-lab-token": token })).status).toBe(200);
+      expect(
+        (
+          await models({
+            authorization: "Bearer sk-upstream-key-000000",
+            "x-agent-lab-token": token,
+          })
+        ).status,
+      ).toBe(200);
+      for (const headers of [
+        {},
+        { authorization: "Bearer nope-nope-nope-nope" },
+        { "x-agent-lab-token": "nope-nope-nope-nope" },
+        { cookie: `agent_lab_token_${portOf(lab.url)}=${encodeURIComponent(token)}` },
+      ]) {
+        const refused = await models(headers);
+        expect(refused.status, JSON.stringify(headers)).toBe(401);
+        expect(refused.headers["www-authenticate"]).toBe('Bearer realm="agent-lab"');
+        expect(JSON.parse(refused.body)).toEqual({
+          error: {
+            message: expect.stringContaining("X-Agent-Lab-Token"),
+            type: "invalid_request_error",
+            param: null,
+            code: "invalid_api_key",
+          },
+        });
+      }
+      // A page's token exchange is for the UI's pages only.
+      const exchange = await models({}, `/v1/models?token=${token}`);
+      expect(exchange.status).toBe(401);
+      expect(exchange.headers["set-cookie"]).toBeUndefined();
+    });
+
+    it("hands a route the client's own key only when it is not the lab token", async () => {
+      const token = "gateway-test-token-0123456789";
+      const app = new Hono();
+      app.use(requestGuards({ token }));
+      app.get("/v1/key", (c) => c.json({ key: gatewayClientKey(c) }));
+      const keyOf = async (headers: Record<string, string>) => {
+        const response = await app.request("/v1/key", {
+          headers: { host: "127.0.0.1:4173", ...headers },
+        });
+        return ((await response.json()) as { key: string | null }).key;
+      };
+      expect(await keyOf({ authorization: `Bearer ${token}` })).toBeNull();
+      expect(
+        await keyOf({ authorization: "Bearer sk-client-key-000000", "x-agent-lab-token": token }),
+      ).toBe("sk-client-key-000000");
+      expect(
+        await keyOf({ authorization: `Bearer ${token}`, "x-agent-lab-token": token }),
+      ).toBeNull();
+
+      const open = new Hono();
+      open.use(requestGuards({}));
+      open.get("/v1/key", (c) => c.json({ key: gatewayClientKey(c) }));
+      const response = await open.request("/v1/key", {
+        headers: { host: "127.0.0.1:4173", authorization: "Bearer sk-client-key-000000" },
+      });
+      expect(await response.json()).toEqual({ key: "sk-client-key-000000" });
+    });
+
+    it("answers JSON bodies only, and unknown /v1 routes with OpenAI's 404 (never the UI)", async () => {
+      lab = await startTestServer();
+      const plain = await lab.api("/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: "{}",
+      });
+      expect(plain.status).toBe(415);
+      expect(await plain.json()).toMatchObject(openAIShape);
+      for (const method of ["GET", "POST"]) {
+        const response = await lab.api("/v1/embeddings", {
+          method,
+          ...(method === "POST" ? { json: {} } : {}),
+        });
+        expect(response.status, method).toBe(404);
+        expect(await response.json()).toEqual({
+          error: {
+            message: `no such API route: ${method} /v1/embeddings`,
+            type: "invalid_request_error",
+            param: null,
+            code: null,
+          },
+        });
+        // The security headers survive the rewrite.
+        expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      }
+    });
+
+    it("needs no token on a --no-token server", async () => {
+      lab = await startTestServer({ token: false });
+      const response = await fetch(new URL("/v1/models", lab.url));
+      expect(response.status).toBe(200);
+    });
   });
 });

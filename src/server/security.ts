@@ -1,6 +1,20 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import { bearerToken, cookieToken, tokenCheck, withoutTokenParameter } from "./access-token.js";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import {
+  bearerToken,
+  cookieToken,
+  type TokenCheck,
+  tokenCheck,
+  withoutTokenParameter,
+} from "./access-token.js";
+import {
+  fromLabErrorBody,
+  invalidApiKeyError,
+  LabErrorBody,
+  openAIError,
+  openAIErrorResponse,
+} from "./gateway/openai-error.js";
 import { ForbiddenError, UnauthorizedError, UnsupportedMediaTypeError } from "./http-errors.js";
 
 /**
@@ -16,6 +30,10 @@ import { ForbiddenError, UnauthorizedError, UnsupportedMediaTypeError } from "./
  *   history). The UI's files hold no data and load without it, so a browser without the cookie
  *   gets the UI's "needs its token" page rather than a bare 401.
  * - Bodies: JSON only (415); their size is checked where they are read (request-body.ts, 413).
+ * - The gateway (`/v1`) follows the same rules, in the clients' terms: the token is the API key an
+ *   OpenAI client sends (`Authorization: Bearer TOKEN`), or `X-Agent-Lab-Token: TOKEN` when the
+ *   API key is an upstream's own (`pass_client_key`); no cookie and no `?token=` exchange (no
+ *   browser page lives there); every refusal and error is in OpenAI's format.
  */
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -35,6 +53,29 @@ export function isApiPath(path: string): boolean {
   return path === "/api" || path.startsWith("/api/");
 }
 
+/** The OpenAI-compatible gateway: `/v1/chat/completions`, `/v1/models`. */
+export function isGatewayPath(path: string): boolean {
+  return path === "/v1" || path.startsWith("/v1/");
+}
+
+/** The lab token for a gateway request whose `Authorization` carries an upstream key. */
+export const TOKEN_HEADER = "x-agent-lab-token";
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by the guards on `/v1` requests: see gatewayClientKey. */
+    gatewayClientKey: string | null;
+  }
+}
+
+/**
+ * The client's own key on a `/v1` request: its `Authorization: Bearer KEY` when that is not the
+ * lab's token (the guards decide), else null. Only a `pass_client_key` upstream may use it.
+ */
+export function gatewayClientKey(c: Context): string | null {
+  return c.get("gatewayClientKey") ?? null;
+}
+
 /** The name part of a Host value: `[::1]:80` → `[::1]`, `localhost:4173` → `localhost`. */
 function hostName(host: string): string {
   if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
@@ -50,6 +91,12 @@ function hostAllowed(host: string, allowed: AllowedHosts | undefined): boolean {
 
 export function requestGuards(options: GuardOptions): MiddlewareHandler {
   const check = options.token === undefined ? null : tokenCheck(options.token);
+  const guardLab = labGuards(options, check);
+  const guardGateway = gatewayGuards(options, check);
+  return (c, next) => (isGatewayPath(c.req.path) ? guardGateway(c, next) : guardLab(c, next));
+}
+
+function labGuards(options: GuardOptions, check: TokenCheck | null): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host")?.toLowerCase();
     if (host === undefined || !hostAllowed(host, options.allowedHosts)) {
@@ -92,6 +139,79 @@ export function requestGuards(options: GuardOptions): MiddlewareHandler {
     }
     await next();
   };
+}
+
+function bodyTypeAccepted(c: Context): string | undefined | true {
+  if (!WITH_BODY.has(c.req.method)) return true;
+  const type = c.req.header("content-type");
+  const media = type?.split(";")[0]?.trim().toLowerCase();
+  return media === "application/json" ? true : type;
+}
+
+/** The same checks as `/api`'s, answered the way OpenAI's clients read errors. */
+function gatewayGuards(options: GuardOptions, check: TokenCheck | null): MiddlewareHandler {
+  return async (c, next) => {
+    const host = c.req.header("host")?.toLowerCase();
+    if (host === undefined || !hostAllowed(host, options.allowedHosts)) {
+      return openAIErrorResponse(
+        openAIError(
+          403,
+          "this server only answers to its own address (the Host header names another)",
+          { code: "forbidden" },
+        ),
+      );
+    }
+    const origin = c.req.header("origin");
+    if (STATE_CHANGING.has(c.req.method) && origin !== undefined) {
+      if (origin.toLowerCase() !== `http://${host}`) {
+        return openAIErrorResponse(
+          openAIError(403, "cross-origin requests that change data are refused", {
+            code: "forbidden",
+          }),
+        );
+      }
+    }
+    const bearer = bearerToken(c);
+    if (check !== null) {
+      const bearerIsToken = check.matches(bearer);
+      if (!bearerIsToken && !check.matches(c.req.header(TOKEN_HEADER))) {
+        const response = openAIErrorResponse(invalidApiKeyError());
+        response.headers.set("WWW-Authenticate", 'Bearer realm="agent-lab"');
+        return response;
+      }
+      c.set("gatewayClientKey", bearerIsToken ? null : (bearer ?? null));
+    } else {
+      c.set("gatewayClientKey", bearer ?? null);
+    }
+    const type = bodyTypeAccepted(c);
+    if (type !== true) {
+      const refusal = new UnsupportedMediaTypeError(type);
+      return openAIErrorResponse(openAIError(415, refusal.message, { code: refusal.code }));
+    }
+    await next();
+    await rewriteLabError(c);
+  };
+}
+
+/**
+ * The lab's shared handlers (an unknown route, a body too large, an unexpected failure) answer in
+ * the lab's error shape; a `/v1` client expects OpenAI's. Only error responses are read, and only
+ * a body that is exactly the lab's shape is rewritten: a route's own OpenAI errors pass as sent.
+ */
+async function rewriteLabError(c: Context): Promise<void> {
+  const response = c.res;
+  if (response.status < 400 || !response.headers.get("content-type")?.includes("json")) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(await response.clone().text());
+  } catch {
+    return;
+  }
+  const parsed = LabErrorBody.safeParse(value);
+  if (!parsed.success) return;
+  const error = fromLabErrorBody(response.status as ContentfulStatusCode, parsed.data);
+  // Hono carries the other headers (security headers, WWW-Authenticate) over to the new response.
+  c.res = openAIErrorResponse(error);
 }
 
 /** Headers on every response; the policy lets the built UI run and nothing else. */

@@ -1,4 +1,6 @@
 import type { LabProviders } from "../composition/lab-providers.js";
+import type { Environment } from "../domain/env-references.js";
+import type { LabConfigFile } from "../domain/tool-sources.js";
 import type { RunTurnOptions } from "../runtime/run-turn.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ActiveTurns } from "./active-turns.js";
@@ -12,6 +14,16 @@ export interface RunTurnDefaults {
   providers: LabProviders;
   models?: RunTurnOptions["models"];
   approve?: RunTurnOptions["approve"];
+  /**
+   * The lab config file (agent-lab.yaml) as loaded at start, for what only the server reads from
+   * it: the gateway's `upstreams`. Null or absent: no file, so no upstreams.
+   */
+  labConfig?: LabConfigFile | null;
+  /**
+   * The environment the providers' models read their keys and OPENAI_BASE_URL from (`serve`
+   * passes its own); the gateway builds per-request copies of it. Default process.env.
+   */
+  env?: Environment;
 }
 
 /** What the routes are given by `createApp`. */

@@ -4,7 +4,7 @@ import { extname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Context } from "hono";
 import { RouteNotFoundError } from "./http-errors.js";
-import { isApiPath } from "./security.js";
+import { isApiPath, isGatewayPath } from "./security.js";
 
 /**
  * The built web UI, `dist/web`, found from this file rather than the working directory: this
@@ -79,7 +79,7 @@ export function staticAssets(webRoot: string) {
   const root = resolve(webRoot);
   return async (c: Context): Promise<Response> => {
     const path = c.req.path;
-    if (isApiPath(path)) throw new RouteNotFoundError(c.req.method, path);
+    if (isApiPath(path) || isGatewayPath(path)) throw new RouteNotFoundError(c.req.method, path);
     const index = join(root, "index.html");
     if (!existsSync(index)) {
       return c.html(NOT_BUILT_PAGE, 503, { "Cache-Control": "no-store" });

@@ -128,7 +128,7 @@ Examples:
             host: options.host,
             port: options.port,
             token: options.token,
-            runTurnDefaults: { providers },
+            runTurnDefaults: { providers, labConfig: providers.lab_config_file, env: io.env },
             suitesDirs,
             log: (line) => io.stderr.write(`${line}\n`),
           });

@@ -1,8 +1,9 @@
 import { memo } from "react";
 import type { SessionPageItem } from "../api-types.js";
 import { formatDateTime, formatInt } from "../format.js";
+import { isGatewaySession } from "../gateway-mark.js";
 import { Link, sessionHref } from "../router.js";
-import { ModeBadge, SimulatedBadge, StatusBadge } from "./status.js";
+import { GatewayBadge, ModeBadge, SimulatedBadge, StatusBadge } from "./status.js";
 
 export interface SessionRowProps {
   session: SessionPageItem;
@@ -41,6 +42,15 @@ export const SessionRow = memo(function SessionRow({
         <Link to={sessionHref(session.id)} data-testid="session-link">
           {session.title}
         </Link>
+        {/* In the title cell, which wraps: the setup cell does not, and the row would overflow.
+            The list knows tags, not configs, so the tooltip is the general one; the session page
+            says which upstream. */}
+        {isGatewaySession(session.tags) ? (
+          <>
+            {" "}
+            <GatewayBadge mark={null} />
+          </>
+        ) : null}
         {session.tags.length > 0 ? (
           <span className="session-tags">
             {session.tags.map((tag) => (

@@ -1,6 +1,7 @@
 import { type ReactNode, useEffect, useRef } from "react";
 import { errorMessage } from "../api.js";
 import { isSimulatedModel, modeLabel } from "../format.js";
+import { type GatewayMark, gatewayDescription } from "../gateway-mark.js";
 
 export function Loading({ label = "Loading…" }: { label?: string }) {
   return (
@@ -53,6 +54,19 @@ export function SimulatedBadge({ models }: { models: (string | null | undefined)
       title={`Simulated model (${simulated.join(", ")}): deterministic, no network; numbers are not a real endpoint's`}
     >
       {label}
+    </span>
+  );
+}
+
+/** A session recorded through the gateway (`/v1`); the tooltip says where its requests went. */
+export function GatewayBadge({ mark }: { mark: GatewayMark | null }) {
+  return (
+    <span
+      className="badge badge-gateway"
+      data-testid="gateway-badge"
+      title={gatewayDescription(mark)}
+    >
+      gateway
     </span>
   );
 }

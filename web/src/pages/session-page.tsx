@@ -7,6 +7,7 @@ import { SessionSetup } from "../components/session-setup.js";
 import {
   EmptyState,
   ErrorNotice,
+  GatewayBadge,
   Loading,
   ModeBadge,
   SimulatedBadge,
@@ -15,6 +16,7 @@ import { EstimatedMark } from "../components/usage-cells.js";
 import { UsagePanel } from "../components/usage-panel.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatDateTime, formatInt, modelOf } from "../format.js";
+import { gatewayDescription, gatewayMarkOf, isGatewayConfig } from "../gateway-mark.js";
 import { Link } from "../router.js";
 import { CALLS_BOUND, loadSessionRecord, RECORD_BOUND } from "../session-record.js";
 import { buildTranscript } from "../transcript.js";
@@ -92,6 +94,8 @@ export function SessionPage({ id }: { id: string }) {
   const { session, turns } = data.detail;
   const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
   const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const gatewayMark = gatewayMarkOf(session.config);
+  const gateway = isGatewayConfig(session.config);
   const requestedModel = (agent: string) => (agent === "chat_agent" ? chatModel : eventModel);
   const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
     const index = TABS.findIndex((item) => item.id === tab);
@@ -113,8 +117,14 @@ export function SessionPage({ id }: { id: string }) {
       <header className="session-header">
         <div className="session-title-row">
           <h1>{session.title}</h1>
+          {gateway ? <GatewayBadge mark={gatewayMark} /> : null}
           <SimulatedBadge models={[chatModel, eventModel]} />
         </div>
+        {gateway ? (
+          <p className="session-subtitle muted" data-testid="gateway-subtitle">
+            {gatewayDescription(gatewayMark)}
+          </p>
+        ) : null}
         <dl className="session-facts">
           <div>
             <dt>Mode</dt>
