@@ -3,11 +3,13 @@ import { Hono } from "hono";
 import { createLabProviders } from "../composition/lab-providers.js";
 import type { SessionStore } from "../store/session-store.js";
 import { ActiveTurns } from "./active-turns.js";
+import { GatewaySessions } from "./gateway/gateway-sessions.js";
 import { errorResponse, RouteNotFoundError } from "./http-errors.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
 import { registerApprovalRoutes } from "./routes/approvals.js";
 import { registerExperimentRoutes } from "./routes/experiments.js";
+import { registerGatewayRoutes } from "./routes/gateway.js";
 import { registerGatewayModelRoutes } from "./routes/gateway-models.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerSessionRoutes } from "./routes/sessions.js";
@@ -76,10 +78,13 @@ export function buildApp(options: CreateAppOptions): {
   app: Hono;
   turns: ActiveTurns;
   experiments: RunningExperiments;
+  gateway: GatewaySessions;
 } {
   const turns = new ActiveTurns();
   const experiments = new RunningExperiments();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const providers = options.runTurnDefaults?.providers ?? createLabProviders();
+  const gateway = new GatewaySessions({ store: options.store, models: providers.models });
   const deps: ServerDependencies = {
     store: options.store,
     turns,
@@ -90,8 +95,9 @@ export function buildApp(options: CreateAppOptions): {
     maxImportBytes: options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES,
     runTurnDefaults: {
       ...options.runTurnDefaults,
-      providers: options.runTurnDefaults?.providers ?? createLabProviders(),
+      providers,
     },
+    gateway,
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     version: VERSION,
     reportError: (where, error) => log(describeFailure(where, error, options.token)),
@@ -108,6 +114,7 @@ export function buildApp(options: CreateAppOptions): {
   registerExperimentRoutes(app, deps);
   registerSuiteRoutes(app, deps);
   registerGatewayModelRoutes(app, deps);
+  registerGatewayRoutes(app, deps);
   app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));
 
   app.notFound((c) => {
@@ -119,7 +126,7 @@ export function buildApp(options: CreateAppOptions): {
     if (status === 500) deps.reportError(`${c.req.method} ${c.req.path}`, error);
     return c.json(body, status);
   });
-  return { app, turns, experiments };
+  return { app, turns, experiments, gateway };
 }
 
 /** The HTTP API and the web UI as a hono app (see `startServer` to listen). */

@@ -3,7 +3,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type TestServer, startTestServer } from "./test-fixtures.js";
+import { startTestServer, type TestServer } from "./test-fixtures.js";
 
 /**
  * The gateway as an existing agent meets it: the official openai client and the AI SDK, pointed at
@@ -141,7 +141,12 @@ describe("gateway on the simulated model, through the openai client", () => {
     const id = session?.id as string;
     expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["completed"]);
     const stored = server.store.listMessages(id);
-    expect(stored.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(stored.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
     expect(stored[1]?.tool_calls[0]).toMatchObject({ id: call?.id, name: "lookup" });
     // The client's reply is kept as the client wrote it, not re-encoded as JSON.
     expect(stored[2]).toMatchObject({ tool_call_id: call?.id, content: "Sunny, 21 C" });
@@ -170,7 +175,9 @@ describe("gateway on the simulated model, through the openai client", () => {
     });
     const sessions = gatewaySessions();
     expect(sessions).toHaveLength(2);
-    const turnsPer = sessions.map((session) => server.store.listTurns(session?.id as string).length);
+    const turnsPer = sessions.map(
+      (session) => server.store.listTurns(session?.id as string).length,
+    );
     expect(turnsPer.sort()).toEqual([1, 2]);
   });
 
@@ -209,7 +216,10 @@ describe("gateway on the simulated model, through the openai client", () => {
   it("refuses a request without the lab's token, an unknown model and a bad body in OpenAI's format", async () => {
     const stranger = new OpenAI({ baseURL: baseURL(), apiKey: "not-the-token", maxRetries: 0 });
     await expect(
-      stranger.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "hi" }] }),
+      stranger.chat.completions.create({
+        model: "sim",
+        messages: [{ role: "user", content: "hi" }],
+      }),
     ).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
     await expect(
       openai().chat.completions.create({
@@ -252,7 +262,10 @@ describe("gateway on the simulated model, through the AI SDK", () => {
       maxRetries: 0,
     });
     expect(result.steps.length).toBe(2);
-    expect(result.steps[0]?.toolCalls[0]).toMatchObject({ toolName: "lookup", input: { city: "Oslo" } });
+    expect(result.steps[0]?.toolCalls[0]).toMatchObject({
+      toolName: "lookup",
+      input: { city: "Oslo" },
+    });
     expect(result.text.length).toBeGreaterThan(0);
     const [session] = gatewaySessions();
     const id = session?.id as string;

@@ -10,7 +10,7 @@ import {
   streamReply,
 } from "../../test/fake-openai-server.js";
 import { LabConfigFile } from "../domain/tool-sources.js";
-import { type TestServer, startTestServer, waitFor } from "./test-fixtures.js";
+import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
 
 /**
  * The gateway in front of a real OpenAI-compatible endpoint (a scripted one on 127.0.0.1): bytes
@@ -38,7 +38,6 @@ beforeEach(async () => {
         model: "fake-model",
         api_key_env: "FAKE_UPSTREAM_KEY",
         mode: "dual_agent",
-        event_model: "sim",
         options: { max_retries: 0 },
       },
     },
@@ -120,7 +119,11 @@ describe("pass-through", () => {
     const response = await fetch(chatUrl(), {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "fake", messages: [{ role: "user", content: "hi" }], stream: true }),
+      body: JSON.stringify({
+        model: "fake",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      }),
     });
     const usageEvent = events.find((event) => event.includes('"usage"')) as string;
     expect(await response.text()).toBe(events.filter((event) => event !== usageEvent).join(""));
@@ -155,7 +158,10 @@ describe("pass-through", () => {
     });
     const call = first.choices[0]?.message.tool_calls?.[0];
     expect(first.choices[0]?.finish_reason).toBe("tool_calls");
-    expect(call).toMatchObject({ id: "call_w1", function: { name: "get_weather", arguments: '{"city":"Rome"}' } });
+    expect(call).toMatchObject({
+      id: "call_w1",
+      function: { name: "get_weather", arguments: '{"city":"Rome"}' },
+    });
     const followUp = {
       model: "fake",
       messages: [
@@ -188,11 +194,15 @@ describe("dual_agent through the gateway", () => {
     upstream.enqueue(
       streamReply([
         sseEvent(completionChunk({ role: "assistant", content: "" })),
-        sseEvent(completionChunk({ content: 'Checking. <event name="get_weather">{"town": "Paris"}' })),
+        sseEvent(
+          completionChunk({ content: 'Checking. <event name="get_weather">{"town": "Paris"}' }),
+        ),
         sseEvent(completionChunk({ content: "</event>" })),
         sseEvent(completionChunk({}, "stop")),
         SSE_DONE,
       ]),
+      // The event agent (the same upstream) writes the arguments the schema wants.
+      streamReply(completionStream({ text: ['{"city": "Paris"}'] })),
       streamReply(completionStream({ text: ["Paris is mild today."] })),
     );
     const openai = client();
@@ -204,11 +214,17 @@ describe("dual_agent through the gateway", () => {
     const message = first.choices[0]?.message;
     expect(first.choices[0]?.finish_reason).toBe("tool_calls");
     expect(message?.content ?? "").not.toContain("<event");
-    const call = message?.tool_calls?.[0];
+    const call = message?.tool_calls?.[0] as
+      | { id: string; function: { name: string; arguments: string } }
+      | undefined;
     expect(call?.function.name).toBe("get_weather");
     expect(JSON.parse(call?.function.arguments ?? "{}")).toEqual({ city: "Paris" });
-    // The chat agent got the event catalog, not native tools.
+    // The chat agent got the event catalog, not native tools; the event agent a JSON schema.
     expect(upstream.requests[0]?.body).not.toHaveProperty("tools");
+    expect(JSON.stringify(upstream.requests[0]?.body)).toContain("get_weather");
+    expect(upstream.requests[1]?.body).toMatchObject({
+      response_format: { type: "json_schema" },
+    });
 
     const second = await openai.chat.completions.create({
       model: "repairing",
@@ -232,7 +248,9 @@ describe("dual_agent through the gateway", () => {
 
 describe("upstream faults as the client sees them", () => {
   it("a 429 reaches the client as a 429 in OpenAI's format, without the key", async () => {
-    upstream.enqueue(errorReply(429, `slow down, key ${UPSTREAM_KEY}`, { "x-should-retry": "false" }));
+    upstream.enqueue(
+      errorReply(429, `slow down, key ${UPSTREAM_KEY}`, { "x-should-retry": "false" }),
+    );
     const failure = await client()
       .chat.completions.create({ model: "fake", messages: [{ role: "user", content: "hi" }] })
       .catch((error: unknown) => error);
@@ -268,7 +286,11 @@ describe("upstream faults as the client sees them", () => {
     const response = await fetch(chatUrl(), {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "fake", messages: [{ role: "user", content: "hi" }], stream: true }),
+      body: JSON.stringify({
+        model: "fake",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      }),
       signal: controller.signal,
     });
     const reader = response.body?.getReader();

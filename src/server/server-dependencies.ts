@@ -4,6 +4,7 @@ import type { LabConfigFile } from "../domain/tool-sources.js";
 import type { RunTurnOptions } from "../runtime/run-turn.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { ActiveTurns } from "./active-turns.js";
+import type { GatewaySessions } from "./gateway/gateway-sessions.js";
 import type { PendingApprovals } from "./pending-approvals.js";
 import type { RunningExperiments } from "./running-experiments.js";
 import type { SuiteCatalog } from "./suites-catalog.js";
@@ -41,6 +42,8 @@ export interface ServerDependencies {
   /** Largest accepted import document, in bytes: exports of long sessions are large. */
   maxImportBytes: number;
   runTurnDefaults: RunTurnDefaults;
+  /** The turns of the OpenAI-compatible gateway (`/v1/chat/completions`), by session. */
+  gateway: GatewaySessions;
   heartbeatMs: number;
   version: string;
   /** Reports a failure the client was only told about generically. */

@@ -90,7 +90,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const token = options.token === false ? null : (options.token ?? generateToken());
 
   let allowed: string[] = [];
-  const { app, turns, experiments } = buildApp({
+  const { app, turns, experiments, gateway } = buildApp({
     ...options,
     token: token ?? undefined,
     allowedHosts: () => allowed,
@@ -125,6 +125,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       // Experiments first: cancelled, they start no new turn, and their running turns are stored.
       await experiments.cancelAll(reason, 10_000);
       await turns.cancelAll(reason, 10_000);
+      // Gateway turns waiting for their clients end too: their calls answered "interrupted".
+      await gateway.close();
       server.closeAllConnections();
       await stopped;
     })();

@@ -37,8 +37,9 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         segment,
         session_header,
         resolved: () => {
-          const resolution = resolveGatewayModel(body.model, deps.labConfig, {
-            env: process.env,
+          const { labConfig, env } = deps.runTurnDefaults;
+          const resolution = resolveGatewayModel(body.model, labConfig ?? null, {
+            env: env ?? process.env,
             mode_header: c.req.header(MODE_HEADER),
             client_key: gatewayClientKey(c),
           });
