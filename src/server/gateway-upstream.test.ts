@@ -302,3 +302,54 @@ describe("upstream faults as the client sees them", () => {
     await waitFor(() => server.store.listTurns(id)[0]?.status === "cancelled");
   });
 });
+
+describe("retries", () => {
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it("a client's retry of an answered request gets the same answer, recorded once; a plain repeat is a new turn", async () => {
+    upstream.enqueue(
+      streamReply(completionStream({ text: ["First answer"] })),
+      streamReply(completionStream({ text: ["Second answer"] })),
+    );
+    const body = { model: "fake", messages: [{ role: "user", content: "Once, please" }] };
+    const first = (await (await post(body)).json()) as { id: string };
+    const retried = (await (await post(body, { "X-Stainless-Retry-Count": "1" })).json()) as {
+      id: string;
+    };
+    expect(retried).toEqual(first);
+    expect(upstream.requests).toHaveLength(1);
+    const id = onlySession()?.id as string;
+    expect(server.store.listTurns(id)).toHaveLength(1);
+    expect(server.store.usageSummary(id).calls).toHaveLength(1);
+    expect(server.store.listAuditLogs(id).map((row) => row.event)).toContain(
+      "gateway_retry_replayed",
+    );
+
+    // The same request again, not as a retry: the client wants a fresh answer.
+    const again = (await (await post(body)).json()) as {
+      choices: { message: { content: string } }[];
+    };
+    expect(again.choices[0]?.message.content).toBe("Second answer");
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  it("a streamed answer is replayed byte for byte to a retry with the same Idempotency-Key", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Streamed once"] })));
+    const body = {
+      model: "fake",
+      messages: [{ role: "user", content: "Stream it" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    const first = await (await post(body, { "Idempotency-Key": "req-42" })).text();
+    const retried = await (await post(body, { "Idempotency-Key": "req-42" })).text();
+    expect(retried).toBe(first);
+    expect(first).toContain("Streamed once");
+    expect(upstream.requests).toHaveLength(1);
+  });
+});

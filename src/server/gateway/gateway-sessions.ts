@@ -11,6 +11,7 @@ import type { SessionStore } from "../../store/session-store.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import { GatewayTurn } from "./gateway-turn.js";
 import { classifyRequest, previousAnswerOf, systemPromptOf } from "./request-messages.js";
+import { RetryLedger } from "./retry-ledger.js";
 
 /** What a request's `model` (and the mode header) resolved to. */
 export interface ResolvedGatewayModel {
@@ -56,6 +57,8 @@ export class GatewaySessions {
   readonly #clientWaitMs: number;
   readonly #gapMs: number;
   readonly #turns = new Map<string, GatewayTurn>();
+  /** Answers kept for clients that retry a request whose answer they lost. */
+  readonly retries = new RetryLedger();
   /** Session id → its last answer and when: the conversations a request may continue. */
   readonly #recent = new Map<string, { answer: string; at: number }>();
 
@@ -69,9 +72,9 @@ export class GatewaySessions {
   /**
    * Starts or continues the turn the request belongs to; the answer (or the refusal) goes to the
    * request's segment. Throws only for a request that cannot be placed (bad input, a follow-up no
-   * turn waits for); the caller answers those itself.
+   * turn waits for); the caller answers those itself. Returns the session's id.
    */
-  async handle(request: GatewayRequestContext): Promise<void> {
+  async handle(request: GatewayRequestContext): Promise<string> {
     const { body } = request;
     const kind = classifyRequest(body.messages);
     if (kind.kind === "tool_replies") {
@@ -82,7 +85,7 @@ export class GatewaySessions {
           `no turn waits for the replies to ${ids.join(", ")}: it ended (its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
         );
       }
-      return;
+      return turn.session_id;
     }
     const resolved = request.resolved();
     const found = request.session_header ?? this.#continued(previousAnswerOf(body.messages));
@@ -132,6 +135,7 @@ export class GatewaySessions {
       segmentOf(request),
     );
     this.#turns.set(session_id, turn);
+    return session_id;
   }
 
   /** Stops every turn (the server is closing): their calls are answered "interrupted". */

@@ -14,6 +14,9 @@ export interface HttpSegmentOptions {
   model: string;
 }
 
+/** Longer answers are not kept for a retry (it then runs as a new turn). */
+const MAX_REPLAY_BYTES = 1024 * 1024;
+
 const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
@@ -43,6 +46,11 @@ export class HttpSegment implements GatewaySegment {
   #reasoning = "";
   #usage: TokenUsage = emptyUsage();
   readonly #id = newCompletionId();
+  /** What the client was sent, for answering a retry of this request the same way. */
+  #sent: Uint8Array[] = [];
+  #sentBytes = 0;
+  #json: unknown = null;
+  #succeeded = false;
 
   constructor(options: HttpSegmentOptions) {
     this.#options = options;
@@ -88,7 +96,30 @@ export class HttpSegment implements GatewaySegment {
   endBytes(): void {
     if (this.#ended || this.#forward === null) return;
     this.#write(this.#forward.end());
+    this.#succeeded = true;
     this.#close();
+  }
+
+  /**
+   * The same answer again, for a client's retry of a request whose answer it lost: null unless
+   * this segment ended well and its answer was small enough to keep.
+   */
+  replay(): Response | null {
+    if (!this.#succeeded || this.#sentBytes > MAX_REPLAY_BYTES) return null;
+    if (this.#json !== null) return Response.json(this.#json);
+    const pieces = this.#sent;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const piece of pieces) controller.enqueue(piece);
+        controller.close();
+      },
+    });
+    return new Response(body, { status: 200, headers: SSE_HEADERS });
+  }
+
+  /** Still answering (its retry must wait, not run the turn a second time). */
+  get pending(): boolean {
+    return !this.#ended;
   }
 
   text(delta: string): void {
@@ -114,24 +145,23 @@ export class HttpSegment implements GatewaySegment {
       let text = "";
       for (const call of calls) text += writer.toolCall(call);
       this.#write(text + writer.finish(reason, this.#usage));
+      this.#succeeded = true;
       this.#close();
       return;
     }
     this.#ended = true;
-    this.#resolve(
-      Response.json(
-        renderCompletion(
-          { model: this.#options.model, id: this.#id },
-          {
-            content: this.#text,
-            ...(this.#reasoning === "" ? {} : { reasoning: this.#reasoning }),
-            tool_calls: calls,
-            finish_reason: reason,
-            usage: this.#usage,
-          },
-        ),
-      ),
+    this.#succeeded = true;
+    this.#json = renderCompletion(
+      { model: this.#options.model, id: this.#id },
+      {
+        content: this.#text,
+        ...(this.#reasoning === "" ? {} : { reasoning: this.#reasoning }),
+        tool_calls: calls,
+        finish_reason: reason,
+        usage: this.#usage,
+      },
     );
+    this.#resolve(Response.json(this.#json));
   }
 
   fail(error: unknown): void {
@@ -151,7 +181,11 @@ export class HttpSegment implements GatewaySegment {
     if (bytes.length === 0) return;
     this.#start();
     // A view of the adapter's buffer is copied: the reader may reuse it once we return.
-    this.#controller?.enqueue(typeof data === "string" ? bytes : bytes.slice());
+    const piece = typeof data === "string" ? bytes : bytes.slice();
+    this.#controller?.enqueue(piece);
+    this.#sentBytes += piece.length;
+    if (this.#sentBytes <= MAX_REPLAY_BYTES) this.#sent.push(piece);
+    else this.#sent = [];
   }
 
   #start(): void {

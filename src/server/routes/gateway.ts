@@ -7,6 +7,7 @@ import { SessionId } from "../../store/store-inputs.js";
 import { GatewayConflict } from "../gateway/gateway-sessions.js";
 import { HttpSegment } from "../gateway/http-segment.js";
 import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
+import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
 import { resolveGatewayModel } from "../gateway/upstream-resolution.js";
 import { readJsonBody } from "../request-body.js";
 import { gatewayClientKey } from "../security.js";
@@ -24,6 +25,34 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       const header = c.req.header(SESSION_HEADER);
       const session_header =
         header === undefined ? null : parseInput(SessionId, header, SESSION_HEADER);
+      const retryKey = retryKeyOf(
+        {
+          retry_count: c.req.header(RETRY_COUNT_HEADER),
+          idempotency_key: c.req.header(IDEMPOTENCY_HEADER),
+        },
+        raw,
+      );
+      const verdict = deps.gateway.retries.check(retryKey);
+      if (verdict.kind === "pending") {
+        return openAIErrorResponse(
+          openAIError(
+            409,
+            "this request's first attempt is still being answered; retry after it ends",
+            {
+              code: "request_in_progress",
+            },
+          ),
+        );
+      }
+      if (verdict.kind === "replay") {
+        if (verdict.session_id !== null) {
+          await deps.store.appendAudit(verdict.session_id, {
+            event: "gateway_retry_replayed",
+            details: { retry_count: c.req.header(RETRY_COUNT_HEADER) ?? null },
+          });
+        }
+        return verdict.response;
+      }
       const segment = new HttpSegment({
         stream: body.stream === true,
         include_usage: body.stream_options?.include_usage === true,
@@ -31,7 +60,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       });
       // The client went away: the turn it was waiting on stops (the upstream call with it).
       c.req.raw.signal.addEventListener("abort", () => segment.disconnected(), { once: true });
-      await deps.gateway.handle({
+      const session_id = await deps.gateway.handle({
         body,
         raw_body: raw,
         segment,
@@ -52,6 +81,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
           };
         },
       });
+      deps.gateway.retries.remember(retryKey, segment, session_id);
       return await segment.response;
     } catch (error) {
       if (error instanceof GatewayConflict) {

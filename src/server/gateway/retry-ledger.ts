@@ -1,0 +1,71 @@
+import { createHash } from "node:crypto";
+import type { HttpSegment } from "./http-segment.js";
+
+/**
+ * Clients retry a request whose answer they lost (a dropped connection after the turn ended, a
+ * timeout just too short): openai-node says so in `X-Stainless-Retry-Count`, others send the same
+ * `Idempotency-Key`. Such a retry gets the answer already given, so the turn and its calls are
+ * recorded once; a plain repeat of the same request (an eval asking twice) is a new turn.
+ */
+export const RETRY_COUNT_HEADER = "x-stainless-retry-count";
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+
+const KEEP_MS = 10 * 60_000;
+const MAX_ENTRIES = 200;
+
+interface Answered {
+  segment: HttpSegment;
+  session_id: string | null;
+  at: number;
+}
+
+export interface RetryKey {
+  key: string;
+  /** The request says it repeats an earlier one. */
+  retry: boolean;
+}
+
+/** The key a request is remembered by: its Idempotency-Key, else a hash of its body. */
+export function retryKeyOf(
+  headers: { retry_count?: string | undefined; idempotency_key?: string | undefined },
+  body: unknown,
+): RetryKey {
+  if (headers.idempotency_key) {
+    return { key: `key:${headers.idempotency_key}`, retry: true };
+  }
+  const count = Number(headers.retry_count ?? "0");
+  const key = `body:${createHash("sha256").update(JSON.stringify(body)).digest("hex")}`;
+  return { key, retry: Number.isFinite(count) && count > 0 };
+}
+
+export type RetryVerdict =
+  | { kind: "new" }
+  | { kind: "pending" }
+  | { kind: "replay"; response: Response; session_id: string | null };
+
+export class RetryLedger {
+  readonly #answered = new Map<string, Answered>();
+
+  /** What to do with a request: run it, wait for its first attempt, or answer it again. */
+  check(key: RetryKey): RetryVerdict {
+    const earlier = this.#answered.get(key.key);
+    if (!key.retry || earlier === undefined || Date.now() - earlier.at > KEEP_MS) {
+      return { kind: "new" };
+    }
+    if (earlier.segment.pending) return { kind: "pending" };
+    const response = earlier.segment.replay();
+    // The first attempt failed: the retry is a turn of its own, as the failure was.
+    return response === null
+      ? { kind: "new" }
+      : { kind: "replay", response, session_id: earlier.session_id };
+  }
+
+  remember(key: RetryKey, segment: HttpSegment, session_id: string | null): void {
+    this.#answered.delete(key.key);
+    this.#answered.set(key.key, { segment, session_id, at: Date.now() });
+    if (this.#answered.size > MAX_ENTRIES) {
+      const oldest = this.#answered.keys().next().value;
+      if (oldest !== undefined) this.#answered.delete(oldest);
+    }
+  }
+}
