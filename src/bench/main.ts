@@ -1,4 +1,5 @@
 import { runBfclBench } from "./bfcl-bench.js";
+import { runGatewayBench } from "./gateway-bench.js";
 import type { Figure } from "./measure.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
@@ -8,7 +9,7 @@ import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale|bfcl]...`: every benchmark but `scale` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway]...`: every benchmark but `scale` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -21,6 +22,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   tools: runToolsBench,
   scale: runScaleBench,
   bfcl: runBfclBench,
+  gateway: runGatewayBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

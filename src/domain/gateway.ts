@@ -83,6 +83,11 @@ export const GatewayUpstream = z.strictObject({
    * upstream's name; default the same endpoint and model.
    */
   event_model: z.string().min(1).optional(),
+  /**
+   * Whether each call's request body and raw stream are kept (a session config's
+   * `capture.payloads`): `auto` keeps them for a loopback endpoint only.
+   */
+  capture: z.enum(["auto", "on", "off"]).default("auto"),
   /** Adapter options (max_retries, timeout_ms, …) as a session config's `options`. */
   options: z.record(z.string(), z.unknown()).default({}),
 });

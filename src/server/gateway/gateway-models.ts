@@ -18,9 +18,12 @@ export class WatchedModel implements ChatModel {
 
   constructor(
     readonly inner: ChatModel,
-    /** Adjusts each call's options (pass-through: the client's body, the byte tap). */
-    readonly prepare: (options: StreamOptions) => Promise<StreamOptions> = async (options) =>
-      options,
+    /** Where each call's parts come from (pass-through: an early call, or the client's body). */
+    readonly source: (
+      request: ChatModelRequest,
+      options: StreamOptions,
+    ) => Promise<AsyncIterable<ChatModelPart>> = async (request, options) =>
+      inner.stream(request, options),
     /** After each call; `failed` when it threw (the turn's failure then ends the segment). */
     readonly finished: (failed: boolean) => void = () => {},
   ) {
@@ -36,14 +39,136 @@ export class WatchedModel implements ChatModel {
   ): AsyncGenerator<ChatModelPart, void, undefined> {
     let failed = false;
     try {
-      const prepared = await this.prepare(options);
-      yield* this.inner.stream(request, prepared);
+      let first = true;
+      for await (const part of await this.source(request, options)) {
+        yield part;
+        // The client's first bytes go out before the lab records anything: the turn's work
+        // runs in promise jobs, which would otherwise all run before the socket is written.
+        if (first) await yieldToIo();
+        first = false;
+      }
+      // And its last bytes before the turn's end is written.
+      await yieldToIo();
     } catch (error) {
       failed = true;
       this.lastError = error;
       throw error;
     } finally {
       this.finished(failed);
+    }
+  }
+}
+
+const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The first upstream call of a pass-through turn, started the moment the request arrives rather
+ * than when the runtime has stored the session and claimed the turn: the client's first token is
+ * then the upstream's, not the upstream's plus the lab's setup. Its bytes go to the client as they
+ * come; its parts wait in a queue for the runtime, which attaches when its round calls the model
+ * and gets every part and every captured byte it missed.
+ */
+export class EarlyCall {
+  readonly #controller = new AbortController();
+  readonly #parts: ChatModelPart[] = [];
+  #error: unknown = null;
+  #done = false;
+  #wake: (() => void) | null = null;
+  #requestText: string | null = null;
+  readonly #bytes: Uint8Array[] = [];
+  #capture: StreamOptions["capture"] | null = null;
+  #attached = false;
+  #answered!: () => void;
+  /** Settles when the upstream's first bytes arrived, or the call ended without any. */
+  readonly answered = new Promise<void>((resolve) => {
+    this.#answered = resolve;
+  });
+
+  constructor(
+    model: ChatModel,
+    request: ChatModelRequest,
+    options: {
+      raw_body: Record<string, unknown>;
+      signal: AbortSignal;
+      /** Each read of the upstream's body, as it arrives. */
+      bytes: (piece: Uint8Array) => void;
+      /** The upstream's stream ended (not when it failed). */
+      ended: () => void;
+    },
+  ) {
+    const stop = () => this.#controller.abort(options.signal.reason);
+    if (options.signal.aborted) stop();
+    else options.signal.addEventListener("abort", stop, { once: true });
+    const capture = {
+      request: (text: string) => {
+        this.#requestText = text;
+        this.#capture?.request(text);
+      },
+      response: (piece: Uint8Array | string) => {
+        if (typeof piece === "string") return;
+        options.bytes(piece);
+        this.#answered();
+        // Kept for a runtime that attaches later (its capture sink bounds what it stores).
+        if (this.#attached) this.#capture?.response(piece);
+        else this.#bytes.push(piece.slice());
+      },
+    };
+    void this.#pump(model, request, {
+      raw_body: options.raw_body,
+      capture,
+      signal: this.#controller.signal,
+    }).then(() => {
+      if (this.#error === null) options.ended();
+    });
+  }
+
+  async #pump(model: ChatModel, request: ChatModelRequest, options: StreamOptions): Promise<void> {
+    try {
+      for await (const part of model.stream(request, options)) {
+        this.#parts.push(part);
+        this.#wake?.();
+      }
+    } catch (error) {
+      this.#error = error;
+    } finally {
+      this.#done = true;
+      this.#wake?.();
+      this.#answered();
+    }
+  }
+
+  /** Stops the call (the turn was refused or never asked for it). */
+  abort(reason: unknown): void {
+    this.#controller.abort(reason);
+  }
+
+  /** The runtime's side of the call: what was captured so far, then every part in order. */
+  async *attach(options: StreamOptions): AsyncGenerator<ChatModelPart, void, undefined> {
+    const stop = () => this.#controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener("abort", stop, { once: true });
+    this.#attached = true;
+    const missed = this.#bytes.splice(0);
+    if (options.capture) {
+      if (this.#requestText !== null) options.capture.request(this.#requestText);
+      for (const piece of missed) options.capture.response(piece);
+      this.#capture = options.capture;
+    }
+    try {
+      for (let index = 0; ; ) {
+        if (index < this.#parts.length) {
+          yield this.#parts[index++] as ChatModelPart;
+          continue;
+        }
+        if (this.#done) break;
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+        });
+        this.#wake = null;
+      }
+      if (this.#error !== null) throw this.#error;
+    } finally {
+      options.signal?.removeEventListener("abort", stop);
     }
   }
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { SessionModeMismatchError } from "../../domain/errors.js";
 import {
   type ChatCompletionRequest,
   GATEWAY_TAG,
   type GatewaySessionMark,
 } from "../../domain/gateway.js";
-import type { AgentConfig, ToolInvocationMode } from "../../domain/session-config.js";
+import { type AgentConfig, modeOf, type ToolInvocationMode } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -20,6 +21,8 @@ export interface ResolvedGatewayModel {
   mode: ToolInvocationMode;
   /** The upstream's name in agent-lab.yaml, or null for a lab model string. */
   upstream: string | null;
+  /** Whether the calls' payloads are kept (the session config's `capture.payloads`). */
+  capture: "auto" | "on" | "off";
   /** Builds the two models (a per-request key, for pass_client_key, lives only in these). */
   build(): { chat: ChatModel; event: ChatModel };
 }
@@ -94,6 +97,11 @@ export class GatewaySessions {
     await this.#turns
       .get(session_id)
       ?.cancel("the client started a new turn without replying to the tool calls");
+    // Refused now, before the upstream call starts (pass-through starts it at once).
+    const existing = await this.#store.getSession(session_id);
+    if (existing !== null && modeOf(existing.config) !== resolved.mode) {
+      throw new SessionModeMismatchError(modeOf(existing.config), resolved.mode);
+    }
     const { chat, event } = resolved.build();
     const mark: GatewaySessionMark = {
       requested_model: body.model,
@@ -117,6 +125,7 @@ export class GatewaySessions {
           tools: [],
           // The client decides how long its loop runs; the lab's limit only stops a runaway.
           max_rounds: 50,
+          capture: { payloads: resolved.capture },
           gateway: mark,
           tags: [GATEWAY_TAG],
         },

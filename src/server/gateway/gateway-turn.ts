@@ -1,12 +1,17 @@
 import type { RequestTool } from "../../domain/gateway.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { TurnEvent } from "../../domain/turn-events.js";
-import type { ChatModel, StreamOptions } from "../../providers/chat-model.js";
+import type {
+  ChatModel,
+  ChatModelPart,
+  ChatModelRequest,
+  StreamOptions,
+} from "../../providers/chat-model.js";
 import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
-import { WatchedModel } from "./gateway-models.js";
+import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 
 /**
@@ -55,6 +60,8 @@ export class GatewayTurn {
   /** Pass-through: the requests whose body the next model call sends, oldest first. */
   readonly #bodies: Record<string, unknown>[] = [];
   #bodyArrived: (() => void) | null = null;
+  /** Pass-through: the turn's first call, started before the runtime asks for it. */
+  #early: EarlyCall | null = null;
   /** Rendered segments: the current round's calls and where each stands. */
   #round = newRoundWatch();
   #previousCalls = new Map<string, ClientCall>();
@@ -70,7 +77,6 @@ export class GatewayTurn {
     this.session_id = setup.session_id;
     this.#passThrough = setup.pass_through;
     this.#segment = this.#adopt(first.segment);
-    this.#bodies.push(first.body);
     this.#clientWaitMs = setup.client_wait_ms;
     this.#bridge = new ClientToolBridge(setup.tools, {
       validate: !setup.pass_through,
@@ -81,9 +87,9 @@ export class GatewayTurn {
     this.#chat = setup.pass_through
       ? new WatchedModel(
           setup.chat_model,
-          (options) => this.#passThroughOptions(options),
+          (request, options) => this.#passThroughCall(request, options),
           (failed) => {
-            if (failed || !this.#segment.forwardsBytes) return;
+            if (failed || this.#early !== null || !this.#segment.forwardsBytes) return;
             this.#segment.endBytes();
             // The calls (if any) are with the client now; a turn that ends clears the wait.
             this.#awaitClient();
@@ -91,8 +97,22 @@ export class GatewayTurn {
         )
       : new WatchedModel(setup.chat_model);
     this.#event = new WatchedModel(setup.event_model);
-    this.done = this.#run(setup).finally(() => {
+    // Pass-through: the upstream call starts first and the lab's setup (the session, the claim)
+    // waits for its first bytes, so the client's first token is the upstream's, not delayed by
+    // the lab's own writes (which run while the model goes on generating).
+    const early = setup.pass_through ? this.#startEarly(setup, first.body) : null;
+    this.#early = early;
+    // A macrotask later, so the server has written the response's head and first bytes.
+    const running =
+      early === null
+        ? this.#run(setup)
+        : early.answered
+            .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+            .then(() => this.#run(setup));
+    this.done = running.finally(() => {
       this.#ended = true;
+      // A turn refused or ended before it asked for its first call does not leave it running.
+      this.#early?.abort(new Error("the turn ended before its first call"));
       this.#clearWait();
       setup.onEnd();
     });
@@ -286,11 +306,42 @@ export class GatewayTurn {
   }
 
   /**
-   * Each upstream call answers one client request and sends that request's body: the first call
-   * the opening request's, a later round the follow-up's (which it waits for, as the client
-   * decides when to come back). Every read of the response goes to the current segment too.
+   * The first upstream call starts with the request (see EarlyCall): the runtime attaches to it
+   * when its first round calls the model.
    */
-  async #passThroughOptions(options: StreamOptions): Promise<StreamOptions> {
+  #startEarly(setup: GatewayTurnSetup, body: Record<string, unknown>): EarlyCall {
+    return new EarlyCall(
+      setup.chat_model,
+      { messages: [{ role: "user", content: setup.message, tool_calls: [] }] },
+      {
+        raw_body: body,
+        signal: this.#controller.signal,
+        bytes: (piece) => {
+          if (this.#segment.forwardsBytes) this.#segment.bytes(piece);
+        },
+        ended: () => {
+          if (!this.#segment.forwardsBytes) return;
+          this.#segment.endBytes();
+          this.#awaitClient();
+        },
+      },
+    );
+  }
+
+  /**
+   * Each upstream call answers one client request and sends that request's body: the first is the
+   * early call, a later round the follow-up's (which it waits for, as the client decides when to
+   * come back). Every read of the response goes to the current segment too.
+   */
+  async #passThroughCall(
+    request: ChatModelRequest,
+    options: StreamOptions,
+  ): Promise<AsyncIterable<ChatModelPart>> {
+    const early = this.#early;
+    if (early !== null) {
+      this.#early = null;
+      return early.attach(options);
+    }
     while (this.#bodies.length === 0) {
       await new Promise<void>((resolve, reject) => {
         this.#bodyArrived = resolve;
@@ -303,18 +354,18 @@ export class GatewayTurn {
     const body = this.#bodies.shift() as Record<string, unknown>;
     const segment = this.#segment;
     const capture = options.capture;
-    return {
+    return this.#chat.inner.stream(request, {
       ...options,
       raw_body: body,
       capture: {
         request: (text) => capture?.request(text),
         // The openai adapter hands raw bytes (the sim, which is never passed through, strings).
         response: (bytes) => {
-          if (typeof bytes !== "string") segment.bytes(bytes);
+          if (typeof bytes !== "string" && segment.forwardsBytes) segment.bytes(bytes);
           capture?.response(bytes);
         },
       },
-    } as StreamOptions;
+    });
   }
 }
 

@@ -21,6 +21,10 @@ const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
   connection: "keep-alive",
+  // Said up front, @hono/node-server writes the headers and the first bytes at once; otherwise it
+  // reads ahead to size the body and, finding no second chunk yet, waits a timer tick, which a
+  // turn busy recording its call delays by milliseconds.
+  "transfer-encoding": "chunked",
 };
 
 /**

@@ -28,6 +28,8 @@ export interface GatewayModelResolution {
   pass_client_key: boolean;
   /** The upstream's name; null for a lab model string. */
   upstream: string | null;
+  /** The upstream's `capture` (a lab model string: `auto`). */
+  capture: GatewayUpstream["capture"];
   /**
    * The environment to build this request's adapters with (`createChatModel(selection, { env })`).
    * For a `pass_client_key` upstream it is a copy holding the client's key under
@@ -152,6 +154,7 @@ export function resolveGatewayModel(
       mode: headerMode ?? DEFAULT_GATEWAY_MODE,
       pass_client_key: false,
       upstream: null,
+      capture: "auto",
       env: options.env,
     };
   }
@@ -191,6 +194,7 @@ export function resolveGatewayModel(
     mode: headerMode ?? upstream.mode ?? DEFAULT_GATEWAY_MODE,
     pass_client_key: needsClientKey,
     upstream: requested,
+    capture: upstream.capture,
     env,
   };
 }

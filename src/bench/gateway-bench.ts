@@ -1,0 +1,184 @@
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import OpenAI from "openai";
+import { type Figure, median, printFigures } from "./measure.js";
+import { LONG_CHUNKS, SHORT_CHUNKS, type StreamLength } from "./provider-stream-bodies.js";
+
+/**
+ * What the gateway adds for an agent that points its openai client at the lab instead of at its
+ * endpoint: the same client, the same upstream (the provider bench's local stream server, in a
+ * child process), streamed once directly and once through `/v1/chat/completions` in pass-through,
+ * turn after turn. The lab runs in a process of its own (gateway-bench-server.ts), as `serve` does;
+ * the CPU through the gateway is the client's and the lab's together (recording included), against
+ * the client's alone. Run twice: payloads kept (`auto` for a local endpoint) and not (`auto` for a
+ * hosted one).
+ */
+
+const WARMUP = 10;
+const ROUNDS = Number(process.env.AGENT_LAB_GATEWAY_ROUNDS ?? 40);
+
+function startUpstream(): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const script = fileURLToPath(new URL("./provider-stream-server.js", import.meta.url));
+  const child = spawn(process.execPath, [script], { stdio: ["pipe", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout?.once("data", (data: Buffer) => {
+      resolve({ child, baseUrl: `http://127.0.0.1:${data.toString().trim()}/v1` });
+    });
+  });
+}
+
+interface Run {
+  cpu_us: number;
+  ttft_ms: number;
+  deltas: number;
+}
+
+/** The lab in its child process, asked for its CPU time around each call. */
+interface LabProcess {
+  url: string;
+  cpu(): Promise<number>;
+  stop(): void;
+}
+
+function startLab(upstreamUrl: string, payloads: "auto" | "off"): Promise<LabProcess> {
+  const script = fileURLToPath(new URL("./gateway-bench-server.js", import.meta.url));
+  const child = fork(script, [upstreamUrl, payloads], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const waiting: ((cpu: number) => void)[] = [];
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.on("message", (message: { url?: string; cpu_us?: number }) => {
+      if (message.cpu_us !== undefined) waiting.shift()?.(message.cpu_us);
+      if (message.url === undefined) return;
+      resolve({
+        url: message.url,
+        cpu: () =>
+          new Promise((answer) => {
+            waiting.push(answer);
+            child.send("cpu");
+          }),
+        stop: () => child.disconnect(),
+      });
+    });
+  });
+}
+
+async function stream(
+  client: OpenAI,
+  model: string,
+  length: StreamLength,
+  lab: LabProcess | null,
+): Promise<Run> {
+  const labBefore = lab === null ? 0 : await lab.cpu();
+  const before = process.cpuUsage();
+  const start = performance.now();
+  let ttft = -1;
+  let deltas = 0;
+  const response = await client.chat.completions.create({
+    model,
+    messages: [{ role: "user", content: length === "short" ? "hi, short" : "hi" }],
+    stream: true,
+  });
+  for await (const chunk of response) {
+    if (chunk.choices[0]?.delta.content) {
+      if (ttft < 0) ttft = performance.now() - start;
+      deltas++;
+    }
+  }
+  const used = process.cpuUsage(before);
+  const labUsed = lab === null ? 0 : (await lab.cpu()) - labBefore;
+  return { cpu_us: used.user + used.system + labUsed, ttft_ms: ttft, deltas };
+}
+
+interface Side {
+  long: number[];
+  short: number[];
+  ttfts: number[];
+  deltas: number;
+}
+
+const perChunk = (side: Side) =>
+  (median(side.long) - median(side.short)) / (LONG_CHUNKS - SHORT_CHUNKS);
+
+export async function runGatewayBench(): Promise<Figure[]> {
+  console.log(
+    `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${ROUNDS} rounds after ${WARMUP} warm-up`,
+  );
+  const upstream = await startUpstream();
+  const figures: Figure[] = [];
+  try {
+    for (const payloads of ["off", "auto"] as const) {
+      figures.push(...(await measure(upstream.baseUrl, payloads)));
+    }
+  } finally {
+    upstream.child.stdin?.end();
+    upstream.child.kill();
+  }
+  printFigures("Gateway", figures);
+  return figures;
+}
+
+async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<Figure[]> {
+  const lab = await startLab(upstreamUrl, payloads);
+  const direct = new OpenAI({ baseURL: upstreamUrl, apiKey: "bench", maxRetries: 0 });
+  const gateway = new OpenAI({ baseURL: `${lab.url}v1`, apiKey: "none", maxRetries: 0 });
+  const sides: Record<"direct" | "gateway", Side> = {
+    direct: { long: [], short: [], ttfts: [], deltas: 0 },
+    gateway: { long: [], short: [], ttfts: [], deltas: 0 },
+  };
+  const runners: ["direct" | "gateway", (length: StreamLength) => Promise<Run>][] = [
+    ["direct", (length) => stream(direct, "bench-model", length, null)],
+    ["gateway", (length) => stream(gateway, "bench", length, lab)],
+  ];
+  try {
+    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      const order = round % 2 === 0 ? runners : [...runners].reverse();
+      for (const [name, run] of order) {
+        for (const length of ["long", "short"] as const) {
+          const result = await run(length);
+          if (round < WARMUP) continue;
+          const side = sides[name];
+          side[length].push(result.cpu_us);
+          if (length === "long") {
+            side.ttfts.push(result.ttft_ms);
+            side.deltas = result.deltas;
+          }
+        }
+      }
+    }
+  } finally {
+    lab.stop();
+  }
+  const { direct: alone, gateway: through } = sides;
+  const chunkRatio = perChunk(through) / perChunk(alone);
+  const addedTtft = median(through.ttfts) - median(alone.ttfts);
+  const callAdded = median(through.short) - median(alone.short);
+  const kept = payloads === "off" ? "payloads not kept" : "payloads kept (auto, local upstream)";
+  console.log(`\n  ${kept}`);
+  console.log(
+    `    direct   ${perChunk(alone).toFixed(2)} µs/chunk, ${(median(alone.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call, TTFT ${median(alone.ttfts).toFixed(2)} ms, deltas ${alone.deltas}`,
+  );
+  console.log(
+    `    gateway  ${perChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
+  );
+  return [
+    {
+      name: `gateway CPU per chunk, client + lab against the client alone (pass-through, ${kept})`,
+      value: `${perChunk(through).toFixed(2)} µs/chunk`,
+      baseline: `${perChunk(alone).toFixed(2)} µs/chunk (openai client, directly)`,
+      ratio: chunkRatio,
+      target: "<= 1.2x",
+      met: chunkRatio <= 1.2,
+    },
+    {
+      name: `gateway added time to first token (${kept})`,
+      value: `${median(through.ttfts).toFixed(2)} ms (+${addedTtft.toFixed(2)} ms)`,
+      baseline: `${median(alone.ttfts).toFixed(2)} ms (openai client, directly)`,
+      ratio: median(through.ttfts) / median(alone.ttfts),
+      target: "<= 1 ms added",
+      met: addedTtft <= 1,
+    },
+  ];
+}
