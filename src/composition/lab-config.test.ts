@@ -62,6 +62,7 @@ describe("the lab config file (agent-lab.yaml)", () => {
       model: "qwen3:8b",
       event_model: "sim",
       pass_client_key: false,
+      capture: "auto",
       mode: "chat_agent_tools",
       options: {},
     });

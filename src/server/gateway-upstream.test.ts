@@ -99,9 +99,12 @@ describe("pass-through", () => {
     expect(sent?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
     expect(sent?.body).toEqual({ ...body, model: "fake-model" });
 
+    // The client had its answer before the lab recorded it: the records follow the bytes.
+    await waitFor(() => server.store.listSessions().length === 1);
     const session = onlySession();
     const id = session?.id as string;
     expect(session?.config).toMatchObject({ gateway: { upstream: "fake" } });
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
     expect(server.store.listMessages(id).map((message) => message.content)).toEqual([
       "Say hello",
       "Hello there",

@@ -78,6 +78,11 @@ export class GatewayTurn {
     this.#passThrough = setup.pass_through;
     this.#segment = this.#adopt(first.segment);
     this.#clientWaitMs = setup.client_wait_ms;
+    // Pass-through: the upstream call starts first (before anything else is built) and the lab's
+    // setup (the session, the claim) waits for its first bytes, so the client's first token is
+    // the upstream's, not delayed by the lab's own writes (which run while the model goes on).
+    const early = setup.pass_through ? this.#startEarly(setup, first.body) : null;
+    this.#early = early;
     this.#bridge = new ClientToolBridge(setup.tools, {
       validate: !setup.pass_through,
       // The client-side wait is timed by the turn (see #awaitClient), not per call.
@@ -97,11 +102,6 @@ export class GatewayTurn {
         )
       : new WatchedModel(setup.chat_model);
     this.#event = new WatchedModel(setup.event_model);
-    // Pass-through: the upstream call starts first and the lab's setup (the session, the claim)
-    // waits for its first bytes, so the client's first token is the upstream's, not delayed by
-    // the lab's own writes (which run while the model goes on generating).
-    const early = setup.pass_through ? this.#startEarly(setup, first.body) : null;
-    this.#early = early;
     // A macrotask later, so the server has written the response's head and first bytes.
     const running =
       early === null

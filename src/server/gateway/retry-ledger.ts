@@ -20,7 +20,8 @@ interface Answered {
 }
 
 export interface RetryKey {
-  key: string;
+  /** Computed when first asked (a long conversation's hash is not free). */
+  key(): string;
   /** The request says it repeats an earlier one. */
   retry: boolean;
 }
@@ -31,11 +32,18 @@ export function retryKeyOf(
   body: unknown,
 ): RetryKey {
   if (headers.idempotency_key) {
-    return { key: `key:${headers.idempotency_key}`, retry: true };
+    const key = `key:${headers.idempotency_key}`;
+    return { key: () => key, retry: true };
   }
   const count = Number(headers.retry_count ?? "0");
-  const key = `body:${createHash("sha256").update(JSON.stringify(body)).digest("hex")}`;
-  return { key, retry: Number.isFinite(count) && count > 0 };
+  let key: string | null = null;
+  return {
+    key: () => {
+      key ??= `body:${createHash("sha256").update(JSON.stringify(body)).digest("hex")}`;
+      return key;
+    },
+    retry: Number.isFinite(count) && count > 0,
+  };
 }
 
 export type RetryVerdict =
@@ -48,8 +56,9 @@ export class RetryLedger {
 
   /** What to do with a request: run it, wait for its first attempt, or answer it again. */
   check(key: RetryKey): RetryVerdict {
-    const earlier = this.#answered.get(key.key);
-    if (!key.retry || earlier === undefined || Date.now() - earlier.at > KEEP_MS) {
+    if (!key.retry) return { kind: "new" };
+    const earlier = this.#answered.get(key.key());
+    if (earlier === undefined || Date.now() - earlier.at > KEEP_MS) {
       return { kind: "new" };
     }
     if (earlier.segment.pending) return { kind: "pending" };
@@ -61,8 +70,9 @@ export class RetryLedger {
   }
 
   remember(key: RetryKey, segment: HttpSegment, session_id: string | null): void {
-    this.#answered.delete(key.key);
-    this.#answered.set(key.key, { segment, session_id, at: Date.now() });
+    const name = key.key();
+    this.#answered.delete(name);
+    this.#answered.set(name, { segment, session_id, at: Date.now() });
     if (this.#answered.size > MAX_ENTRIES) {
       const oldest = this.#answered.keys().next().value;
       if (oldest !== undefined) this.#answered.delete(oldest);

@@ -46,6 +46,7 @@ describe("resolveGatewayModel", () => {
         mode: "chat_agent_tools",
         pass_client_key: false,
         upstream: null,
+        capture: "auto",
         env,
       });
     }
