@@ -56,6 +56,8 @@ export interface CreateAppOptions {
    * lab config file's `suites_dirs`, `serve --suites`). Requests name suites, never paths.
    */
   suitesDirs?: readonly string[] | undefined;
+  /** How long a gateway turn waits for its client's tool replies (default 10 minutes). */
+  gatewayClientWaitMs?: number | undefined;
 }
 
 function packageVersion(): string {
@@ -84,7 +86,14 @@ export function buildApp(options: CreateAppOptions): {
   const experiments = new RunningExperiments();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const providers = options.runTurnDefaults?.providers ?? createLabProviders();
-  const gateway = new GatewaySessions({ store: options.store, models: providers.models });
+  const gateway = new GatewaySessions({
+    store: options.store,
+    models: providers.models,
+    busy: (session_id) => turns.has(session_id),
+    ...(options.gatewayClientWaitMs === undefined
+      ? {}
+      : { client_wait_ms: options.gatewayClientWaitMs }),
+  });
   const deps: ServerDependencies = {
     store: options.store,
     turns,

@@ -3,7 +3,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./test-fixtures.js";
+import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
 
 /**
  * The gateway as an existing agent meets it: the official openai client and the AI SDK, pointed at
@@ -292,5 +292,41 @@ describe("gateway on the simulated model, through the AI SDK", () => {
     expect((await result.totalUsage).inputTokens).toBeGreaterThan(0);
     const [session] = gatewaySessions();
     expect(server.store.listTurns(session?.id as string)).toHaveLength(1);
+  });
+});
+
+describe("a client that never comes back with its tool replies", () => {
+  it("its turn waits the client wait, then ends cancelled with the calls answered interrupted; a late reply gets 409", async () => {
+    await server.close();
+    server = await startTestServer({ gatewayClientWaitMs: 300 });
+    token = server.server.token as string;
+    const client = openai();
+    const first = await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: 'call lookup with {"city": "Bern"}' }],
+      tools: [LOOKUP],
+    });
+    const call = first.choices[0]?.message.tool_calls?.[0] as { id: string };
+    const [session] = gatewaySessions();
+    const id = session?.id as string;
+    expect(server.store.listTurns(id)[0]?.status).toBe("running");
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "cancelled", 5_000);
+    const reply = server.store.listMessages(id).find((message) => message.role === "tool");
+    expect(reply?.content).toMatch(/interrupted/);
+    const late = client.chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "user", content: 'call lookup with {"city": "Bern"}' },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: call.id, type: "function", function: { name: "lookup", arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: call.id, content: "too late" },
+      ],
+    });
+    await expect(late).rejects.toMatchObject({ status: 409 });
   });
 });

@@ -10,7 +10,7 @@ import {
   streamReply,
 } from "../../test/fake-openai-server.js";
 import { LabConfigFile } from "../domain/tool-sources.js";
-import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
+import { SLOW_SIM_CONFIG, startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
 
 /**
  * The gateway in front of a real OpenAI-compatible endpoint (a scripted one on 127.0.0.1): bytes
@@ -354,5 +354,171 @@ describe("retries", () => {
     expect(retried).toBe(first);
     expect(first).toContain("Streamed once");
     expect(upstream.requests).toHaveLength(1);
+  });
+});
+
+describe("the turn and its client, as the review found them", () => {
+  const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+    fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+
+  it("a non-streaming client gets a call to a tool it did not declare, and its reply goes upstream", async () => {
+    upstream.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_x",
+              type: "function",
+              function: { name: "not_declared", arguments: "{}" },
+            },
+          ],
+        }),
+      ),
+      streamReply(completionStream({ text: ["done"] })),
+    );
+    const openai = client();
+    const first = await openai.chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "go" }],
+      tools: [WEATHER],
+    });
+    expect(first.choices[0]?.message.tool_calls?.[0]).toMatchObject({ id: "call_x" });
+    const second = await openai.chat.completions.create({
+      model: "fake",
+      messages: [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: first.choices[0]?.message.tool_calls as never,
+        },
+        { role: "tool", tool_call_id: "call_x", content: "whatever" },
+      ],
+      tools: [WEATHER],
+    });
+    expect(second.choices[0]?.message.content).toBe("done");
+    expect(upstream.requests).toHaveLength(2);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+  });
+
+  it("a streaming client replies to an id the upstream repeated, once per call, right away", async () => {
+    const call = (index: number) => ({
+      index,
+      id: "call_0",
+      type: "function" as const,
+      function: { name: "get_weather", arguments: `{"city":"C${index}"}` },
+    });
+    upstream.enqueue(
+      streamReply(completionStream({ toolCalls: [call(0), call(1)] })),
+      streamReply(completionStream({ text: ["both done"] })),
+    );
+    const streamed = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "two cities" }],
+      tools: [WEATHER],
+      stream: true,
+    });
+    const ids: string[] = [];
+    for await (const chunk of streamed) {
+      for (const delta of chunk.choices[0]?.delta.tool_calls ?? [])
+        if (delta.id) ids.push(delta.id);
+    }
+    expect(ids).toEqual(["call_0", "call_0"]);
+    // Replied at once: the lab may not have recorded the calls yet.
+    const second = await client().chat.completions.create({
+      model: "fake",
+      messages: [
+        { role: "user", content: "two cities" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [0, 1].map((index) => ({
+            id: "call_0",
+            type: "function" as const,
+            function: { name: "get_weather", arguments: `{"city":"C${index}"}` },
+          })),
+        },
+        { role: "tool", tool_call_id: "call_0", content: "sunny" },
+        { role: "tool", tool_call_id: "call_0", content: "rainy" },
+      ],
+      tools: [WEATHER],
+    });
+    expect(second.choices[0]?.message.content).toBe("both done");
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    const replies = server.store.listMessages(id).filter((message) => message.role === "tool");
+    expect(replies.map((reply) => [reply.tool_call_id, reply.content])).toEqual([
+      ["call_0", "sunny"],
+      ["call_0_2", "rainy"],
+    ]);
+  });
+
+  it("a second request while the session's turn is still answering gets 409; the first goes on", async () => {
+    const [role, hello] = completionStream({ text: ["Hello"] });
+    upstream.enqueue(
+      streamReply([
+        role as string,
+        hello as string,
+        { waitMs: 400 },
+        ...completionStream({ text: [" again"] }).slice(1),
+      ]),
+    );
+    const session = { "X-Agent-Lab-Session": "busy-session" };
+    const first = await post(
+      { model: "fake", messages: [{ role: "user", content: "first" }], stream: true },
+      session,
+    );
+    const reader = first.body?.getReader();
+    await reader?.read();
+    const second = await post(
+      { model: "fake", messages: [{ role: "user", content: "second" }] },
+      session,
+    );
+    expect(second.status).toBe(409);
+    expect(((await second.json()) as { error: { code: string } }).error.code).toBe(
+      "turn_in_progress",
+    );
+    let rest = "";
+    const decoder = new TextDecoder();
+    for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) {
+      rest += decoder.decode(read.value);
+    }
+    expect(rest).toContain("again");
+    expect(rest).not.toContain('"error"');
+    await waitFor(() => server.store.listTurns("busy-session")[0]?.status === "completed");
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it("a session whose native turn is running refuses a gateway turn before any upstream call", async () => {
+    const created = await server.api("/api/sessions", {
+      method: "POST",
+      json: { title: "native", config: SLOW_SIM_CONFIG },
+    });
+    const { session } = (await created.json()) as { session: { id: string } };
+    const controller = new AbortController();
+    const native = server.api(`/api/sessions/${session.id}/turns`, {
+      method: "POST",
+      json: { message: "write me a long story about the sea" },
+      signal: controller.signal,
+    });
+    await waitFor(() => server.store.listTurns(session.id)[0]?.status === "running");
+    const refused = await post(
+      { model: "fake", messages: [{ role: "user", content: "cut in" }], stream: true },
+      { "X-Agent-Lab-Session": session.id },
+    );
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+      "turn_in_progress",
+    );
+    expect(upstream.requests).toHaveLength(0);
+    controller.abort();
+    await native.catch(() => {});
   });
 });

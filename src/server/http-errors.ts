@@ -78,6 +78,8 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   tool_source_failed: 502,
   // The database refused (disk full, I/O error): nothing changed, the request may be retried.
   storage_failed: 503,
+  // A gateway turn cancelled by the lab itself (it is stopping).
+  turn_cancelled: 503,
 };
 
 export interface ErrorBody {

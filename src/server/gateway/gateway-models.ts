@@ -24,8 +24,6 @@ export class WatchedModel implements ChatModel {
       options: StreamOptions,
     ) => Promise<AsyncIterable<ChatModelPart>> = async (request, options) =>
       inner.stream(request, options),
-    /** After each call; `failed` when it threw (the turn's failure then ends the segment). */
-    readonly finished: (failed: boolean) => void = () => {},
   ) {
     this.provider = inner.provider;
     this.model = inner.model;
@@ -37,7 +35,6 @@ export class WatchedModel implements ChatModel {
     request: ChatModelRequest,
     options: StreamOptions = {},
   ): AsyncGenerator<ChatModelPart, void, undefined> {
-    let failed = false;
     try {
       let first = true;
       for await (const part of await this.source(request, options)) {
@@ -50,11 +47,8 @@ export class WatchedModel implements ChatModel {
       // And its last bytes before the turn's end is written.
       await yieldToIo();
     } catch (error) {
-      failed = true;
       this.lastError = error;
       throw error;
-    } finally {
-      this.finished(failed);
     }
   }
 }
@@ -78,6 +72,7 @@ export class EarlyCall {
   readonly #bytes: Uint8Array[] = [];
   #capture: StreamOptions["capture"] | null = null;
   #attached = false;
+  #toolCall: (id: string) => void = () => {};
   #answered!: () => void;
   /** Settles when the upstream's first bytes arrived, or the call ended without any. */
   readonly answered = new Promise<void>((resolve) => {
@@ -94,6 +89,8 @@ export class EarlyCall {
       bytes: (piece: Uint8Array) => void;
       /** The upstream's stream ended (not when it failed). */
       ended: () => void;
+      /** A tool call's id, as soon as the upstream wrote the whole call. */
+      toolCall: (id: string) => void;
     },
   ) {
     const stop = () => this.#controller.abort(options.signal.reason);
@@ -113,6 +110,7 @@ export class EarlyCall {
         else this.#bytes.push(piece.slice());
       },
     };
+    this.#toolCall = options.toolCall;
     void this.#pump(model, request, {
       raw_body: options.raw_body,
       capture,
@@ -125,6 +123,7 @@ export class EarlyCall {
   async #pump(model: ChatModel, request: ChatModelRequest, options: StreamOptions): Promise<void> {
     try {
       for await (const part of model.stream(request, options)) {
+        if (part.type === "tool-call") this.#toolCall(part.id);
         this.#parts.push(part);
         this.#wake?.();
       }

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { SessionModeMismatchError } from "../../domain/errors.js";
+import { createHash, randomUUID } from "node:crypto";
+import { SessionModeMismatchError, TurnInProgressError } from "../../domain/errors.js";
 import {
   type ChatCompletionRequest,
   GATEWAY_TAG,
@@ -44,6 +44,8 @@ export interface GatewaySessionsOptions {
   client_wait_ms?: number;
   /** How long after its last answer a conversation may continue its session (default 30 minutes). */
   conversation_gap_ms?: number;
+  /** True while a turn of the lab's own API runs in the session (ActiveTurns). */
+  busy?: (session_id: string) => boolean;
 }
 
 const MAX_RECENT = 1_000;
@@ -59,10 +61,11 @@ export class GatewaySessions {
   readonly #models: ModelProvider;
   readonly #clientWaitMs: number;
   readonly #gapMs: number;
+  readonly #busy: (session_id: string) => boolean;
   readonly #turns = new Map<string, GatewayTurn>();
   /** Answers kept for clients that retry a request whose answer they lost. */
   readonly retries = new RetryLedger();
-  /** Session id → its last answer and when: the conversations a request may continue. */
+  /** Session id → a hash of its last answer and when: the conversations a request may continue. */
   readonly #recent = new Map<string, { answer: string; at: number }>();
 
   constructor(options: GatewaySessionsOptions) {
@@ -70,6 +73,7 @@ export class GatewaySessions {
     this.#models = options.models;
     this.#clientWaitMs = options.client_wait_ms ?? 10 * 60_000;
     this.#gapMs = options.conversation_gap_ms ?? 30 * 60_000;
+    this.#busy = options.busy ?? (() => false);
   }
 
   /**
@@ -93,10 +97,15 @@ export class GatewaySessions {
     const resolved = request.resolved();
     const found = request.session_header ?? this.#continued(previousAnswerOf(body.messages));
     const session_id = found ?? randomUUID();
-    // The client moved on without replying to the calls of its last turn: that turn ends now.
-    await this.#turns
-      .get(session_id)
-      ?.cancel("the client started a new turn without replying to the tool calls");
+    // A turn of the lab's API holds the session: refused before the upstream call starts.
+    if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
+    const running = this.#turns.get(session_id);
+    if (running !== undefined) {
+      // Still answering another request of this session: that one goes on, this one waits.
+      if (!running.awaitingClient) throw new TurnInProgressError(session_id, null, null);
+      // The client moved on without replying to its last turn's calls: that turn ends now.
+      await running.cancel("the client started a new turn without replying to the tool calls");
+    }
     // Refused now, before the upstream call starts (pass-through starts it at once).
     const existing = await this.#store.getSession(session_id);
     if (existing !== null && modeOf(existing.config) !== resolved.mode) {
@@ -166,8 +175,9 @@ export class GatewaySessions {
     const now = Date.now();
     let found: string | null = null;
     let latest = -1;
+    const wanted = answerHash(previousAnswer);
     for (const [session_id, recent] of this.#recent) {
-      if (now - recent.at > this.#gapMs || recent.answer !== previousAnswer.trim()) continue;
+      if (now - recent.at > this.#gapMs || recent.answer !== wanted) continue;
       if (recent.at > latest) {
         found = session_id;
         latest = recent.at;
@@ -178,12 +188,17 @@ export class GatewaySessions {
 
   #remember(session_id: string, answer: string): void {
     this.#recent.delete(session_id);
-    this.#recent.set(session_id, { answer: answer.trim(), at: Date.now() });
+    this.#recent.set(session_id, { answer: answerHash(answer), at: Date.now() });
     if (this.#recent.size > MAX_RECENT) {
       const oldest = this.#recent.keys().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
   }
+}
+
+/** Answers are kept as hashes: a thousand long answers need not stay in memory to be matched. */
+function answerHash(answer: string): string {
+  return createHash("sha256").update(answer.trim()).digest("base64");
 }
 
 /** A follow-up that no turn waits for: 409 in OpenAI's format. */

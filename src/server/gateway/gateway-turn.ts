@@ -1,3 +1,4 @@
+import { AgentLabError } from "../../domain/errors.js";
 import type { RequestTool } from "../../domain/gateway.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { TurnEvent } from "../../domain/turn-events.js";
@@ -64,7 +65,14 @@ export class GatewayTurn {
   #early: EarlyCall | null = null;
   /** Rendered segments: the current round's calls and where each stands. */
   #round = newRoundWatch();
-  #previousCalls = new Map<string, ClientCall>();
+  /**
+   * Pass-through: the ids of the tool calls the client got in its last answer, as the upstream
+   * wrote them; a follow-up that replies to one belongs to this turn, even before the runtime
+   * has caught up with the bytes the client already read.
+   */
+  #handedOut = new Set<string>();
+  /** Pass-through: replies that came before the runtime made their call (see #onClientCall). */
+  readonly #earlyReplies = new Map<string, string>();
   #waitTimer: ReturnType<typeof setTimeout> | null = null;
   /** The turn's `error` event, for a failure no upstream explains. */
   #failure: string | null = null;
@@ -90,15 +98,8 @@ export class GatewayTurn {
       onCall: (call) => this.#onClientCall(call),
     });
     this.#chat = setup.pass_through
-      ? new WatchedModel(
-          setup.chat_model,
-          (request, options) => this.#passThroughCall(request, options),
-          (failed) => {
-            if (failed || this.#early !== null || !this.#segment.forwardsBytes) return;
-            this.#segment.endBytes();
-            // The calls (if any) are with the client now; a turn that ends clears the wait.
-            this.#awaitClient();
-          },
+      ? new WatchedModel(setup.chat_model, (request, options) =>
+          this.#passThroughCall(request, options),
         )
       : new WatchedModel(setup.chat_model);
     this.#event = new WatchedModel(setup.event_model);
@@ -122,33 +123,49 @@ export class GatewayTurn {
     return this.#ended;
   }
 
+  /** The client has its answer and the turn waits for the client's next request. */
+  get awaitingClient(): boolean {
+    return !this.#ended && this.#segment.ended;
+  }
+
   /**
-   * True when the turn waits for the replies of these calls: at the bridge, or (pass-through) made
-   * in the round whose next request the turn awaits though the lab answered them itself.
+   * True when the turn waits for the replies of these calls: at the bridge, or (pass-through)
+   * handed to the client in its last answer, whether the runtime has reached them yet or not.
    */
   waitsFor(ids: readonly string[]): boolean {
-    const bodyAwaited = this.#passThrough && this.#bodyArrived !== null;
-    const handedOut = (id: string) => this.#round.calls.has(id) || this.#previousCalls.has(id);
-    return ids.some((id) => this.#bridge.has(id) || (bodyAwaited && handedOut(id)));
+    if (ids.some((id) => this.#bridge.has(id))) return true;
+    return this.#passThrough && !this.#ended && ids.some((id) => this.#handedOut.has(id));
   }
 
   /**
    * A follow-up request: its tool replies go to the calls waiting for them and the turn goes on
-   * into its segment. Replies to calls nobody waits for are ignored (answered before, or made
-   * up); false when none matched.
+   * into its segment. A reply to an id the upstream repeated goes to the next of its renamed
+   * calls (`call_0`, then `call_0_2`); replies to calls nobody waits for are ignored. False when
+   * the request is not this turn's.
    */
   continueWith(
     request: SegmentRequest,
     replies: readonly { tool_call_id: string; content: string }[],
   ): boolean {
-    // Pass-through: a round whose calls the lab answered itself (a tool the request did not
-    // declare, arguments that are not JSON) waits for the client's next request all the same.
     if (!this.waitsFor(replies.map((reply) => reply.tool_call_id))) return false;
-    this.#clearWait();
     this.#segment = this.#adopt(request.segment);
     this.#round = newRoundWatch();
+    const handedOut = this.#handedOut;
+    this.#handedOut = new Set();
     if (this.#passThrough) this.#pushBody(request.body);
-    for (const reply of replies) this.#bridge.answer(reply.tool_call_id, reply.content);
+    const seen = new Map<string, number>();
+    for (const reply of replies) {
+      const count = (seen.get(reply.tool_call_id) ?? 0) + 1;
+      seen.set(reply.tool_call_id, count);
+      const id = count === 1 ? reply.tool_call_id : `${reply.tool_call_id}_${count}`;
+      if (this.#bridge.answer(id, reply.content)) continue;
+      // Pass-through: the runtime has not reached this call yet; it is answered when it does.
+      if (this.#passThrough && handedOut.has(reply.tool_call_id)) {
+        this.#earlyReplies.set(id, reply.content);
+      }
+    }
+    // Until the turn moves on (all replies in), it waits for the client as before.
+    this.#awaitClient();
     return true;
   }
 
@@ -198,12 +215,14 @@ export class GatewayTurn {
         if (!segment.forwardsBytes) segment.reasoning(event.text);
         return;
       case "round_start":
-        this.#previousCalls = this.#round.calls;
+        // The turn moves on: nothing waits for the client now.
+        this.#clearWait();
         this.#round = newRoundWatch();
         return;
       case "tool_call": {
         const { id, name, raw_arguments } = event.event;
         this.#round.calls.set(id, { id, name, arguments: raw_arguments });
+        if (this.#passThrough) this.#handedOut.add(id);
         this.#checkHandOver();
         return;
       }
@@ -242,13 +261,17 @@ export class GatewayTurn {
     segment.fail(
       this.#chat.lastError ??
         this.#event.lastError ??
-        new GatewayTurnEnded(
-          `the turn ended ${event.status}: ${this.#failure ?? "no reason given"}`,
-        ),
+        new GatewayTurnEnded(event.status, this.#failure ?? "no reason given"),
     );
   }
 
   #onClientCall(call: ClientCall): void {
+    const early = this.#earlyReplies.get(call.id);
+    if (early !== undefined) {
+      this.#earlyReplies.delete(call.id);
+      this.#bridge.answer(call.id, early);
+      return;
+    }
     this.#round.at_client.set(call.id, call);
     this.#checkHandOver();
   }
@@ -264,19 +287,22 @@ export class GatewayTurn {
   #checkHandOver(): void {
     if (this.#segment.forwardsBytes) return;
     const round = this.#round;
+    const segment = this.#segment;
     setImmediate(() => {
-      if (round !== this.#round || this.#segment.ended || !round.model_done) return;
+      if (segment !== this.#segment || segment.ended || !round.model_done) return;
       if (this.#passThrough) {
+        // Every call the model wrote goes to the client, even those the lab answered itself
+        // (its next request carries the body of the next call): the round may be over already.
         if (round.calls.size === 0) return;
-        this.#segment.finish("tool_calls", [...round.calls.values()]);
+        segment.finish("tool_calls", [...round.calls.values()]);
         this.#awaitClient();
         return;
       }
-      if (round.at_client.size === 0) return;
+      if (round !== this.#round || round.at_client.size === 0) return;
       for (const id of round.calls.keys()) {
         if (!round.at_client.has(id) && !round.settled.has(id)) return;
       }
-      this.#segment.finish("tool_calls", [...round.at_client.values()]);
+      segment.finish("tool_calls", [...round.at_client.values()]);
       this.#awaitClient();
     });
   }
@@ -301,8 +327,9 @@ export class GatewayTurn {
 
   #pushBody(body: Record<string, unknown>): void {
     this.#bodies.push(body);
-    this.#bodyArrived?.();
+    const arrived = this.#bodyArrived;
     this.#bodyArrived = null;
+    arrived?.();
   }
 
   /**
@@ -310,6 +337,8 @@ export class GatewayTurn {
    * when its first round calls the model.
    */
   #startEarly(setup: GatewayTurnSetup, body: Record<string, unknown>): EarlyCall {
+    // The call answers this request: its bytes go to this segment, whatever comes next.
+    const segment = this.#segment;
     return new EarlyCall(
       setup.chat_model,
       { messages: [{ role: "user", content: setup.message, tool_calls: [] }] },
@@ -317,13 +346,10 @@ export class GatewayTurn {
         raw_body: body,
         signal: this.#controller.signal,
         bytes: (piece) => {
-          if (this.#segment.forwardsBytes) this.#segment.bytes(piece);
+          if (segment.forwardsBytes) segment.bytes(piece);
         },
-        ended: () => {
-          if (!this.#segment.forwardsBytes) return;
-          this.#segment.endBytes();
-          this.#awaitClient();
-        },
+        toolCall: (id) => this.#handedOut.add(id),
+        ended: () => this.#endForwarding(segment),
       },
     );
   }
@@ -343,18 +369,20 @@ export class GatewayTurn {
       return early.attach(options);
     }
     while (this.#bodies.length === 0) {
+      this.#awaitClient();
       await new Promise<void>((resolve, reject) => {
         this.#bodyArrived = resolve;
         options.signal?.addEventListener("abort", () => reject(options.signal?.reason), {
           once: true,
         });
       });
-      this.#awaitClient();
     }
+    // The client is back: the timer must not run while the model answers.
+    this.#clearWait();
     const body = this.#bodies.shift() as Record<string, unknown>;
     const segment = this.#segment;
     const capture = options.capture;
-    return this.#chat.inner.stream(request, {
+    const parts = this.#chat.inner.stream(request, {
       ...options,
       raw_body: body,
       capture: {
@@ -366,6 +394,27 @@ export class GatewayTurn {
         },
       },
     });
+    return this.#forwarded(parts, segment);
+  }
+
+  /** The call's parts, noting its tool calls; its segment ends with them (a failure ends it too). */
+  async *#forwarded(
+    parts: AsyncIterable<ChatModelPart>,
+    segment: GatewaySegment,
+  ): AsyncGenerator<ChatModelPart, void, undefined> {
+    for await (const part of parts) {
+      if (part.type === "tool-call") this.#handedOut.add(part.id);
+      yield part;
+    }
+    this.#endForwarding(segment);
+  }
+
+  /** A forwarding segment's upstream call ended well: the client has the whole answer. */
+  #endForwarding(segment: GatewaySegment): void {
+    if (!segment.forwardsBytes) return;
+    segment.endBytes();
+    // The calls (if any) are with the client now; a turn that ends clears the wait.
+    this.#awaitClient();
   }
 }
 
@@ -381,5 +430,14 @@ function newRoundWatch(): RoundWatch {
   return { calls: new Map(), settled: new Set(), at_client: new Map(), model_done: false };
 }
 
-/** A turn that ended without an upstream failure to report (cancelled, or the lab failed). */
-export class GatewayTurnEnded extends Error {}
+/**
+ * A turn that ended without an upstream failure to report: cancelled (the lab is stopping: 503)
+ * or failed in the lab (500, and logged).
+ */
+export class GatewayTurnEnded extends AgentLabError {
+  readonly code: "turn_cancelled" | "turn_failed";
+  constructor(status: "cancelled" | "failed", reason: string) {
+    super(`the turn ended ${status}: ${reason}`);
+    this.code = status === "cancelled" ? "turn_cancelled" : "turn_failed";
+  }
+}

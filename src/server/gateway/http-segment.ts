@@ -12,6 +12,8 @@ export interface HttpSegmentOptions {
   include_usage: boolean;
   /** The model the client asked for, echoed in every chunk as OpenAI does. */
   model: string;
+  /** Told of failures the client hears of only as a generic 500 (the server's log). */
+  report?: (error: unknown) => void;
 }
 
 /** Longer answers are not kept for a retry (it then runs as a new turn). */
@@ -45,6 +47,9 @@ export class HttpSegment implements GatewaySegment {
   #forward: ForwardEvents | null = null;
   #writer: CompletionChunkWriter | null = null;
   #onDisconnect: (() => void) | null = null;
+  #disconnected = false;
+  /** The last two bytes sent: an error event must start at an event's boundary. */
+  #tail = "";
   // A non-streaming answer, gathered.
   #text = "";
   #reasoning = "";
@@ -73,6 +78,11 @@ export class HttpSegment implements GatewaySegment {
 
   adopt(options: { pass_through: boolean; onDisconnect: () => void }): void {
     this.#passThrough = options.pass_through;
+    // The client left before a turn took this request: that turn stops as soon as it starts.
+    if (this.#disconnected) {
+      options.onDisconnect();
+      return;
+    }
     this.#onDisconnect = options.onDisconnect;
     if (this.forwardsBytes) {
       this.#forward = new ForwardEvents({ client_include_usage: this.#options.include_usage });
@@ -89,7 +99,10 @@ export class HttpSegment implements GatewaySegment {
   disconnected(): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#disconnected = true;
+    this.#resolve(new Response(null, { status: 499 }));
     this.#onDisconnect?.();
+    this.#onDisconnect = null;
   }
 
   bytes(piece: Uint8Array): void {
@@ -119,6 +132,11 @@ export class HttpSegment implements GatewaySegment {
       },
     });
     return new Response(body, { status: 200, headers: SSE_HEADERS });
+  }
+
+  /** What is kept to answer a retry, in bytes. */
+  get replayBytes(): number {
+    return this.#succeeded && this.#sentBytes <= MAX_REPLAY_BYTES ? this.#sentBytes : 0;
   }
 
   /** Still answering (its retry must wait, not run the turn a second time). */
@@ -155,6 +173,7 @@ export class HttpSegment implements GatewaySegment {
     }
     this.#ended = true;
     this.#succeeded = true;
+    this.#onDisconnect = null;
     this.#json = renderCompletion(
       { model: this.#options.model, id: this.#id },
       {
@@ -171,12 +190,17 @@ export class HttpSegment implements GatewaySegment {
   fail(error: unknown): void {
     if (this.#ended) return;
     const failure = toOpenAIError(error);
+    if (failure.status === 500) this.#options.report?.(error);
     if (!this.#started) {
       this.#ended = true;
+      this.#onDisconnect = null;
       this.#resolve(openAIErrorResponse(failure));
       return;
     }
-    this.#write(openAIErrorEvent(failure));
+    // A stream cut mid-event (pass-through) is closed first, so the error parses as an event.
+    const boundary =
+      this.#tail === "" || this.#tail.endsWith("\n\n") || this.#tail.endsWith("\r\r");
+    this.#write(`${boundary ? "" : "\n\n"}${openAIErrorEvent(failure)}`);
     this.#close();
   }
 
@@ -187,6 +211,7 @@ export class HttpSegment implements GatewaySegment {
     // A view of the adapter's buffer is copied: the reader may reuse it once we return.
     const piece = typeof data === "string" ? bytes : bytes.slice();
     this.#controller?.enqueue(piece);
+    this.#tail = (this.#tail + String.fromCharCode(...piece.subarray(-2))).slice(-2);
     this.#sentBytes += piece.length;
     if (this.#sentBytes <= MAX_REPLAY_BYTES) this.#sent.push(piece);
     else this.#sent = [];
@@ -206,6 +231,8 @@ export class HttpSegment implements GatewaySegment {
 
   #close(): void {
     this.#ended = true;
+    // An ended segment holds nothing of its turn (a retry ledger may keep it a while).
+    this.#onDisconnect = null;
     if (!this.#started) {
       // Nothing to say (an upstream that sent only a usage event the client did not ask for).
       this.#start();

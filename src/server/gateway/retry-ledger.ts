@@ -12,6 +12,8 @@ export const IDEMPOTENCY_HEADER = "idempotency-key";
 
 const KEEP_MS = 10 * 60_000;
 const MAX_ENTRIES = 200;
+/** What all kept answers may take together. */
+const MAX_KEPT_BYTES = 32 * 1024 * 1024;
 
 interface Answered {
   segment: HttpSegment;
@@ -73,9 +75,19 @@ export class RetryLedger {
     const name = key.key();
     this.#answered.delete(name);
     this.#answered.set(name, { segment, session_id, at: Date.now() });
-    if (this.#answered.size > MAX_ENTRIES) {
-      const oldest = this.#answered.keys().next().value;
-      if (oldest !== undefined) this.#answered.delete(oldest);
+    this.#prune();
+  }
+
+  /** Oldest first: past their time, beyond the count, or beyond the byte budget. */
+  #prune(): void {
+    const now = Date.now();
+    let bytes = 0;
+    for (const entry of this.#answered.values()) bytes += entry.segment.replayBytes;
+    for (const [name, entry] of this.#answered) {
+      const stale = now - entry.at > KEEP_MS;
+      if (!stale && this.#answered.size <= MAX_ENTRIES && bytes <= MAX_KEPT_BYTES) break;
+      bytes -= entry.segment.replayBytes;
+      this.#answered.delete(name);
     }
   }
 }

@@ -57,9 +57,12 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         stream: body.stream === true,
         include_usage: body.stream_options?.include_usage === true,
         model: body.model,
+        report: (error) => deps.reportError("POST /v1/chat/completions", error),
       });
       // The client went away: the turn it was waiting on stops (the upstream call with it).
-      c.req.raw.signal.addEventListener("abort", () => segment.disconnected(), { once: true });
+      const { signal } = c.req.raw;
+      if (signal.aborted) segment.disconnected();
+      else signal.addEventListener("abort", () => segment.disconnected(), { once: true });
       const session_id = await deps.gateway.handle({
         body,
         raw_body: raw,
