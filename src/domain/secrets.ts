@@ -124,10 +124,21 @@ export const REDACTED = "[redacted]";
  */
 const knownSecretValues = new Set<string>();
 const MIN_REMEMBERED_SECRET_LENGTH = 8;
+/**
+ * The most recent keys only: a gateway passing its clients' own keys sees a new one per client,
+ * and neither memory nor every redaction's scan may grow with them for the life of the process.
+ */
+const MAX_REMEMBERED_SECRETS = 256;
 
 export function rememberSecretValue(value: string | null | undefined): void {
   const trimmed = value?.trim();
-  if (trimmed && trimmed.length >= MIN_REMEMBERED_SECRET_LENGTH) knownSecretValues.add(trimmed);
+  if (!trimmed || trimmed.length < MIN_REMEMBERED_SECRET_LENGTH) return;
+  knownSecretValues.delete(trimmed);
+  knownSecretValues.add(trimmed);
+  if (knownSecretValues.size > MAX_REMEMBERED_SECRETS) {
+    const oldest = knownSecretValues.values().next().value;
+    if (oldest !== undefined) knownSecretValues.delete(oldest);
+  }
 }
 
 /** Well-known key shapes; the name part of `key=VALUE` is kept so the text still reads. */
