@@ -1,3 +1,5 @@
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { jsonSchema, stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -32,6 +34,12 @@ beforeEach(async () => {
         model: "fake-model",
         api_key_env: "FAKE_UPSTREAM_KEY",
         options: { max_retries: 0 },
+      },
+      stalling: {
+        base_url: upstream.baseUrl,
+        model: "fake-model",
+        api_key_env: "FAKE_UPSTREAM_KEY",
+        options: { max_retries: 0, idle_timeout_ms: 300 },
       },
       repairing: {
         base_url: upstream.baseUrl,
@@ -250,6 +258,40 @@ describe("dual_agent through the gateway", () => {
 });
 
 describe("upstream faults as the client sees them", () => {
+  it("a 500 stays a 500 for the client (its own retries decide), recorded as a failed turn", async () => {
+    upstream.enqueue(errorReply(500, "upstream exploded", { "x-should-retry": "false" }));
+    const failure = await client()
+      .chat.completions.create({ model: "fake", messages: [{ role: "user", content: "hi" }] })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
+    expect(String((failure as Error).message)).toContain("upstream exploded");
+    const id = onlySession()?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed"]);
+  });
+
+  it("an upstream that stalls after its first bytes ends the client's stream with an error event (idle timeout)", async () => {
+    const [role, hello] = completionStream({ text: ["Hel"] });
+    upstream.enqueue(streamReply([role as string, hello as string], { ending: "stall" }));
+    const response = await fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "stalling",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      }),
+    });
+    const text = await response.text();
+    expect(text.startsWith(`${role}${hello}`)).toBe(true);
+    const events = text.slice(`${role}${hello}`.length);
+    expect(events).toMatch(/^data: \{"error":\{"message":"[^"]*no progress/);
+    expect(events).toContain('"code":"upstream_timeout"');
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
+  });
+
   it("a 429 reaches the client as a 429 in OpenAI's format, without the key", async () => {
     upstream.enqueue(
       errorReply(429, `slow down, key ${UPSTREAM_KEY}`, { "x-should-retry": "false" }),
@@ -520,5 +562,60 @@ describe("the turn and its client, as the review found them", () => {
     expect(upstream.requests).toHaveLength(0);
     controller.abort();
     await native.catch(() => {});
+  });
+});
+
+describe("the AI SDK in front of a real upstream", () => {
+  it("streamText's multi-step tool loop passes through, recorded as one turn of two rounds", async () => {
+    upstream.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_ai",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+            },
+          ],
+        }),
+      ),
+      streamReply(completionStream({ text: ["Oslo: cold."] })),
+    );
+    const lab = createOpenAICompatible({
+      name: "lab",
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: token,
+      includeUsage: true,
+    });
+    const result = streamText({
+      model: lab("fake"),
+      prompt: "Weather in Oslo?",
+      tools: {
+        get_weather: tool({
+          description: "weather",
+          inputSchema: jsonSchema<{ city: string }>(WEATHER.function.parameters as never),
+          execute: async ({ city }) => `cold in ${city}`,
+        }),
+      },
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+    });
+    let text = "";
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") text += part.text;
+      if (part.type === "error") throw part.error;
+    }
+    expect(text).toBe("Oslo: cold.");
+    expect((await result.totalUsage).inputTokens).toBe(20);
+    // The client's tool result went upstream in its own words.
+    expect(JSON.stringify(upstream.requests[1]?.body)).toContain("cold in Oslo");
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    expect(server.store.usageSummary(id).calls.map((call) => call.metric_key)).toEqual([
+      "chat:1:1",
+      "tool:1:1:call_ai",
+      "chat:1:2",
+    ]);
   });
 });

@@ -402,11 +402,18 @@ export class GatewayTurn {
     parts: AsyncIterable<ChatModelPart>,
     segment: GatewaySegment,
   ): AsyncGenerator<ChatModelPart, void, undefined> {
-    for await (const part of parts) {
-      if (part.type === "tool-call") this.#handedOut.add(part.id);
-      yield part;
+    // The runtime stops reading at the finish part (the generator is returned, not run out), so
+    // the segment ends in `finally` once the finish came; a call cut short ends with the turn.
+    let finished = false;
+    try {
+      for await (const part of parts) {
+        if (part.type === "tool-call") this.#handedOut.add(part.id);
+        if (part.type === "finish") finished = true;
+        yield part;
+      }
+    } finally {
+      if (finished) this.#endForwarding(segment);
     }
-    this.#endForwarding(segment);
   }
 
   /** A forwarding segment's upstream call ended well: the client has the whole answer. */
