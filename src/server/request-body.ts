@@ -21,7 +21,12 @@ export async function readJsonBody<Schema extends z.ZodType>(
   if (declared !== undefined && Number(declared) > limitBytes) {
     throw new PayloadTooLargeError(limitBytes);
   }
-  const text = await readText(c.req.raw.body, limitBytes);
+  // A declared length bounds the body (node's parser reads no further), so the adapter's fast
+  // path may buffer it; a chunked body is read piece by piece against the limit.
+  const text =
+    declared !== undefined && Number.isSafeInteger(Number(declared))
+      ? decodeUtf8(new Uint8Array(await c.req.raw.arrayBuffer()))
+      : await readText(c.req.raw.body, limitBytes);
   if (text.trim() === "")
     throw new InvalidInputError("request body: expected a JSON document, got none");
   let value: unknown;
@@ -53,8 +58,12 @@ async function readText(body: ReadableStream<Uint8Array> | null, limitBytes: num
     }
     chunks.push(value);
   }
+  return decodeUtf8(Buffer.concat(chunks));
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new InvalidInputError("request body: not valid UTF-8");
   }
