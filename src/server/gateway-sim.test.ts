@@ -240,6 +240,33 @@ describe("gateway on the simulated model, through the openai client", () => {
   });
 });
 
+describe("dual_agent by header", () => {
+  it("X-Agent-Lab-Mode: dual_agent runs the sim as a chat agent writing event tags; the client sees only tool_calls", async () => {
+    const client = openai({ "X-Agent-Lab-Mode": "dual_agent" });
+    const first = await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: 'call lookup with {"city": "Quito"}' }],
+      tools: [LOOKUP],
+    });
+    const message = first.choices[0]?.message;
+    expect(first.choices[0]?.finish_reason).toBe("tool_calls");
+    expect(message?.content ?? "").not.toContain("<event");
+    const call = message?.tool_calls?.[0] as {
+      id: string;
+      function: { name: string; arguments: string };
+    };
+    expect(call.function.name).toBe("lookup");
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: "Quito" });
+    const [session] = gatewaySessions();
+    expect(session?.config).toMatchObject({ tool_invocation_mode: "dual_agent" });
+    // The chat agent was told of the tool by the event catalog, as dual_agent does.
+    const start = server.store
+      .listAuditLogs(session?.id as string)
+      .find((row) => row.event === "turn_start");
+    expect(JSON.stringify(start?.details)).toContain("lookup");
+  });
+});
+
 describe("gateway on the simulated model, through the AI SDK", () => {
   const provider = () =>
     createOpenAICompatible({ name: "lab", baseURL: baseURL(), apiKey: token, includeUsage: true });
