@@ -123,7 +123,14 @@ export async function runGatewayBench(): Promise<Figure[]> {
 async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<Figure[]> {
   const lab = await startLab(upstreamUrl, payloads);
   const direct = new OpenAI({ baseURL: upstreamUrl, apiKey: "bench", maxRetries: 0 });
-  const gateway = new OpenAI({ baseURL: `${lab.url}v1`, apiKey: "none", maxRetries: 0 });
+  // One agent run: its requests share a session, as a client naming it (or resending its
+  // conversation) gets.
+  const gateway = new OpenAI({
+    baseURL: `${lab.url}v1`,
+    apiKey: "none",
+    maxRetries: 0,
+    defaultHeaders: { "X-Agent-Lab-Session": `bench-${payloads}` },
+  });
   const sides: Record<"direct" | "gateway", Side> = {
     direct: { long: [], short: [], ttfts: [], deltas: 0 },
     gateway: { long: [], short: [], ttfts: [], deltas: 0 },
