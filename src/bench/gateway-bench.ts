@@ -1,7 +1,8 @@
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { type Figure, median, printFigures } from "./measure.js";
+import { startStreamServer } from "./provider-bench.js";
 import { LONG_CHUNKS, SHORT_CHUNKS, type StreamLength } from "./provider-stream-bodies.js";
 
 /**
@@ -16,17 +17,6 @@ import { LONG_CHUNKS, SHORT_CHUNKS, type StreamLength } from "./provider-stream-
 
 const WARMUP = 10;
 const ROUNDS = Number(process.env.AGENT_LAB_GATEWAY_ROUNDS ?? 40);
-
-function startUpstream(): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const script = fileURLToPath(new URL("./provider-stream-server.js", import.meta.url));
-  const child = spawn(process.execPath, [script], { stdio: ["pipe", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.stdout?.once("data", (data: Buffer) => {
-      resolve({ child, baseUrl: `http://127.0.0.1:${data.toString().trim()}/v1` });
-    });
-  });
-}
 
 interface Run {
   cpu_us: number;
@@ -106,7 +96,7 @@ export async function runGatewayBench(): Promise<Figure[]> {
   console.log(
     `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${ROUNDS} rounds after ${WARMUP} warm-up`,
   );
-  const upstream = await startUpstream();
+  const upstream = await startStreamServer();
   const figures: Figure[] = [];
   try {
     for (const payloads of ["off", "auto"] as const) {

@@ -17,7 +17,8 @@ const OURS = "agent-lab openai adapter";
 const WARMUP = 10;
 const ROUNDS = Number(process.env.AGENT_LAB_PROVIDER_ROUNDS ?? 60);
 
-function startServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
+/** The benchmarks' model endpoint (provider-stream-server.ts), in a child process. */
+export function startStreamServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
   const script = fileURLToPath(new URL("./provider-stream-server.js", import.meta.url));
   const child = spawn(process.execPath, [script], { stdio: ["pipe", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
@@ -131,7 +132,7 @@ export async function runProviderBench(): Promise<Figure[]> {
   console.log(
     "  per chunk: (median long - median short) / the chunks between them; per call: the short stream less its chunks",
   );
-  const { child, baseUrl } = await startServer();
+  const { child, baseUrl } = await startStreamServer();
   const clients = CLIENTS.map(([name, client]): [string, ClientWorker] => [
     name,
     startWorker(client, baseUrl),

@@ -1,4 +1,4 @@
-import type { TokenUsage } from "../../domain/usage.js";
+import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import type { ClientCall } from "./client-tools.js";
 import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
 import { ForwardEvents } from "./forward-events.js";
@@ -53,7 +53,7 @@ export class HttpSegment implements GatewaySegment {
   // A non-streaming answer, gathered.
   #text = "";
   #reasoning = "";
-  #usage: TokenUsage = emptyUsage();
+  #usage: TokenUsage = tokenUsage();
   readonly #id = newCompletionId();
   /** What the client was sent, for answering a retry of this request the same way. */
   #sent: Uint8Array[] = [];
@@ -239,17 +239,6 @@ export class HttpSegment implements GatewaySegment {
     }
     this.#controller?.close();
   }
-}
-
-function emptyUsage(): TokenUsage {
-  return {
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
-    cached_tokens: 0,
-    reasoning_tokens: 0,
-    cache_write_tokens: 0,
-  };
 }
 
 function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
