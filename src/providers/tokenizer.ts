@@ -1,5 +1,22 @@
-import { decode, encode } from "gpt-tokenizer/encoding/o200k_base";
+import { createRequire } from "node:module";
 import type { ChatMessage } from "../domain/messages.js";
+
+/**
+ * The o200k encoder, loaded on first use (its CommonJS build, which loads synchronously): its rank
+ * tables take about 400 ms to load, which every CLI command that never counts a token (`--help`,
+ * `sessions`, `export`, `show`) would otherwise pay at start.
+ */
+interface Encoder {
+  encode(text: string): number[];
+  decode(tokens: readonly number[]): string;
+}
+let encoder: Encoder | null = null;
+function o200k(): Encoder {
+  encoder ??= createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as Encoder;
+  return encoder;
+}
+const encode = (text: string): number[] => o200k().encode(text);
+const decode = (tokens: readonly number[]): string => o200k().decode(tokens);
 
 /**
  * A real BPE tokenizer (o200k_base, GPT-4o's), used where an endpoint reports no usage and by the

@@ -15,8 +15,15 @@ interface MessageTokens {
  */
 const byMessage = new WeakMap<ChatMessage, MessageTokens>();
 
-/** The closing "<|assistant|>" every prompt ends with (promptSegments' framing). */
-const [CLOSING] = promptSegments([]);
+/**
+ * The closing "<|assistant|>" every prompt ends with (promptSegments' framing), encoded on first
+ * use: at import it would load the tokenizer for every CLI command.
+ */
+let closing: readonly number[] | null = null;
+const closingSegment = (): readonly number[] => {
+  closing ??= promptSegments([])[0] ?? [];
+  return closing;
+};
 
 function tokensOf(message: ChatMessage): MessageTokens {
   let tokens = byMessage.get(message);
@@ -42,7 +49,7 @@ export function messageSegments(
   for (const message of messages) {
     for (const segment of tokensOf(message).segments) segments.push(segment);
   }
-  segments.push(CLOSING ?? []);
+  segments.push(closingSegment());
   return segments;
 }
 

@@ -1,12 +1,12 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import { ToolSourceError } from "../../domain/errors.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import type { McpServerDefinition } from "../../domain/tool-sources.js";
+import { isMcpError, MCP_REQUEST_TIMEOUT } from "./mcp-errors.js";
 
 /**
  * One live session with an MCP server: the SDK client over stdio (a child process) or Streamable
@@ -27,18 +27,30 @@ export interface McpConnection {
 const STDERR_TAIL_CHARS = 2_000;
 const CLIENT_INFO = { name: "agent-lab", version: "0.1.0" };
 
+/** The SDK's client side, loaded with the first server (see mcp-errors.ts for why not before). */
+async function loadSdk() {
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] =
+    await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/client/stdio.js"),
+      import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    ]);
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport };
+}
+
 export async function connectMcpServer(
   server: string,
   definition: McpServerDefinition,
   env: Environment,
 ): Promise<McpConnection> {
+  const sdk = await loadSdk();
   let stderrTail = "";
   let alive = true;
   let transport: Transport;
   let stdio: StdioClientTransport | null = null;
   let http: StreamableHTTPClientTransport | null = null;
   if (definition.command !== undefined) {
-    stdio = new StdioClientTransport({
+    stdio = new sdk.StdioClientTransport({
       command: definition.command,
       args: definition.args,
       // Values are resolved now, at start: the config keeps `${NAME}`, never the secret.
@@ -53,12 +65,12 @@ export async function connectMcpServer(
     transport = stdio;
   } else {
     const headers = resolveHeaders(definition.headers, env, `MCP server ${server}: headers`);
-    http = new StreamableHTTPClientTransport(new URL(definition.url as string), {
+    http = new sdk.StreamableHTTPClientTransport(new URL(definition.url as string), {
       requestInit: { headers },
     });
     transport = http;
   }
-  const client = new Client(CLIENT_INFO);
+  const client = new sdk.Client(CLIENT_INFO);
   client.onclose = () => {
     alive = false;
   };
@@ -98,7 +110,7 @@ export async function connectMcpServer(
 }
 
 function startFailure(error: unknown, definition: McpServerDefinition): string {
-  return error instanceof McpError && error.code === ErrorCode.RequestTimeout
+  return isMcpError(error) && error.code === MCP_REQUEST_TIMEOUT
     ? `no answer to the handshake within ${definition.start_timeout_ms} ms (start_timeout_ms)`
     : messageOf(error);
 }

@@ -1,4 +1,3 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Environment } from "../../domain/env-references.js";
 import { ToolSourceError } from "../../domain/errors.js";
@@ -8,6 +7,7 @@ import { redactResult } from "../redact-result.js";
 import type { Tool } from "../tool.js";
 import type { ToolSource } from "../tool-source.js";
 import { connectMcpServer, type McpConnection, messageOf } from "./mcp-connection.js";
+import { isMcpError, MCP_CONNECTION_CLOSED, MCP_REQUEST_TIMEOUT } from "./mcp-errors.js";
 import { McpToolCallError, mapCallToolResult } from "./mcp-result.js";
 import { normalizeInputSchema } from "./mcp-schema.js";
 import { exposeToolNames } from "./mcp-tool-names.js";
@@ -171,12 +171,11 @@ export class McpToolSource implements ToolSource {
     const where = `MCP server ${this.#server}, tool ${tool}`;
     // Cancelled or timed out by the caller: the SDK told the server; the connection stays.
     if (signal.aborted) return new Error(`${where}: ${messageOf(signal.reason)}`, { cause: error });
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    if (isMcpError(error) && error.code === MCP_REQUEST_TIMEOUT) {
       return new Error(`${where}: no answer within ${this.#definition.timeout_ms} ms`);
     }
-    const closed =
-      !connection.alive || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
-    if (closed || !(error instanceof McpError)) {
+    const closed = !connection.alive || (isMcpError(error) && error.code === MCP_CONNECTION_CLOSED);
+    if (closed || !isMcpError(error)) {
       // The transport is gone or broken (child exited, HTTP server unreachable): drop it, so the
       // next call starts afresh instead of writing into a dead pipe.
       this.#drop(connection);
