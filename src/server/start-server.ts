@@ -6,8 +6,9 @@ import { generateToken } from "./access-token.js";
 import { buildApp, type CreateAppOptions } from "./app.js";
 import { ServerListenError, TokenRequiredError } from "./http-errors.js";
 
-export const DEFAULT_HOST = "127.0.0.1";
-export const DEFAULT_PORT = 4173;
+import { DEFAULT_HOST, DEFAULT_PORT } from "./server-defaults.js";
+
+export { DEFAULT_HOST, DEFAULT_PORT };
 export const TOKEN_MIN_LENGTH = 16;
 
 export interface StartServerOptions extends Omit<CreateAppOptions, "allowedHosts" | "token"> {

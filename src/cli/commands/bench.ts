@@ -5,12 +5,6 @@ import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { z } from "zod";
 import { parseInput } from "../../domain/validation.js";
-import { ProgressReporter } from "../../experiments/progress.js";
-import { renderHtmlReport } from "../../experiments/report-html.js";
-import { renderJsonReport } from "../../experiments/report-json.js";
-import { renderTerminalReport } from "../../experiments/report-terminal.js";
-import { runExperiment } from "../../experiments/run-experiment.js";
-import { experimentIdOf, loadSuite } from "../../experiments/suite.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import { type CliIo, terminalSafe } from "../output.js";
@@ -106,6 +100,22 @@ async function benchCommand(
   // Flags and suite are checked before the database is opened: a refusal leaves no file behind.
   const flags = parseInput(BenchFlags, rawFlags, "bench");
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  // The experiment machinery loads with the command that uses it, not with every command.
+  const [
+    { ProgressReporter },
+    { renderHtmlReport },
+    { renderJsonReport },
+    { renderTerminalReport },
+    { runExperiment },
+    { experimentIdOf, loadSuite },
+  ] = await Promise.all([
+    import("../../experiments/progress.js"),
+    import("../../experiments/report-html.js"),
+    import("../../experiments/report-json.js"),
+    import("../../experiments/report-terminal.js"),
+    import("../../experiments/run-experiment.js"),
+    import("../../experiments/suite.js"),
+  ]);
   const suiteFile = suiteArgument === BUNDLED_SUITE ? bundledSuitePath() : suiteArgument;
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);

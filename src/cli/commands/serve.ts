@@ -4,12 +4,8 @@ import { z } from "zod";
 import { labSuitesDirs } from "../../composition/lab-config.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import { parseInput } from "../../domain/validation.js";
-import {
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  type RunningServer,
-  startServer,
-} from "../../server/start-server.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server-defaults.js";
+import type { RunningServer } from "../../server/start-server.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 
@@ -120,6 +116,8 @@ Examples:
           await providers.tools.close();
           throw error;
         }
+        // The server's modules load here, not with every command (`agent-lab --help` stays quick).
+        const { startServer } = await import("../../server/start-server.js");
         const store = openStoreForWriting(context.database(command), io.stderr);
         let server: RunningServer;
         try {
