@@ -15,6 +15,13 @@ function o200k(): Encoder {
   encoder ??= createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as Encoder;
   return encoder;
 }
+/**
+ * Loads the encoder now: a model that will count tokens (the sim) calls this when it is made, so
+ * the load is not inside its first call's time to first token.
+ */
+export function loadTokenizer(): void {
+  o200k();
+}
 const encode = (text: string): number[] => o200k().encode(text);
 const decode = (tokens: readonly number[]): string => o200k().decode(tokens);
 

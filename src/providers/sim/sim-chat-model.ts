@@ -5,6 +5,7 @@ import {
   countSegmentTokens,
   countTokens,
   isEstimatedText,
+  loadTokenizer,
   truncateToTokens,
 } from "../tokenizer.js";
 import { isEstimatedMessages, messageSegments, messagesJsonParts } from "./message-tokens.js";
@@ -46,6 +47,8 @@ export class SimChatModel implements ChatModel {
     const parsed = parseSimModelSettings(settings);
     this.model = parsed.name === undefined ? "sim" : `sim:${parsed.name}`;
     this.options = parsed.options;
+    // The sim counts every prompt: its first call's TTFT must not include loading the encoder.
+    loadTokenizer();
   }
 
   stream(request: ChatModelRequest, options: StreamOptions = {}): AsyncIterable<ChatModelPart> {

@@ -50,9 +50,30 @@ function settleJournal(db: Database.Database, path: string): string {
 
 /**
  * Opens (creating if missing) a lab database, refusing files that are not SQLite or were written by
- * a newer schema *before* anything is written to them.
+ * a newer schema *before* anything is written to them. SQLite answers "database is locked" without
+ * waiting in a few cases its busy handler does not cover (a journal-mode switch while other
+ * openers hold the file, a lock upgrade it refuses to avoid a deadlock): several processes opening
+ * one legacy file at once meet them, so the whole open is tried again until the busy timeout.
  */
 export function openDatabase(path: string): OpenedDatabase {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return openOnce(path);
+    } catch (error) {
+      const busy = (error as { cause?: { code?: unknown } }).cause?.code;
+      if ((busy !== "SQLITE_BUSY" && busy !== "SQLITE_LOCKED") || Date.now() > deadline)
+        throw error;
+      // A synchronous pause (the open is synchronous): short, growing, with jitter.
+      const pauseMs = Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random());
+      Atomics.wait(PAUSE, 0, 0, pauseMs);
+    }
+  }
+}
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+function openOnce(path: string): OpenedDatabase {
   let db: Database.Database;
   try {
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
