@@ -210,7 +210,7 @@ describe("gateway on the simulated model, through the openai client", () => {
         { role: "tool", tool_call_id: "call_nobody", content: "late" },
       ],
     });
-    await expect(orphan).rejects.toMatchObject({ status: 409 });
+    await expect(orphan).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
   });
 
   it("refuses a request without the lab's token, an unknown model and a bad body in OpenAI's format", async () => {

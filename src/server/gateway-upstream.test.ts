@@ -77,6 +77,22 @@ const WEATHER = {
   },
 };
 
+/** A raw request to the gateway, with the token. */
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(chatUrl(), {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+
+/** A streamed answer that is one tool call, as the upstream writes it. */
+const toolCallReply = (id: string, name: string, args: string) =>
+  streamReply(
+    completionStream({
+      toolCalls: [{ index: 0, id, type: "function", function: { name, arguments: args } }],
+    }),
+  );
+
 function onlySession() {
   const [item] = server.store.listSessions();
   return server.store.getSession(item?.id as string);
@@ -147,18 +163,7 @@ describe("pass-through", () => {
 
   it("passes tool calls through as the model wrote them, and the reply request goes upstream as sent", async () => {
     upstream.enqueue(
-      streamReply(
-        completionStream({
-          toolCalls: [
-            {
-              index: 0,
-              id: "call_w1",
-              type: "function",
-              function: { name: "get_weather", arguments: '{"city":"Rome"}' },
-            },
-          ],
-        }),
-      ),
+      toolCallReply("call_w1", "get_weather", '{"city":"Rome"}'),
       streamReply(completionStream({ text: ["It is sunny in Rome."] })),
     );
     const openai = client();
@@ -349,20 +354,16 @@ describe("upstream faults as the client sees them", () => {
 });
 
 describe("retries", () => {
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(chatUrl(), {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-    });
-
   it("a client's retry of an answered request gets the same answer, recorded once; a plain repeat is a new turn", async () => {
     upstream.enqueue(
       streamReply(completionStream({ text: ["First answer"] })),
       streamReply(completionStream({ text: ["Second answer"] })),
     );
     const body = { model: "fake", messages: [{ role: "user", content: "Once, please" }] };
-    const first = (await (await post(body)).json()) as { id: string };
+    // As openai-node sends it: a retry count on every attempt, 0 on the first.
+    const first = (await (await post(body, { "X-Stainless-Retry-Count": "0" })).json()) as {
+      id: string;
+    };
     const retried = (await (await post(body, { "X-Stainless-Retry-Count": "1" })).json()) as {
       id: string;
     };
@@ -376,11 +377,34 @@ describe("retries", () => {
     );
 
     // The same request again, not as a retry: the client wants a fresh answer.
-    const again = (await (await post(body)).json()) as {
+    const again = (await (await post(body, { "X-Stainless-Retry-Count": "0" })).json()) as {
       choices: { message: { content: string } }[];
     };
     expect(again.choices[0]?.message.content).toBe("Second answer");
     expect(upstream.requests).toHaveLength(2);
+  });
+
+  it("a retry while its first attempt is still answering gets 409; the first goes on", async () => {
+    const [role, hello] = completionStream({ text: ["Slow"] });
+    upstream.enqueue(
+      streamReply([
+        role as string,
+        hello as string,
+        { waitMs: 300 },
+        ...completionStream({ text: ["!"] }).slice(1),
+      ]),
+    );
+    const body = { model: "fake", messages: [{ role: "user", content: "slowly" }], stream: true };
+    const first = await post(body, { "Idempotency-Key": "req-7" });
+    const reader = first.body?.getReader();
+    await reader?.read();
+    const retried = await post(body, { "Idempotency-Key": "req-7" });
+    expect(retried.status).toBe(409);
+    expect(((await retried.json()) as { error: { code: string } }).error.code).toBe(
+      "request_in_progress",
+    );
+    while (!(await reader?.read())?.done);
+    expect(upstream.requests).toHaveLength(1);
   });
 
   it("a streamed answer is replayed byte for byte to a retry with the same Idempotency-Key", async () => {
@@ -400,28 +424,9 @@ describe("retries", () => {
 });
 
 describe("the turn and its client, as the review found them", () => {
-  const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-    fetch(chatUrl(), {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-      ...(signal ? { signal } : {}),
-    });
-
   it("a non-streaming client gets a call to a tool it did not declare, and its reply goes upstream", async () => {
     upstream.enqueue(
-      streamReply(
-        completionStream({
-          toolCalls: [
-            {
-              index: 0,
-              id: "call_x",
-              type: "function",
-              function: { name: "not_declared", arguments: "{}" },
-            },
-          ],
-        }),
-      ),
+      toolCallReply("call_x", "not_declared", "{}"),
       streamReply(completionStream({ text: ["done"] })),
     );
     const openai = client();
@@ -568,18 +573,7 @@ describe("the turn and its client, as the review found them", () => {
 describe("the AI SDK in front of a real upstream", () => {
   it("streamText's multi-step tool loop passes through, recorded as one turn of two rounds", async () => {
     upstream.enqueue(
-      streamReply(
-        completionStream({
-          toolCalls: [
-            {
-              index: 0,
-              id: "call_ai",
-              type: "function",
-              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
-            },
-          ],
-        }),
-      ),
+      toolCallReply("call_ai", "get_weather", '{"city":"Oslo"}'),
       streamReply(completionStream({ text: ["Oslo: cold."] })),
     );
     const lab = createOpenAICompatible({

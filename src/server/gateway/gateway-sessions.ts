@@ -1,11 +1,15 @@
 import { createHash, randomUUID } from "node:crypto";
-import { SessionModeMismatchError, TurnInProgressError } from "../../domain/errors.js";
+import {
+  AgentLabError,
+  SessionModeMismatchError,
+  TurnInProgressError,
+} from "../../domain/errors.js";
 import {
   type ChatCompletionRequest,
   GATEWAY_TAG,
   type GatewaySessionMark,
 } from "../../domain/gateway.js";
-import { type AgentConfig, modeOf, type ToolInvocationMode } from "../../domain/session-config.js";
+import { modeOf } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -13,19 +17,13 @@ import type { GatewaySegment } from "./gateway-segment.js";
 import { GatewayTurn } from "./gateway-turn.js";
 import { classifyRequest, previousAnswerOf, systemPromptOf } from "./request-messages.js";
 import { RetryLedger } from "./retry-ledger.js";
+import type { GatewayModelResolution } from "./upstream-resolution.js";
 
-/** What a request's `model` (and the mode header) resolved to. */
-export interface ResolvedGatewayModel {
-  chat_agent: Pick<AgentConfig, "model" | "base_url" | "api_key_env" | "options">;
-  event_agent: Pick<AgentConfig, "model" | "base_url" | "api_key_env" | "options">;
-  mode: ToolInvocationMode;
-  /** The upstream's name in agent-lab.yaml, or null for a lab model string. */
-  upstream: string | null;
-  /** Whether the calls' payloads are kept (the session config's `capture.payloads`). */
-  capture: "auto" | "on" | "off";
+/** What a request's `model` (and the mode header) resolved to, and how to build its models. */
+export type ResolvedGatewayModel = GatewayModelResolution & {
   /** Builds the two models (a per-request key, for pass_client_key, lives only in these). */
   build(): { chat: ChatModel; event: ChatModel };
-}
+};
 
 export interface GatewayRequestContext {
   body: ChatCompletionRequest;
@@ -88,7 +86,7 @@ export class GatewaySessions {
       const ids = kind.replies.map((reply) => reply.tool_call_id);
       const turn = this.#waitingTurn(request.session_header, ids);
       if (turn === null || !turn.continueWith(segmentOf(request), kind.replies)) {
-        throw new GatewayConflict(
+        throw new NoWaitingTurnError(
           `no turn waits for the replies to ${ids.join(", ")}: it ended (its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
         );
       }
@@ -130,7 +128,7 @@ export class GatewaySessions {
             ...(system_prompt === undefined ? {} : { system_prompt }),
             ...(typeof body.temperature === "number" ? { temperature: body.temperature } : {}),
           },
-          event_agent: resolved.event_agent,
+          event_agent: { ...resolved.event_agent },
           tools: [],
           // The client decides how long its loop runs; the lab's limit only stops a runaway.
           max_rounds: 50,
@@ -201,8 +199,10 @@ function answerHash(answer: string): string {
   return createHash("sha256").update(answer.trim()).digest("base64");
 }
 
-/** A follow-up that no turn waits for: 409 in OpenAI's format. */
-export class GatewayConflict extends Error {}
+/** A follow-up that no turn waits for (409, like any other lab error, through its code). */
+export class NoWaitingTurnError extends AgentLabError {
+  readonly code = "no_waiting_turn" as const;
+}
 
 function segmentOf(request: GatewayRequestContext) {
   return { segment: request.segment, body: request.raw_body };

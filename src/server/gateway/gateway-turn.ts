@@ -119,10 +119,6 @@ export class GatewayTurn {
     });
   }
 
-  get ended(): boolean {
-    return this.#ended;
-  }
-
   /** The client has its answer and the turn waits for the client's next request. */
   get awaitingClient(): boolean {
     return !this.#ended && this.#segment.ended;

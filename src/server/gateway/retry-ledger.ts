@@ -26,6 +26,11 @@ export interface RetryKey {
   key(): string;
   /** The request says it repeats an earlier one. */
   retry: boolean;
+  /**
+   * The client says how it retries (a retry count header, even 0, or an Idempotency-Key): only
+   * then is its answer kept, since only then could a retry of it be recognised.
+   */
+  retryable: boolean;
 }
 
 /** The key a request is remembered by: its Idempotency-Key, else a hash of its body. */
@@ -35,7 +40,7 @@ export function retryKeyOf(
 ): RetryKey {
   if (headers.idempotency_key) {
     const key = `key:${headers.idempotency_key}`;
-    return { key: () => key, retry: true };
+    return { key: () => key, retry: true, retryable: true };
   }
   const count = Number(headers.retry_count ?? "0");
   let key: string | null = null;
@@ -45,6 +50,7 @@ export function retryKeyOf(
       return key;
     },
     retry: Number.isFinite(count) && count > 0,
+    retryable: headers.retry_count !== undefined,
   };
 }
 
@@ -72,6 +78,7 @@ export class RetryLedger {
   }
 
   remember(key: RetryKey, segment: HttpSegment, session_id: string | null): void {
+    if (!key.retryable) return;
     const name = key.key();
     this.#answered.delete(name);
     this.#answered.set(name, { segment, session_id, at: Date.now() });

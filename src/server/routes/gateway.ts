@@ -4,7 +4,6 @@ import { ChatCompletionRequest, MODE_HEADER, SESSION_HEADER } from "../../domain
 import { parseInput } from "../../domain/validation.js";
 import { createChatModel } from "../../providers/create-chat-model.js";
 import { SessionId } from "../../store/store-inputs.js";
-import { GatewayConflict } from "../gateway/gateway-sessions.js";
 import { HttpSegment } from "../gateway/http-segment.js";
 import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
 import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
@@ -87,9 +86,6 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       deps.gateway.retries.remember(retryKey, segment, session_id);
       return await segment.response;
     } catch (error) {
-      if (error instanceof GatewayConflict) {
-        return openAIErrorResponse(openAIError(409, error.message, { code: "no_waiting_turn" }));
-      }
       return openAIErrorResponse(toOpenAIError(error));
     }
   });
