@@ -9,13 +9,13 @@ import {
   ExportedUsage,
   SessionExportDocument,
 } from "../domain/session-export.js";
+import { TurnEvent } from "../domain/turn-events.js";
 import {
   experimentRunPaths,
   experimentRunSchemas,
   startExperimentOperation,
 } from "./openapi-experiment-runs.js";
 import { type JsonObject, json, object, ok, ref } from "./openapi-shapes.js";
-import { TURN_EVENTS } from "./openapi-turn-events.js";
 import { ApprovalBody } from "./routes/approvals.js";
 import { CreateSessionBody } from "./routes/sessions.js";
 import { TurnBody } from "./routes/turns.js";
@@ -232,10 +232,10 @@ function components(): JsonObject {
         arguments: { type: "object" },
         requested_at: { type: "string", format: "date-time" },
       }),
+      // The runtime's own schema (src/domain/turn-events.ts): one variant per SSE event name.
       TurnEvent: {
-        oneOf: Object.entries(TURN_EVENTS).map(([type, properties]) =>
-          object({ type: { const: type }, ...properties }),
-        ),
+        type: "object",
+        ...schemaOf(TurnEvent, "output"),
         discriminator: { propertyName: "type" },
       },
       ...experimentSchemas(),
