@@ -1,14 +1,68 @@
 /**
+ * Every code a lab error may carry, wherever its class lives: the vocabulary of `{ error: { code } }`
+ * in the API and of a turn's `error` event. A class whose code is not listed here does not compile,
+ * and the HTTP face's status table (src/server/http-errors.ts) must give each listed code a status.
+ */
+export type ErrorCode =
+  // Input and lookups.
+  | "invalid_input"
+  | "not_found"
+  | "session_not_found"
+  | "turn_not_found"
+  | "call_not_captured"
+  | "approval_not_found"
+  | "model_not_found"
+  // Conflicts with the state of things.
+  | "session_exists"
+  | "session_mode_mismatch"
+  | "turn_exists"
+  | "turn_in_progress"
+  | "turn_not_retryable"
+  | "approval_decided"
+  | "experiment_running"
+  | "no_waiting_turn"
+  // The HTTP face's refusals.
+  | "unauthorized"
+  | "forbidden"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "token_required"
+  | "listen_failed"
+  // Storage.
+  | "database_open_failed"
+  | "schema_too_new"
+  | "stored_data_invalid"
+  | "storage_failed"
+  // Models and tools.
+  | "provider_api_error"
+  | "provider_connection_error"
+  | "provider_stream_error"
+  | "output_limit"
+  | "tool_source_failed"
+  // A gateway turn that ended without an upstream failure to report.
+  | "turn_cancelled"
+  | "turn_failed";
+
+/**
  * Every error the lab raises on purpose carries a literal `code`, so callers branch on the code
  * and only the server maps codes to HTTP statuses.
  */
 export abstract class AgentLabError extends Error {
-  abstract readonly code: string;
+  abstract readonly code: ErrorCode;
 
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = new.target.name;
   }
+}
+
+/**
+ * An error's code, for audit lines, `error` events and branching: a lab error's own, anything else
+ * (a bug, a library's failure the lab did not name) `internal_error`. Node's and SQLite's own
+ * codes (`ENOENT`, `SQLITE_BUSY`) are another vocabulary, read where those calls are made.
+ */
+export function codeOf(error: unknown): ErrorCode | "internal_error" {
+  return error instanceof AgentLabError ? error.code : "internal_error";
 }
 
 export class InvalidInputError extends AgentLabError {

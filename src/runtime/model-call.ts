@@ -1,8 +1,9 @@
-import { OutputLimitError } from "../domain/errors.js";
+import { codeOf, OutputLimitError } from "../domain/errors.js";
 import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest } from "../providers/chat-model.js";
+import { ProviderStreamError } from "../providers/errors.js";
 import { recordCall } from "./call-record.js";
 import { capturesPayloads } from "./capture-policy.js";
 import { CaptureSink } from "./capture-sink.js";
@@ -217,8 +218,11 @@ export async function callModel(
             usage,
           };
         }
-        default:
+        case "response-start":
           break;
+        default:
+          // A part type added to the port fails to compile here until it is handled.
+          part satisfies never;
       }
     }
   } catch (error) {
@@ -237,7 +241,7 @@ export async function callModel(
       await context.audit(
         `${prefix}_error`,
         {
-          code: (error as { code?: string }).code ?? "unknown",
+          code: codeOf(error),
           message: error instanceof Error ? error.message : String(error),
         },
         round_index,
@@ -248,7 +252,10 @@ export async function callModel(
     context.signal.removeEventListener("abort", stopCall);
   }
   // The port promises a `finish` part; a model that ends without one has failed.
-  throw new Error(`${model.provider}:${model.model} ended its stream without a finish part`);
+  throw new ProviderStreamError(
+    "no_finish_reason",
+    `${model.provider}:${model.model} ended its stream without a finish part`,
+  );
 }
 
 /**

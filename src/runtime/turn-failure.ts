@@ -1,4 +1,4 @@
-import { AgentLabError } from "../domain/errors.js";
+import { codeOf } from "../domain/errors.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
@@ -18,7 +18,7 @@ export interface TurnFailure {
 function describeFailure(error: unknown): TurnFailure {
   // Stored and streamed like a round's failure, so it is redacted like one (run-rounds.ts).
   const message = redactSecretText(error instanceof Error ? error.message : String(error));
-  return { code: error instanceof AgentLabError ? error.code : "internal_error", message };
+  return { code: codeOf(error), message };
 }
 
 async function storeEnd(
@@ -45,7 +45,7 @@ async function storeEnd(
 }
 
 /** Only a database refusal (disk full, locked…) may pass; a closed store or a bug will not. */
-const mayPass = (error: unknown) => (error as { code?: unknown }).code === "storage_failed";
+const mayPass = (error: unknown) => codeOf(error) === "storage_failed";
 
 /** Retries a refused end in the background (a server stays up, and the disk may get space). */
 function retryEnd(end: () => Promise<void>): void {

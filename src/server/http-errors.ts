@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { AgentLabError } from "../domain/errors.js";
+import { AgentLabError, type ErrorCode } from "../domain/errors.js";
 
 /** Refusals only the HTTP face has; like every lab error, each carries a literal `code`. */
 
@@ -54,8 +54,12 @@ export class ServerListenError extends AgentLabError {
   readonly code = "listen_failed" as const;
 }
 
-/** The one place a lab error code becomes an HTTP status. */
-const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
+/**
+ * The one place a lab error code becomes an HTTP status; typed by the code union, so a new code
+ * without a status does not compile. 500: the server is at fault, or the code never answers a
+ * request of this API (the gateway answers provider failures in OpenAI's own shape).
+ */
+const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   invalid_input: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -71,6 +75,8 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   turn_exists: 409,
   session_mode_mismatch: 409,
   turn_in_progress: 409,
+  // Retrying a turn that completed (only failed, cancelled, interrupted or max_rounds ones retry).
+  turn_not_retryable: 409,
   // Gateway tool replies that no turn waits for (it ended, or the lab restarted).
   no_waiting_turn: 409,
   experiment_running: 409,
@@ -82,6 +88,16 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   storage_failed: 503,
   // A gateway turn cancelled by the lab itself (it is stopping).
   turn_cancelled: 503,
+  turn_failed: 500,
+  database_open_failed: 500,
+  schema_too_new: 500,
+  stored_data_invalid: 500,
+  provider_api_error: 500,
+  provider_connection_error: 500,
+  provider_stream_error: 500,
+  output_limit: 500,
+  token_required: 500,
+  listen_failed: 500,
 };
 
 export interface ErrorBody {
@@ -96,11 +112,8 @@ export const INTERNAL_ERROR_MESSAGE = "internal server error; the server's log h
  */
 export function errorResponse(error: unknown): { status: ContentfulStatusCode; body: ErrorBody } {
   if (error instanceof AgentLabError) {
-    const status = STATUS_BY_CODE[error.code];
-    if (status !== undefined) {
-      return { status, body: { error: { code: error.code, message: error.message } } };
-    }
-    return { status: 500, body: { error: { code: error.code, message: error.message } } };
+    const { code, message } = error;
+    return { status: STATUS_BY_CODE[code], body: { error: { code, message } } };
   }
   return {
     status: 500,
