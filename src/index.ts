@@ -1,3 +1,8 @@
+/**
+ * The library's public API (README "Use as a library"): running turns, the store, the models and
+ * tools a turn uses, the HTTP server, and the domain's records and schemas. Adapter internals (the
+ * OpenAI stream decoder, chunk schemas) stay private; test doubles are in `agent-lab/testing`.
+ */
 export {
   createLabProviders,
   type LabProviderOptions,
@@ -20,10 +25,6 @@ export { describeIssues, parseInput } from "./domain/validation.js";
 export type * from "./providers/chat-model.js";
 export * from "./providers/create-chat-model.js";
 export * from "./providers/errors.js";
-export {
-  CompletionStreamDecoder,
-  decodeCompletionStream,
-} from "./providers/openai/completion-stream-decoder.js";
 export {
   OpenAIChatModel,
   type OpenAIChatModelDependencies,
