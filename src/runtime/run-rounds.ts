@@ -1,3 +1,4 @@
+import { codeOf } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
 import { redactSecretText } from "../domain/secrets.js";
@@ -96,7 +97,7 @@ async function endEarly(
     context.records.messages(group);
     history.push(...group);
   }
-  const code = (error as { code?: string }).code ?? "internal_error";
+  const code = codeOf(error);
   // Any ChatModel's error may quote its endpoint; what reaches the SSE stream is redacted here.
   const message = redactSecretText(error instanceof Error ? error.message : String(error));
   if (cancelled) return cancelledEnd(context, state);
