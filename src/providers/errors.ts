@@ -5,20 +5,33 @@ import { AgentLabError } from "../domain/errors.js";
  * message, a request id) and never the API key, request bodies or raw response payloads.
  */
 
+export interface ProviderApiFailure {
+  status: number;
+  /** The endpoint's own message, from its error body; null when it sent none worth quoting. */
+  endpointMessage: string | null;
+  requestId: string | null;
+  retryable: boolean;
+  attempts: number;
+}
+
 export class ProviderApiError extends AgentLabError {
   readonly code = "provider_api_error" as const;
-  constructor(
-    readonly status: number,
-    readonly endpointMessage: string | null,
-    readonly requestId: string | null,
-    readonly retryable: boolean,
-    readonly attempts: number,
-  ) {
+  readonly status: number;
+  readonly endpointMessage: string | null;
+  readonly requestId: string | null;
+  readonly retryable: boolean;
+  readonly attempts: number;
+  constructor({ status, endpointMessage, requestId, retryable, attempts }: ProviderApiFailure) {
     super(
       `model endpoint answered ${status}${endpointMessage ? `: ${endpointMessage}` : ""}` +
         `${requestId ? ` (request id ${requestId})` : ""}` +
         `${attempts > 1 ? ` after ${attempts} attempts` : ""}`,
     );
+    this.status = status;
+    this.endpointMessage = endpointMessage;
+    this.requestId = requestId;
+    this.retryable = retryable;
+    this.attempts = attempts;
   }
 }
 

@@ -284,13 +284,13 @@ function describeFailure(
       retryable,
       status: outcome.status,
       reason: `status ${outcome.status}${outcome.endpoint_message ? `: ${outcome.endpoint_message}` : ""}`,
-      error: new ProviderApiError(
-        outcome.status,
-        outcome.endpoint_message,
-        outcome.request_id,
+      error: new ProviderApiError({
+        status: outcome.status,
+        endpointMessage: outcome.endpoint_message,
+        requestId: outcome.request_id,
         retryable,
         attempts,
-      ),
+      }),
     };
   }
   return {

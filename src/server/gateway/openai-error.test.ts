@@ -72,7 +72,13 @@ describe("OpenAI-format errors", () => {
   it("upstream 429 and 5xx keep their status and message, with secrets blanked", () => {
     rememberSecretValue("upstream-secret-value-123");
     const limited = upstreamError(
-      new ProviderApiError(429, "slow down, key sk-abcdefghijklmnopqrstuvwxyz", null, true, 3),
+      new ProviderApiError({
+        status: 429,
+        endpointMessage: "slow down, key sk-abcdefghijklmnopqrstuvwxyz",
+        requestId: null,
+        retryable: true,
+        attempts: 3,
+      }),
       "local",
     );
     expect(limited.status).toBe(429);
@@ -87,7 +93,13 @@ describe("OpenAI-format errors", () => {
     expect(limited.body.error.message).toContain("[redacted]");
 
     const failed = toOpenAIError(
-      new ProviderApiError(503, "overloaded upstream-secret-value-123", "req_1", true, 1),
+      new ProviderApiError({
+        status: 503,
+        endpointMessage: "overloaded upstream-secret-value-123",
+        requestId: "req_1",
+        retryable: true,
+        attempts: 1,
+      }),
     );
     expect(failed.status).toBe(503);
     expect(failed.body.error.type).toBe("server_error");
@@ -95,7 +107,17 @@ describe("OpenAI-format errors", () => {
     expect(failed.body.error.message).toContain("the model endpoint failed");
 
     // A status a client cannot act on (a 302 a proxy sent) becomes a bad gateway.
-    expect(upstreamError(new ProviderApiError(302, null, null, false, 1)).status).toBe(502);
+    expect(
+      upstreamError(
+        new ProviderApiError({
+          status: 302,
+          endpointMessage: null,
+          requestId: null,
+          retryable: false,
+          attempts: 1,
+        }),
+      ).status,
+    ).toBe(502);
   });
 
   it("502 for an upstream that cannot be reached, naming its URL; 504 for a stall", () => {
