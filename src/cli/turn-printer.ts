@@ -107,8 +107,14 @@ export class TurnPrinter {
         this.#refusing = false;
         this.#endBlock();
         break;
-      default:
+      // The header and the footer say these (reasoning_delta is streamed above).
+      case "turn_start":
+      case "usage":
+      case "turn_end":
         break;
+      default:
+        // A new event type fails to compile here until the printer decides what it shows.
+        event satisfies never;
     }
   }
 

@@ -92,8 +92,19 @@ export class TurnReportBuilder {
       case "turn_end":
         this.#end = event;
         break;
-      default:
+      // Nothing to report of these: the streamed text and rounds live in the store.
+      case "round_start":
+      case "text_delta":
+      case "reasoning_delta":
+      case "refusal_delta":
+      case "retry":
+      case "approval_required":
+      case "approval_decided":
+      case "round_end":
         break;
+      default:
+        // A new event type fails to compile here until the report decides what it keeps.
+        event satisfies never;
     }
   }
 

@@ -239,8 +239,19 @@ export class GatewayTurn {
       case "turn_end":
         this.#endTurn(event);
         return;
-      default:
+      // The client sees none of these: its own protocol has no place for them.
+      case "turn_start":
+      case "refusal_delta":
+      case "retry":
+      case "fallback_start":
+      case "fallback_end":
+      case "approval_required":
+      case "approval_decided":
+      case "round_end":
         return;
+      default:
+        // A new event type fails to compile here until the gateway decides what to forward.
+        event satisfies never;
     }
   }
 
