@@ -55,21 +55,39 @@ function requestBody(kind: StreamKind, length: StreamLength): string {
   });
 }
 
+interface RawToolCallDelta {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
 interface RawDelta {
   content?: string | null;
   reasoning_content?: string | null;
-  tool_calls?: unknown[];
+  tool_calls?: RawToolCallDelta[];
 }
 
 interface RawChunk {
-  choices?: { delta?: RawDelta }[];
+  choices?: { delta?: RawDelta; finish_reason?: string | null }[];
+  usage?: unknown;
 }
 
-/** The floor: fetch, an SSE parser and JSON.parse, nothing else. */
+/**
+ * The floor: fetch, an SSE parser and JSON.parse, and the least a caller's own loop does with
+ * each chunk: append the text, the reasoning and each tool call's arguments, and keep the finish
+ * reason and the usage. Without the appending the baseline would do less than any real caller,
+ * and the adapter (which must hand on the whole answer) would be judged against a loop that
+ * throws its input away.
+ */
 export const rawFetchClient: BenchClientFactory = (baseUrl) => async (kind, length) => {
   const start = performance.now();
   let ttft = -1;
   let deltas = 0;
+  let text = "";
+  let reasoning = "";
+  const toolCalls: { id: string; name: string; arguments: string }[] = [];
+  let finishReason: string | null = null;
+  let usage: unknown = null;
   const response = await fetch(`${baseUrl}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "Bearer bench" },
@@ -78,18 +96,40 @@ export const rawFetchClient: BenchClientFactory = (baseUrl) => async (kind, leng
   const parser = createParser({
     onEvent(event) {
       if (event.data === "[DONE]") return;
-      const delta = (JSON.parse(event.data) as RawChunk).choices?.[0]?.delta;
-      if (delta && (delta.content || delta.tool_calls)) {
+      const chunk = JSON.parse(event.data) as RawChunk;
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) return;
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+      const delta = choice.delta;
+      if (!delta) return;
+      if (delta.reasoning_content) {
+        reasoning += delta.reasoning_content;
+        deltas++;
+      }
+      if (delta.content || delta.tool_calls) {
         if (ttft < 0) ttft = performance.now() - start;
         deltas++;
-      } else if (delta?.reasoning_content) {
-        deltas++;
+      }
+      if (delta.content) text += delta.content;
+      for (const call of delta.tool_calls ?? []) {
+        const index = call.index ?? 0;
+        let slot = toolCalls[index];
+        if (!slot) {
+          slot = { id: "", name: "", arguments: "" };
+          toolCalls[index] = slot;
+        }
+        if (call.id) slot.id = call.id;
+        if (call.function?.name) slot.name = call.function.name;
+        slot.arguments += call.function?.arguments ?? "";
       }
     },
   });
   const decoder = new TextDecoder();
   if (!response.body) throw new Error("no body");
   for await (const piece of response.body) parser.feed(decoder.decode(piece, { stream: true }));
+  if (finishReason === null || usage === null) throw new Error("the stream was cut");
+  if (text.length + reasoning.length + toolCalls.length === 0) throw new Error("no answer");
   return { ttft_ms: ttft, deltas };
 };
 

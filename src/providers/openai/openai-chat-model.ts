@@ -12,7 +12,7 @@ import {
   resolveOpenAIConfig,
 } from "./openai-config.js";
 import { PartStream } from "./part-stream.js";
-import { ProgressBudget, readBody } from "./read-body.js";
+import { BodyReader, ProgressBudget } from "./read-body.js";
 import { passThroughBody, renderRequestBody } from "./request-body.js";
 import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
 import { type AttemptOutcome, sendAttempt } from "./send-attempt.js";
@@ -137,33 +137,42 @@ export class OpenAIChatModel implements ChatModel {
             let ttftMs: number | null = null;
             if (response.body) {
               const budget = new ProgressBudget(idle_timeout_ms);
-              reading: for await (const { bytes, received_at } of readBody(
-                response.body,
-                signal,
-                budget,
-              )) {
-                if (capture) captureSafely(() => capture.response(bytes));
-                // Until the first token a long read (a fast server's burst of chunks) is decoded in
-                // growing slices, so the first token is handed on before the rest is parsed; the
-                // growth keeps a long wait for it (a model thinking first) to a few slices a read.
-                for (let offset = 0, slice = FIRST_SLICE_BYTES; offset < bytes.length; slice *= 2) {
-                  const end =
-                    ttftMs === null ? Math.min(offset + slice, bytes.length) : bytes.length;
-                  const progressBefore = decoder.progress;
-                  const parts: ChatModelPart[] = decoder.push(bytes.subarray(offset, end));
-                  offset = end;
-                  if (decoder.progress !== progressBefore) budget.progressed();
-                  if (ttftMs === null) {
-                    // TTFT stays the time to the answer (or a tool call): thinking comes before it.
-                    const first = parts.findIndex((part) => part.type !== "reasoning-delta");
-                    if (first !== -1) {
-                      ttftMs = roundMs(received_at - attemptStartedAt);
-                      parts.splice(first, 0, { type: "first-token", ttft_ms: ttftMs });
+              const body = new BodyReader(response.body, signal, budget);
+              try {
+                reading: for (let bytes = await body.read(); bytes; bytes = await body.read()) {
+                  const received = bytes;
+                  if (capture) captureSafely(() => capture.response(received));
+                  // Until the first token a long read (a fast server's burst of chunks) is decoded
+                  // in growing slices, so the first token is handed on before the rest is parsed;
+                  // the growth keeps a long wait for it (a model thinking first) to a few slices.
+                  for (
+                    let offset = 0, slice = FIRST_SLICE_BYTES;
+                    offset < bytes.length;
+                    slice *= 2
+                  ) {
+                    const end =
+                      ttftMs === null ? Math.min(offset + slice, bytes.length) : bytes.length;
+                    const progressBefore = decoder.progress;
+                    // A view only when slicing: one per read cost more than the read's chunk.
+                    const parts: ChatModelPart[] = decoder.push(
+                      offset === 0 && end === bytes.length ? bytes : bytes.subarray(offset, end),
+                    );
+                    offset = end;
+                    if (decoder.progress !== progressBefore) budget.progressed();
+                    if (ttftMs === null) {
+                      // TTFT stays the time to the answer (or a tool call): thinking comes first.
+                      const first = parts.findIndex((part) => part.type !== "reasoning-delta");
+                      if (first !== -1) {
+                        ttftMs = roundMs(body.receivedAt - attemptStartedAt);
+                        parts.splice(first, 0, { type: "first-token", ttft_ms: ttftMs });
+                      }
                     }
+                    if (parts.length > 0) yield parts;
+                    if (decoder.finished) break reading;
                   }
-                  if (parts.length > 0) yield parts;
-                  if (decoder.finished) break reading;
                 }
+              } finally {
+                body.close();
               }
             }
             // Taken before the closing parts are yielded, so a consumer that dwells on them does not

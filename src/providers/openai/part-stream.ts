@@ -25,13 +25,9 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
     if (this.#index < this.#batch.length) {
       return Promise.resolve({ value: this.#batch[this.#index++] as Part, done: false });
     }
-    const pulling = this.#pull();
-    this.#pulling = pulling;
-    const clear = () => {
-      this.#pulling = null;
-    };
-    pulling.then(clear, clear);
-    return pulling;
+    // #pull clears this itself when it settles: it always awaits first, so never before this line.
+    this.#pulling = this.#pull();
+    return this.#pulling;
   }
 
   async return(): Promise<IteratorResult<Part, undefined>> {
@@ -49,16 +45,22 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
   }
 
   async #pull(): Promise<IteratorResult<Part, undefined>> {
-    for (;;) {
-      const result = await this.#batches.next();
-      if (result.done) {
-        this.#batch = [];
+    try {
+      for (;;) {
+        const result = await this.#batches.next();
+        if (result.done) {
+          this.#batch = [];
+          this.#index = 0;
+          return { value: undefined, done: true };
+        }
+        this.#batch = result.value;
         this.#index = 0;
-        return { value: undefined, done: true };
+        if (this.#batch.length > 0) {
+          return { value: this.#batch[this.#index++] as Part, done: false };
+        }
       }
-      this.#batch = result.value;
-      this.#index = 0;
-      if (this.#batch.length > 0) return { value: this.#batch[this.#index++] as Part, done: false };
+    } finally {
+      this.#pulling = null;
     }
   }
 }

@@ -1,12 +1,6 @@
 import { ProviderStreamError } from "../errors.js";
 import { type AttemptSignal, FINISHED, IDLE_TIMEOUT } from "./attempt-signal.js";
 
-export interface ReceivedBytes {
-  bytes: Uint8Array;
-  /** performance.now() when the bytes were handed to us, for honest time-to-first-token. */
-  received_at: number;
-}
-
 /**
  * How long a stream may go without progress. Bytes are not progress: an endpoint (or a proxy) can
  * send `: ping` comments or empty chunks forever. The reader's caller says when the decoded
@@ -76,49 +70,67 @@ class IdleWatch {
 /**
  * Reads a response body, failing with `idle_timeout` when the budget runs out while waiting for
  * bytes and with `connection_lost` when the connection dies; the caller's abort (or the call's
- * deadline) surfaces as its own reason. Leaving early (break, throw) cancels the body, which
- * closes the connection.
+ * deadline) surfaces as its own reason. `close()` (which the caller must reach, in a `finally`)
+ * cancels a body left unread, which closes the connection.
+ *
+ * A plain object with one promise per read, not an async generator: a generator's `yield` costs
+ * extra promise jobs on every read, and on a real stream a read is often a single chunk.
  */
-export async function* readBody(
-  body: ReadableStream<Uint8Array>,
-  signal: AttemptSignal,
-  budget: ProgressBudget,
-): AsyncGenerator<ReceivedBytes, void, undefined> {
-  const reader = body.getReader();
-  const idle = new IdleWatch(budget, signal);
-  let complete = false;
-  try {
-    for (;;) {
-      idle.waitStarted(performance.now());
-      let result: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        result = await reader.read();
-      } catch (error) {
-        signal.throwIfUserAborted();
-        if (signal.reason === IDLE_TIMEOUT) {
-          throw new ProviderStreamError(
-            "idle_timeout",
-            `the model stream made no progress for ${budget.limitMs} ms (keep-alive comments and empty chunks do not count)`,
-            { cause: error },
-          );
-        }
+export class BodyReader {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #idle: IdleWatch;
+  readonly #signal: AttemptSignal;
+  #complete = false;
+  #closed = false;
+  /** performance.now() when the last bytes were handed to us, for honest time-to-first-token. */
+  receivedAt = 0;
+
+  constructor(
+    body: ReadableStream<Uint8Array>,
+    signal: AttemptSignal,
+    readonly budget: ProgressBudget,
+  ) {
+    this.#reader = body.getReader();
+    this.#idle = new IdleWatch(budget, signal);
+    this.#signal = signal;
+  }
+
+  /** The next bytes, or null once the body is complete. */
+  async read(): Promise<Uint8Array | null> {
+    this.#idle.waitStarted(performance.now());
+    let result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>;
+    try {
+      result = await this.#reader.read();
+    } catch (error) {
+      this.#signal.throwIfUserAborted();
+      if (this.#signal.reason === IDLE_TIMEOUT) {
         throw new ProviderStreamError(
-          "connection_lost",
-          "the connection to the model endpoint was lost mid-stream",
+          "idle_timeout",
+          `the model stream made no progress for ${this.budget.limitMs} ms (keep-alive comments and empty chunks do not count)`,
           { cause: error },
         );
       }
-      const receivedAt = performance.now();
-      idle.waitEnded(receivedAt);
-      if (result.done) {
-        complete = true;
-        return;
-      }
-      yield { bytes: result.value, received_at: receivedAt };
+      throw new ProviderStreamError(
+        "connection_lost",
+        "the connection to the model endpoint was lost mid-stream",
+        { cause: error },
+      );
     }
-  } finally {
-    idle.stop();
-    if (!complete) reader.cancel(FINISHED).catch(() => {});
-    signal.settle();
+    this.receivedAt = performance.now();
+    this.#idle.waitEnded(this.receivedAt);
+    if (result.done) {
+      this.#complete = true;
+      return null;
+    }
+    return result.value;
+  }
+
+  /** Stops the idle timer and cancels what is left of the body; safe to call twice. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#idle.stop();
+    if (!this.#complete) this.#reader.cancel(FINISHED).catch(() => {});
+    this.#signal.settle();
   }
 }
