@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import type { ChatMessage } from "../domain/messages.js";
 import { tokenUsage } from "../domain/usage.js";
-import type { ChatModel } from "../providers/chat-model.js";
+import type { ChatModel, ChatModelPart } from "../providers/chat-model.js";
 import { USAGE_COLUMNS } from "../store/sqlite/statements.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -9,18 +9,24 @@ import { ToolRegistry } from "../tools/registry.js";
 const SYSTEM =
   "You are a helpful assistant. Use the available tools when they help answer the user, then answer from their results.";
 
+/** A usage row with every column null: each row names only what it knows. */
+const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column, null]));
+
 /**
  * The floor the lab's turn loop is measured against: the same model calls, tool calls and rows as
- * a chat_agent_tools turn (turn and user message, nine audit rows, a usage row per model and tool
- * call, the round's messages), written with plain prepared statements and one transaction per
- * round (plus one to start the turn and one to end it), its history kept in memory. No
- * validation, no events, no capture: what any agent loop must do at least.
+ * a chat_agent_tools turn (turn and user message, nine audit rows with the same details, a usage
+ * row per model and tool call with the same columns filled, the round's messages), written with
+ * plain prepared statements and one transaction per round (plus one to start the turn and one to
+ * end it), its history kept in memory. No validation, no events, no capture: what any agent loop
+ * that keeps the lab's records must do at least.
  */
 export class HandWrittenLoop {
   readonly #db: Database.Database;
   readonly #tools = new ToolRegistry(createBuiltinTools());
   readonly #history: ChatMessage[] = [];
   readonly #sql;
+  /** Made once, as any loop would: better-sqlite3 builds its wrappers per transaction function. */
+  readonly #write;
   #turn = 0;
 
   constructor(
@@ -55,6 +61,11 @@ export class HandWrittenLoop {
         `INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map((column) => `@${column}`).join(", ")})`,
       ),
     };
+    this.#write = this.#db.transaction((write: (now: string) => void) => {
+      const now = new Date().toISOString();
+      write(now);
+      this.#sql.touch.run(now, this.sessionId);
+    });
   }
 
   close(): void {
@@ -69,7 +80,21 @@ export class HandWrittenLoop {
     this.#transaction((now) => {
       this.#sql.turn.run(this.sessionId, turnIndex, message, now);
       this.#writeMessage(turnIndex, user, now);
-      this.#audit(turnIndex, null, "turn_start", { tools: this.#tools.names() }, now);
+      this.#audit(
+        turnIndex,
+        null,
+        "turn_start",
+        {
+          mode: "chat_agent_tools",
+          chat_model: this.#modelName(),
+          event_model: this.#modelName(),
+          simulated: this.model.simulated,
+          tools: this.#tools.names(),
+          max_rounds: 6,
+          system_prompt: SYSTEM,
+        },
+        now,
+      );
     });
     this.#history.push(user);
     let round = 0;
@@ -77,9 +102,16 @@ export class HandWrittenLoop {
       round++;
       const reply = await this.#call(round);
       const replies: ChatMessage[] = [];
-      const executed: { id: string; name: string; ok: boolean; latency_ms: number }[] = [];
+      const executed: {
+        call: (typeof reply.calls)[number];
+        arguments: Record<string, unknown>;
+        ok: boolean;
+        latency_ms: number;
+        chars: number;
+      }[] = [];
       for (const call of reply.calls) {
-        const result = await this.#tools.run(call.name, JSON.parse(call.raw_arguments));
+        const args = JSON.parse(call.raw_arguments);
+        const result = await this.#tools.run(call.name, args);
         const content = JSON.stringify(result.ok ? result.value : { error: result.error });
         replies.push({
           role: "tool",
@@ -89,29 +121,94 @@ export class HandWrittenLoop {
           tool_calls: [],
         });
         executed.push({
-          id: call.id,
-          name: call.name,
+          call,
+          arguments: args,
           ok: result.ok,
           latency_ms: result.latency_ms,
+          chars: content.length,
         });
       }
       const assistant: ChatMessage = {
         role: "assistant",
         content: reply.text,
-        tool_calls: reply.calls.map((call) => ({
-          ...call,
-          arguments: JSON.parse(call.raw_arguments),
+        tool_calls: executed.map(({ call, arguments: args }) => ({
+          id: call.id,
+          name: call.name,
+          arguments: args,
+          raw_arguments: call.raw_arguments,
         })),
       };
+      const names = reply.calls.map((call) => call.name);
       this.#transaction((now) => {
-        this.#audit(turnIndex, round, "chat_agent_request", { messages: reply.sent }, now);
-        this.#audit(turnIndex, round, "chat_agent_response", { usage: reply.usage }, now);
-        this.#usage(turnIndex, round, `chat:${turnIndex}:${round}`, reply.usage, now);
-        for (const call of executed) {
-          this.#audit(turnIndex, round, "event_detected", { event_id: call.id }, now);
-          this.#audit(turnIndex, round, "tool_start", { event_id: call.id }, now);
-          this.#usage(turnIndex, round, `tool:${turnIndex}:${round}:${call.id}`, tokenUsage(), now);
-          this.#audit(turnIndex, round, "tool_end", { ok: call.ok }, now);
+        this.#audit(
+          turnIndex,
+          round,
+          "chat_agent_request",
+          {
+            model: this.#modelName(),
+            simulated: this.model.simulated,
+            messages: reply.sent,
+            tools: this.#tools.names(),
+          },
+          now,
+        );
+        const { finish } = reply;
+        this.#audit(
+          turnIndex,
+          round,
+          "chat_agent_response",
+          {
+            finish_reason: finish.finish_reason,
+            response_model: finish.response_model,
+            ttft_ms: finish.ttft_ms,
+            elapsed_ms: finish.elapsed_ms,
+            attempts: finish.attempts,
+            usage: reply.usage,
+            tool_calls: names,
+          },
+          now,
+        );
+        this.#usage(turnIndex, round, reply.usage, now, {
+          ttft_ms: finish.ttft_ms,
+          elapsed_ms: finish.elapsed_ms,
+          agent: "chat_agent",
+          call_kind: "chat_completion",
+          metric_key: `chat:${turnIndex}:${round}`,
+          response_model: finish.response_model,
+          response_id: finish.response_id,
+          finish_reason: finish.finish_reason,
+        });
+        for (const { call, arguments: args, ok, latency_ms, chars } of executed) {
+          const named = { event_id: call.id, event_name: call.name };
+          this.#audit(
+            turnIndex,
+            round,
+            "event_detected",
+            { ...named, raw_arguments: call.raw_arguments },
+            now,
+          );
+          this.#audit(
+            turnIndex,
+            round,
+            "tool_start",
+            { ...named, arguments: args, used_fallback: false },
+            now,
+          );
+          this.#usage(turnIndex, round, tokenUsage(), now, {
+            ...named,
+            elapsed_ms: latency_ms,
+            tool_latency_ms: latency_ms,
+            agent: "event_kernel",
+            call_kind: "tool_execution",
+            metric_key: `tool:${turnIndex}:${round}:${call.id}`,
+          });
+          this.#audit(
+            turnIndex,
+            round,
+            "tool_end",
+            { ...named, ok, latency_ms, result_chars: chars },
+            now,
+          );
         }
         for (const entry of [assistant, ...replies]) this.#writeMessage(turnIndex, entry, now);
       });
@@ -133,6 +230,7 @@ export class HandWrittenLoop {
     ];
     let text = "";
     let usage = tokenUsage();
+    let finish: Extract<ChatModelPart, { type: "finish" }> | null = null;
     const calls: { id: string; name: string; raw_arguments: string }[] = [];
     for await (const part of this.model.stream({
       messages,
@@ -142,18 +240,18 @@ export class HandWrittenLoop {
       if (part.type === "text-delta") text += part.text;
       else if (part.type === "tool-call") calls.push(part);
       else if (part.type === "usage") usage = part.usage;
+      else if (part.type === "finish") finish = part;
     }
-    return { text, calls, usage, sent: messages.length, round };
+    if (finish === null) throw new Error("the model ended its stream without a finish part");
+    return { text, calls, usage, finish, sent: messages.length, round };
+  }
+
+  #modelName(): string {
+    return `${this.model.provider}:${this.model.model}`;
   }
 
   #transaction(write: (now: string) => void): void {
-    this.#db
-      .transaction(() => {
-        const now = new Date().toISOString();
-        write(now);
-        this.#sql.touch.run(now, this.sessionId);
-      })
-      .immediate();
+    this.#write.immediate(write);
   }
 
   #writeMessage(turnIndex: number, message: ChatMessage, now: string): void {
@@ -182,25 +280,22 @@ export class HandWrittenLoop {
   #usage(
     turnIndex: number,
     round: number,
-    metricKey: string,
     usage: ReturnType<typeof tokenUsage>,
     now: string,
+    call: Record<string, unknown>,
   ): void {
     this.#sql.usage.run({
-      ...Object.fromEntries(USAGE_COLUMNS.map((column) => [column, null])),
+      ...EMPTY_USAGE_ROW,
       session_id: this.sessionId,
       turn_index: turnIndex,
       round_index: round,
       ...usage,
-      elapsed_ms: 0,
       created_at: now,
-      agent: metricKey.startsWith("tool") ? "event_kernel" : "chat_agent",
-      call_kind: metricKey.startsWith("tool") ? "tool_execution" : "chat_completion",
       used_fallback: 0,
-      metric_key: metricKey,
       estimated: 0,
       usage_source: "endpoint",
       refusal: 0,
+      ...call,
     });
   }
 }

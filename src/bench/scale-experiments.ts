@@ -11,14 +11,16 @@ import { formatMb, formatMs, peakGrowth, printCurve } from "./scale-measure.js";
  */
 
 /**
- * The floor: every row the report reads (the experiment's sessions, their turns, messages, calls
- * and `tool_end` audit rows), each table in one query, stepped through without being held.
+ * The floor: every row the report may read (the experiment's sessions, their turns, assistant and
+ * tool messages, calls and `tool_end` audit rows), each table in one query, stepped through
+ * without being held. User messages are not among them: scoring never reads one.
  */
 function bulkRead(raw: Database.Database): (id: string) => number {
   const queries = [
     "SELECT * FROM sessions WHERE experiment_id = ? ORDER BY created_at, id",
     "SELECT t.* FROM sessions s JOIN turns t ON t.session_id = s.id WHERE s.experiment_id = ?",
-    "SELECT m.* FROM sessions s JOIN messages m ON m.session_id = s.id WHERE s.experiment_id = ?",
+    `SELECT m.* FROM sessions s JOIN messages m ON m.session_id = s.id
+     WHERE s.experiment_id = ? AND m.role IN ('assistant', 'tool')`,
     "SELECT u.* FROM sessions s JOIN usage_stats u ON u.session_id = s.id WHERE s.experiment_id = ?",
     `SELECT a.* FROM sessions s JOIN audit_logs a ON a.session_id = s.id
      WHERE s.experiment_id = ? AND a.event = 'tool_end'`,
@@ -53,7 +55,8 @@ async function measureReport(path: string, runs: number): Promise<ReportMeasure>
     const cold = await peakGrowth(async () => {
       const start = performance.now();
       try {
-        await lab.get(`/api/experiments/${id}`);
+        // Until the whole body has arrived; parsing it is the client's work, not the report's.
+        await lab.get(`/api/experiments/${id}`, { parse: false });
       } catch (failure) {
         error = (failure as Error).message;
       }

@@ -14,8 +14,11 @@ export interface ScaleLab {
   server: RunningServer;
   /** Read-only, for the raw-SQL floors. */
   raw: Database.Database;
-  /** GET with the token; the parsed JSON body, or an error naming the status. */
-  get(path: string): Promise<unknown>;
+  /**
+   * GET with the token; the parsed JSON body (with `parse: false`, its text, once all of it has
+   * arrived), or an error naming the status.
+   */
+  get(path: string, options?: { parse?: boolean }): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -28,7 +31,7 @@ export async function startScaleLab(path: string): Promise<ScaleLab> {
     store,
     server,
     raw,
-    async get(target) {
+    async get(target, options = {}) {
       let response: Response | null = null;
       for (let attempt = 1; response === null; attempt++) {
         try {
@@ -49,7 +52,7 @@ export async function startScaleLab(path: string): Promise<ScaleLab> {
       if (!response.ok) {
         throw new Error(`GET ${target}: HTTP ${response.status} ${text.slice(0, 200)}`);
       }
-      return JSON.parse(text) as unknown;
+      return options.parse === false ? text : (JSON.parse(text) as unknown);
     },
     async close() {
       raw.close();

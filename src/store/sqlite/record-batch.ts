@@ -179,14 +179,26 @@ export class RecordBatch {
     const written =
       input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
     const touched = written > 0 || end !== undefined;
-    // Touched first: no row changed means no session (a refusal rolls the whole batch back).
-    const known = touched
-      ? this.#sql.touchSession.run(createdAt, sessionId).changes === 1
-      : this.#sql.selectSessionId.get(sessionId) !== undefined;
-    if (!known) throw new SessionNotFoundError(sessionId);
-    for (const turnIndex of batchTurns(input)) {
-      if (this.#sql.selectTurn.get(sessionId, turnIndex) === undefined) {
-        throw new TurnNotFoundError(sessionId, turnIndex);
+    const turns = batchTurns(input);
+    const [only] = turns;
+    if (touched && turns.length === 1 && only !== undefined) {
+      // A turn's round: touched only when its turn exists; else which one is missing is looked up.
+      if (this.#sql.touchSessionOfTurn.run(createdAt, sessionId, sessionId, only).changes === 0) {
+        if (this.#sql.selectSessionId.get(sessionId) === undefined) {
+          throw new SessionNotFoundError(sessionId);
+        }
+        throw new TurnNotFoundError(sessionId, only);
+      }
+    } else {
+      // Touched first: no row changed means no session (a refusal rolls the whole batch back).
+      const known = touched
+        ? this.#sql.touchSession.run(createdAt, sessionId).changes === 1
+        : this.#sql.selectSessionId.get(sessionId) !== undefined;
+      if (!known) throw new SessionNotFoundError(sessionId);
+      for (const turnIndex of turns) {
+        if (this.#sql.selectTurn.get(sessionId, turnIndex) === undefined) {
+          throw new TurnNotFoundError(sessionId, turnIndex);
+        }
       }
     }
     // The session and the turns exist (checked above), so the rows need no guard of their own.

@@ -45,6 +45,10 @@ const SQL = {
       SELECT id, title, created_at, updated_at, config_json FROM sessions
       WHERE experiment_id = ? ORDER BY created_at, rowid`,
   touchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+  // A round's batch names one turn: the session's touch and the turn's check in one statement.
+  touchSessionOfTurn: `
+      UPDATE sessions SET updated_at = ? WHERE id = ?
+        AND EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?)`,
   countTurn: "UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1 WHERE id = ?",
   listSessions: `
       SELECT id, title, created_at, updated_at, turn_count, folded_tokens
