@@ -59,7 +59,7 @@ export const upstreamFetch: typeof globalThis.fetch = (input, init = {}) =>
       signal?.removeEventListener("abort", onAbort);
       stream = null;
     };
-    request.once("error", (error) => {
+    request.on("error", (error) => {
       if (signal?.aborted) return;
       const failure = new TypeError(settled ? "terminated" : "fetch failed", { cause: error });
       if (!settled) reject(failure);
@@ -93,6 +93,12 @@ export const upstreamFetch: typeof globalThis.fetch = (input, init = {}) =>
           });
           incoming.once("end", () => {
             stream?.close();
+            done();
+          });
+          // A connection lost mid-body: Node says so with an error, then a close.
+          incoming.on("error", (error) => {
+            if (signal?.aborted || stream === null) return;
+            stream.error(new TypeError("terminated", { cause: error }));
             done();
           });
           incoming.once("close", () => {
