@@ -167,14 +167,10 @@ describe("pass-through", () => {
       text: Array.from({ length: 400 }, (_, index) => `w${index} `),
     });
     upstream.enqueue(streamReply([events.join("")]));
-    const response = await fetch(chatUrl(), {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "fake",
-        messages: [{ role: "user", content: "hi" }],
-        stream: true,
-      }),
+    const response = await post({
+      model: "fake",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
