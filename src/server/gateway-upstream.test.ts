@@ -161,6 +161,34 @@ describe("pass-through", () => {
     expect(server.store.usageSummary(id).calls[0]?.prompt_tokens).toBe(10);
   });
 
+  it("a fast upstream's whole answer in one read reaches the client byte for byte (the usage event dropped), with the lab's own headers", async () => {
+    // One write of 400 events: the lab's first read holds many of them and is sent in two parts.
+    const events = completionStream({
+      text: Array.from({ length: 400 }, (_, index) => `w${index} `),
+    });
+    upstream.enqueue(streamReply([events.join("")]));
+    const response = await post({
+      model: "fake",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
+    // Written past Hono, the stream still carries what the lab's middleware puts on every response.
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(response.headers.get("x-frame-options")).toBe("DENY");
+    const usageEvent = events.find((event) => event.includes('"usage"')) as string;
+    const expected = events.filter((event) => event !== usageEvent).join("");
+    expect(expected.length).toBeGreaterThan(8 * 1024);
+    expect(await response.text()).toBe(expected);
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    expect(server.store.listMessages(id)[1]?.content).toBe(
+      Array.from({ length: 400 }, (_, index) => `w${index} `).join(""),
+    );
+  });
+
   it("passes tool calls through as the model wrote them, and the reply request goes upstream as sent", async () => {
     upstream.enqueue(
       toolCallReply("call_w1", "get_weather", '{"city":"Rome"}'),

@@ -1,3 +1,5 @@
+import type { ServerResponse } from "node:http";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import type { ClientCall } from "./client-tools.js";
 import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
@@ -14,7 +16,16 @@ export interface HttpSegmentOptions {
   model: string;
   /** Told of failures the client hears of only as a generic 500 (the server's log). */
   report?: (error: unknown) => void;
+  /**
+   * The request's Node response, when served by @hono/node-server: a stream is written to it
+   * directly (see #start), with these headers besides its own (what the lab's middleware puts on
+   * every response, which a response written past Hono would not get).
+   */
+  direct?: { outgoing: ServerResponse; headers: Readonly<Record<string, string>> } | undefined;
 }
+
+/** The most of an upstream's first read that goes out first (see bytes). */
+const FIRST_WRITE_BYTES = 2048;
 
 /** Longer answers are not kept for a retry (it then runs as a new turn). */
 const MAX_REPLAY_BYTES = 1024 * 1024;
@@ -41,6 +52,8 @@ export class HttpSegment implements GatewaySegment {
   readonly #options: HttpSegmentOptions;
   readonly #encoder = new TextEncoder();
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** The Node response a stream is written to, once started directly. */
+  #outgoing: ServerResponse | null = null;
   #started = false;
   #ended = false;
   #passThrough = false;
@@ -107,6 +120,13 @@ export class HttpSegment implements GatewaySegment {
 
   bytes(piece: Uint8Array): void {
     if (this.#ended || this.#forward === null) return;
+    if (!this.#started && piece.length > FIRST_WRITE_BYTES) {
+      // A fast upstream's first read holds many events: the first few go out (with the head)
+      // before the rest is scanned and sent, and the client, which parses a whole read before it
+      // sees the head, gets a small one first.
+      this.#write(this.#forward.push(piece.subarray(0, FIRST_WRITE_BYTES)));
+      piece = piece.subarray(FIRST_WRITE_BYTES);
+    }
     this.#write(this.#forward.push(piece));
   }
 
@@ -210,7 +230,18 @@ export class HttpSegment implements GatewaySegment {
     this.#start();
     // A view of the adapter's buffer is copied: the reader may reuse it once we return.
     const piece = typeof data === "string" ? bytes : bytes.slice();
-    this.#controller?.enqueue(piece);
+    const outgoing = this.#outgoing;
+    if (outgoing !== null) {
+      if (!outgoing.destroyed) {
+        outgoing.write(piece);
+        // Node corks the socket for a write and uncorks it on the next tick, which waits for
+        // every promise job queued meanwhile: the adapter decoding the rest of the read (a fast
+        // upstream's first read holds hundreds of events), milliseconds before the client gets
+        // its first token. The bytes go now.
+        const socket = outgoing.socket;
+        if (socket !== null && socket.writableCorked > 0) socket.uncork();
+      }
+    } else this.#controller?.enqueue(piece);
     this.#tail = (this.#tail + String.fromCharCode(...piece.subarray(-2))).slice(-2);
     this.#sentBytes += piece.length;
     if (this.#sentBytes <= MAX_REPLAY_BYTES) this.#sent.push(piece);
@@ -220,6 +251,17 @@ export class HttpSegment implements GatewaySegment {
   #start(): void {
     if (this.#started) return;
     this.#started = true;
+    const direct = this.#options.direct;
+    if (direct !== undefined) {
+      // Written straight to the socket: the head goes out with the first bytes, in one packet,
+      // without the Response, its body stream and the adapter's read loop between (about half a
+      // millisecond of the client's first token, and a promise per write).
+      this.#outgoing = direct.outgoing;
+      direct.outgoing.writeHead(200, { ...direct.headers, ...SSE_HEADERS });
+      // Tells @hono/node-server the response is written already.
+      this.#resolve(RESPONSE_ALREADY_SENT);
+      return;
+    }
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
@@ -237,7 +279,9 @@ export class HttpSegment implements GatewaySegment {
       // Nothing to say (an upstream that sent only a usage event the client did not ask for).
       this.#start();
     }
-    this.#controller?.close();
+    if (this.#outgoing !== null) {
+      if (!this.#outgoing.destroyed) this.#outgoing.end();
+    } else this.#controller?.close();
   }
 }
 

@@ -1,4 +1,5 @@
-import type { Hono } from "hono";
+import { ServerResponse } from "node:http";
+import { Hono } from "hono";
 import { z } from "zod";
 import { ChatCompletionRequest, MODE_HEADER, SESSION_HEADER } from "../../domain/gateway.js";
 import { parseInput } from "../../domain/validation.js";
@@ -7,9 +8,10 @@ import { SessionId } from "../../store/store-inputs.js";
 import { HttpSegment } from "../gateway/http-segment.js";
 import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
 import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
+import { upstreamFetch } from "../gateway/upstream-fetch.js";
 import { resolveGatewayModel } from "../gateway/upstream-resolution.js";
 import { readJsonBody } from "../request-body.js";
-import { gatewayClientKey } from "../security.js";
+import { gatewayClientKey, responseHeaders } from "../security.js";
 import type { ServerDependencies } from "../server-dependencies.js";
 
 /**
@@ -17,6 +19,7 @@ import type { ServerDependencies } from "../server-dependencies.js";
  * recorded as sessions (see gateway-sessions.ts). Every refusal is in OpenAI's error format.
  */
 export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void {
+  const headers = everyResponseHeaders();
   app.post("/v1/chat/completions", async (c) => {
     try {
       const raw = await readJsonBody(c, z.record(z.string(), z.unknown()), deps.maxBodyBytes);
@@ -52,8 +55,11 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         }
         return verdict.response;
       }
+      const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
       const segment = new HttpSegment({
         stream: body.stream === true,
+        direct:
+          outgoing instanceof ServerResponse ? { outgoing, headers: await headers } : undefined,
         include_usage: body.stream_options?.include_usage === true,
         model: body.model,
         report: (error) => deps.reportError("POST /v1/chat/completions", error),
@@ -74,11 +80,12 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
             mode_header: c.req.header(MODE_HEADER),
             client_key: gatewayClientKey(c),
           });
+          const upstream = { env: resolution.env, fetch: upstreamFetch };
           return {
             ...resolution,
             build: () => ({
-              chat: createChatModel(resolution.chat_agent, { env: resolution.env }),
-              event: createChatModel(resolution.event_agent, { env: resolution.env }),
+              chat: createChatModel(resolution.chat_agent, upstream),
+              event: createChatModel(resolution.event_agent, upstream),
             }),
           };
         },
@@ -89,4 +96,16 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       return openAIErrorResponse(toOpenAIError(error));
     }
   });
+}
+
+/**
+ * The headers the lab's middleware puts on every response (nosniff, the CSP…), taken once from
+ * the middleware itself, for the streams the gateway writes past Hono (see HttpSegment).
+ */
+async function everyResponseHeaders(): Promise<Record<string, string>> {
+  const probe = new Hono();
+  probe.use(responseHeaders());
+  probe.get("/", (c) => c.body(null));
+  const response = await probe.request("/");
+  return Object.fromEntries(response.headers);
 }
