@@ -5,6 +5,14 @@ import { AgentLabError } from "../domain/errors.js";
  * message, a request id) and never the API key, request bodies or raw response payloads.
  */
 
+/** Where a failed request went, and what the user may have got wrong, for the message. */
+export interface ProviderErrorContext {
+  /** The configured base URL, named in the message. */
+  base_url?: string | undefined;
+  /** A likely cause the user can fix ("is `/v1` missing from the base URL?"). */
+  hint?: string | undefined;
+}
+
 export class ProviderApiError extends AgentLabError {
   readonly code = "provider_api_error" as const;
   constructor(
@@ -13,11 +21,14 @@ export class ProviderApiError extends AgentLabError {
     readonly requestId: string | null,
     readonly retryable: boolean,
     readonly attempts: number,
+    context: ProviderErrorContext = {},
   ) {
     super(
-      `model endpoint answered ${status}${endpointMessage ? `: ${endpointMessage}` : ""}` +
+      `model endpoint${context.base_url ? ` ${context.base_url}` : ""} answered ${status}` +
+        `${endpointMessage ? `: ${endpointMessage}` : ""}` +
         `${requestId ? ` (request id ${requestId})` : ""}` +
-        `${attempts > 1 ? ` after ${attempts} attempts` : ""}`,
+        `${attempts > 1 ? ` after ${attempts} attempts` : ""}` +
+        `${context.hint ? `; ${context.hint}` : ""}`,
     );
   }
 }

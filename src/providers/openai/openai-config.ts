@@ -4,6 +4,7 @@ import { InvalidInputError } from "../../domain/errors.js";
 import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
 import { findCredentialProblems, rememberSecretValue } from "../../domain/secrets.js";
 import { parseInput } from "../../domain/validation.js";
+import { isKeyNeeded, missingKeyMessage } from "./api-key-requirement.js";
 import type { BackoffSettings } from "./retry-policy.js";
 
 /**
@@ -76,6 +77,8 @@ export interface ResolvedOpenAIConfig {
   model: string;
   /** Without a trailing slash. */
   base_url: string;
+  /** The variable the key is read from (its name only: errors may say it). */
+  api_key_env: string;
   headers: Record<string, string>;
   max_retries: number;
   timeout_ms: number;
@@ -119,14 +122,19 @@ export function resolveOpenAIConfig(
   }
 
   const keyVariable = parsed.api_key_env ?? DEFAULT_API_KEY_ENV;
-  // No key is fine: local servers (Ollama, llama.cpp, vLLM) usually want none.
+  const baseUrlText = baseUrl.data.replace(/\/+$/, "");
   const apiKey = env[keyVariable]?.trim() || null;
+  // Said now, before any request: see api-key-requirement.ts for when a key is needed.
+  if (apiKey === null && isKeyNeeded(baseUrlText, keyVariable, parsed.api_key_env !== undefined)) {
+    throw new InvalidInputError(missingKeyMessage(keyVariable, baseUrlText));
+  }
   rememberSecretValue(apiKey);
 
   return {
     config: {
       model: parsed.model,
-      base_url: baseUrl.data.replace(/\/+$/, ""),
+      base_url: baseUrlText,
+      api_key_env: keyVariable,
       headers: parsed.headers,
       max_retries: parsed.max_retries,
       timeout_ms: parsed.timeout_ms,
