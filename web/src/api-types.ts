@@ -74,6 +74,9 @@ export const BUILTIN_TOOLS = ["mock_search", "mock_ticket"] as const;
 
 export interface AgentSettings {
   model: string;
+  /** An OpenAI-compatible endpoint (openai:MODEL); the key's variable by name only. */
+  base_url?: string;
+  api_key_env?: string;
   system_prompt?: string;
   /** Adapter options, e.g. the simulated model's `first_token_ms`, `tokens_per_second`. */
   options?: Record<string, unknown>;
@@ -226,3 +229,33 @@ export type { ScenarioRun };
  * at most the first 50 repetitions of a cell (`runs_total` says how many it has).
  */
 export type ScenarioRunsResponse = ScenarioComparison;
+
+/** One upstream of `GET /api/upstreams` (agent-lab.yaml): names only, never a key. */
+export interface UpstreamListing {
+  name: string;
+  base_url: string;
+  model: string;
+  mode: ToolInvocationMode;
+  api_key_env: string | null;
+  key_set: boolean;
+  pass_client_key: boolean;
+}
+
+export interface EndpointCheckRequest {
+  base_url?: string;
+  upstream?: string;
+  model?: string;
+  api_key_env?: string;
+}
+
+/** `POST /api/endpoints/check`: what the server found at the endpoint. */
+export interface EndpointCheckResult {
+  base_url: string;
+  model: string | null;
+  reachable: boolean;
+  key: { env: string | null; present: boolean; needed: boolean };
+  models: string[] | null;
+  model_known: boolean | null;
+  problems: string[];
+  ok: boolean;
+}
