@@ -41,7 +41,8 @@ async function keep(page: Parameters<typeof screenshot>[0], name: string): Promi
 
 describe("the new-session form checks the endpoint", () => {
   it("lists an upstream's models and says the endpoint is ready", async () => {
-    const { page, ...opened } = await e2e.newPage();
+    const opened = await e2e.newPage();
+    const { page } = opened;
     await page.goto(e2e.lab.url);
     const form = page.getByTestId("new-session-form");
     await form.waitFor({ state: "visible" });
