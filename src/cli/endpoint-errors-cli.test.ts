@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
+import { closedLoopbackPort } from "../../test/closed-port.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { freshLab, runCli } from "./test-fixtures.js";
 
@@ -38,11 +38,7 @@ describe("agent-lab run: endpoints that cannot work", () => {
   });
 
   it("a refused connection names the URL, after two attempts, and says how to delete the session", async () => {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    const url = `http://127.0.0.1:${port}/v1`;
+    const url = `http://127.0.0.1:${await closedLoopbackPort()}/v1`;
     const result = await runCli(
       [
         "--db",

@@ -1,5 +1,5 @@
-import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closedLoopbackPort } from "../../test/closed-port.js";
 import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
 import { LabConfigFile } from "../domain/tool-sources.js";
 import type { EndpointCheck, UpstreamListing } from "./routes/endpoints.js";
@@ -46,14 +46,6 @@ async function check(
   const text = await response.text();
   expect(text).not.toContain(KEY);
   return { status: response.status, check: JSON.parse(text) as EndpointCheck, text };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe("GET /api/upstreams", () => {
@@ -106,7 +98,7 @@ describe("POST /api/endpoints/check", () => {
   });
 
   it("a closed loopback port: not reachable, 'connection refused at URL'", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    const url = `http://127.0.0.1:${await closedLoopbackPort()}/v1`;
     const { check: result } = await check({ base_url: url, model: "m" });
     expect(result).toMatchObject({ reachable: false, models: null, model_known: null, ok: false });
     expect(result.key).toEqual({ env: "OPENAI_API_KEY", present: true, needed: false });

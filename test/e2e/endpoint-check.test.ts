@@ -4,9 +4,9 @@
  * which creates no session until the user, shown the problem, asks again.
  */
 import { copyFileSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { LabConfigFile } from "../../src/domain/tool-sources.js";
+import { closedLoopbackPort } from "../closed-port.js";
 import { FakeOpenAIServer } from "../fake-openai-server.js";
 import { expectCleanPage, requireChromium, screenshot, setUpLab, WAIT_MS } from "./harness.js";
 
@@ -15,14 +15,6 @@ requireChromium();
 const SHOTS = "/tmp/shots-endpoints";
 const endpoint = await FakeOpenAIServer.start();
 afterAll(() => endpoint.close());
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const e2e = setUpLab({
   runTurnDefaults: {
@@ -76,7 +68,7 @@ describe("the new-session form checks the endpoint", () => {
     await page.goto(e2e.lab.url);
     const form = page.getByTestId("new-session-form");
     await form.waitFor({ state: "visible" });
-    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    const url = `http://127.0.0.1:${await closedLoopbackPort()}/v1`;
     await form.getByTestId("new-session-title").fill("E2E: refused endpoint");
     await form.getByTestId("new-session-chat-model").fill("openai:m");
     await form.getByTestId("endpoint-base-url").fill(url);

@@ -230,17 +230,6 @@ export type { ScenarioRun };
  */
 export type ScenarioRunsResponse = ScenarioComparison;
 
-/** One upstream of `GET /api/upstreams` (agent-lab.yaml): names only, never a key. */
-export interface UpstreamListing {
-  name: string;
-  base_url: string;
-  model: string;
-  mode: ToolInvocationMode;
-  api_key_env: string | null;
-  key_set: boolean;
-  pass_client_key: boolean;
-}
-
 export interface EndpointCheckRequest {
   base_url?: string;
   upstream?: string;
@@ -248,14 +237,7 @@ export interface EndpointCheckRequest {
   api_key_env?: string;
 }
 
-/** `POST /api/endpoints/check`: what the server found at the endpoint. */
-export interface EndpointCheckResult {
-  base_url: string;
-  model: string | null;
-  reachable: boolean;
-  key: { env: string | null; present: boolean; needed: boolean };
-  models: string[] | null;
-  model_known: boolean | null;
-  problems: string[];
-  ok: boolean;
-}
+export type {
+  EndpointCheck as EndpointCheckResult,
+  UpstreamListing,
+} from "../../src/domain/endpoint-check.js";
