@@ -161,3 +161,14 @@ export async function runTurnReport(
   if (report === null) throw new Error("the turn ended without reporting how");
   return report;
 }
+
+/**
+ * For a new session whose first turn reached nothing (the endpoint refused, did not resolve, never
+ * answered): the session holds only that failed turn, so say how to remove it. It is kept rather
+ * than deleted unasked: its audit says what was tried.
+ */
+export function unreachableSessionHint(plan: SessionPlan, report: TurnReport): string | null {
+  if (plan.existing !== null || report.turn_index !== 1 || report.status !== "failed") return null;
+  if (report.error?.code !== "provider_connection_error") return null;
+  return `session ${report.session_id} holds only this failed turn; remove it with: agent-lab delete ${report.session_id} --yes`;
+}

@@ -12,6 +12,10 @@ export interface ProviderApiFailure {
   requestId: string | null;
   retryable: boolean;
   attempts: number;
+  /** The configured base URL, named in the message. */
+  base_url?: string | undefined;
+  /** A likely cause the user can fix ("is `/v1` missing from the base URL?"). */
+  hint?: string | undefined;
 }
 
 export class ProviderApiError extends AgentLabError {
@@ -21,16 +25,19 @@ export class ProviderApiError extends AgentLabError {
   readonly requestId: string | null;
   readonly retryable: boolean;
   readonly attempts: number;
-  constructor({ status, endpointMessage, requestId, retryable, attempts }: ProviderApiFailure) {
+  constructor(failure: ProviderApiFailure) {
+    const { status, endpointMessage, requestId, attempts, base_url, hint } = failure;
     super(
-      `model endpoint answered ${status}${endpointMessage ? `: ${endpointMessage}` : ""}` +
+      `model endpoint${base_url ? ` ${base_url}` : ""} answered ${status}` +
+        `${endpointMessage ? `: ${endpointMessage}` : ""}` +
         `${requestId ? ` (request id ${requestId})` : ""}` +
-        `${attempts > 1 ? ` after ${attempts} attempts` : ""}`,
+        `${attempts > 1 ? ` after ${attempts} attempts` : ""}` +
+        `${hint ? `; ${hint}` : ""}`,
     );
     this.status = status;
     this.endpointMessage = endpointMessage;
     this.requestId = requestId;
-    this.retryable = retryable;
+    this.retryable = failure.retryable;
     this.attempts = attempts;
   }
 }

@@ -233,7 +233,7 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
         {
           type: "error",
           code: "provider_api_error",
-          message: "model endpoint answered 400: This model's context is too long",
+          message: `model endpoint ${lab.server.baseUrl} answered 400: This model's context is too long`,
         },
       ]);
       const turn = storedTurn(lab.store, "s");

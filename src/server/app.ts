@@ -8,6 +8,7 @@ import { errorResponse, RouteNotFoundError } from "./http-errors.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
 import { registerApprovalRoutes } from "./routes/approvals.js";
+import { registerEndpointRoutes } from "./routes/endpoints.js";
 import { registerExperimentRoutes } from "./routes/experiments.js";
 import { registerGatewayRoutes } from "./routes/gateway.js";
 import { registerGatewayModelRoutes } from "./routes/gateway-models.js";
@@ -122,6 +123,7 @@ export function buildApp(options: CreateAppOptions): {
   registerTransferRoutes(app, deps);
   registerExperimentRoutes(app, deps);
   registerSuiteRoutes(app, deps);
+  registerEndpointRoutes(app, deps);
   registerGatewayModelRoutes(app, deps);
   registerGatewayRoutes(app, deps);
   app.get("*", staticAssets(options.webRoot ?? defaultWebRoot()));

@@ -17,6 +17,7 @@ import {
 } from "./openapi-experiment-runs.js";
 import { type JsonObject, json, object, ok, ref } from "./openapi-shapes.js";
 import { ApprovalBody } from "./routes/approvals.js";
+import { EndpointCheckBody } from "./routes/endpoints.js";
 import { CreateSessionBody } from "./routes/sessions.js";
 import { TurnBody } from "./routes/turns.js";
 
@@ -196,6 +197,7 @@ function components(): JsonObject {
       // What import accepts (version-1 documents lack the newer fields); export writes all of them.
       SessionExport: schemaOf(SessionExportDocument, "input"),
       CreateSessionBody: schemaOf(CreateSessionBody, "input"),
+      EndpointCheckBody: schemaOf(EndpointCheckBody, "input"),
       TurnBody: schemaOf(TurnBody, "input"),
       ApprovalBody: schemaOf(ApprovalBody, "input"),
       CallPayload: object({
@@ -272,6 +274,64 @@ function paths(): JsonObject {
         responses: {
           200: ok("the tools", object({ tools: { type: "array", items: ref("ToolListing") } })),
           ...errors(502),
+        },
+      },
+    },
+    "/api/upstreams": {
+      get: {
+        operationId: "listUpstreams",
+        summary:
+          "The upstreams of the lab config file (agent-lab.yaml), as a new session may use them",
+        description:
+          "Names, base URLs, models and the *names* of their key variables with whether each is set; never a key.",
+        responses: {
+          200: ok(
+            "the upstreams",
+            object({
+              upstreams: {
+                type: "array",
+                items: object({
+                  name: { type: "string" },
+                  base_url: { type: "string" },
+                  model: { type: "string" },
+                  mode: { type: "string", enum: ["chat_agent_tools", "dual_agent"] },
+                  api_key_env: { anyOf: [{ type: "string" }, { type: "null" }] },
+                  key_set: { type: "boolean" },
+                  pass_client_key: { type: "boolean" },
+                }),
+              },
+            }),
+          ),
+          ...errors(),
+        },
+      },
+    },
+    "/api/endpoints/check": {
+      post: {
+        operationId: "checkEndpoint",
+        summary: "Test an OpenAI-compatible endpoint before a session is created on it",
+        description:
+          "The server asks `GET {base_url}/models` once (5 s at most) with the key from its own environment, and answers whether anything answered, whether a needed key is set (never the key), the listed model ids and whether the model is among them, and each problem in words naming the URL. Give base_url or upstream (neither: $OPENAI_BASE_URL, else OpenAI's).",
+        requestBody: { required: true, content: json(ref("EndpointCheckBody")) },
+        responses: {
+          200: ok(
+            "the check; `ok` when `problems` is empty",
+            object({
+              base_url: { type: "string" },
+              model: { anyOf: [{ type: "string" }, { type: "null" }] },
+              reachable: { type: "boolean" },
+              key: object({
+                env: { anyOf: [{ type: "string" }, { type: "null" }] },
+                present: { type: "boolean" },
+                needed: { type: "boolean" },
+              }),
+              models: { anyOf: [{ type: "array", items: { type: "string" } }, { type: "null" }] },
+              model_known: { anyOf: [{ type: "boolean" }, { type: "null" }] },
+              problems: { type: "array", items: { type: "string" } },
+              ok: { type: "boolean" },
+            }),
+          ),
+          ...errors(400, 413, 415),
         },
       },
     },

@@ -74,6 +74,9 @@ export const BUILTIN_TOOLS = ["mock_search", "mock_ticket"] as const;
 
 export interface AgentSettings {
   model: string;
+  /** An OpenAI-compatible endpoint (openai:MODEL); the key's variable by name only. */
+  base_url?: string;
+  api_key_env?: string;
   system_prompt?: string;
   /** Adapter options, e.g. the simulated model's `first_token_ms`, `tokens_per_second`. */
   options?: Record<string, unknown>;
@@ -226,3 +229,15 @@ export type { ScenarioRun };
  * at most the first 50 repetitions of a cell (`runs_total` says how many it has).
  */
 export type ScenarioRunsResponse = ScenarioComparison;
+
+export interface EndpointCheckRequest {
+  base_url?: string;
+  upstream?: string;
+  model?: string;
+  api_key_env?: string;
+}
+
+export type {
+  EndpointCheck as EndpointCheckResult,
+  UpstreamListing,
+} from "../../src/domain/endpoint-check.js";

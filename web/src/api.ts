@@ -6,6 +6,8 @@ import type {
   AuditResponse,
   CallPayloadRecord,
   CellRunsResponse,
+  EndpointCheckRequest,
+  EndpointCheckResult,
   ExperimentListResponse,
   ExperimentReportResponse,
   HealthResponse,
@@ -22,6 +24,7 @@ import type {
   ToolListing,
   TurnEvent,
   TurnsResponse,
+  UpstreamListing,
   UsageCallsResponse,
   UsageRollupsResponse,
 } from "./api-types.js";
@@ -98,6 +101,14 @@ export const api = {
   health: (signal?: AbortSignal) => request<HealthResponse>("/api/health", withSignal(signal)),
   tools: (signal?: AbortSignal) =>
     request<{ tools: ToolListing[] }>("/api/tools", withSignal(signal)),
+  upstreams: (signal?: AbortSignal) =>
+    request<{ upstreams: UpstreamListing[] }>("/api/upstreams", withSignal(signal)),
+  checkEndpoint: (body: EndpointCheckRequest, signal?: AbortSignal) =>
+    request<EndpointCheckResult>("/api/endpoints/check", {
+      method: "POST",
+      body: JSON.stringify(body),
+      ...withSignal(signal),
+    }),
   /** One page of sessions, newest first, filtered. */
   listSessions: (query: SessionFilters & PageParams = {}, signal?: AbortSignal) =>
     request<SessionListResponse>(withQuery("/api/sessions", { ...query }), withSignal(signal)),

@@ -11,6 +11,7 @@ import {
   planSession,
   runTurnReport,
   type SessionFlags,
+  unreachableSessionHint,
 } from "../turn-session.js";
 
 interface RunFlags extends SessionFlags {
@@ -88,7 +89,8 @@ async function runWithProviders(
   process.on("SIGTERM", onSignal);
   const asker = stdinAsker(io);
   try {
-    const { config } = planSession(store, flags, requested, io);
+    const plan = planSession(store, flags, requested, io);
+    const { config } = plan;
     const printer = flags.json ? null : new TurnPrinter(io);
     const report = await runTurnReport(
       {
@@ -107,6 +109,8 @@ async function runWithProviders(
     else printer?.footer(report);
     if (report.status === "failed") {
       writeError(io, report.error?.message ?? `turn ${report.turn_index} failed`);
+      const hint = unreachableSessionHint(plan, report);
+      if (hint !== null) writeError(io, hint);
       return 1;
     }
     if (report.status === "cancelled") {

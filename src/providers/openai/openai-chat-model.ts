@@ -1,8 +1,9 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
-import { ProviderApiError, ProviderConnectionError, ProviderStreamError } from "../errors.js";
+import { ProviderStreamError } from "../errors.js";
 import { estimateUsage } from "../usage-estimate.js";
+import { describeFailure } from "./attempt-failure.js";
 import { AttemptSignal, CallSignal } from "./attempt-signal.js";
 import { CompletionStreamDecoder } from "./completion-stream-decoder.js";
 import { sanitizeRequestId } from "./endpoint-message.js";
@@ -14,7 +15,7 @@ import {
 import { PartStream } from "./part-stream.js";
 import { BodyReader, ProgressBudget } from "./read-body.js";
 import { passThroughBody, renderRequestBody } from "./request-body.js";
-import { isRetryableResponse, retryDelayMs } from "./retry-policy.js";
+import { retryDelayMs } from "./retry-policy.js";
 import { type AttemptOutcome, sendAttempt } from "./send-attempt.js";
 
 export interface OpenAIChatModelDependencies {
@@ -109,6 +110,7 @@ export class OpenAIChatModel implements ChatModel {
           outcome = await sendAttempt({
             fetch: this.#fetch,
             url: `${this.baseUrl}/chat/completions`,
+            base_url: this.baseUrl,
             headers: this.#headers(),
             body: bodyText,
             signal,
@@ -235,16 +237,24 @@ export class OpenAIChatModel implements ChatModel {
         }
 
         signal.close();
-        const failure = describeFailure(outcome, attempt, this.baseUrl);
+        const failure = describeFailure(outcome, {
+          attempts: attempt,
+          max_retries,
+          base_url: this.baseUrl,
+          api_key_env: this.#config.api_key_env,
+          key_sent: this.#apiKey !== null,
+        });
         if (outcome.kind === "connection-error" && outcome.headers_timeout) headersTimeouts += 1;
         // A second wait for headers in vain ends the call: the endpoint is down or overloaded.
-        if (!failure.retryable || attempt > max_retries || headersTimeouts >= 2)
-          throw failure.error;
-        const delay_ms = retryDelayMs(
-          attempt - 1,
-          outcome.kind === "http-error" ? outcome.headers : null,
-          backoff,
-          this.#random,
+        if (attempt > failure.retry_limit || headersTimeouts >= 2) throw failure.error;
+        const delay_ms = Math.min(
+          retryDelayMs(
+            attempt - 1,
+            outcome.kind === "http-error" ? outcome.headers : null,
+            backoff,
+            this.#random,
+          ),
+          failure.max_delay_ms,
         );
         yield [
           { type: "retry", attempt, status: failure.status, reason: failure.reason, delay_ms },
@@ -273,47 +283,6 @@ export class OpenAIChatModel implements ChatModel {
     }
     return this.#resolvedHeaders;
   }
-}
-
-interface FailureDescription {
-  retryable: boolean;
-  status: number | null;
-  reason: string;
-  error: ProviderApiError | ProviderConnectionError;
-}
-
-function describeFailure(
-  outcome: Exclude<AttemptOutcome, { kind: "response" }>,
-  attempts: number,
-  baseUrl: string,
-): FailureDescription {
-  if (outcome.kind === "http-error") {
-    const retryable = isRetryableResponse(outcome.status, outcome.headers);
-    return {
-      retryable,
-      status: outcome.status,
-      reason: `status ${outcome.status}${outcome.endpoint_message ? `: ${outcome.endpoint_message}` : ""}`,
-      error: new ProviderApiError({
-        status: outcome.status,
-        endpointMessage: outcome.endpoint_message,
-        requestId: outcome.request_id,
-        retryable,
-        attempts,
-      }),
-    };
-  }
-  return {
-    // Nothing reached the model, or nothing came back: trying again is safe.
-    retryable: true,
-    status: null,
-    reason: outcome.message,
-    error: new ProviderConnectionError(
-      `could not get a response from the model endpoint at ${baseUrl}: ${outcome.message}` +
-        `${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
-      attempts,
-      { cause: outcome.cause },
-    ),
-  };
 }
 
 /** About ten typical chunks. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../domain/errors.js";
+import { NO_KEY_ENV } from "./api-key-requirement.js";
 import { OpenAIChatModel } from "./openai-chat-model.js";
 import { resolveOpenAIConfig } from "./openai-config.js";
 
@@ -17,10 +18,14 @@ function configError(input: unknown, env: Record<string, string> = {}): Error {
 
 describe("resolveOpenAIConfig", () => {
   it("fills in openai-node's defaults", () => {
-    const { config, apiKey } = resolveOpenAIConfig({ model: "gpt-4.1-mini" }, {});
+    const { config, apiKey } = resolveOpenAIConfig(
+      { model: "gpt-4.1-mini" },
+      { OPENAI_API_KEY: KEY },
+    );
     expect(config).toEqual({
       model: "gpt-4.1-mini",
       base_url: "https://api.openai.com/v1",
+      api_key_env: "OPENAI_API_KEY",
       headers: {},
       max_retries: 2,
       timeout_ms: 30_000,
@@ -29,19 +34,20 @@ describe("resolveOpenAIConfig", () => {
       backoff: { base_delay_ms: 500, max_delay_ms: 8_000 },
       send_reasoning: false,
     });
-    expect(apiKey).toBeNull();
+    expect(apiKey).toBe(KEY);
   });
 
   it("accepts send_reasoning as false or a field name, and refuses anything else", () => {
+    const env = { OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" };
     for (const value of [false, "reasoning_content", "reasoning"] as const) {
       expect(
-        resolveOpenAIConfig({ model: "m", send_reasoning: value }, {}).config.send_reasoning,
+        resolveOpenAIConfig({ model: "m", send_reasoning: value }, env).config.send_reasoning,
       ).toBe(value);
     }
-    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: true }, {})).toThrow(
+    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: true }, env)).toThrow(
       /send_reasoning/,
     );
-    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: "thinking" }, {})).toThrow(
+    expect(() => resolveOpenAIConfig({ model: "m", send_reasoning: "thinking" }, env)).toThrow(
       /send_reasoning/,
     );
   });
@@ -61,8 +67,31 @@ describe("resolveOpenAIConfig", () => {
     expect(resolveOpenAIConfig({ model: "m" }, { OPENAI_API_KEY: KEY }).apiKey).toBe(KEY);
     const env = { OPENAI_API_KEY: "other", MY_KEY: KEY };
     expect(resolveOpenAIConfig({ model: "m", api_key_env: "MY_KEY" }, env).apiKey).toBe(KEY);
-    // Naming a variable that is unset is fine: local endpoints take no key.
-    expect(resolveOpenAIConfig({ model: "m", api_key_env: "UNSET_KEY" }, env).apiKey).toBeNull();
+    // Naming a variable that is unset is fine for an endpoint on this machine: it takes no key.
+    const local = { model: "m", api_key_env: "UNSET_KEY", base_url: "http://localhost:11434/v1" };
+    expect(resolveOpenAIConfig(local, env).apiKey).toBeNull();
+  });
+
+  it("says a missing key up front when the endpoint needs one, naming the variable and the URL", () => {
+    expect(configError({ model: "m" }).message).toBe(
+      "`OPENAI_API_KEY` is not set; the endpoint at https://api.openai.com/v1 needs a key",
+    );
+    // An empty variable is an unset one.
+    const remote = { model: "m", base_url: "https://llm.example.com/v1", api_key_env: "LLM_KEY" };
+    expect(configError(remote, { LLM_KEY: "  " }).message).toBe(
+      "`LLM_KEY` is not set; the endpoint at https://llm.example.com/v1 needs a key",
+    );
+    // A remote endpoint named without api_key_env may take none (a LAN server): no key is sent.
+    const lan = { model: "m", base_url: "http://10.0.0.5:8000/v1" };
+    expect(resolveOpenAIConfig(lan, {}).apiKey).toBeNull();
+    // Loopback never needs one, whatever the variable; nor does the gateway's no-key variable.
+    for (const base_url of ["http://127.0.0.1:8080/v1", "http://[::1]:8080/v1"]) {
+      expect(
+        resolveOpenAIConfig({ model: "m", base_url, api_key_env: "LLM_KEY" }, {}).apiKey,
+      ).toBeNull();
+    }
+    const noKey = { model: "m", base_url: "https://llm.example.com/v1", api_key_env: NO_KEY_ENV };
+    expect(resolveOpenAIConfig(noKey, {}).apiKey).toBeNull();
   });
 
   it("names the field in every error", () => {
@@ -112,6 +141,9 @@ describe("resolveOpenAIConfig", () => {
 describe("OpenAIChatModel construction", () => {
   it("validates its config up front", () => {
     expect(() => new OpenAIChatModel({ model: "" }, { env: {} })).toThrow(/model/);
+    expect(() => new OpenAIChatModel({ model: "m" }, { env: {} })).toThrow(
+      "`OPENAI_API_KEY` is not set",
+    );
   });
 
   it("keeps the key out of anything enumerable", () => {

@@ -4,6 +4,7 @@ import { InvalidInputError } from "../../domain/errors.js";
 import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
 import { findCredentialProblems, rememberSecretValue } from "../../domain/secrets.js";
 import { parseInput } from "../../domain/validation.js";
+import { isKeyNeeded, missingKeyMessage } from "./api-key-requirement.js";
 import type { BackoffSettings } from "./retry-policy.js";
 
 /**
@@ -76,6 +77,8 @@ export interface ResolvedOpenAIConfig {
   model: string;
   /** Without a trailing slash. */
   base_url: string;
+  /** The variable the key is read from (its name only: errors may say it). */
+  api_key_env: string;
   headers: Record<string, string>;
   max_retries: number;
   timeout_ms: number;
@@ -105,28 +108,19 @@ export function resolveOpenAIConfig(
   }
   const parsed = parseInput(OpenAIConfig, input, "openai config");
 
-  // An empty variable is an unset one (`OPENAI_BASE_URL= agent-lab ...`).
-  const environmentBaseUrl = env.OPENAI_BASE_URL?.trim() || undefined;
-  const fromEnvironment = parsed.base_url === undefined && environmentBaseUrl !== undefined;
-  const rawBaseUrl = parsed.base_url ?? environmentBaseUrl ?? DEFAULT_BASE_URL;
-  const where = `openai config: base_url${fromEnvironment ? " (from OPENAI_BASE_URL)" : ""}`;
-  const baseUrl = HttpUrl.safeParse(rawBaseUrl.trim());
-  if (!baseUrl.success) throw new InvalidInputError(`${where}: must be an http or https URL`);
-  const { username, password } = new URL(baseUrl.data);
-  if (username || password) {
-    // Credentials in a URL end up in logs and error messages; fetch refuses them anyway.
-    throw new InvalidInputError(`${where}: must not contain credentials; use api_key_env`);
+  const endpoint = resolveEndpoint(parsed, env, "openai config: ");
+  const apiKey = endpoint.api_key;
+  // Said now, before any request: see api-key-requirement.ts for when a key is needed.
+  if (apiKey === null && endpoint.key_needed) {
+    throw new InvalidInputError(missingKeyMessage(endpoint.api_key_env, endpoint.base_url));
   }
-
-  const keyVariable = parsed.api_key_env ?? DEFAULT_API_KEY_ENV;
-  // No key is fine: local servers (Ollama, llama.cpp, vLLM) usually want none.
-  const apiKey = env[keyVariable]?.trim() || null;
   rememberSecretValue(apiKey);
 
   return {
     config: {
       model: parsed.model,
-      base_url: baseUrl.data.replace(/\/+$/, ""),
+      base_url: endpoint.base_url,
+      api_key_env: endpoint.api_key_env,
       headers: parsed.headers,
       max_retries: parsed.max_retries,
       timeout_ms: parsed.timeout_ms,
@@ -139,5 +133,48 @@ export function resolveOpenAIConfig(
       send_reasoning: parsed.send_reasoning,
     },
     apiKey,
+  };
+}
+
+/** Where an endpoint is and the key it gets, as the adapter and the endpoint check see them. */
+export interface ResolvedEndpoint {
+  /** Without a trailing slash. */
+  base_url: string;
+  /** The variable the key is read from: the one named, else OPENAI_API_KEY. */
+  api_key_env: string;
+  /** Never logged or returned: it only goes into an Authorization header. */
+  api_key: string | null;
+  /** Whether the endpoint cannot work without a key (api-key-requirement.ts). */
+  key_needed: boolean;
+}
+
+/**
+ * The base URL (configured, else $OPENAI_BASE_URL, else OpenAI's) checked, and the key read. A
+ * missing key is not an error here: the caller decides (the adapter refuses, a check reports).
+ */
+export function resolveEndpoint(
+  selection: { base_url?: string | undefined; api_key_env?: string | undefined },
+  env: Environment,
+  prefix = "",
+): ResolvedEndpoint {
+  // An empty variable is an unset one (`OPENAI_BASE_URL= agent-lab ...`).
+  const environmentBaseUrl = env.OPENAI_BASE_URL?.trim() || undefined;
+  const fromEnvironment = selection.base_url === undefined && environmentBaseUrl !== undefined;
+  const rawBaseUrl = selection.base_url ?? environmentBaseUrl ?? DEFAULT_BASE_URL;
+  const where = `${prefix}base_url${fromEnvironment ? " (from OPENAI_BASE_URL)" : ""}`;
+  const parsed = HttpUrl.safeParse(rawBaseUrl.trim());
+  if (!parsed.success) throw new InvalidInputError(`${where}: must be an http or https URL`);
+  const { username, password } = new URL(parsed.data);
+  if (username || password) {
+    // Credentials in a URL end up in logs and error messages; fetch refuses them anyway.
+    throw new InvalidInputError(`${where}: must not contain credentials; use api_key_env`);
+  }
+  const base_url = parsed.data.replace(/\/+$/, "");
+  const api_key_env = selection.api_key_env ?? DEFAULT_API_KEY_ENV;
+  return {
+    base_url,
+    api_key_env,
+    api_key: env[api_key_env]?.trim() || null,
+    key_needed: isKeyNeeded(base_url, api_key_env, selection.api_key_env !== undefined),
   };
 }

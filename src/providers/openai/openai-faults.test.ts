@@ -137,7 +137,7 @@ describe("retries before a response streams", () => {
       endpointMessage: "The server had an error",
     });
     expect((error as Error).message).toBe(
-      "model endpoint answered 500: The server had an error (request id req_last) after 3 attempts",
+      `model endpoint ${server.baseUrl} answered 500: The server had an error (request id req_last) after 3 attempts`,
     );
     expect(parts.map((part) => part.type)).toEqual(["retry", "retry"]);
     expect(server.requests).toHaveLength(3);
@@ -202,7 +202,9 @@ describe("retries before a response streams", () => {
         type: "retry",
         attempt: 1,
         status: null,
-        reason: expect.stringMatching(/^connection failed/),
+        reason: expect.stringMatching(
+          /^could not reach http:\/\/127\.0\.0\.1:\d+\/v1: connection failed \(ECONNRESET/,
+        ),
         delay_ms: 5,
       },
     ]);
@@ -222,17 +224,23 @@ describe("retries before a response streams", () => {
     expect(server.requests).toHaveLength(3);
   });
 
-  it("fails with ProviderConnectionError when nothing listens", async () => {
+  it("fails with ProviderConnectionError when nothing listens, after one quick retry", async () => {
     const url = server.baseUrl;
     await server.close();
     const chat = new OpenAIChatModel(
-      { model: "m", base_url: url, max_retries: 1, retry_base_delay_ms: 1 },
+      { model: "m", base_url: url, max_retries: 2, retry_base_delay_ms: 1_000 },
       { env: {} },
     );
     const { parts, error } = await collectStream(chat.stream(request));
     expect(error).toBeInstanceOf(ProviderConnectionError);
-    expect((error as Error).message).toContain("ECONNREFUSED");
-    expect(parts.map((part) => part.type)).toEqual(["retry"]);
+    expect(error).toMatchObject({ attempts: 2 });
+    expect((error as Error).message).toBe(
+      `connection refused at ${url}: is the server running? (after 2 attempts)`,
+    );
+    // One retry whatever max_retries says, after a short wait rather than the 1 s backoff.
+    expect(ofType(parts, "retry")).toEqual([
+      { type: "retry", attempt: 1, status: null, reason: expect.any(String), delay_ms: 250 },
+    ]);
     server = await FakeOpenAIServer.start();
   });
 });
@@ -378,7 +386,7 @@ describe("timeouts and cancellation", () => {
     expect(error).toBeNull();
     expect(ofType(parts, "retry")[0]).toMatchObject({
       status: null,
-      reason: "no response headers within 100 ms",
+      reason: `no response headers within 100 ms from ${server.baseUrl}`,
     });
   });
 

@@ -79,3 +79,20 @@ function parseNumber(text: string | null): number | null {
 function clampRequested(milliseconds: number): number {
   return Math.round(Math.min(Math.max(milliseconds, 0), MAX_RETRY_AFTER_MS));
 }
+
+/** The one retry of a refused connection waits at most this: a local server restarting. */
+export const REFUSED_RETRY_DELAY_MS = 250;
+
+/**
+ * The retries a connection failure may have, within `maxRetries`: none for a name that does not
+ * resolve (it will not a second later), one quick one for a refused connection (a local server
+ * restarting is back at once, or not soon), the full count for the rest (resets, timeouts).
+ */
+export function connectionRetryLimit(
+  kind: "refused" | "no_such_host" | "other",
+  maxRetries: number,
+): number {
+  if (kind === "no_such_host") return 0;
+  if (kind === "refused") return Math.min(maxRetries, 1);
+  return maxRetries;
+}

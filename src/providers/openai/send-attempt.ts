@@ -1,5 +1,6 @@
 import { type AttemptSignal, REQUEST_TIMEOUT } from "./attempt-signal.js";
-import { endpointMessageFromBody, sanitizeMessage, sanitizeRequestId } from "./endpoint-message.js";
+import { type ConnectionFailureKind, describeConnectionFailure } from "./connection-failure.js";
+import { endpointMessageFromBody, sanitizeRequestId } from "./endpoint-message.js";
 
 /**
  * One HTTP attempt up to a decision: a streaming response to read, an HTTP error (with the
@@ -15,11 +16,21 @@ export type AttemptOutcome =
       request_id: string | null;
       endpoint_message: string | null;
     }
-  | { kind: "connection-error"; message: string; cause: unknown; headers_timeout: boolean };
+  | {
+      kind: "connection-error";
+      /** Names the base URL. */
+      message: string;
+      cause: unknown;
+      headers_timeout: boolean;
+      /** What went wrong; a headers timeout is `other`. */
+      failure: ConnectionFailureKind;
+    };
 
 export interface AttemptRequest {
   fetch: typeof globalThis.fetch;
   url: string;
+  /** The configured base URL, which failure messages name. */
+  base_url: string;
   headers: Record<string, string>;
   body: string;
   signal: AttemptSignal;
@@ -45,14 +56,22 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
       });
     } catch (error) {
       signal.throwIfUserAborted();
-      const headers_timeout = signal.reason === REQUEST_TIMEOUT;
+      if (signal.reason === REQUEST_TIMEOUT) {
+        return {
+          kind: "connection-error",
+          message: `no response headers within ${request.timeout_ms} ms from ${request.base_url}`,
+          cause: error,
+          headers_timeout: true,
+          failure: "other",
+        };
+      }
+      const failure = describeConnectionFailure(error, request.base_url, request.api_key);
       return {
         kind: "connection-error",
-        message: headers_timeout
-          ? `no response headers within ${request.timeout_ms} ms`
-          : describeConnectionError(error, request.api_key),
+        message: failure.message,
         cause: error,
-        headers_timeout,
+        headers_timeout: false,
+        failure: failure.kind,
       };
     }
     const headers_at = performance.now();
@@ -70,15 +89,6 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
   } finally {
     clearTimer();
   }
-}
-
-/** undici says "fetch failed" and hides the useful part (ECONNRESET, ECONNREFUSED…) in `cause`. */
-function describeConnectionError(error: unknown, apiKey: string | null): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code =
-    cause instanceof Error && "code" in cause && typeof cause.code === "string" ? cause.code : null;
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return sanitizeMessage(`connection failed (${code ? `${code}: ` : ""}${detail})`, apiKey);
 }
 
 /** The error body as text, or null if it could not be read; never longer than the cap. */

@@ -4,6 +4,7 @@ import type { GatewayUpstream } from "../../domain/gateway.js";
 import type { ToolInvocationMode } from "../../domain/session-config.js";
 import type { LabConfigFile } from "../../domain/tool-sources.js";
 import { isModelString } from "../../providers/create-chat-model.js";
+import { NO_KEY_ENV } from "../../providers/openai/api-key-requirement.js";
 
 /**
  * What a gateway request's `model` means (DESIGN.md, "The gateway"): a lab model string (`sim`,
@@ -63,7 +64,7 @@ export const CLIENT_KEY_VARIABLE = "AGENT_LAB_GATEWAY_CLIENT_KEY";
  * would fall back to OPENAI_API_KEY, sending the lab's OpenAI key to whatever endpoint the
  * upstream names (a local Ollama, a colleague's vLLM).
  */
-export const NO_KEY_VARIABLE = "AGENT_LAB_GATEWAY_NO_KEY";
+export const NO_KEY_VARIABLE = NO_KEY_ENV;
 
 export const GATEWAY_MODES: readonly ToolInvocationMode[] = ["chat_agent_tools", "dual_agent"];
 export const DEFAULT_GATEWAY_MODE: ToolInvocationMode = "chat_agent_tools";

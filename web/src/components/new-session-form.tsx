@@ -9,6 +9,7 @@ import {
 import { isSimulatedModel, modeLabel } from "../format.js";
 import { parseJsonInput } from "../json-input.js";
 import { navigate, sessionHref } from "../router.js";
+import { EndpointFields, useEndpoint } from "./endpoint-fields.js";
 import { ErrorNotice } from "./status.js";
 
 const MODE_HINTS: Record<ToolInvocationMode, string> = {
@@ -33,7 +34,14 @@ const DECLARED_TOOLS_EXAMPLE = `[{"name": "lookup_order", "description": "Look a
   "mock": {"cases": [{"when": {"order_id": "A1"}, "result": {"status": "shipped"}}],
            "default": {"error": "no such order"}}}]`;
 
-/** Creates a session and opens it. Defaults: the simulated model, both built-in tools. */
+/** What an upstream without a key variable is given, as the gateway does: never set, so no key. */
+const NO_KEY_ENV = "AGENT_LAB_GATEWAY_NO_KEY";
+
+/**
+ * Creates a session and opens it. Defaults: the simulated model, both built-in tools. An `openai:`
+ * chat model's endpoint is tested by the server first; a session is created on an endpoint with
+ * problems only when the user, shown them, asks again.
+ */
 export function NewSessionForm() {
   const [title, setTitle] = useState("");
   const [mode, setMode] = useState<ToolInvocationMode>("dual_agent");
@@ -48,6 +56,7 @@ export function NewSessionForm() {
   const [available, setAvailable] = useState<ToolListing[] | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const endpoint = useEndpoint();
   const id = useId();
 
   useEffect(() => {
@@ -74,9 +83,30 @@ export function NewSessionForm() {
       setError(new Error(`Declared tools: ${declared.error}`));
       return;
     }
+    const chat = chatModel.trim() || "sim";
+    const remote = chat.startsWith("openai:");
+    if (remote && !endpoint.check?.ok) {
+      // Checked now unless a check of this very endpoint already showed its problems: then this
+      // second click is the user's "create anyway".
+      const shown = endpoint.check !== null && endpoint.check.model === chat.slice(7);
+      if (!shown) {
+        setBusy(true);
+        const result = await endpoint.runCheck(chat);
+        setBusy(false);
+        if (result === null || !result.ok) return;
+      }
+    }
     setBusy(true);
     const rounds = Number.parseInt(maxRounds, 10);
-    const chat = chatModel.trim() || "sim";
+    const chosen = endpoint.upstreams.find((item) => item.name === endpoint.upstream);
+    const where = !remote
+      ? {}
+      : chosen
+        ? { base_url: chosen.base_url, api_key_env: chosen.api_key_env ?? NO_KEY_ENV }
+        : {
+            ...(endpoint.baseUrl.trim() ? { base_url: endpoint.baseUrl.trim() } : {}),
+            ...(endpoint.keyEnv.trim() ? { api_key_env: endpoint.keyEnv.trim() } : {}),
+          };
     // Left empty, the event agent follows the chat agent (as a config without one does).
     const eventAgent = eventModel.trim() || chat;
     const rate = Number.parseFloat(malformedRate);
@@ -87,9 +117,14 @@ export function NewSessionForm() {
           ...(realisticTiming ? SIM_REALISTIC_TIMING : {}),
           ...(Number.isFinite(rate) && rate > 0 ? { malformed_arguments_rate: rate } : {}),
         }),
+        ...where,
         ...(systemPrompt.trim() ? { system_prompt: systemPrompt } : {}),
       },
-      event_agent: withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
+      event_agent: {
+        ...withSimOptions(eventAgent, realisticTiming ? SIM_REALISTIC_TIMING : {}),
+        // Left empty, the event agent is the chat agent on the same endpoint.
+        ...(eventModel.trim() ? {} : where),
+      },
       tools: offered.map((tool) => tool.name).filter((tool) => tools.includes(tool)),
       ...(declared ? { declared_tools: declared.value as unknown[] } : {}),
       ...(Number.isFinite(rounds) ? { max_rounds: rounds } : {}),
@@ -167,6 +202,9 @@ export function NewSessionForm() {
             spellCheck={false}
           />
         </div>
+        {chatModel.trim().startsWith("openai:") || endpoint.upstreams.length > 0 ? (
+          <EndpointFields id={id} endpoint={endpoint} model={chatModel} onModel={setChatModel} />
+        ) : null}
         <div className="field">
           <label htmlFor={`${id}-rounds`}>Max rounds</label>
           <input
@@ -265,7 +303,11 @@ export function NewSessionForm() {
           data-testid="create-session"
           disabled={busy}
         >
-          {busy ? "Creating…" : "Create session"}
+          {busy
+            ? "Creating…"
+            : endpoint.check && !endpoint.check.ok
+              ? "Create anyway"
+              : "Create session"}
         </button>
       </div>
     </form>
