@@ -71,6 +71,8 @@ const STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = {
   turn_exists: 409,
   session_mode_mismatch: 409,
   turn_in_progress: 409,
+  // A retry of a turn that completed or still runs (runtime/turn-retry.ts).
+  turn_not_retryable: 409,
   // Gateway tool replies that no turn waits for (it ended, or the lab restarted).
   no_waiting_turn: 409,
   experiment_running: 409,

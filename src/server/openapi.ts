@@ -9,6 +9,7 @@ import {
   ExportedUsage,
   SessionExportDocument,
 } from "../domain/session-export.js";
+import { derivedSessionPaths, derivedSessionSchemas } from "./openapi-derived-sessions.js";
 import {
   experimentRunPaths,
   experimentRunSchemas,
@@ -240,6 +241,7 @@ function components(): JsonObject {
       },
       ...experimentSchemas(),
       ...experimentRunSchemas(),
+      ...derivedSessionSchemas(),
     },
   };
 }
@@ -456,6 +458,7 @@ function paths(): JsonObject {
     },
     ...experimentPaths(),
     ...experimentRunPaths(),
+    ...derivedSessionPaths(),
     "/api/import": {
       post: {
         operationId: "importSession",
