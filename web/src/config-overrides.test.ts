@@ -20,7 +20,7 @@ describe("configOverrides", () => {
     ).toBeUndefined();
   });
 
-  it("sends the mode, and the chat agent whole with its change", () => {
+  it("sends only what changes: the mode, the chat agent's model", () => {
     expect(configOverrides(source, { ...NO_CHANGES, mode: "chat_agent_tools" })).toEqual({
       tool_invocation_mode: "chat_agent_tools",
     });
@@ -33,9 +33,12 @@ describe("configOverrides", () => {
     });
   });
 
-  it("drops sim options for another provider's model, and an emptied prompt", () => {
+  it("removes (null) sim options for another provider's model, and an emptied prompt", () => {
     expect(
       configOverrides(source, { mode: "", chat_model: " openai:gpt-x ", system_prompt: "" }),
-    ).toEqual({ chat_agent: { model: "openai:gpt-x" } });
+    ).toEqual({ chat_agent: { model: "openai:gpt-x", options: null, system_prompt: null } });
+    expect(configOverrides(source, { ...NO_CHANGES, system_prompt: "Be kind." })).toEqual({
+      chat_agent: { system_prompt: "Be kind." },
+    });
   });
 });

@@ -1,7 +1,6 @@
 /**
- * The config changes a fork or a replay asks for, as overrides the server merges over the source
- * session's config. Agents are sent whole (the source's settings with the change), so the result
- * is the same whether the server merges them deeply or replaces them.
+ * The config changes a fork or a replay asks for, as the JSON merge patch (RFC 7396) the server
+ * applies over the source session's config: only what changes, `null` to remove a setting.
  */
 import type { ConfigOverrides } from "./derived-api.js";
 
@@ -24,20 +23,17 @@ export function configOverrides(
   const overrides: ConfigOverrides = {};
   const mode = changes.mode.trim();
   if (mode !== "" && mode !== source.tool_invocation_mode) overrides.tool_invocation_mode = mode;
-  const chat = { ...((source.chat_agent ?? {}) as Record<string, unknown>) };
-  let chatChanged = false;
+  const chat = (source.chat_agent ?? {}) as Record<string, unknown>;
+  const patch: Record<string, unknown> = {};
   const model = changes.chat_model.trim();
   if (model !== "" && model !== chat.model) {
+    patch.model = model;
     // A sim's options (first_token_ms…) mean nothing to another provider, and back.
-    if (isSim(model) !== isSim(chat.model)) delete chat.options;
-    chat.model = model;
-    chatChanged = true;
+    if (chat.options !== undefined && isSim(model) !== isSim(chat.model)) patch.options = null;
   }
-  if (changes.system_prompt !== null && changes.system_prompt !== chat.system_prompt) {
-    if (changes.system_prompt.trim() === "") delete chat.system_prompt;
-    else chat.system_prompt = changes.system_prompt;
-    chatChanged = true;
+  if (changes.system_prompt !== null && changes.system_prompt !== (chat.system_prompt ?? "")) {
+    patch.system_prompt = changes.system_prompt.trim() === "" ? null : changes.system_prompt;
   }
-  if (chatChanged) overrides.chat_agent = chat;
+  if (Object.keys(patch).length > 0) overrides.chat_agent = patch;
   return Object.keys(overrides).length === 0 ? undefined : overrides;
 }

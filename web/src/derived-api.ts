@@ -3,6 +3,8 @@
  * history up to a turn, a replay runs a session's user messages again under another config, a
  * retry runs a failed turn's message again as a new turn.
  */
+
+import type { ReplayEvent as ReplayProgressEvent } from "../../src/domain/replay-events.js";
 import { postSse, request, sessionPath } from "./api.js";
 import type { SessionResponse, TurnEvent } from "./api-types.js";
 import { parseTurnEvent } from "./sse.js";
@@ -38,11 +40,8 @@ export function streamRetry(
   );
 }
 
-export type ReplayEvent =
-  | { type: "replay"; session_id: string; source_session_id: string; turns: number }
-  | { type: "replay_turn"; turn_index: number; of: number }
-  | { type: "replay_done"; session_id: string; statuses: string[] }
-  | { type: "turn"; event: TurnEvent };
+/** The replay's own events, and each replayed turn's events wrapped as `turn`. */
+export type ReplayEvent = ReplayProgressEvent | { type: "turn"; event: TurnEvent };
 
 const REPLAY_EVENTS = new Set(["replay", "replay_turn", "replay_done"]);
 

@@ -6,6 +6,10 @@ const AWAY_PX = 48;
 const fromBottom = () =>
   document.documentElement.scrollHeight - (window.scrollY + window.innerHeight);
 
+const isTyping = (target: EventTarget | null) =>
+  target instanceof HTMLElement &&
+  (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+
 const toBottom = () => window.scrollTo({ top: document.documentElement.scrollHeight });
 
 /**
@@ -24,15 +28,29 @@ export function useFollowLive(active: boolean, change: unknown) {
   useEffect(() => {
     if (!active) return;
     let lastY = window.scrollY;
+    // Only the reader scrolls up (following scrolls down, growing text scrolls nothing), and only
+    // the reader scrolls down while not following: back at the bottom, following resumes.
     const onScroll = () => {
       const y = window.scrollY;
-      // Only the reader scrolls up: following scrolls down, and growing text scrolls nothing.
       if (y < lastY && fromBottom() > AWAY_PX) set(false);
-      else if (fromBottom() <= AWAY_PX) set(true);
+      else if (y > lastY && fromBottom() <= 2) set(true);
       lastY = y;
     };
+    // A wheel or key moving up says so before the (smooth) scroll has gone far.
+    const onWheel = (event: WheelEvent) => {
+      if (event.deltaY < 0) set(false);
+    };
+    const onKey = (event: KeyboardEvent) => {
+      if (["PageUp", "ArrowUp", "Home"].includes(event.key) && !isTyping(event.target)) set(false);
+    };
     window.addEventListener("scroll", onScroll, { passive: true });
-    return () => window.removeEventListener("scroll", onScroll);
+    window.addEventListener("wheel", onWheel, { passive: true });
+    window.addEventListener("keydown", onKey);
+    return () => {
+      window.removeEventListener("scroll", onScroll);
+      window.removeEventListener("wheel", onWheel);
+      window.removeEventListener("keydown", onKey);
+    };
   }, [active, set]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `change` is the trigger, read by no one
