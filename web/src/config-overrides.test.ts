@@ -25,11 +25,7 @@ describe("configOverrides", () => {
       tool_invocation_mode: "chat_agent_tools",
     });
     expect(configOverrides(source, { ...NO_CHANGES, chat_model: "sim:other" })).toEqual({
-      chat_agent: {
-        model: "sim:other",
-        system_prompt: "Be brief.",
-        options: { first_token_ms: 5 },
-      },
+      chat_agent: { model: "sim:other" },
     });
   });
 
