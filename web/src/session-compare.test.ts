@@ -151,6 +151,20 @@ describe("judged", () => {
     });
   });
 
+  it("does not colour a share moving less than a percentage point", () => {
+    const share = {
+      key: "cached_share",
+      label: "Cached",
+      unit: "ratio" as const,
+      direction: "higher" as const,
+    };
+    expect(judged({ ...share, a: 0.688, b: 0.689 }, null)).toMatchObject({
+      verdict: "noise",
+      note: "under 1 percentage point",
+    });
+    expect(judged({ ...share, a: 0.4, b: 0.6 }, null).verdict).toBe("better");
+  });
+
   it("does not colour a difference within the spread, and colours one beyond it", () => {
     expect(judged({ ...base, a: 100, b: 130 }, 40)).toMatchObject({
       verdict: "noise",

@@ -16,6 +16,9 @@ import {
 import type { TranscriptTurn } from "./transcript.js";
 import { turnOutcome } from "./turn-outcome.js";
 
+/** A share (cached of prompt) moving less than this is rounding and cache luck, not a finding. */
+export const RATIO_FLOOR = 0.01;
+
 /** Timings both under this are too small to tell apart (timer, scheduling, a GC pause). */
 export const TIMING_FLOOR_MS = 5;
 
@@ -114,6 +117,9 @@ export function judged(
     Math.abs(row.b) < TIMING_FLOOR_MS
   ) {
     return { ...full, verdict: "noise", note: `both under ${TIMING_FLOOR_MS} ms` };
+  }
+  if (row.unit === "ratio" && base.delta !== null && Math.abs(base.delta) < RATIO_FLOOR) {
+    return { ...full, verdict: "noise", note: "under 1 percentage point" };
   }
   if (spread !== null && base.delta !== null && Math.abs(base.delta) <= spread) {
     const shown = row.unit === "ms" ? formatMs(spread) : formatInt(spread);
