@@ -254,7 +254,7 @@ function SideView({
         </div>
         <div>
           <dt>Fallbacks</dt>
-          <dd>{formatInt(metrics.fallbacks)}</dd>
+          <dd>{usesEventAgent ? formatInt(metrics.fallbacks) : "n/a"}</dd>
         </div>
         <div>
           <dt>Tools</dt>
@@ -321,7 +321,9 @@ function SideView({
                       {rollup ? <CostFigure label={rollupCostLabel(rollup)} /> : "—"}
                     </td>
                     <td className="num">{formatInt(rollup?.call_count)}</td>
-                    <td className="num">{formatInt(rollup?.fallback_count)}</td>
+                    <td className="num">
+                      {usesEventAgent ? formatInt(rollup?.fallback_count) : "n/a"}
+                    </td>
                     <td className="num">{formatMs(timing.ttft_ms)}</td>
                     <td className="num">{formatMs(timing.wall_time_ms)}</td>
                   </tr>
