@@ -8,6 +8,7 @@ import { errorResponse, RouteNotFoundError } from "./http-errors.js";
 import { PendingApprovals } from "./pending-approvals.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-body.js";
 import { registerApprovalRoutes } from "./routes/approvals.js";
+import { registerDerivedSessionRoutes } from "./routes/derived-sessions.js";
 import { registerEndpointRoutes } from "./routes/endpoints.js";
 import { registerExperimentRoutes } from "./routes/experiments.js";
 import { registerGatewayRoutes } from "./routes/gateway.js";
@@ -119,6 +120,7 @@ export function buildApp(options: CreateAppOptions): {
   registerMetaRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerTurnRoutes(app, deps);
+  registerDerivedSessionRoutes(app, deps);
   registerApprovalRoutes(app, deps);
   registerTransferRoutes(app, deps);
   registerExperimentRoutes(app, deps);

@@ -75,7 +75,7 @@ const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   turn_exists: 409,
   session_mode_mismatch: 409,
   turn_in_progress: 409,
-  // Retrying a turn that completed (only failed, cancelled, interrupted or max_rounds ones retry).
+  // A retry of a turn that completed or still runs (runtime/turn-retry.ts).
   turn_not_retryable: 409,
   // Gateway tool replies that no turn waits for (it ended, or the lab restarted).
   no_waiting_turn: 409,

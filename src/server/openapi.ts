@@ -10,6 +10,7 @@ import {
   SessionExportDocument,
 } from "../domain/session-export.js";
 import { TurnEvent } from "../domain/turn-events.js";
+import { derivedSessionPaths, derivedSessionSchemas } from "./openapi-derived-sessions.js";
 import {
   experimentRunPaths,
   experimentRunSchemas,
@@ -242,6 +243,7 @@ function components(): JsonObject {
       },
       ...experimentSchemas(),
       ...experimentRunSchemas(),
+      ...derivedSessionSchemas(),
     },
   };
 }
@@ -516,6 +518,7 @@ function paths(): JsonObject {
     },
     ...experimentPaths(),
     ...experimentRunPaths(),
+    ...derivedSessionPaths(),
     "/api/import": {
       post: {
         operationId: "importSession",

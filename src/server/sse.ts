@@ -23,7 +23,7 @@ export interface TurnStreamOptions {
  * One SSE event: named by the TurnEvent's `type`, its data the event as one line of JSON
  * (JSON.stringify escapes every newline inside strings).
  */
-export function formatTurnEvent(event: TurnEvent): string {
+export function formatTurnEvent(event: TurnEvent | { type: string }): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
@@ -33,10 +33,10 @@ export function formatTurnEvent(event: TurnEvent): string {
  * ends, even after the client has gone, so the turn is always stored. Events that arrive while a
  * write is in flight go out together in the next one: a burst of text deltas costs one write.
  */
-export function streamTurnEvents(
+export function streamTurnEvents<Event extends { type: string } = TurnEvent>(
   c: Context,
-  first: TurnEvent,
-  rest: AsyncIterator<TurnEvent>,
+  first: Event,
+  rest: AsyncIterator<Event>,
   options: TurnStreamOptions,
 ): Response {
   c.header("X-Accel-Buffering", "no");

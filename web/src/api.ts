@@ -30,7 +30,7 @@ import type {
 } from "./api-types.js";
 import { type ExperimentEvent, parseExperimentEvent } from "./experiment-progress.js";
 import type { SessionFilters } from "./session-list-query.js";
-import { parseTurnEvent, readSse } from "./sse.js";
+import { parseTurnEvent, readSse, type SseMessage } from "./sse.js";
 import { withQuery } from "./url-query.js";
 
 export class ApiError extends Error {
@@ -82,7 +82,7 @@ async function failure(response: Response): Promise<ApiError> {
 }
 
 /** Same origin: the browser sends the token cookie the server set (see access.ts). */
-async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
+export async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
   headers.set("Accept", "application/json");
   if (init.body !== undefined) headers.set("Content-Type", "application/json");
@@ -92,7 +92,7 @@ async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   return (await response.json()) as T;
 }
 
-const sessionPath = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+export const sessionPath = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
 
 const pageQuery = (page: PageParams = {}) => ({ limit: page.limit, cursor: page.cursor });
 const experimentPath = (id: string) => `/api/experiments/${encodeURIComponent(id)}`;
@@ -204,6 +204,29 @@ function withSignal(signal: AbortSignal | undefined): RequestInit {
 }
 
 /**
+ * POSTs `body` to `path` and reports each SSE message of the answer as it streams. Resolves when
+ * the stream ends; rejects with an ApiError when the server refuses (a JSON error before any
+ * event), or an AbortError when `signal` stops it.
+ */
+export async function postSse(
+  path: string,
+  body: unknown,
+  onMessage: (message: SseMessage) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) throw await failure(response);
+  if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
+  for await (const sse of readSse(response.body, signal)) onMessage(sse);
+  signal.throwIfAborted();
+}
+
+/**
  * Starts a turn and reports its events as they stream. Resolves when the stream ends; rejects with
  * an ApiError when the server refuses the turn (409 while another runs), or an AbortError when
  * `signal` stops it.
@@ -214,19 +237,15 @@ export async function streamTurn(
   onEvent: (event: TurnEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const response = await fetch(`${sessionPath(sessionId)}/turns`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-    body: JSON.stringify({ message }),
+  await postSse(
+    `${sessionPath(sessionId)}/turns`,
+    { message },
+    (sse) => {
+      const event = parseTurnEvent(sse);
+      if (event) onEvent(event);
+    },
     signal,
-  });
-  if (!response.ok) throw await failure(response);
-  if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
-  for await (const sse of readSse(response.body, signal)) {
-    const event = parseTurnEvent(sse);
-    if (event) onEvent(event);
-  }
-  signal.throwIfAborted();
+  );
 }
 
 /**

@@ -141,7 +141,18 @@ export function niceTicks(max: number, count = 5, minStep = 0): number[] {
 }
 
 export type Direction = "lower" | "higher" | "neutral";
-export type Verdict = "better" | "worse" | "same" | "neutral" | "unknown";
+/**
+ * "noise": a difference no larger than the noise (see session-compare.ts); "not_applicable": a
+ * row that one side's mode cannot have. Neither is coloured.
+ */
+export type Verdict =
+  | "better"
+  | "worse"
+  | "same"
+  | "neutral"
+  | "unknown"
+  | "noise"
+  | "not_applicable";
 
 export interface MetricDelta {
   key: string;

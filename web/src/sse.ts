@@ -1,9 +1,9 @@
 /**
  * Server-sent events over `fetch`: EventSource cannot POST, so the turn stream is read with a
- * ReadableStream reader and parsed here, following the WHATWG "event stream" rules (any line
- * ending, comments, multi-line data, one optional space after the colon, dispatch on a blank line,
- * an unterminated last event is dropped).
+ * ReadableStream reader and parsed by `eventsource-parser`, the parser the backend uses too (the
+ * WHATWG rules: any line ending, comments, multi-line data, dispatch on a blank line).
  */
+import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { TurnEvent } from "./api-types.js";
 
 export interface SseMessage {
@@ -14,87 +14,32 @@ export interface SseMessage {
   id: string | null;
 }
 
+/** Feeds text in, hands completed events out: the library's callbacks as return values. */
 export class SseParser {
-  private buffer = "";
-  /** A chunk ended in "\r": a "\n" opening the next chunk belongs to the same line ending. */
-  private pendingCarriageReturn = false;
-  private eventType = "";
-  private dataLines: string[] = [];
-  private hasData = false;
-  private lastEventId: string | null = null;
+  private completed: SseMessage[] = [];
+  private readonly parser: EventSourceParser = createParser({
+    onEvent: (message) => {
+      this.completed.push({
+        event: message.event ?? "message",
+        data: message.data,
+        id: message.id ?? null,
+      });
+    },
+  });
 
   /** Feeds decoded text; returns the events completed by it. */
   push(chunk: string): SseMessage[] {
-    let text = chunk;
-    if (this.pendingCarriageReturn && text.startsWith("\n")) text = text.slice(1);
-    this.pendingCarriageReturn = false;
-    this.buffer += text;
-    const messages: SseMessage[] = [];
-    let start = 0;
-    for (let index = 0; index < this.buffer.length; index++) {
-      const character = this.buffer[index];
-      if (character !== "\n" && character !== "\r") continue;
-      if (character === "\r") {
-        if (index + 1 === this.buffer.length) this.pendingCarriageReturn = true;
-        else if (this.buffer[index + 1] === "\n") {
-          this.processLine(this.buffer.slice(start, index), messages);
-          index++;
-          start = index + 1;
-          continue;
-        }
-      }
-      this.processLine(this.buffer.slice(start, index), messages);
-      start = index + 1;
-    }
-    this.buffer = this.buffer.slice(start);
+    this.parser.feed(chunk);
+    const messages = this.completed;
+    this.completed = [];
     return messages;
   }
 
   /** The stream ended: an event without its closing blank line is discarded, as the spec says. */
   end(): SseMessage[] {
-    this.buffer = "";
-    this.resetEvent();
+    this.parser.reset();
+    this.completed = [];
     return [];
-  }
-
-  private processLine(line: string, messages: SseMessage[]): void {
-    if (line === "") {
-      if (this.hasData) {
-        messages.push({
-          event: this.eventType || "message",
-          data: this.dataLines.join("\n"),
-          id: this.lastEventId,
-        });
-      }
-      this.resetEvent();
-      return;
-    }
-    if (line.startsWith(":")) return;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    switch (field) {
-      case "event":
-        this.eventType = value;
-        break;
-      case "data":
-        this.dataLines.push(value);
-        this.hasData = true;
-        break;
-      case "id":
-        if (!value.includes("\0")) this.lastEventId = value;
-        break;
-      default:
-        // "retry" and unknown fields mean nothing to a fetch-based reader.
-        break;
-    }
-  }
-
-  private resetEvent(): void {
-    this.eventType = "";
-    this.dataLines = [];
-    this.hasData = false;
   }
 }
 

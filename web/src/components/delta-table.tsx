@@ -32,6 +32,8 @@ export interface DeltaRow {
   verdict: string;
   a: number | null;
   b: number | null;
+  /** Why the row is not coloured (noise, a mode it does not apply to). */
+  note?: string | null;
 }
 
 export interface DeltaFormat<Row extends DeltaRow> {
@@ -60,6 +62,9 @@ export function DeltaTable<Row extends DeltaRow = MetricDelta>({
   className?: string;
   testId?: string | undefined;
 }) {
+  /** A value a side's mode cannot have reads "n/a", not "—" (unknown). */
+  const cell = (row: Row, value: number | null): string =>
+    value === null && row.verdict === "not_applicable" ? "n/a" : format.value(row, value);
   return (
     <div className="table-scroll">
       <table className={`data-table compare-table ${className}`.trim()} data-testid={testId}>
@@ -93,9 +98,14 @@ export function DeltaTable<Row extends DeltaRow = MetricDelta>({
                       ? " (higher is better)"
                       : ""}
                 </span>
+                {row.note ? (
+                  <span className="delta-note" data-testid="delta-note">
+                    {row.note}
+                  </span>
+                ) : null}
               </th>
-              <td className="num">{format.value(row, row.a)}</td>
-              <td className="num">{format.value(row, row.b)}</td>
+              <td className="num">{cell(row, row.a)}</td>
+              <td className="num">{cell(row, row.b)}</td>
               <td className={`num delta-${row.verdict}`}>{format.delta(row)}</td>
               <td className={`num delta-${row.verdict}`}>
                 {format.relative(row)}

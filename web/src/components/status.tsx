@@ -2,6 +2,7 @@ import { type ReactNode, useEffect, useRef } from "react";
 import { errorMessage } from "../api.js";
 import { isSimulatedModel, modeLabel } from "../format.js";
 import { type GatewayMark, gatewayDescription } from "../gateway-mark.js";
+import type { TurnOutcome } from "../turn-outcome.js";
 
 export function Loading({ label = "Loading…" }: { label?: string }) {
   return (
@@ -86,4 +87,24 @@ const STATUS_CLASS: Record<string, string> = {
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge ${STATUS_CLASS[status] ?? ""}`}>{status.replace("_", " ")}</span>;
+}
+
+const TONE_CLASS: Record<TurnOutcome["tone"], string> = {
+  running: "badge-running",
+  ok: "badge-ok",
+  warn: "badge-warn",
+  error: "badge-error",
+};
+
+/** A turn's status as what it achieved: "completed" is green only when its tools worked. */
+export function OutcomeBadge({ outcome }: { outcome: TurnOutcome }) {
+  return (
+    <span
+      className={`badge ${TONE_CLASS[outcome.tone]}`}
+      data-testid="turn-outcome"
+      data-tone={outcome.tone}
+    >
+      {outcome.label}
+    </span>
+  );
 }

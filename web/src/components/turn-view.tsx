@@ -3,9 +3,10 @@ import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
 import { estimatedLabel } from "../metrics.js";
 import type { TranscriptTurn } from "../transcript.js";
+import { isRetryable, turnOutcome } from "../turn-outcome.js";
 import { CostFigure } from "./cost-figure.js";
 import { SafeMarkdown } from "./markdown.js";
-import { StatusBadge } from "./status.js";
+import { OutcomeBadge } from "./status.js";
 import { ToolCard } from "./tool-card.js";
 
 /**
@@ -53,6 +54,9 @@ export function TurnView({
   live = false,
   sessionId,
   usage = null,
+  busy = false,
+  onRetry,
+  onFork,
 }: {
   turn: TranscriptTurn;
   /** The stored turn's usage: its tokens and cost go in the header. */
@@ -60,8 +64,16 @@ export function TurnView({
   live?: boolean;
   /** A live turn's session: its cards waiting for approval can be answered. */
   sessionId?: string;
+  /** A turn runs: Retry waits for it. */
+  busy?: boolean;
+  /** Runs a failed (cancelled, cut-off) turn's message again as a new turn. */
+  onRetry?: (() => void) | undefined;
+  /** Opens the fork form after this turn. */
+  onFork?: (() => void) | undefined;
 }) {
   const multipleRounds = turn.rounds.length > 1;
+  const outcome = turnOutcome(turn);
+  const retryable = onRetry !== undefined && !live && isRetryable(turn.status);
   return (
     <article
       className={`turn ${live ? "turn-live" : ""}`}
@@ -71,11 +83,22 @@ export function TurnView({
         <span className="turn-number">
           {turn.turn_index === null ? "Turn" : `Turn ${turn.turn_index}`}
         </span>
-        {live && turn.status === "running" ? null : <StatusBadge status={turn.status} />}
+        {live && turn.status === "running" ? null : <OutcomeBadge outcome={outcome} />}
         {turn.wall_time_ms !== null ? (
           <span className="muted">{formatMs(turn.wall_time_ms)}</span>
         ) : null}
         {usage && usage.call_count > 0 ? <TurnUsage usage={usage} /> : null}
+        {onFork && !live ? (
+          <button
+            type="button"
+            className="button button-small turn-action"
+            data-testid="fork-button"
+            title="A new session with the conversation up to this turn"
+            onClick={onFork}
+          >
+            Fork here
+          </button>
+        ) : null}
       </header>
       <div className="message message-user" data-testid="user-message">
         <div className="message-role">You</div>
@@ -140,9 +163,31 @@ export function TurnView({
           ))}
         </ul>
       ) : null}
-      {turn.error ? (
-        <div className="notice notice-error" role="alert">
-          <strong>{turn.error.code}:</strong> {turn.error.message}
+      {turn.error || retryable ? (
+        <div
+          className={`notice ${turn.error ? "notice-error" : "notice-warn"} turn-failure`}
+          role={turn.error ? "alert" : undefined}
+          data-testid="turn-error"
+        >
+          {turn.error ? (
+            <span>
+              <strong>{turn.error.code}:</strong> {turn.error.message}
+            </span>
+          ) : (
+            <span>This turn ended {turn.status.replace("_", " ")} before its answer.</span>
+          )}
+          {retryable ? (
+            <button
+              type="button"
+              className="button button-small"
+              data-testid="retry-turn"
+              disabled={busy}
+              title="Send this turn's message again as a new turn; this one is kept"
+              onClick={onRetry}
+            >
+              Retry
+            </button>
+          ) : null}
         </div>
       ) : null}
     </article>

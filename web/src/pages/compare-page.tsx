@@ -1,6 +1,8 @@
 import { useCallback, useId, useMemo } from "react";
+import "../daily.css";
 import { api } from "../api.js";
 import type { SessionDetailResponse, SessionOverview, UsageSummary } from "../api-types.js";
+import { CompareTranscripts } from "../components/compare-transcripts.js";
 import { CostFigure } from "../components/cost-figure.js";
 import { DeltaTable } from "../components/delta-table.js";
 import {
@@ -12,34 +14,43 @@ import {
 } from "../components/status.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
-import { compareMetrics, type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
+import { type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
 import { compareHref, Link, navigate, sessionHref } from "../router.js";
-import { CALLS_BOUND, readAll, readCalls } from "../session-record.js";
+import { compareSessions } from "../session-compare.js";
+import { loadSessionRecord } from "../session-record.js";
+import { buildTranscript, type TranscriptTurn } from "../transcript.js";
+import { turnOutcome } from "../turn-outcome.js";
 import { useResource } from "../use-resource.js";
 
 interface CompareSide {
   detail: SessionDetailResponse;
   usage: UsageSummary;
   metrics: SessionMetrics;
-  /** True when the session has more calls than were read: TTFT covers the turns read. */
+  transcript: TranscriptTurn[];
+  /** True when the session is longer than what was read: the figures cover its beginning. */
   partial: boolean;
 }
 
-/** A side's roll-ups, and its calls for the TTFT of each turn (read up to a bound). */
+/** A side's record as the session page reads it: roll-ups, calls, messages and audit (bounded). */
 async function loadSide(id: string, signal: AbortSignal): Promise<CompareSide> {
-  const [detail, rollups, calls] = await Promise.all([
-    api.getSession(id, signal),
-    api.usage(id, signal),
-    readAll(readCalls(id), CALLS_BOUND, signal),
-  ]);
-  const usage = { ...rollups, calls: calls.items };
+  const record = await loadSessionRecord(id, 1, signal);
+  const { detail, usage } = record;
   return {
     detail,
     usage,
     metrics: sessionMetrics(usage, detail.turns),
-    partial: calls.next_cursor !== null,
+    transcript: buildTranscript(record.messages, detail.turns, usage.calls, record.audit),
+    partial: record.partial,
   };
 }
+
+const sideInput = (side: CompareSide) => ({
+  mode: side.detail.session.tool_invocation_mode,
+  metrics: side.metrics,
+  usage: side.usage,
+  turns: side.detail.turns,
+  transcript: side.transcript,
+});
 
 /** The pickers offer the most recently updated sessions (plus the ones chosen). */
 const PICKER_SIZE = 100;
@@ -54,7 +65,9 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
   const sideB = useResource(b, loadB);
   const rows = useMemo(
     () =>
-      sideA.data && sideB.data ? compareMetrics(sideA.data.metrics, sideB.data.metrics) : null,
+      sideA.data && sideB.data
+        ? compareSessions(sideInput(sideA.data), sideInput(sideB.data))
+        : null,
     [sideA.data, sideB.data],
   );
 
@@ -90,13 +103,21 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
           <h2 id="compare-metrics-heading">Metrics</h2>
           <DeltaTable rows={rows} />
           <p className="legend-note small">
+            Outcomes come first: fewer tokens are no gain when the turns or their tools failed.{" "}
             <span className="delta-better">Green</span> is better,{" "}
-            <span className="delta-worse">red</span> is worse. Lower is better for time and tokens
-            (and calls and fallbacks); higher is better for the cached share. Tool executions are
-            neutral. Δ is B − A; % is relative to A. Each session's cost, and where it comes from,
-            is shown with it below.
+            <span className="delta-worse">red</span> is worse, and only when the difference is
+            larger than the noise: timings both under 5 ms are not told apart, and a time, token or
+            cost difference within twice the standard error of the turns (turn by turn when both
+            sessions asked the same messages) is marked as within the spread, as is a cached share
+            moving less than a percentage point. A row a session's mode cannot have is marked n/a. Δ
+            is B − A; % is relative to A. Each session's cost, and where it comes from, is shown
+            with it below.
           </p>
         </section>
+      ) : null}
+
+      {sideA.data && sideB.data ? (
+        <CompareTranscripts a={sideA.data.transcript} b={sideB.data.transcript} />
       ) : null}
 
       <div className="compare-sides">
@@ -181,9 +202,13 @@ function SideView({
   const { session, turns } = detail;
   const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
   const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const usesEventAgent = session.tool_invocation_mode !== "chat_agent_tools";
   const timings = turnTimings(usage, turns);
   const rollups = new Map(usage.turns.map((turn) => [turn.turn_index, turn]));
   const records = new Map(turns.map((turn) => [turn.turn_index, turn]));
+  const outcomes = new Map(
+    side.data.transcript.map((turn) => [turn.turn_index, turnOutcome(turn)] as const),
+  );
   return (
     <section
       className="card compare-side"
@@ -199,8 +224,14 @@ function SideView({
         </h2>
       </div>
       <p className="compare-side-facts">
-        <ModeBadge mode={session.tool_invocation_mode} /> <code>{chatModel}</code> /{" "}
-        <code>{eventModel}</code> <SimulatedBadge models={[chatModel, eventModel]} />
+        <ModeBadge mode={session.tool_invocation_mode} /> <code>{chatModel}</code>
+        {usesEventAgent ? (
+          <>
+            {" / "}
+            <code>{eventModel}</code>
+          </>
+        ) : null}{" "}
+        <SimulatedBadge models={usesEventAgent ? [chatModel, eventModel] : [chatModel]} />
       </p>
       <dl className="totals">
         <div>
@@ -223,7 +254,7 @@ function SideView({
         </div>
         <div>
           <dt>Fallbacks</dt>
-          <dd>{formatInt(metrics.fallbacks)}</dd>
+          <dd>{usesEventAgent ? formatInt(metrics.fallbacks) : "n/a"}</dd>
         </div>
         <div>
           <dt>Tools</dt>
@@ -280,13 +311,19 @@ function SideView({
                     <th scope="row" title={record?.user_message}>
                       {timing.turn_index}
                     </th>
-                    <td>{record?.status.replace("_", " ") ?? "—"}</td>
+                    <td data-testid="compare-turn-status">
+                      {outcomes.get(timing.turn_index)?.label ??
+                        record?.status.replace("_", " ") ??
+                        "—"}
+                    </td>
                     <td className="num">{formatInt(rollup?.total_tokens)}</td>
                     <td className="num">
                       {rollup ? <CostFigure label={rollupCostLabel(rollup)} /> : "—"}
                     </td>
                     <td className="num">{formatInt(rollup?.call_count)}</td>
-                    <td className="num">{formatInt(rollup?.fallback_count)}</td>
+                    <td className="num">
+                      {usesEventAgent ? formatInt(rollup?.fallback_count) : "n/a"}
+                    </td>
                     <td className="num">{formatMs(timing.ttft_ms)}</td>
                     <td className="num">{formatMs(timing.wall_time_ms)}</td>
                   </tr>

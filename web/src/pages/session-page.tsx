@@ -1,8 +1,9 @@
 import { type KeyboardEvent, useCallback, useMemo, useRef, useState } from "react";
 import { api, errorMessage } from "../api.js";
 import { AuditPanel } from "../components/audit-panel.js";
-import { ChatPanel } from "../components/chat-panel.js";
+import { ChatPanel, type LiveProgress } from "../components/chat-panel.js";
 import { CostFigure } from "../components/cost-figure.js";
+import { ReplayPanel } from "../components/replay-panel.js";
 import { SessionSetup } from "../components/session-setup.js";
 import {
   EmptyState,
@@ -17,7 +18,7 @@ import { UsagePanel } from "../components/usage-panel.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatDateTime, formatInt, modelOf } from "../format.js";
 import { gatewayDescription, gatewayMarkOf, isGatewayConfig } from "../gateway-mark.js";
-import { Link } from "../router.js";
+import { compareHref, Link, sessionHref } from "../router.js";
 import { CALLS_BOUND, loadSessionRecord, RECORD_BOUND } from "../session-record.js";
 import { buildTranscript } from "../transcript.js";
 import { useResource } from "../use-resource.js";
@@ -53,6 +54,8 @@ export function SessionPage({ id }: { id: string }) {
   );
   const resource = useResource(id, load);
   const [tab, setTab] = useState<Tab>("chat");
+  const [liveProgress, setLiveProgress] = useState<LiveProgress | null>(null);
+  const [replaying, setReplaying] = useState(false);
   const { data, reload } = resource;
 
   const transcript = useMemo(
@@ -94,6 +97,16 @@ export function SessionPage({ id }: { id: string }) {
   const { session, turns } = data.detail;
   const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
   const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  // chat_agent_tools runs no event agent: its model is configuration it never uses.
+  const usesEventAgent = session.tool_invocation_mode !== "chat_agent_tools";
+  const usedModels = usesEventAgent ? [chatModel, eventModel] : [chatModel];
+  // While a turn streams, the header counts it (and its tokens so far) before it is stored.
+  const liveCounted =
+    liveProgress !== null &&
+    !turns.some((turn) => turn.turn_index === liveProgress.turn_index) &&
+    !data.usage.turns.some((turn) => turn.turn_index === liveProgress.turn_index);
+  const turnCount = liveCounted ? turns.length + 1 : turns.length;
+  const tokenCount = data.usage.session.total_tokens + (liveCounted ? liveProgress.tokens : 0);
   const gatewayMark = gatewayMarkOf(session.config);
   const gateway = isGatewayConfig(session.config);
   const requestedModel = (agent: string) => (agent === "chat_agent" ? chatModel : eventModel);
@@ -118,8 +131,9 @@ export function SessionPage({ id }: { id: string }) {
         <div className="session-title-row">
           <h1>{session.title}</h1>
           {gateway ? <GatewayBadge mark={gatewayMark} /> : null}
-          <SimulatedBadge models={[chatModel, eventModel]} />
+          <SimulatedBadge models={usedModels} />
         </div>
+        <DerivedFrom sessionId={session.id} config={session.config} />
         {gateway ? (
           <p className="session-subtitle muted" data-testid="gateway-subtitle">
             {gatewayDescription(gatewayMark)}
@@ -138,20 +152,24 @@ export function SessionPage({ id }: { id: string }) {
               <code>{chatModel}</code>
             </dd>
           </div>
+          {usesEventAgent ? (
+            <div>
+              <dt>Event model</dt>
+              <dd data-testid="session-event-model">
+                <code>{eventModel}</code>
+              </dd>
+            </div>
+          ) : null}
           <div>
-            <dt>Event model</dt>
-            <dd>
-              <code>{eventModel}</code>
+            <dt>Turns</dt>
+            <dd data-testid="session-turns" data-live={liveCounted ? "true" : undefined}>
+              {turnCount}
             </dd>
           </div>
           <div>
-            <dt>Turns</dt>
-            <dd>{turns.length}</dd>
-          </div>
-          <div>
             <dt>Tokens</dt>
-            <dd data-testid="session-tokens">
-              {formatInt(data.usage.session.total_tokens)}
+            <dd data-testid="session-tokens" data-live={liveCounted ? "true" : undefined}>
+              {formatInt(tokenCount)}
               <EstimatedMark rollup={data.usage.session} testId="session-tokens-estimated" />
             </dd>
           </div>
@@ -177,12 +195,29 @@ export function SessionPage({ id }: { id: string }) {
           <button
             type="button"
             className="button button-small"
+            data-testid="replay-button"
+            disabled={turns.length === 0 || replaying}
+            title="Run this session's messages again under other settings, then compare"
+            onClick={() => setReplaying(true)}
+          >
+            Replay…
+          </button>
+          <button
+            type="button"
+            className="button button-small"
             onClick={() => void reload()}
             disabled={resource.loading}
           >
             {resource.loading ? "Refreshing…" : "Refresh"}
           </button>
         </div>
+        {replaying ? (
+          <ReplayPanel
+            sessionId={session.id}
+            config={session.config}
+            onClose={() => setReplaying(false)}
+          />
+        ) : null}
         <SessionSetup config={session.config} audit={data.audit} />
         {resource.error ? <ErrorNotice error={resource.error} title="Refresh failed" /> : null}
         {data.partial ? (
@@ -231,10 +266,12 @@ export function SessionPage({ id }: { id: string }) {
       <section id="panel-chat" role="tabpanel" aria-labelledby="tab-chat" hidden={tab !== "chat"}>
         <ChatPanel
           sessionId={session.id}
+          config={session.config}
           transcript={transcript}
           turnUsage={data.usage.turns}
           runningElsewhere={turns.at(-1)?.status === "running"}
           onTurnFinished={onTurnFinished}
+          onLiveProgress={setLiveProgress}
         />
       </section>
       {tab === "usage" ? (
@@ -276,4 +313,34 @@ async function downloadExport(sessionId: string): Promise<void> {
   } catch (error) {
     window.alert(`Export failed: ${errorMessage(error)}`);
   }
+}
+
+/** A fork's or a replay's source, with a link to compare the two. */
+function DerivedFrom({
+  sessionId,
+  config,
+}: {
+  sessionId: string;
+  config: Record<string, unknown>;
+}) {
+  const derived = config.derived_from as
+    | { kind?: unknown; session_id?: unknown; turn_index?: unknown }
+    | undefined;
+  if (!derived || typeof derived.session_id !== "string") return null;
+  const source = derived.session_id;
+  return (
+    <p className="session-subtitle muted" data-testid="derived-from">
+      {derived.kind === "replay" ? "Replay of " : "Forked from "}
+      <Link to={sessionHref(source)}>
+        <code>{source}</code>
+      </Link>
+      {derived.kind === "fork" && typeof derived.turn_index === "number"
+        ? ` after turn ${derived.turn_index}`
+        : ""}
+      {" · "}
+      <Link to={compareHref(source, sessionId)} data-testid="compare-with-source">
+        Compare with it
+      </Link>
+    </p>
+  );
 }
