@@ -2,9 +2,7 @@ import type { Command } from "commander";
 import type { ApprovalPolicy } from "../../domain/approvals.js";
 import type { TurnEvent } from "../../domain/turn-events.js";
 import { prepareReplay, runReplay } from "../../runtime/session-replay.js";
-import { approvalPolicyOf, cliApprover, stdinAsker } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
-import { openStoreForWriting } from "../database-path.js";
 import {
   addDerivedSessionOptions,
   type DerivedSessionFlags,
@@ -13,6 +11,7 @@ import {
 } from "../derived-session-options.js";
 import { TurnPrinter } from "../turn-printer.js";
 import { type TurnReport, TurnReportBuilder } from "../turn-report.js";
+import { withTurnRunner } from "../turn-runner.js";
 
 interface ReplayFlags extends DerivedSessionFlags {
   approve?: ApprovalPolicy;
@@ -42,56 +41,49 @@ Examples:
     .action(async (sessionId: string, flags: ReplayFlags, command: Command) => {
       const { io } = context;
       const config = derivedConfigOverrides(flags);
-      const providers = context.providers(command);
-      const store = openStoreForWriting(context.database(command), io.stderr);
-      const controller = new AbortController();
-      const onSignal = () => controller.abort(new Error("cancelled by SIGINT"));
-      process.on("SIGINT", onSignal);
-      const asker = stdinAsker(io);
-      try {
-        const replay = await prepareReplay({
-          store,
-          providers,
-          source_id: sessionId,
-          title: flags.title,
-          config,
-        });
-        const printer = new TurnPrinter(io);
-        const reports: TurnReport[] = [];
-        let builder = new TurnReportBuilder();
-        const approve = cliApprover(approvalPolicyOf(flags.approve, io), () => asker.ask);
-        for await (const event of runReplay({
-          store,
-          providers,
-          replay,
-          signal: controller.signal,
-          approve,
-        })) {
-          if (event.type === "replay_turn") {
-            io.stdout.write(`── turn ${event.turn_index} of ${event.of} ──\n`);
-            builder = new TurnReportBuilder();
-          } else if (event.type !== "replay" && event.type !== "replay_done") {
-            printTurnEvent(event, builder, printer);
-            if (event.type === "turn_end") {
-              const report = builder.report();
-              if (report !== null) {
-                printer.footer(report);
-                reports.push(report);
+      await withTurnRunner(
+        context,
+        command,
+        flags.approve,
+        async ({ store, providers, signal, approve }) => {
+          const replay = await prepareReplay({
+            store,
+            providers,
+            source_id: sessionId,
+            title: flags.title,
+            config,
+          });
+          const printer = new TurnPrinter(io);
+          const reports: TurnReport[] = [];
+          let builder = new TurnReportBuilder();
+          for await (const event of runReplay({
+            store,
+            providers,
+            replay,
+            signal,
+            approve,
+          })) {
+            if (event.type === "replay_turn") {
+              io.stdout.write(`── turn ${event.turn_index} of ${event.of} ──\n`);
+              builder = new TurnReportBuilder();
+            } else if (event.type !== "replay" && event.type !== "replay_done") {
+              printTurnEvent(event, builder, printer);
+              if (event.type === "turn_end") {
+                const report = builder.report();
+                if (report !== null) {
+                  printer.footer(report);
+                  reports.push(report);
+                }
               }
             }
           }
-        }
-        const id = replay.session.id;
-        io.stdout.write(
-          `\nreplayed ${reports.length} of ${replay.messages.length} turns of ${sessionId} into ${id}\ncompare them: agent-lab serve, then open /compare?a=${sessionId}&b=${id}\n`,
-        );
-        context.exitCode = exitCodeOf(reports);
-      } finally {
-        process.off("SIGINT", onSignal);
-        asker.close();
-        store.close();
-        await providers.tools.close();
-      }
+          const id = replay.session.id;
+          io.stdout.write(
+            `\nreplayed ${reports.length} of ${replay.messages.length} turns of ${sessionId} into ${id}\ncompare them: agent-lab serve, then open /compare?a=${sessionId}&b=${id}\n`,
+          );
+          context.exitCode = exitCodeOf(reports);
+        },
+      );
     });
 }
 

@@ -2,11 +2,10 @@ import type { Command } from "commander";
 import type { ApprovalPolicy } from "../../domain/approvals.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import { retryableTurn } from "../../runtime/turn-retry.js";
-import { approvalPolicyOf, cliApprover, stdinAsker } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
-import { openStoreForWriting } from "../database-path.js";
 import { exitCodeOf } from "../derived-session-options.js";
 import { TurnPrinter } from "../turn-printer.js";
+import { withTurnRunner } from "../turn-runner.js";
 import { runTurnReport } from "../turn-session.js";
 
 interface RetryFlags {
@@ -40,36 +39,30 @@ Examples:
           `--turn: expected a whole number >= 1, got ${JSON.stringify(flags.turn)}`,
         );
       }
-      const providers = context.providers(command);
-      const store = openStoreForWriting(context.database(command), io.stderr);
-      const controller = new AbortController();
-      const onSignal = () => controller.abort(new Error("cancelled by SIGINT"));
-      process.on("SIGINT", onSignal);
-      const asker = stdinAsker(io);
-      try {
-        const turn = await retryableTurn(store, sessionId, turnIndex);
-        io.stdout.write(
-          `retrying turn ${turn.turn_index} (${turn.status}): ${turn.user_message}\n`,
-        );
-        const printer = new TurnPrinter(io);
-        const report = await runTurnReport(
-          {
-            store,
-            providers,
-            session_id: sessionId,
-            message: turn.user_message,
-            signal: controller.signal,
-            approve: cliApprover(approvalPolicyOf(flags.approve, io), () => asker.ask),
-          },
-          printer,
-        );
-        printer.footer(report);
-        context.exitCode = exitCodeOf([report]);
-      } finally {
-        process.off("SIGINT", onSignal);
-        asker.close();
-        store.close();
-        await providers.tools.close();
-      }
+      await withTurnRunner(
+        context,
+        command,
+        flags.approve,
+        async ({ store, providers, signal, approve }) => {
+          const turn = await retryableTurn(store, sessionId, turnIndex);
+          io.stdout.write(
+            `retrying turn ${turn.turn_index} (${turn.status}): ${turn.user_message}\n`,
+          );
+          const printer = new TurnPrinter(io);
+          const report = await runTurnReport(
+            {
+              store,
+              providers,
+              session_id: sessionId,
+              message: turn.user_message,
+              signal,
+              approve,
+            },
+            printer,
+          );
+          printer.footer(report);
+          context.exitCode = exitCodeOf([report]);
+        },
+      );
     });
 }
