@@ -94,7 +94,8 @@ describe("HTTP API: fork a session at a turn", () => {
   });
 
   it("keeps the captured payloads of the copied calls", async () => {
-    const source = await createSession({ capture: { enabled: true } });
+    // Capture is on by default for the simulated model (`payloads: auto`).
+    const source = await createSession({});
     await turn(source, "search for agent lab");
     const { session } = (await (await fork(source, { turn_index: 1 })).json()) as {
       session: SessionRecord;

@@ -47,12 +47,12 @@ const withConfigDescription = (schema: JsonObject): JsonObject => {
 };
 
 export function derivedSessionSchemas(): JsonObject {
-  const turnEvents = (ref("TurnEvent") as JsonObject).$ref;
   return {
     ForkBody: withConfigDescription(schemaOf(ForkBody)),
     ReplayBody: withConfigDescription(schemaOf(ReplayBody)),
     ReplayEvent: {
-      description: `The replay's own events; between replay_turn and the next one come the turn's events (${turnEvents}).`,
+      description:
+        "The replay's own events; after each replay_turn come that turn's TurnEvents, as POST /turns sends them.",
       oneOf: [
         object({
           type: { const: "replay" },
@@ -143,7 +143,7 @@ export function derivedSessionPaths(): JsonObject {
         operationId: "retryTurn",
         summary: "Run a turn that did not complete again, as a new turn (server-sent events)",
         description:
-          "A new turn of the same session with that turn's user message, streamed exactly like POST /turns; the old turn is kept as it was. Only a failed, cancelled, interrupted or max_rounds turn can be retried.",
+          "A new turn of the same session with that turn's user message, streamed exactly like POST /turns; the old turn is kept as it was. Sent as JSON like every POST (Content-Type: application/json); the body, `{}`, is not read. Only a failed, cancelled, interrupted or max_rounds turn can be retried.",
         responses: {
           200: {
             description: "the new turn's events",

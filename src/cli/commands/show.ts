@@ -76,7 +76,7 @@ Examples:
 
 function printTranscript(
   io: CliIo,
-  { session, messages, turns }: Transcript,
+  { session, messages, turns, audit }: Transcript,
   fullReasoning: boolean,
 ): void {
   const config = LabSessionConfig.safeParse(session.config);
@@ -105,6 +105,12 @@ function printTranscript(
     for (const message of byTurn.get(turnIndex) ?? []) {
       lines.push(...renderMessage(message, fullReasoning));
     }
+    // A failed turn says why (its turn_failed audit row), so the reader need not dig for it.
+    const failure = audit.find(
+      (row) => row.event === "turn_failed" && row.turn_index === turnIndex,
+    );
+    if (failure !== undefined)
+      lines.push(`error (${String(failure.details.code)}): ${String(failure.details.message)}`);
   }
   // Titles, messages and model names come from models, tools and imports.
   io.stdout.write(`${terminalSafe(lines.join("\n"))}\n`);
