@@ -141,7 +141,9 @@ describe("agent-lab usage", () => {
     const result = await runCli(["--db", db, "usage", "no-such-session"]);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 
@@ -246,7 +248,9 @@ describe("agent-lab call", () => {
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", db, "call", "no-such-session", "chat:1:1"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 
@@ -313,7 +317,9 @@ describe("agent-lab show", () => {
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", db, "show", "no-such-session"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 
