@@ -22,7 +22,6 @@ describe("agent-lab run when the database refuses mid-turn", () => {
       "run",
       "--session",
       "s",
-      "--new",
       "--json",
       "search for x",
     ]);

@@ -36,13 +36,14 @@ function findByPrefix(store: SqliteSessionStore, prefix: string): SessionRecord 
   const ids = store.findSessionIdsByPrefix(prefix, LISTED_CANDIDATES + 1);
   if (ids.length === 0) return null;
   if (ids.length > 1) {
+    // One line, as every CLI error is: the ids, each with its title.
     const shown = ids.slice(0, LISTED_CANDIDATES).map((id) => {
       const session = store.getSession(id);
-      return `  ${terminalSafe(id)}${session === null ? "" : `  ${terminalSafe(session.title)}`}`;
+      return `${terminalSafe(id)}${session === null ? "" : ` "${terminalSafe(session.title)}"`}`;
     });
-    const more = ids.length > LISTED_CANDIDATES ? "\n  …and more" : "";
+    const more = ids.length > LISTED_CANDIDATES ? ", …" : "";
     throw new InvalidInputError(
-      `session id prefix ${terminalSafe(prefix)} is ambiguous; it starts these sessions:\n${shown.join("\n")}${more}\ngive more of the id`,
+      `session id prefix ${terminalSafe(prefix)} is ambiguous: it starts ${shown.join(", ")}${more}; give more of the id`,
     );
   }
   return store.getSession(ids[0] as string);

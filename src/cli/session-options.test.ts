@@ -130,10 +130,7 @@ describe("a session id given to the commands that read or remove a session", () 
       expect(result.status, command).toBe(1);
       expect(result.stdout, command).toBe("");
       expect(stderrLines(result), command).toEqual([
-        "agent-lab: session id prefix report-2026 is ambiguous; it starts these sessions:",
-        "  report-2026-alpha  hello",
-        "  report-2026-beta  hello",
-        "give more of the id",
+        'agent-lab: session id prefix report-2026 is ambiguous: it starts report-2026-alpha "hello", report-2026-beta "hello"; give more of the id',
       ]);
     }
     expect(sessionIds()).toEqual(["other", "report-2026-alpha", "report-2026-beta"]);
