@@ -7,15 +7,20 @@ import { fileURLToPath } from "node:url";
  */
 export default function setup(): void {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  const run = (args: string[]) =>
-    execFileSync(process.execPath, args, { cwd: root, stdio: "inherit" });
+  const run = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+    execFileSync(process.execPath, args, { cwd: root, stdio: "inherit", env });
   run(["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"]);
-  run([
-    "node_modules/vite/bin/vite.js",
-    "build",
-    "--config",
-    "web/vite.config.ts",
-    "--logLevel",
-    "warn",
-  ]);
+  // vitest sets NODE_ENV=test; a vite build that inherits it bundles React's development build
+  // (jsxDEV, source locations, twice the size), which the browser tests would then exercise.
+  run(
+    [
+      "node_modules/vite/bin/vite.js",
+      "build",
+      "--config",
+      "web/vite.config.ts",
+      "--logLevel",
+      "warn",
+    ],
+    { ...process.env, NODE_ENV: "production" },
+  );
 }

@@ -71,8 +71,8 @@ describe("agent-lab chat", () => {
     // /usage prints what `agent-lab usage` prints.
     const usage = await runCli(["--db", lab.db, "usage", sessionId]);
     expect(result.stdout).toContain(usage.stdout);
-    expect(lines.find((line) => line.startsWith("TURN"))).toMatch(/^TURN\s+CALLS\s+TOOLS/);
-    expect(lines.find((line) => line.startsWith("2 "))).toMatch(/^2\s+3\s+1\s+0\s/);
+    expect(lines.find((line) => line.startsWith("TURN"))).toMatch(/^TURN\s+STATUS\s+CALLS\s+TOOLS/);
+    expect(lines.find((line) => line.startsWith("2 "))).toMatch(/^2\s+completed\s+3\s+1\s+0\s/);
     expect(lines.find((line) => line.startsWith("total"))).toMatch(/^total\s+7\s+3\s+0\s/);
     // Nothing after /exit runs; /exit leaves without another prompt.
     expect(result.stdout).not.toContain("never sent");

@@ -1,3 +1,4 @@
+import { formatDuration } from "../domain/number-format.js";
 import { terminalSafe, terminalSafeJson } from "../domain/terminal-text.js";
 
 export { terminalSafe };
@@ -29,12 +30,9 @@ export function writeError(io: CliIo, message: string): void {
   io.stderr.write(`agent-lab: ${terminalSafe(message.replace(/\s*\n\s*/g, " "))}\n`);
 }
 
-/** `12 ms`, `3.4 ms`, `12.3 s`; `–` when there is no measurement. */
+/** `12 ms`, `3.4 ms`, `1.24 s`; `–` when there is no measurement (src/domain/number-format.ts). */
 export function formatMs(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return "–";
-  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 10) return `${Number(ms.toFixed(1))} ms`;
-  return `${Math.round(ms)} ms`;
+  return formatDuration(ms);
 }
 
 /** 1234567 → `1,234,567`. */

@@ -90,9 +90,9 @@ describe("agent-lab usage", () => {
     const lines = result.stdout.split("\n");
     expect(lines[0]).toBe(`Usage of session ${report.session_id}`);
     expect(lines.find((line) => line.startsWith("TURN"))).toMatch(
-      /^TURN\s+CALLS\s+TOOLS\s+FALLBACKS\s+PROMPT\s+CACHED\s+CACHE WRITE\s+COMPLETION\s+REASONING\s+TOTAL\s+COST\s+TTFT\s+ELAPSED\s+WALL$/,
+      /^TURN\s+STATUS\s+CALLS\s+TOOLS\s+FALLBACKS\s+PROMPT\s+CACHED\s+CACHE WRITE\s+COMPLETION\s+REASONING\s+TOTAL\s+COST\s+TTFT\s+ELAPSED\s+WALL$/,
     );
-    expect(lines.find((line) => line.startsWith("1 "))).toMatch(/^1\s+4\s+2\s+0\s/);
+    expect(lines.find((line) => line.startsWith("1 "))).toMatch(/^1\s+completed\s+4\s+2\s+0\s/);
     // The simulated model is in the price table at zero: an estimate, not the provider's figure.
     expect(lines.find((line) => line.startsWith("total"))).toMatch(
       /^total\s+4\s+2\s+0\s.*\s\$0 est\.\s/,
@@ -141,7 +141,9 @@ describe("agent-lab usage", () => {
     const result = await runCli(["--db", db, "usage", "no-such-session"]);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 
@@ -246,7 +248,9 @@ describe("agent-lab call", () => {
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", db, "call", "no-such-session", "chat:1:1"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 
@@ -313,7 +317,9 @@ describe("agent-lab show", () => {
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", db, "show", "no-such-session"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 

@@ -52,6 +52,7 @@ describe("terminal output is safe", () => {
       server.baseUrl,
       "--session",
       "hostile",
+      "--new",
       "--title",
       `title ${HOSTILE}`,
       "hi",

@@ -132,7 +132,9 @@ describe("agent-lab export and import", () => {
     const result = await runCli(["--db", lab.db, "export", "no-such-session"]);
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });
 
@@ -214,7 +216,9 @@ describe("agent-lab delete", () => {
     expect(result.stdout).toBe(`Deleted session ${sessionId} "Flaky" (2 turns)\n`);
     const shown = await runCli(["--db", lab.db, "show", sessionId]);
     expect(shown.status).toBe(1);
-    expect(stderrLines(shown)).toEqual([`agent-lab: session not found: ${sessionId}`]);
+    expect(stderrLines(shown)).toEqual([
+      `agent-lab: session not found: ${sessionId} (no id is or starts with it; agent-lab sessions lists them)`,
+    ]);
     expect(await runCliJson(["--db", lab.db, "sessions"])).toMatchObject({ sessions: [] });
   });
 
@@ -231,6 +235,8 @@ describe("agent-lab delete", () => {
   it("refuses an unknown session with one line", async () => {
     const result = await runCli(["--db", lab.db, "delete", "no-such-session", "--yes"]);
     expect(result.status).toBe(1);
-    expect(stderrLines(result)).toEqual(["agent-lab: session not found: no-such-session"]);
+    expect(stderrLines(result)).toEqual([
+      "agent-lab: session not found: no-such-session (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import type { ApprovalPolicy } from "../domain/approvals.js";
-import { SessionModeMismatchError } from "../domain/errors.js";
+import { InvalidInputError, SessionModeMismatchError } from "../domain/errors.js";
 import type { SessionRecord } from "../domain/records.js";
 import {
   LabSessionConfig,
@@ -12,8 +12,9 @@ import type { ChatModel } from "../providers/chat-model.js";
 import { type RunTurnOptions, runTurn } from "../runtime/run-turn.js";
 import type { ModelProvider } from "../runtime/turn-providers.js";
 import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import type { CliIo } from "./output.js";
+import { type CliIo, terminalSafe } from "./output.js";
 import type { RequestedConfig } from "./session-config-options.js";
+import { resolveSession } from "./session-id.js";
 import type { TurnPrinter } from "./turn-printer.js";
 import { type TurnReport, TurnReportBuilder } from "./turn-report.js";
 
@@ -25,6 +26,7 @@ import { type TurnReport, TurnReportBuilder } from "./turn-report.js";
 /** The flags of the commands that run turns. */
 export interface SessionFlags {
   session?: string;
+  new?: boolean;
   mode?: ToolInvocationMode;
   model?: string;
   eventModel?: string;
@@ -36,10 +38,17 @@ export interface SessionFlags {
   approve?: ApprovalPolicy;
 }
 
-/** Adds --session, --mode, --model, --event-model, --base-url, --config, --title and --approve. */
+/**
+ * Adds --session, --new, --mode, --model, --event-model, --base-url, --config, --title and
+ * --approve.
+ */
 export function addSessionOptions(command: Command, titleDefault: string): Command {
   return command
-    .option("--session <id>", "continue this session (or create it with this id)")
+    .option(
+      "--session <id>",
+      "continue this session: its id, or a unique prefix of it (with --new: create it with this id)",
+    )
+    .option("--new", "create the session --session names (refused when that id exists)")
     .addOption(
       new Option(
         "--mode <mode>",
@@ -50,7 +59,10 @@ export function addSessionOptions(command: Command, titleDefault: string): Comma
       "--model <spec>",
       "the chat agent's model: sim, sim:NAME or openai:MODEL (default: sim)",
     )
-    .option("--event-model <spec>", "the event agent's model (default: sim)")
+    .option(
+      "--event-model <spec>",
+      "the event agent's model (default: the chat agent's, as --model sets it, or the --config file's event_agent)",
+    )
     .option("--base-url <url>", "the endpoint of the openai: models (chat and event agent)")
     .option("--config <file>", "a JSON session config; the flags above override it")
     .addOption(
@@ -72,6 +84,8 @@ export function addSessionOptions(command: Command, titleDefault: string): Comma
 export interface SessionPlan {
   /** The session --session names, when it is already stored. */
   existing: SessionRecord | null;
+  /** The id the turn runs in: the stored session's, the one --new creates, or none (a new id). */
+  session_id: string | undefined;
   /**
    * The config to hand the first turn: the requested one for a new session; for an existing one
    * only its explicitly requested mode (checked against the locked one), else nothing.
@@ -93,16 +107,26 @@ export function planSession(
   requested: RequestedConfig,
   io: CliIo,
 ): SessionPlan {
-  const existing = flags.session === undefined ? null : store.getSession(flags.session);
-  if (existing === null) {
-    // A mistyped id would otherwise silently start a new conversation.
-    if (flags.session !== undefined) {
-      io.stderr.write(
-        `agent-lab: note: no session ${flags.session} yet; starting a new one with this id (agent-lab sessions lists the others)\n`,
+  if (flags.session === undefined || flags.new) {
+    // Only --new creates a session with a given id: a mistyped id must not start a conversation.
+    if (flags.session !== undefined && store.getSession(flags.session) !== null) {
+      throw new InvalidInputError(
+        `session ${terminalSafe(flags.session)} already exists; drop --new to continue it`,
       );
     }
-    return { existing, config: requested.config, effective: requested.config, requested };
+    return {
+      existing: null,
+      session_id: flags.session,
+      config: requested.config,
+      effective: requested.config,
+      requested,
+    };
   }
+  const existing = resolveSession(
+    store,
+    flags.session,
+    "pass --new to create a session with this id; agent-lab sessions lists the others",
+  );
   const mode = requested.explicit_mode;
   if (mode !== undefined && mode !== existing.tool_invocation_mode) {
     throw new SessionModeMismatchError(existing.tool_invocation_mode, mode);
@@ -116,6 +140,7 @@ export function planSession(
   const stored = LabSessionConfig.safeParse(existing.config);
   return {
     existing,
+    session_id: existing.id,
     config: mode === undefined ? undefined : { tool_invocation_mode: mode },
     effective: stored.success ? stored.data : null,
     requested,

@@ -1,4 +1,5 @@
 import { type CellSummary, type CostSource, ScenarioCategory } from "../domain/experiment.js";
+import { formatDuration } from "../domain/number-format.js";
 
 /** The number formats every report face shares, so the table and the HTML say the same. */
 
@@ -22,12 +23,9 @@ export function formatSuccess(
   return `${formatPercent(cell.success_rate)} [${Math.round(low * 100)}–${Math.round(high * 100)}]`;
 }
 
-/** `12 ms`, `3.4 ms`, `12.3 s`; `–` when there is no measurement. */
+/** `12 ms`, `3.4 ms`, `1.24 s`; `–` when there is no measurement (src/domain/number-format.ts). */
 export function formatMilliseconds(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "–";
-  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 10) return `${Number(ms.toFixed(1))} ms`;
-  return `${Math.round(ms)} ms`;
+  return formatDuration(ms);
 }
 
 /** `120/340 ms`-style pair of percentiles: `p50 / p95`. */

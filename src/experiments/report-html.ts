@@ -1,4 +1,5 @@
 import type { CellSummary, ExperimentReport, RunResult } from "../domain/experiment.js";
+import { roundTicks } from "../domain/number-format.js";
 import {
   COST_NOTE,
   categoryScores,
@@ -90,14 +91,23 @@ function rowLabel(cell: CellSummary, index: number): string {
   return `<text x="${LABEL_WIDTH}" y="${y}" text-anchor="end"><title>${esc(cell.label)}</title>${esc(clip(cell.label, MAX_LABEL_CHARS))}</text>`;
 }
 
-/** Gridlines and tick labels under the plot area for a 0..max scale. */
-function axis(rows: number, max: number, format: (value: number) => string): string {
+/**
+ * Gridlines and tick labels under the plot area, at round values (roundTicks) from 0 to the last
+ * tick, which is the right edge of the plot: draw the bars with the scale it returns.
+ */
+function axis(
+  rows: number,
+  max: number,
+  format: (value: number) => string,
+): { svg: string; scale: number } {
   const bottom = TOP + rows * ROW;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((share) => {
-    const x = PLOT_LEFT + share * PLOT_WIDTH;
-    return `<line x1="${x}" y1="${TOP}" x2="${x}" y2="${bottom}" stroke="#e6e9ef"/><text class="muted" x="${x}" y="${bottom + 15}" text-anchor="middle">${esc(format(share * max))}</text>`;
+  const ticks = roundTicks(max);
+  const end = ticks.at(-1) ?? 1;
+  const svg = ticks.map((tick) => {
+    const x = Number((PLOT_LEFT + (tick / end) * PLOT_WIDTH).toFixed(1));
+    return `<line x1="${x}" y1="${TOP}" x2="${x}" y2="${bottom}" stroke="#e6e9ef"/><text class="muted" x="${x}" y="${bottom + 15}" text-anchor="middle">${esc(format(tick))}</text>`;
   });
-  return ticks.join("");
+  return { svg: svg.join(""), scale: PLOT_WIDTH / end };
 }
 
 function successChart(cells: readonly CellSummary[]): string {
@@ -123,7 +133,7 @@ function successChart(cells: readonly CellSummary[]): string {
   });
   return chart(
     cells.length,
-    axis(cells.length, 1, (value) => formatPercent(value)) + rows.join(""),
+    axis(cells.length, 1, (value) => formatPercent(value)).svg + rows.join(""),
     "success rate per cell with 95% confidence interval",
   );
 }
@@ -134,7 +144,8 @@ function rangeChart(
   what: string,
 ): string {
   const max = Math.max(0, ...cells.map((cell) => pick(cell)[1] ?? pick(cell)[0] ?? 0));
-  const scale = max > 0 ? PLOT_WIDTH / max : 0;
+  const grid = axis(cells.length, max, (value) => formatMilliseconds(value));
+  const { scale } = grid;
   const rows = cells.map((cell, index) => {
     const y = TOP + index * ROW;
     const mid = y + ROW / 2;
@@ -151,11 +162,7 @@ function rangeChart(
       `<text x="${PLOT_LEFT + PLOT_WIDTH + 12}" y="${mid + 4}">${esc(`p50 ${formatMilliseconds(p50)} · p95 ${formatMilliseconds(p95)}`)}</text>`,
     ].join("");
   });
-  return chart(
-    cells.length,
-    axis(cells.length, max, (value) => formatMilliseconds(value)) + rows.join(""),
-    `${what} p50 and p95 per cell`,
-  );
+  return chart(cells.length, grid.svg + rows.join(""), `${what} p50 and p95 per cell`);
 }
 
 /** One bar per cell on a 0..max scale (a max of 1 is a share). */
@@ -164,7 +171,8 @@ function barChart(
   value: (cell: CellSummary) => number,
   options: { max: number; color: string; format: (value: number) => string; what: string },
 ): string {
-  const scale = options.max > 0 ? PLOT_WIDTH / options.max : 0;
+  const grid = axis(cells.length, options.max, options.format);
+  const { scale } = grid;
   const rows = cells.map((cell, index) => {
     const y = TOP + index * ROW;
     const mid = y + ROW / 2;
@@ -179,11 +187,7 @@ function barChart(
       `<text x="${PLOT_LEFT + PLOT_WIDTH + 12}" y="${mid + 4}">${esc(text)}</text>`,
     ].join("");
   });
-  return chart(
-    cells.length,
-    axis(cells.length, options.max, options.format) + rows.join(""),
-    `${options.what} per cell`,
-  );
+  return chart(cells.length, grid.svg + rows.join(""), `${options.what} per cell`);
 }
 
 function tokensCharts(cells: readonly CellSummary[]): string {

@@ -94,6 +94,7 @@ describe("agent-lab serve", () => {
     async (signal) => {
       running = serve(["--db", database, "serve", "--port", "0"]);
       const url = await runningUrl(running);
+      expect(running.stdout()).toContain(`\nDatabase ${database}\n`);
       const authorization = `Bearer ${tokenOf(url)}`;
       expect(
         (await fetch(new URL("/api/health", url), { headers: { authorization } })).status,
@@ -115,6 +116,21 @@ describe("agent-lab serve", () => {
       store.close();
     },
   );
+
+  it("bound to every interface, prints a loopback address a browser can open, not 0.0.0.0", async () => {
+    running = serve(["--db", database, "serve", "--host", "0.0.0.0", "--port", "0"]);
+    const url = await runningUrl(running); // http://127.0.0.1:PORT/?token=…
+    const { port } = new URL(url);
+    expect(running.stdout()).toContain(`Listening on every interface (0.0.0.0, port ${port})\n`);
+    expect(running.stdout()).toContain(`Database ${database}\n`);
+    expect(running.stdout()).not.toMatch(/http:\/\/0\.0\.0\.0/);
+    const opened = await fetch(url, { redirect: "manual" });
+    expect(opened.status).toBe(302);
+    const cookie = (opened.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    expect((await fetch(new URL("/api/sessions", url), { headers: { cookie } })).status).toBe(200);
+    running.child.kill("SIGTERM");
+    expect(await running.exit).toBe(0);
+  });
 
   it("takes the token from $AGENT_LAB_TOKEN and never prints it", async () => {
     const token = "env-token-0123456789abcdef";

@@ -93,6 +93,29 @@ describe("the web UI when it is not built", () => {
     }
   });
 
+  it("serves the production build the tests built: no React development runtime in the bundle", async () => {
+    // test/global-setup.ts builds dist/web; vitest sets NODE_ENV=test, which a vite build would
+    // inherit and turn into a development bundle (jsxDEV, react-dom.development).
+    const lab = await startTestServer({ webRoot: defaultWebRoot() });
+    try {
+      const index = await (await lab.api("/")).text();
+      const scripts = [...index.matchAll(/<script[^>]+src="([^"]+\.js)"/g)].map((m) => m[1]);
+      expect(scripts.length).toBeGreaterThan(0);
+      for (const src of scripts) {
+        const response = await lab.api(src as string);
+        expect(response.status, src).toBe(200);
+        const bundle = await response.text();
+        expect(bundle.length, src).toBeGreaterThan(10_000);
+        // Booleans, so that a failure names the file instead of printing a 700 kB bundle. The
+        // markdown renderer names jsxDEV in an error message; a development build calls it.
+        expect(/\bjsxDEV\)\(/.test(bundle), `${src} calls jsxDEV`).toBe(false);
+        expect(/columnNumber:\d/.test(bundle), `${src} carries JSX source locations`).toBe(false);
+      }
+    } finally {
+      await lab.close();
+    }
+  });
+
   it("finds dist/web from the module's own location, not the working directory", () => {
     expect(defaultWebRoot()).toMatch(/[\\/]dist[\\/]web[\\/]?$/);
     expect(defaultWebRoot()).toBe(join(new URL("../..", import.meta.url).pathname, "dist", "web/"));

@@ -69,14 +69,24 @@ describe.each(["chat_agent_tools", "dual_agent"] as const)(
       const common = ["--config", configFile, "--approve", "none"];
 
       const chat = await runCli(
-        ["--db", lab.db, "chat", "--session", "chat", ...common],
+        ["--db", lab.db, "chat", "--session", "chat", "--new", ...common],
         {},
         `${TURNS.join("\n")}\n`,
       );
       expect(chat.status, chat.stderr).toBe(0);
 
-      for (const message of TURNS) {
-        const run = await runCli(["--db", lab.db, "run", "--session", "run", ...common, message]);
+      for (const [index, message] of TURNS.entries()) {
+        const create = index === 0 ? ["--new"] : [];
+        const run = await runCli([
+          "--db",
+          lab.db,
+          "run",
+          "--session",
+          "run",
+          ...create,
+          ...common,
+          message,
+        ]);
         expect(run.status, run.stderr).toBe(0);
       }
 

@@ -152,8 +152,12 @@ export const api = {
     ),
   exportSession: (id: string) => request<unknown>(`${sessionPath(id)}/export`),
   /** Sends an exported document back; the text is passed through as the server validates it. */
-  importSession: (documentText: string) =>
-    request<Partial<SessionResponse>>("/api/import", { method: "POST", body: documentText }),
+  /** Stores an exported session, under `sessionId` when given (else the document's own id). */
+  importSession: (documentText: string, sessionId?: string) =>
+    request<Partial<SessionResponse>>(
+      withQuery("/api/import", sessionId === undefined ? {} : { session_id: sessionId }),
+      { method: "POST", body: documentText },
+    ),
   /** Answers a call waiting for approval (decided_by user); edited arguments only with approve. */
   decideApproval: (
     id: string,

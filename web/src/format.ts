@@ -1,20 +1,16 @@
 /** Display formatting for numbers, durations and times. */
 
+import { formatDuration } from "../../src/domain/number-format.js";
+
 const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 
 export function formatInt(value: number | null | undefined): string {
   return value === null || value === undefined || Number.isNaN(value) ? "—" : integer.format(value);
 }
 
-/** "850 ms", "1.24 s", "2 min 5 s". */
+/** "850 ms", "1.24 s", "2 min 5 s": the lab's one duration format (src/domain/number-format.ts). */
 export function formatMs(value: number | null | undefined): string {
-  if (value === null || value === undefined || Number.isNaN(value)) return "—";
-  const abs = Math.abs(value);
-  if (abs < 1000) return `${Math.round(value * 10) / 10} ms`;
-  if (abs < 60_000) return `${(value / 1000).toFixed(abs < 10_000 ? 2 : 1)} s`;
-  const minutes = Math.trunc(value / 60_000);
-  const seconds = Math.round((abs % 60_000) / 1000);
-  return `${minutes} min ${seconds} s`;
+  return formatDuration(value, "—");
 }
 
 /** Compact ms for axis ticks: "0", "250", "1.5k". */

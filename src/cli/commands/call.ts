@@ -9,6 +9,7 @@ import { SessionNotFoundError } from "../../domain/errors.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import { type CliIo, formatCount, terminalSafe, writeJson } from "../output.js";
+import { resolveSession } from "../session-id.js";
 
 export function registerCallCommand(program: Command, context: CommandContext): void {
   program
@@ -16,7 +17,7 @@ export function registerCallCommand(program: Command, context: CommandContext): 
     .description(
       "Show one model call as it went over the wire: the request body sent (messages, tools, parameters) and the raw response stream.",
     )
-    .argument("<session>", "the session id (see agent-lab sessions)")
+    .argument("<session>", "the session id, or a unique prefix of it (see agent-lab sessions)")
     .argument("<metric-key>", "the call's key, from the call table of agent-lab usage (chat:1:1)")
     .option("--json", "print the captured record: { request_body, response_body, sizes, … }")
     .addHelpText(
@@ -38,13 +39,12 @@ Examples:
         if (store === null) throw new SessionNotFoundError(sessionId);
         let payload: CallPayloadRecord | null;
         try {
-          const session = store.getSession(sessionId);
-          if (session === null) throw new SessionNotFoundError(sessionId);
-          payload = await store.getCallPayload(sessionId, metricKey);
+          const session = resolveSession(store, sessionId);
+          payload = await store.getCallPayload(session.id, metricKey);
           if (payload === null) {
-            const { calls } = store.usageSummary(sessionId);
+            const { calls } = store.usageSummary(session.id);
             const reason = missingPayloadReason(session, calls, metricKey);
-            throw new CallNotCapturedError(sessionId, metricKey, reason);
+            throw new CallNotCapturedError(session.id, metricKey, reason);
           }
         } finally {
           store.close();

@@ -20,7 +20,7 @@ import {
   type SessionPlan,
   sessionModels,
 } from "../turn-session.js";
-import { printUsage } from "./usage.js";
+import { printUsage, turnStatuses } from "./usage.js";
 
 const PROMPT = "you> ";
 /** A second Ctrl-C this soon after the first always quits. */
@@ -48,7 +48,8 @@ export function registerChatCommand(program: Command, context: CommandContext): 
       "after",
       `
 The session is created by the first message, with the config of --config and the flags; an
-existing one (--session ID) keeps its config. --approve ask (the default at a terminal) asks
+existing one (--session ID, or a unique prefix of the id) keeps its config; --session ID --new
+creates one with that id. --approve ask (the default at a terminal) asks
 before a call to a tool that requires approval (mock_ticket) runs; piped input defaults to none.
 In the loop: /usage, /session, /help, /exit (or
 Ctrl-D). Ctrl-C cancels the running turn and the chat goes on; at an empty prompt, or twice within
@@ -57,7 +58,8 @@ a second, it leaves (exit code 130). Lines can be piped in: echo "hello" | agent
 Examples:
   $ agent-lab chat
   $ agent-lab chat --mode chat_agent_tools --title "ticket triage"
-  $ agent-lab chat --session 3f1c…
+  $ agent-lab chat --session 3f1c
+  $ agent-lab chat --session triage --new --mode chat_agent_tools
   $ OPENAI_API_KEY=… agent-lab chat --model openai:gpt-4.1-mini`,
     )
     .action(async (flags: SessionFlags, command: Command) => {
@@ -216,8 +218,8 @@ class ChatRepl {
     const existing = this.#plan.existing;
     const session = existing
       ? `Session ${existing.id}: ${existing.title} · ${plural(this.#store.listTurns(existing.id).length, "turn")} so far`
-      : this.#flags.session !== undefined
-        ? `Session ${this.#flags.session} is new: it is created by your first message.`
+      : this.#plan.session_id !== undefined
+        ? `Session ${this.#plan.session_id} is new: it is created by your first message.`
         : "A new session: it is created by your first message.";
     this.#io.stdout.write(
       `agent-lab chat · database ${this.#location.path}${simulated}\n${terminalSafe(session)}\nType a message; /help lists the commands, /exit or Ctrl-D leaves.\n`,
@@ -269,6 +271,7 @@ class ChatRepl {
       this.#sessionId,
       this.#store.usageSummary(this.#sessionId),
       this.#store.getSession(this.#sessionId),
+      turnStatuses(this.#store.listTurns(this.#sessionId)),
     );
   }
 
@@ -296,7 +299,7 @@ class ChatRepl {
     this.#turn = controller;
     const printer = new TurnPrinter(this.#io);
     const isNew = this.#sessionId === undefined && this.#plan.existing === null;
-    const sessionId = this.#sessionId ?? this.#flags.session;
+    const sessionId = this.#sessionId ?? this.#plan.session_id;
     // Only the turn that creates the session hands it a config and a title.
     const config: LabSessionConfigInput | undefined =
       this.#sessionId === undefined ? this.#plan.config : undefined;

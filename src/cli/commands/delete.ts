@@ -4,12 +4,13 @@ import { InvalidInputError, SessionNotFoundError } from "../../domain/errors.js"
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import { type CliIo, plural, terminalSafe } from "../output.js";
+import { resolveSession } from "../session-id.js";
 
 export function registerDeleteCommand(program: Command, context: CommandContext): void {
   program
     .command("delete")
     .description("Delete a session and all that was recorded with it (asks first, unless --yes).")
-    .argument("<session>", "the session id (see agent-lab sessions)")
+    .argument("<session>", "the session id, or a unique prefix of it (see agent-lab sessions)")
     .option("-y, --yes", "delete without asking (needed when stdin is not a terminal)")
     .addHelpText(
       "after",
@@ -25,9 +26,8 @@ Examples:
       const store = openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
       try {
-        const session = store.getSession(sessionId);
-        if (session === null) throw new SessionNotFoundError(sessionId);
-        const turns = store.listTurns(sessionId).length;
+        const session = resolveSession(store, sessionId);
+        const turns = store.listTurns(session.id).length;
         const what = `session ${session.id} "${session.title}" (${plural(turns, "turn")})`;
         if (!flags.yes) {
           if (io.stdin?.isTTY !== true) {

@@ -6,6 +6,7 @@ import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import { fileErrorReason } from "../files.js";
 import { plural } from "../output.js";
+import { resolveSession } from "../session-id.js";
 
 interface ExportFlags {
   out?: string;
@@ -18,7 +19,7 @@ export function registerExportCommand(program: Command, context: CommandContext)
     .description(
       "Write a session (config, turns, messages, audit log, usage) as one JSON document for agent-lab import.",
     )
-    .argument("<session>", "the session id (see agent-lab sessions)")
+    .argument("<session>", "the session id, or a unique prefix of it (see agent-lab sessions)")
     .option("--out <file>", "write the document to FILE instead of stdout")
     .option("--force", "with --out: overwrite FILE when it exists")
     .addHelpText(
@@ -37,7 +38,7 @@ Examples:
       if (store === null) throw new SessionNotFoundError(sessionId);
       let document: SessionExport;
       try {
-        document = store.exportSession(sessionId);
+        document = store.exportSession(resolveSession(store, sessionId).id);
       } finally {
         store.close();
       }
@@ -59,7 +60,7 @@ Examples:
       }
       const turns = document.turns.length;
       io.stdout.write(
-        `Exported session ${sessionId} (${plural(turns, "turn")}, ${plural(document.messages.length, "message")}) to ${flags.out}\n`,
+        `Exported session ${document.session.id} (${plural(turns, "turn")}, ${plural(document.messages.length, "message")}) to ${flags.out}\n`,
       );
     });
 }

@@ -26,7 +26,7 @@ export function registerRunCommand(program: Command, context: CommandContext): v
   const command = program
     .command("run")
     .description(
-      "Run one turn: send MESSAGE to a new session (or --session ID), stream the answer and the tool calls, and record everything in the lab's database.",
+      "Run one turn: send MESSAGE to a new session (or the session --session ID names), stream the answer and the tool calls, and record everything in the lab's database.",
     )
     .argument("<message>", "what the user says");
   addSessionOptions(command, "the start of the message")
@@ -34,8 +34,9 @@ export function registerRunCommand(program: Command, context: CommandContext): v
     .addHelpText(
       "after",
       `
-A new session takes its config from --config and the flags; an existing one (--session ID) keeps
-the config it was created with, and its mode is locked. Ctrl-C cancels the turn and keeps what it
+A new session takes its config from --config and the flags; an existing one (--session ID, or a
+unique prefix of its id, as git takes commits) keeps the config it was created with, and its mode
+is locked. An id that names no session is refused: --session ID --new creates one with that id. Ctrl-C cancels the turn and keeps what it
 produced, marked cancelled (exit code 130). A call to a tool that requires approval (mock_ticket)
 waits for --approve: ask prompts "approve mock_ticket {…}? [y/N/e(dit)]" (the default at a
 terminal); without a terminal the default is none, which denies it.
@@ -43,7 +44,8 @@ terminal); without a terminal the default is none, which denies it.
 Examples:
   $ agent-lab run --approve all "search for agent lab and file a ticket about flaky tests"
   $ agent-lab run --mode chat_agent_tools --json "search for vitest"
-  $ agent-lab run --session 3f1c… "and now file a ticket about it"
+  $ agent-lab run --session 3f1c "and now file a ticket about it"
+  $ agent-lab run --session flaky-tests --new "search for flaky tests"
   $ OPENAI_API_KEY=… agent-lab run --model openai:gpt-4.1-mini "search for agent lab"
   $ agent-lab run --model openai:llama3.1 --base-url http://127.0.0.1:11434/v1 "hello"`,
     )
@@ -90,13 +92,13 @@ async function runWithProviders(
   const asker = stdinAsker(io);
   try {
     const plan = planSession(store, flags, requested, io);
-    const { config } = plan;
+    const { config, session_id } = plan;
     const printer = flags.json ? null : new TurnPrinter(io);
     const report = await runTurnReport(
       {
         store,
         message,
-        ...(flags.session !== undefined ? { session_id: flags.session } : {}),
+        ...(session_id !== undefined ? { session_id } : {}),
         ...(flags.title !== undefined ? { title: flags.title } : {}),
         ...(config !== undefined ? { config } : {}),
         signal: controller.signal,

@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { labSuitesDirs } from "../../composition/lab-config.js";
@@ -37,20 +38,45 @@ function checkFolder(folder: string, where: string): string {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** The bare address (no brackets) that listens on every interface. */
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
+
+/**
+ * The address to print: a server bound to every interface is opened through loopback, since
+ * http://0.0.0.0:… is no address a browser can open (and is not clickable in a terminal).
+ */
+export function openableUrl(server: Pick<RunningServer, "url" | "host">): string {
+  const bare = server.host.replace(/^\[|\]$/g, "");
+  if (!WILDCARD_HOSTS.has(bare)) return server.url;
+  const url = new URL(server.url);
+  url.hostname = bare === "0.0.0.0" ? "127.0.0.1" : "[::1]";
+  return url.href;
+}
+
 /**
  * A token made for this run is printed in the address to open, as Jupyter does (the terminal is the
  * user's own); one the user chose is not, so it stays out of terminal logs and recordings.
  */
-function startupLines(server: RunningServer, chosen: string | false | undefined): string {
-  const running = (url: string) =>
-    `Agent Lab is running at ${url} (simulated model by default; Ctrl-C to stop)\n`;
+function startupLines(
+  server: RunningServer,
+  chosen: string | false | undefined,
+  database: string,
+): string {
+  const url = openableUrl(server);
+  const everywhere =
+    url === server.url
+      ? ""
+      : `Listening on every interface (${server.host}, port ${server.port})\n`;
+  const running = (address: string) =>
+    `Agent Lab is running at ${address} (simulated model by default; Ctrl-C to stop)\n${everywhere}Database ${database}\n`;
   if (server.token === null) {
-    return `${running(server.url)}No token (--no-token): every user and program on this machine can use this lab\n`;
+    return `${running(url)}No token (--no-token): every user and program on this machine can use this lab\n`;
   }
   if (chosen === undefined) {
-    return `${running(server.browserUrl)}Open that address once: the browser keeps the token in a cookie. API clients send the header Authorization: Bearer <token>. The token is new at each start (choose one with $${TOKEN_ENV})\n`;
+    const browserUrl = `${url}?token=${encodeURIComponent(server.token)}`;
+    return `${running(browserUrl)}Open that address once: the browser keeps the token in a cookie. API clients send the header Authorization: Bearer <token>. The token is new at each start (choose one with $${TOKEN_ENV})\n`;
   }
-  return `${running(server.url)}Open ${server.url}?token=<your token> once: the browser keeps it in a cookie. API clients send the header Authorization: Bearer <your token>\n`;
+  return `${running(url)}Open ${url}?token=<your token> once: the browser keeps it in a cookie. API clients send the header Authorization: Bearer <your token>\n`;
 }
 
 export function registerServeCommand(program: Command, context: CommandContext): void {
@@ -118,7 +144,8 @@ Examples:
         }
         // The server's modules load here, not with every command (`agent-lab --help` stays quick).
         const { startServer } = await import("../../server/start-server.js");
-        const store = openStoreForWriting(context.database(command), io.stderr);
+        const location = context.database(command);
+        const store = openStoreForWriting(location, io.stderr);
         let server: RunningServer;
         try {
           server = await startServer({
@@ -135,7 +162,7 @@ Examples:
           store.close();
           throw error;
         }
-        io.stdout.write(startupLines(server, options.token));
+        io.stdout.write(startupLines(server, options.token, resolve(location.path)));
         let stop: (signal: NodeJS.Signals) => void = () => {};
         const stopped = new Promise<NodeJS.Signals>((resolve) => {
           stop = resolve;

@@ -18,6 +18,7 @@ import {
   truncate,
   writeJson,
 } from "../output.js";
+import { resolveSession } from "../session-id.js";
 
 interface Transcript {
   session: SessionRecord;
@@ -30,7 +31,7 @@ export function registerShowCommand(program: Command, context: CommandContext): 
   program
     .command("show")
     .description("Show a session: its config and the conversation, turn by turn.")
-    .argument("<session>", "the session id (see agent-lab sessions)")
+    .argument("<session>", "the session id, or a unique prefix of it (see agent-lab sessions)")
     .option("--json", "print { session, messages, audit }: the records, audit trail included")
     .option(
       "--reasoning",
@@ -53,13 +54,12 @@ Examples:
         if (store === null) throw new SessionNotFoundError(sessionId);
         let transcript: Transcript;
         try {
-          const session = store.getSession(sessionId);
-          if (session === null) throw new SessionNotFoundError(sessionId);
+          const session = resolveSession(store, sessionId);
           transcript = {
             session,
-            messages: store.listMessages(sessionId),
-            audit: store.listAuditLogs(sessionId),
-            turns: store.listTurns(sessionId),
+            messages: store.listMessages(session.id),
+            audit: store.listAuditLogs(session.id),
+            turns: store.listTurns(session.id),
           };
         } finally {
           store.close();

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { SessionNotFoundError } from "../../domain/errors.js";
-import type { SessionRecord } from "../../domain/records.js";
+import type { SessionRecord, TurnRecord } from "../../domain/records.js";
 import { LabSessionConfig } from "../../domain/session-config.js";
 import type { UsageCallRecord, UsageRollup, UsageSummary } from "../../domain/usage.js";
 import type { CommandContext } from "../command-context.js";
@@ -13,11 +13,20 @@ import {
   terminalSafe,
   writeJson,
 } from "../output.js";
+import { findSession, resolveSession } from "../session-id.js";
 import { callCostText, rollupCostText, servedByAnother } from "../usage-cost.js";
 
 interface UsageRow extends UsageRollup {
   label: string;
+  status: string;
   ttft_ms: number | null;
+}
+
+/** How a turn ended, by index: its usage row says so (a cancelled turn's counts stop early). */
+export type TurnStatuses = ReadonlyMap<number, string>;
+
+export function turnStatuses(turns: readonly TurnRecord[]): TurnStatuses {
+  return new Map(turns.map((turn) => [turn.turn_index, turn.status]));
 }
 
 export function registerUsageCommand(program: Command, context: CommandContext): void {
@@ -26,7 +35,7 @@ export function registerUsageCommand(program: Command, context: CommandContext):
     .description(
       "Show what a session cost: tokens (cached, cache writes, reasoning), money, calls, fallbacks, tool executions and times, per turn, per call and in total.",
     )
-    .argument("<session>", "the session id (see agent-lab sessions)")
+    .argument("<session>", "the session id, or a unique prefix of it (see agent-lab sessions)")
     .option("--json", "print the usage summary record: { calls, turns, session }")
     .addHelpText(
       "after",
@@ -55,18 +64,20 @@ Examples:
       if (store === null) throw new SessionNotFoundError(sessionId);
       let summary: UsageSummary;
       let session: SessionRecord | null;
+      let statuses: TurnStatuses = new Map();
       try {
-        summary = store.usageSummary(sessionId);
-        session = store.getSession(sessionId);
+        session = findSession(store, sessionId);
+        summary = store.usageSummary(session?.id ?? sessionId);
         // A legacy file may hold calls of a session without its row; those still have usage.
         if (session === null && summary.calls.length === 0) {
-          throw new SessionNotFoundError(sessionId);
+          session = resolveSession(store, sessionId); // throws, saying how to find the id
         }
+        if (session !== null) statuses = turnStatuses(store.listTurns(session.id));
       } finally {
         store.close();
       }
       if (flags.json) writeJson(context.io, summary);
-      else printUsage(context.io, sessionId, summary, session);
+      else printUsage(context.io, session?.id ?? sessionId, summary, session, statuses);
     });
 }
 
@@ -76,6 +87,7 @@ export function printUsage(
   sessionId: string,
   summary: UsageSummary,
   session: SessionRecord | null = null,
+  statuses: TurnStatuses = new Map(),
 ): void {
   const firstTtft = new Map<number, number | null>();
   for (const call of summary.calls) {
@@ -86,13 +98,15 @@ export function printUsage(
   const rows: UsageRow[] = summary.turns.map((turn) => ({
     ...turn,
     label: String(turn.turn_index),
+    status: statuses.get(turn.turn_index) ?? "",
     ttft_ms: firstTtft.get(turn.turn_index) ?? null,
   }));
-  rows.push({ ...summary.session, label: "total", ttft_ms: null });
+  rows.push({ ...summary.session, label: "total", status: "", ttft_ms: null });
   io.stdout.write(`Usage of session ${terminalSafe(sessionId)}\n\n`);
   io.stdout.write(
     `${formatTable(rows, [
       { header: "TURN", value: (row) => row.label },
+      { header: "STATUS", value: (row) => row.status },
       { header: "CALLS", value: (row) => String(row.call_count), align: "right" },
       { header: "TOOLS", value: (row) => String(row.tool_count), align: "right" },
       { header: "FALLBACKS", value: (row) => String(row.fallback_count), align: "right" },
@@ -112,11 +126,20 @@ export function printUsage(
     io.stdout.write("\nNo calls recorded yet.\n");
     return;
   }
+  const stopped = rows.filter((row) => STOPPED.has(row.status)).map((row) => row.label);
+  if (stopped.length > 0) {
+    io.stdout.write(
+      `\n${stopped.length === 1 ? "Turn" : "Turns"} ${stopped.join(", ")} stopped before the end (${[...new Set(rows.filter((row) => STOPPED.has(row.status)).map((row) => row.status))].join(", ")}): the usage counts the calls made until then; a TOTAL marked * holds estimated counts of calls cut short\n`,
+    );
+  }
   const requested = requestedModels(session);
   io.stdout.write(`\nCalls (agent-lab call ${terminalSafe(sessionId)} KEY shows one)\n\n`);
   io.stdout.write(`${formatTable(summary.calls, callColumns(requested))}\n`);
   printNotes(io, summary, requested);
 }
+
+/** Turn statuses whose usage stops part way. */
+const STOPPED = new Set(["cancelled", "failed", "interrupted"]);
 
 /** Prompt, its cached and cache-written parts, completion and its reasoning part. */
 type TokenCounts = Pick<

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
+import { SessionExportDocument } from "../../domain/session-export.js";
 import { parseInput } from "../../domain/validation.js";
 import { SessionId } from "../../store/store-inputs.js";
 import { readJsonBody } from "../request-body.js";
@@ -24,8 +25,12 @@ export function registerTransferRoutes(app: Hono, deps: ServerDependencies): voi
 
   app.post("/api/import", async (c) => {
     const query = parseInput(ImportQuery, c.req.query(), "query");
-    // The document is validated by the store, which names every offending field.
-    const document = await readJsonBody(c, z.unknown(), deps.maxImportBytes);
+    // Checked here too, so a refusal names the document's fields, not the store's method.
+    const document = parseInput(
+      SessionExportDocument,
+      await readJsonBody(c, z.unknown(), deps.maxImportBytes),
+      "document",
+    );
     const id = await store.importSession(
       document,
       query.session_id === undefined ? {} : { session_id: query.session_id },

@@ -185,6 +185,20 @@ export class SqliteSessionStore implements SessionStore {
     return row === undefined ? null : toSessionRecord(row);
   }
 
+  /**
+   * The ids that start with `prefix`, in id order, at most `limit` of them (the CLI accepts a
+   * unique prefix as `git` does). GLOB on the primary key reads an index range, not the table;
+   * its wildcards in the prefix are bracketed so they match themselves.
+   */
+  findSessionIdsByPrefix(prefix: string, limit: number): string[] {
+    const pattern = `${prefix.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
+    return (
+      this.db
+        .prepare("SELECT id FROM sessions WHERE id GLOB ? ORDER BY id LIMIT ?")
+        .all(pattern, Math.max(1, Math.floor(limit))) as { id: string }[]
+    ).map((row) => row.id);
+  }
+
   findSessionsByExperiment(experimentId: string): SessionRecord[] {
     return (this.sql.selectSessionsByExperiment.all(experimentId) as SessionRow[]).map(
       toSessionRecord,

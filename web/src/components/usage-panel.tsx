@@ -46,6 +46,10 @@ export function UsagePanel({
     () => new Map(usage.turns.map((turn) => [turn.turn_index, turn])),
     [usage.turns],
   );
+  const statuses = useMemo(
+    () => new Map(turns.map((turn) => [turn.turn_index, turn.status])),
+    [turns],
+  );
   const shownRollups = useMemo(
     () => (everyTurn ? usage.turns : usage.turns.slice(-TURN_WINDOW)),
     [usage.turns, everyTurn],
@@ -77,6 +81,7 @@ export function UsagePanel({
           <thead>
             <tr>
               <th scope="col">Turn</th>
+              <th scope="col">Status</th>
               <TokenCostHeaders />
               <th scope="col" className="num">
                 Calls
@@ -105,6 +110,7 @@ export function UsagePanel({
                 <UsageRow
                   key={timing.turn_index}
                   label={`${timing.turn_index}`}
+                  status={statuses.get(timing.turn_index) ?? null}
                   rollup={rollup ?? null}
                   ttft={timing.ttft_ms}
                   wall={timing.wall_time_ms}
@@ -115,6 +121,7 @@ export function UsagePanel({
           <tfoot>
             <UsageRow
               label="Session"
+              status={null}
               rollup={usage.session}
               ttft={null}
               wall={
@@ -164,13 +171,22 @@ function sumKnown(values: (number | null)[]): number | null {
   return known.length === 0 ? null : known.reduce((sum, value) => sum + value, 0);
 }
 
+/** Statuses whose usage stops part way: the row says so, or its counts read as a whole turn's. */
+const STOPPED_NOTES: Record<string, string> = {
+  cancelled: "cancelled: usage counts the calls made until the cancel",
+  failed: "failed: usage counts the calls made until the failure",
+  interrupted: "interrupted: usage counts the calls recorded before the runner stopped",
+};
+
 function UsageRow({
   label,
+  status,
   rollup,
   ttft,
   wall,
 }: {
   label: string;
+  status: string | null;
   rollup: UsageRollup | null;
   ttft: number | null;
   wall: number | null;
@@ -178,6 +194,15 @@ function UsageRow({
   return (
     <tr>
       <th scope="row">{label}</th>
+      <td data-testid="usage-status">
+        {status === null ? null : STOPPED_NOTES[status] ? (
+          <span className={`usage-status usage-status-${status}`} title={STOPPED_NOTES[status]}>
+            {status} <span className="muted">(partial)</span>
+          </span>
+        ) : (
+          status.replace("_", " ")
+        )}
+      </td>
       <td className="num">{formatInt(rollup?.prompt_tokens)}</td>
       <td className="num">{formatInt(rollup?.cached_tokens)}</td>
       <td className="num">{formatInt(rollup?.completion_tokens)}</td>

@@ -9,6 +9,7 @@ import { SessionsTable } from "../components/sessions-table.js";
 import { EmptyState, ErrorNotice, Loading } from "../components/status.js";
 import { pageOf } from "../paging.js";
 import { navigate, sessionHref, useLocation } from "../router.js";
+import { importSessionFile } from "../session-import.js";
 import {
   filtersFromSearch,
   hasFilters,
@@ -86,9 +87,8 @@ export function SessionsPage() {
     setImporting(true);
     setActionError(null);
     try {
-      const result = await api.importSession(await file.text());
-      if (result.session?.id) navigate(sessionHref(result.session.id));
-      else list.reload();
+      const { session } = await importSessionFile(file);
+      navigate(sessionHref(session.id));
     } catch (error) {
       setActionError({ title: "Import failed", error });
     } finally {
