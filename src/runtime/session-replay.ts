@@ -1,12 +1,13 @@
 import type { Approver } from "../domain/approvals.js";
 import { InvalidInputError } from "../domain/errors.js";
-import type { SessionRecord, TurnRecordStatus } from "../domain/records.js";
+import type { SessionRecord, TurnRecord, TurnRecordStatus } from "../domain/records.js";
 import type { ReplayEvent } from "../domain/replay-events.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import type { SessionStore } from "../store/session-store.js";
 import { type RunTurnOptions, runTurn } from "./run-turn.js";
 import { type DeriveSessionOptions, deriveSession, requireSource } from "./session-fork.js";
 import type { TurnProviders } from "./turn-providers.js";
+import { RETRYABLE_STATUSES } from "./turn-retry.js";
 
 /** A replay ready to run: its new (empty) session and the source's user messages, in order. */
 export interface PreparedReplay {
@@ -24,9 +25,7 @@ export interface PreparedReplay {
 export async function prepareReplay(options: DeriveSessionOptions): Promise<PreparedReplay> {
   const { store, source_id } = options;
   const source = await requireSource(store, source_id);
-  const messages = (await store.listTurns(source_id))
-    .filter((turn) => turn.status !== "running")
-    .map((turn) => turn.user_message);
+  const messages = messagesToReplay(await store.listTurns(source_id));
   if (messages.length === 0) {
     throw new InvalidInputError(`session ${source_id} has no finished turns to replay`);
   }
@@ -38,6 +37,22 @@ export async function prepareReplay(options: DeriveSessionOptions): Promise<Prep
     title,
   );
   return { session, source_session_id: source_id, messages };
+}
+
+/**
+ * The user messages a replay sends: a turn that did not reach its answer and was retried (the next
+ * turn sends the same message) is left out, so the replay asks what the user meant once, as the
+ * source's conversation finally went.
+ */
+function messagesToReplay(turns: TurnRecord[]): string[] {
+  const finished = turns.filter((turn) => turn.status !== "running");
+  return finished
+    .filter((turn, at) => {
+      const next = finished[at + 1];
+      const retried = next !== undefined && next.user_message === turn.user_message;
+      return !(retried && RETRYABLE_STATUSES.includes(turn.status));
+    })
+    .map((turn) => turn.user_message);
 }
 
 export interface RunReplayOptions {

@@ -216,6 +216,12 @@ describe("HTTP API: retry a turn that did not complete", () => {
     };
     expect(sent.messages.at(-1)).toMatchObject({ role: "user", content: "hi there" });
 
+    // A replay sends the retried message once: the failed attempt is not part of the conversation.
+    endpoint.enqueue(streamReply(completionStream({ text: ["Hello again!"] })));
+    const replayed = eventsOf(parseSse(await (await post(`/api/sessions/${id}/replay`)).text()));
+    expect(replayed[0]).toMatchObject({ type: "replay", turns: 1 });
+    expect(replayed.at(-1)).toMatchObject({ type: "replay_done", statuses: ["completed"] });
+
     const again = await post(`/api/sessions/${id}/turns/2/retry`);
     expect(again.status).toBe(409);
     expect(await errorOf(again)).toStrictEqual({

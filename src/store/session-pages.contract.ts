@@ -386,4 +386,18 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
       InvalidInputError,
     );
   });
+
+  it("finds the ids that start with a prefix, literally, in id order, up to a limit", async () => {
+    const store = getStore();
+    for (const id of ["abcd-2", "abcd-1", "ab*d-3", "ab_d-4", "zzzz"]) {
+      await store.createSession({ session_id: id, title: id });
+    }
+    expect(await store.findSessionIdsByPrefix("abcd", 10)).toStrictEqual(["abcd-1", "abcd-2"]);
+    expect(await store.findSessionIdsByPrefix("abcd", 1)).toStrictEqual(["abcd-1"]);
+    // Wildcards of GLOB and LIKE match only themselves.
+    expect(await store.findSessionIdsByPrefix("ab*", 10)).toStrictEqual(["ab*d-3"]);
+    expect(await store.findSessionIdsByPrefix("ab_", 10)).toStrictEqual(["ab_d-4"]);
+    expect(await store.findSessionIdsByPrefix("abc?", 10)).toStrictEqual([]);
+    expect(await store.findSessionIdsByPrefix("nope", 10)).toStrictEqual([]);
+  });
 }

@@ -54,6 +54,11 @@ export interface SessionStore {
   getSession(sessionId: string): Awaitable<SessionRecord | null>;
   /** Most recently updated first. */
   listSessions(): Awaitable<SessionListItem[]>;
+  /**
+   * The ids that start with `prefix` (taken literally: no character is a wildcard), in id order,
+   * at most `limit` of them: the CLI takes a unique prefix of an id, as git takes a commit's.
+   */
+  findSessionIdsByPrefix(prefix: string, limit: number): Awaitable<string[]>;
   /** The sessions whose config is tagged `experiment.id = experimentId`, oldest first. */
   findSessionsByExperiment(experimentId: string): Awaitable<SessionRecord[]>;
   startTurn(sessionId: string, options: StartTurnOptions): Awaitable<void>;

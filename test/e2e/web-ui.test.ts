@@ -332,10 +332,19 @@ describe("the web UI in chromium", () => {
     const table = page.getByTestId("compare-table");
     await table.waitFor({ state: "visible" });
     const rows = table.locator("tbody tr");
-    expect(await rows.count()).toBe(9);
+    // Six outcome rows first (issue 15: how the turns ended), then the nine metrics.
+    expect(await rows.count()).toBe(15);
     const metrics = await rows.evaluateAll((elements) =>
       elements.map((element) => element.getAttribute("data-metric")),
     );
+    expect(metrics.slice(0, 6)).toEqual([
+      "turns_completed",
+      "turns_not_completed",
+      "turns_all_tools_failed",
+      "tool_errors",
+      "fallbacks_ok",
+      "fallbacks_failed",
+    ]);
     expect(metrics).toEqual(
       expect.arrayContaining([
         "total_tokens",
