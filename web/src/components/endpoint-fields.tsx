@@ -188,19 +188,13 @@ function CheckResult({
   onModel(model: string): void;
 }) {
   const key = check.key.env
-    ? `${check.key.env} ${check.key.present ? "is set" : "is not set"}${check.key.needed && !check.key.present ? " (needed)" : ""}`
+    ? `${check.key.env} ${check.key.present ? "is set" : `is not set${check.key.needed ? " (needed)" : " (not needed: no key is sent)"}`}`
     : "no key is sent";
   return (
     <div
       className={`endpoint-check ${check.ok ? "endpoint-ok" : "endpoint-problem"}`}
       data-testid="endpoint-check"
       role="status"
-      // Inline: the stylesheet is another helper's; green for ready, red for problems.
-      style={{
-        borderLeft: `4px solid ${check.ok ? "#1a7f37" : "#cf222e"}`,
-        paddingLeft: "0.75rem",
-        margin: "0.5rem 0",
-      }}
     >
       <p>
         <strong>{check.ok ? "✓ Endpoint ready" : "✗ Endpoint has problems"}</strong>{" "}
