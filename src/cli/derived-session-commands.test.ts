@@ -57,7 +57,8 @@ describe("agent-lab fork", () => {
     });
     const turns = readStore((store) => store.listTurns(session.id));
     expect(turns.map((turn) => turn.user_message)).toStrictEqual(["search for agent lab"]);
-    const text = await runCli(["--db", lab.db, "fork", source, "--turn", "2"]);
+    // A unique prefix names the session, as for run and show.
+    const text = await runCli(["--db", lab.db, "fork", source.slice(0, 8), "--turn", "2"]);
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(
       new RegExp(`^forked ${source} at turn 2 into \\S+ \\(dual_agent\\)\\n`),
@@ -72,7 +73,9 @@ describe("agent-lab fork", () => {
       `agent-lab: turn_index: session ${source} has turns 1 to 2, so turn_index 3 is past its last turn`,
     ]);
     const unknown = await runCli(["--db", lab.db, "fork", "nope", "--turn", "0"]);
-    expect(stderrLines(unknown)).toStrictEqual(["agent-lab: session not found: nope"]);
+    expect(stderrLines(unknown)).toStrictEqual([
+      "agent-lab: session not found: nope (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
     const notANumber = await runCli(["--db", lab.db, "fork", source, "--turn", "x"]);
     expect(stderrLines(notANumber)).toStrictEqual([
       'agent-lab: --turn: expected a whole number >= 0, got "x"',
@@ -93,7 +96,7 @@ describe("agent-lab replay", () => {
       "--db",
       lab.db,
       "replay",
-      source,
+      source.slice(0, 8),
       "--mode",
       "chat_agent_tools",
       "--approve",
@@ -144,7 +147,7 @@ describe("agent-lab retry", () => {
       });
       return created;
     });
-    const result = await runCli(["--db", lab.db, "retry", id]);
+    const result = await runCli(["--db", lab.db, "retry", id.slice(0, 8)]);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^retrying turn 1 \(failed\): search for agent lab\n/);
     const turns = readStore((store) => store.listTurns(id));
@@ -155,6 +158,8 @@ describe("agent-lab retry", () => {
 
     // `show` prints the failed turn's error under it.
     const shown = await runCli(["--db", lab.db, "show", id]);
+    // A chat_agent_tools session names no event agent: none runs in that mode.
+    expect(shown.stdout.split("\n")[1]).toBe("mode chat_agent_tools · chat agent sim");
     expect(shown.stdout).toContain(
       "── turn 1 · failed · wall 1 ms\nuser: search for agent lab\nerror (provider_error): the endpoint refused\n",
     );
@@ -168,6 +173,8 @@ describe("agent-lab retry", () => {
       `agent-lab: turn 7 of session ${id} has not been started`,
     ]);
     const unknown = await runCli(["--db", lab.db, "retry", "nope"]);
-    expect(stderrLines(unknown)).toStrictEqual(["agent-lab: session not found: nope"]);
+    expect(stderrLines(unknown)).toStrictEqual([
+      "agent-lab: session not found: nope (no id is or starts with it; agent-lab sessions lists them)",
+    ]);
   });
 });

@@ -81,3 +81,15 @@ export function formatTable<Row>(rows: readonly Row[], columns: readonly Column<
     ...cells.map((line) => render(line)),
   ].join("\n");
 }
+
+/**
+ * The models a session uses, for its header: a chat_agent_tools session has no event agent at
+ * work, so naming one would suggest a second model that never runs.
+ */
+export function agentModels(
+  mode: string,
+  config: { chat_agent: { model: string }; event_agent: { model: string } },
+): string {
+  const chat = `chat agent ${config.chat_agent.model}`;
+  return mode === "dual_agent" ? `${chat} · event agent ${config.event_agent.model}` : chat;
+}

@@ -13,10 +13,9 @@ export function formatMs(value: number | null | undefined): string {
   return formatDuration(value, "—");
 }
 
-/** Compact ms for axis ticks: "0", "250", "1.5k". */
+/** Axis ticks in the one duration format ("250 ms", "1.50 s"), the origin a bare "0". */
 export function formatTickMs(value: number): string {
-  if (value >= 1000) return `${Math.round(value / 100) / 10}k`;
-  return `${Math.round(value)}`;
+  return value === 0 ? "0" : formatDuration(value);
 }
 
 export function formatTickCount(value: number): string {

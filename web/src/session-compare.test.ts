@@ -171,7 +171,14 @@ describe("judged", () => {
       note: "within the spread (±40 ms)",
     });
     expect(judged({ ...base, a: 100, b: 150 }, 40)).toMatchObject({ verdict: "worse", note: null });
-    expect(judged({ ...base, a: 100, b: 30 }, null)).toMatchObject({ verdict: "better" });
+    // Without a spread (one sample a side) a timing is not judged at all; tokens still are.
+    expect(judged({ ...base, a: 100, b: 30 }, null)).toMatchObject({
+      verdict: "noise",
+      note: "too few samples to tell from noise",
+    });
+    expect(
+      judged({ ...base, unit: "count", direction: "lower", a: 100, b: 30 }, null),
+    ).toMatchObject({ verdict: "better", note: null });
   });
 });
 

@@ -100,7 +100,8 @@ export function differenceSpread(
 
 /**
  * A better/worse verdict stands only when the difference is larger than the noise: timings both
- * under TIMING_FLOOR_MS, or a difference within `spread`, are "noise", said so in the note.
+ * under TIMING_FLOOR_MS, timings without a spread (under two samples a side), or a difference
+ * within `spread`, are "noise", said so in the note.
  */
 export function judged(
   row: Omit<MetricDelta, "delta" | "percent" | "verdict">,
@@ -117,6 +118,11 @@ export function judged(
     Math.abs(row.b) < TIMING_FLOOR_MS
   ) {
     return { ...full, verdict: "noise", note: `both under ${TIMING_FLOOR_MS} ms` };
+  }
+  // A timing from one sample a side says nothing about which is faster: the machine's noise
+  // alone moves it by more than most real differences.
+  if (row.unit === "ms" && spread === null) {
+    return { ...full, verdict: "noise", note: "too few samples to tell from noise" };
   }
   if (row.unit === "ratio" && base.delta !== null && Math.abs(base.delta) < RATIO_FLOOR) {
     return { ...full, verdict: "noise", note: "under 1 percentage point" };

@@ -9,7 +9,7 @@ import type { SqliteSessionStore } from "../../store/sqlite/sqlite-session-store
 import { approvalPolicyOf, cliApprover } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
 import { type DatabaseLocation, openStoreForWriting } from "../database-path.js";
-import { type CliIo, plural, terminalSafe, writeError } from "../output.js";
+import { agentModels, type CliIo, plural, terminalSafe, writeError } from "../output.js";
 import { requestedSessionConfig } from "../session-config-options.js";
 import { TurnPrinter } from "../turn-printer.js";
 import {
@@ -278,10 +278,8 @@ class ChatRepl {
   #session(): void {
     const stored = this.#sessionId === undefined ? null : this.#store.getSession(this.#sessionId);
     const config = this.#plan.effective;
-    const models = config
-      ? `chat agent ${config.chat_agent.model} · event agent ${config.event_agent.model}`
-      : "config not readable as a lab config";
     const mode = stored?.tool_invocation_mode ?? config?.tool_invocation_mode ?? "";
+    const models = config ? agentModels(mode, config) : "config not readable as a lab config";
     const simulated =
       this.#models && (this.#models.chat.simulated || this.#models.event.simulated)
         ? " (simulated model)"

@@ -8,6 +8,7 @@ import {
   type DerivedSessionFlags,
   derivedConfigOverrides,
 } from "../derived-session-options.js";
+import { resolveSession } from "../session-id.js";
 
 interface ForkFlags extends DerivedSessionFlags {
   turn: string;
@@ -20,7 +21,7 @@ export function registerForkCommand(program: Command, context: CommandContext): 
     .description(
       "Copy a session's turns 1..N (messages, usage, audit) into a new session, optionally under another config, and print its id.",
     )
-    .argument("<session>", "the source session's id")
+    .argument("<session>", "the source session's id (or a unique prefix of it)")
     .requiredOption("--turn <n>", "the last turn to copy (0: none, only the config)");
   addDerivedSessionOptions(command, '"SOURCE TITLE (fork at turn N)"')
     .option("--json", "print the new session record as JSON")
@@ -36,7 +37,7 @@ Examples:
   $ agent-lab fork 3f1c… --turn 2 --mode chat_agent_tools --model openai:gpt-4.1-mini
   $ agent-lab fork 3f1c… --turn 1 --config overrides.yaml --title "shorter prompt"`,
     )
-    .action(async (sessionId: string, flags: ForkFlags, command: Command) => {
+    .action(async (idOrPrefix: string, flags: ForkFlags, command: Command) => {
       const turn_index = Number(flags.turn);
       if (!/^\d+$/.test(flags.turn) || !Number.isSafeInteger(turn_index)) {
         throw new InvalidInputError(
@@ -47,6 +48,7 @@ Examples:
       const providers = context.providers(command);
       const store = openStoreForWriting(context.database(command), context.io.stderr);
       try {
+        const sessionId = resolveSession(store, idOrPrefix).id;
         const session = await forkSession({
           store,
           providers,

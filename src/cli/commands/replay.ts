@@ -9,6 +9,7 @@ import {
   derivedConfigOverrides,
   exitCodeOf,
 } from "../derived-session-options.js";
+import { resolveSession } from "../session-id.js";
 import { TurnPrinter } from "../turn-printer.js";
 import { type TurnReport, TurnReportBuilder } from "../turn-report.js";
 import { withTurnRunner } from "../turn-runner.js";
@@ -23,7 +24,7 @@ export function registerReplayCommand(program: Command, context: CommandContext)
     .description(
       "Run a session's user messages again, in order, as a new session under another config (model, mode, prompt, tools); print each turn as run does, then how to compare the two.",
     )
-    .argument("<session>", "the source session's id");
+    .argument("<session>", "the source session's id (or a unique prefix of it)");
   addDerivedSessionOptions(command, '"SOURCE TITLE (replay)"')
     .option("--approve <policy>", "calls to tools that require approval: all, none or ask")
     .addHelpText(
@@ -38,7 +39,7 @@ Examples:
   $ agent-lab replay 3f1c… --model openai:gpt-4.1-mini --approve all
   $ agent-lab replay 3f1c… --config other-prompt.yaml --title "other prompt"`,
     )
-    .action(async (sessionId: string, flags: ReplayFlags, command: Command) => {
+    .action(async (idOrPrefix: string, flags: ReplayFlags, command: Command) => {
       const { io } = context;
       const config = derivedConfigOverrides(flags);
       await withTurnRunner(
@@ -46,6 +47,7 @@ Examples:
         command,
         flags.approve,
         async ({ store, providers, signal, approve }) => {
+          const sessionId = resolveSession(store, idOrPrefix).id;
           const replay = await prepareReplay({
             store,
             providers,
@@ -79,7 +81,7 @@ Examples:
           }
           const id = replay.session.id;
           io.stdout.write(
-            `\nreplayed ${reports.length} of ${replay.messages.length} turns of ${sessionId} into ${id}\ncompare them: agent-lab serve, then open /compare?a=${sessionId}&b=${id}\n`,
+            `\nreplayed ${reports.length} of ${replay.messages.length} turns of ${sessionId} into ${id}\ncompare them: run agent-lab serve, then open http://127.0.0.1:4173/compare?a=${sessionId}&b=${id}\n`,
           );
           context.exitCode = exitCodeOf(reports);
         },

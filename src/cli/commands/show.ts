@@ -10,6 +10,7 @@ import { LabSessionConfig } from "../../domain/session-config.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import {
+  agentModels,
   type CliIo,
   formatCount,
   formatMs,
@@ -81,7 +82,7 @@ function printTranscript(
 ): void {
   const config = LabSessionConfig.safeParse(session.config);
   const models = config.success
-    ? `chat agent ${config.data.chat_agent.model} · event agent ${config.data.event_agent.model}`
+    ? agentModels(session.tool_invocation_mode, config.data)
     : "config not readable as a lab config";
   const lines = [
     `Session ${session.id}: ${session.title}`,

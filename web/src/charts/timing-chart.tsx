@@ -48,7 +48,7 @@ export function TimingChart({ timings }: { timings: TurnTiming[] }) {
               margins={MARGINS}
               width={width}
               format={formatTickMs}
-              label="ms"
+              label="time"
             />
             {timings.map((timing, index) => {
               const x0 = MARGINS.left + band * index + (band - groupWidth) / 2;

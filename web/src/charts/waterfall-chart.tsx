@@ -106,7 +106,7 @@ export function WaterfallChart({
                 y={height - 8}
                 textAnchor="middle"
               >
-                ms since the turn's first call started
+                time since the turn's first call started
               </text>
             </g>
             {layout.rows.map((row, index) => {

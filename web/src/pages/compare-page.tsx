@@ -106,12 +106,12 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
             Outcomes come first: fewer tokens are no gain when the turns or their tools failed.{" "}
             <span className="delta-better">Green</span> is better,{" "}
             <span className="delta-worse">red</span> is worse, and only when the difference is
-            larger than the noise: timings both under 5 ms are not told apart, and a time, token or
-            cost difference within twice the standard error of the turns (turn by turn when both
-            sessions asked the same messages) is marked as within the spread, as is a cached share
-            moving less than a percentage point. A row a session's mode cannot have is marked n/a. Δ
-            is B − A; % is relative to A. Each session's cost, and where it comes from, is shown
-            with it below.
+            larger than the noise: timings both under 5 ms, or from one turn a side, are not told
+            apart, and a time, token or cost difference within twice the standard error of the turns
+            (turn by turn when both sessions asked the same messages) is marked as within the
+            spread, as is a cached share moving less than a percentage point. A row a session's mode
+            cannot have is marked n/a. Δ is B − A; % is relative to A. Each session's cost, and
+            where it comes from, is shown with it below.
           </p>
         </section>
       ) : null}
