@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCardData } from "./transcript.js";
-import { isRetryable, turnOutcome } from "./turn-outcome.js";
+import { isRetryable, retriedIn, turnOutcome } from "./turn-outcome.js";
 
 const card = (state: ToolCardData["state"]): ToolCardData => ({
   id: "c",
@@ -63,5 +63,39 @@ describe("isRetryable", () => {
     expect(["failed", "cancelled", "interrupted", "max_rounds"].every(isRetryable)).toBe(true);
     expect(isRetryable("completed")).toBe(false);
     expect(isRetryable("running")).toBe(false);
+  });
+});
+
+describe("retriedIn", () => {
+  const turn = (turn_index: number | null, status: string, user_message: string) => ({
+    turn_index,
+    status: status as never,
+    user_message,
+  });
+
+  it("names the next turn when it sends a failed turn's message again", () => {
+    const transcript = [turn(1, "failed", "hi"), turn(2, "completed", "hi")];
+    expect(retriedIn(transcript, 0)).toBe(2);
+    expect(retriedIn(transcript, 1)).toBeNull();
+  });
+
+  it("is null when the next turn is another message, missing, or still live", () => {
+    expect(retriedIn([turn(1, "failed", "hi"), turn(2, "completed", "bye")], 0)).toBeNull();
+    expect(retriedIn([turn(1, "failed", "hi")], 0)).toBeNull();
+    expect(retriedIn([turn(1, "failed", "hi"), turn(null, "running", "hi")], 0)).toBeNull();
+  });
+
+  it("is null for a completed turn whose message was sent again", () => {
+    expect(retriedIn([turn(1, "completed", "hi"), turn(2, "completed", "hi")], 0)).toBeNull();
+  });
+
+  it("follows a chain of retries one turn at a time", () => {
+    const transcript = [
+      turn(1, "cancelled", "hi"),
+      turn(2, "max_rounds", "hi"),
+      turn(3, "completed", "hi"),
+    ];
+    expect(retriedIn(transcript, 0)).toBe(2);
+    expect(retriedIn(transcript, 1)).toBe(3);
   });
 });

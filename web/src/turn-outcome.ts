@@ -64,3 +64,18 @@ export function turnOutcome(turn: Pick<TranscriptTurn, "status" | "rounds">): Tu
   }
   return { ...counts, label: base, tone: TONES[turn.status] ?? "warn" };
 }
+
+/**
+ * The turn that retried this one, if any: a turn that did not reach its answer, followed by a turn
+ * with the same user message (what Retry creates; the replay reads the pair the same way).
+ */
+export function retriedIn(
+  transcript: readonly Pick<TranscriptTurn, "turn_index" | "status" | "user_message">[],
+  position: number,
+): number | null {
+  const turn = transcript[position];
+  const next = transcript[position + 1];
+  if (turn === undefined || next === undefined || !isRetryable(turn.status)) return null;
+  if (next.turn_index === null || next.user_message !== turn.user_message) return null;
+  return next.turn_index;
+}

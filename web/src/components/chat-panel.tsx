@@ -7,7 +7,7 @@ import { streamRetry } from "../derived-api.js";
 import { formatInt, formatMs } from "../format.js";
 import { applyTurnEvent, type LiveTurn, livePhase, liveTtft, startLiveTurn } from "../live-turn.js";
 import type { TranscriptTurn } from "../transcript.js";
-import { turnOutcome } from "../turn-outcome.js";
+import { retriedIn, turnOutcome } from "../turn-outcome.js";
 import { useFollowLive } from "../use-follow-live.js";
 import { CostFigure } from "./cost-figure.js";
 import { ForkPanel } from "./fork-panel.js";
@@ -165,12 +165,13 @@ export function ChatPanel({
         {transcript.length === 0 && !live ? (
           <EmptyState>No turns yet — send a message to start the conversation.</EmptyState>
         ) : null}
-        {transcript.map((turn) => (
+        {transcript.map((turn, position) => (
           <div key={turn.turn_index ?? "live"}>
             <TurnView
               turn={turn}
               usage={turnUsage.find((rollup) => rollup.turn_index === turn.turn_index) ?? null}
               busy={running}
+              retriedInTurn={retriedIn(transcript, position)}
               onRetry={() => retry(turn)}
               onFork={
                 turn.status === "running" || turn.turn_index === null

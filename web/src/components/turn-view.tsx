@@ -55,6 +55,7 @@ export function TurnView({
   sessionId,
   usage = null,
   busy = false,
+  retriedInTurn = null,
   onRetry,
   onFork,
 }: {
@@ -66,6 +67,8 @@ export function TurnView({
   sessionId?: string;
   /** A turn runs: Retry waits for it. */
   busy?: boolean;
+  /** A later turn already sent this failed turn's message again: said instead of Retry. */
+  retriedInTurn?: number | null;
   /** Runs a failed (cancelled, cut-off) turn's message again as a new turn. */
   onRetry?: (() => void) | undefined;
   /** Opens the fork form after this turn. */
@@ -73,7 +76,9 @@ export function TurnView({
 }) {
   const multipleRounds = turn.rounds.length > 1;
   const outcome = turnOutcome(turn);
-  const retryable = onRetry !== undefined && !live && isRetryable(turn.status);
+  const retryable =
+    onRetry !== undefined && !live && isRetryable(turn.status) && retriedInTurn === null;
+  const retried = !live && isRetryable(turn.status) && retriedInTurn !== null;
   return (
     <article
       className={`turn ${live ? "turn-live" : ""}`}
@@ -163,7 +168,7 @@ export function TurnView({
           ))}
         </ul>
       ) : null}
-      {turn.error || retryable ? (
+      {turn.error || retryable || retried ? (
         <div
           className={`notice ${turn.error ? "notice-error" : "notice-warn"} turn-failure`}
           role={turn.error ? "alert" : undefined}
@@ -187,6 +192,11 @@ export function TurnView({
             >
               Retry
             </button>
+          ) : null}
+          {retried ? (
+            <span className="muted turn-retried" data-testid="turn-retried">
+              retried in turn {retriedInTurn}
+            </span>
           ) : null}
         </div>
       ) : null}

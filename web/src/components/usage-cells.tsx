@@ -15,13 +15,13 @@ export function TokenCostHeaders() {
         Cached
       </th>
       <th scope="col" className="num">
-        Completion
+        Com&shy;pletion
       </th>
       <th scope="col" className="num">
         Total
       </th>
       <th scope="col" className="num" title="Part of the completion spent thinking">
-        Reasoning
+        Reason&shy;ing
       </th>
       <th scope="col" className="num" title="Prompt tokens written to the provider's cache">
         Cache write

@@ -87,7 +87,7 @@ export function UsagePanel({
                 Calls
               </th>
               <th scope="col" className="num">
-                Fallbacks
+                Fall&shy;backs
               </th>
               <th scope="col" className="num">
                 Tools
@@ -194,7 +194,7 @@ function UsageRow({
   return (
     <tr>
       <th scope="row">{label}</th>
-      <td data-testid="usage-status">
+      <td className="status-cell" data-testid="usage-status">
         {status === null ? null : STOPPED_NOTES[status] ? (
           <span className={`usage-status usage-status-${status}`} title={STOPPED_NOTES[status]}>
             {status} <span className="muted">(partial)</span>

@@ -292,7 +292,7 @@ function SideView({
                   Calls
                 </th>
                 <th scope="col" className="num">
-                  Fallbacks
+                  Fall&shy;backs
                 </th>
                 <th scope="col" className="num">
                   TTFT
@@ -311,7 +311,7 @@ function SideView({
                     <th scope="row" title={record?.user_message}>
                       {timing.turn_index}
                     </th>
-                    <td data-testid="compare-turn-status">
+                    <td className="status-cell" data-testid="compare-turn-status">
                       {outcomes.get(timing.turn_index)?.label ??
                         record?.status.replace("_", " ") ??
                         "—"}
