@@ -3,11 +3,11 @@ import { InvalidInputError } from "../domain/errors.js";
 import type { SessionRecord, TurnRecord, TurnRecordStatus } from "../domain/records.js";
 import type { ReplayEvent } from "../domain/replay-events.js";
 import type { TurnEvent } from "../domain/turn-events.js";
+import { isRetriedBy } from "../domain/turn-retry-rule.js";
 import type { SessionStore } from "../store/session-store.js";
 import { type RunTurnOptions, runTurn } from "./run-turn.js";
 import { type DeriveSessionOptions, deriveSession, requireSource } from "./session-fork.js";
 import type { TurnProviders } from "./turn-providers.js";
-import { RETRYABLE_STATUSES } from "./turn-retry.js";
 
 /** A replay ready to run: its new (empty) session and the source's user messages, in order. */
 export interface PreparedReplay {
@@ -47,11 +47,7 @@ export async function prepareReplay(options: DeriveSessionOptions): Promise<Prep
 function messagesToReplay(turns: TurnRecord[]): string[] {
   const finished = turns.filter((turn) => turn.status !== "running");
   return finished
-    .filter((turn, at) => {
-      const next = finished[at + 1];
-      const retried = next !== undefined && next.user_message === turn.user_message;
-      return !(retried && RETRYABLE_STATUSES.includes(turn.status));
-    })
+    .filter((turn, at) => !isRetriedBy(turn, finished[at + 1]))
     .map((turn) => turn.user_message);
 }
 

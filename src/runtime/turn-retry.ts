@@ -1,15 +1,8 @@
 import { AgentLabError, TurnNotFoundError } from "../domain/errors.js";
 import type { TurnRecord, TurnRecordStatus } from "../domain/records.js";
+import { RETRYABLE_STATUSES } from "../domain/turn-retry-rule.js";
 import type { SessionStore } from "../store/session-store.js";
 import { requireSource } from "./session-fork.js";
-
-/** The statuses of a turn that did not get to its answer, which a retry may run again. */
-export const RETRYABLE_STATUSES: readonly TurnRecordStatus[] = [
-  "failed",
-  "cancelled",
-  "interrupted",
-  "max_rounds",
-];
 
 /** A retry of a turn that completed (or is still running). */
 export class TurnNotRetryableError extends AgentLabError {

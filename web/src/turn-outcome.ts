@@ -2,6 +2,7 @@
  * What a turn achieved, beyond the status the runtime stored: a turn "completed" whose every tool
  * call failed did not do what it was asked, and must not look like a green success.
  */
+import { isRetriedBy, isRetryableStatus } from "../../src/domain/turn-retry-rule.js";
 import type { TranscriptTurn } from "./transcript.js";
 
 export type OutcomeTone = "ok" | "warn" | "error" | "running";
@@ -20,9 +21,7 @@ export interface TurnOutcome {
 }
 
 /** Statuses the retry endpoint accepts (the turn did not reach its answer). */
-const RETRYABLE = new Set(["failed", "cancelled", "interrupted", "max_rounds"]);
-
-export const isRetryable = (status: string): boolean => RETRYABLE.has(status);
+export const isRetryable = isRetryableStatus;
 
 const TONES: Record<string, OutcomeTone> = {
   running: "running",
@@ -75,7 +74,6 @@ export function retriedIn(
 ): number | null {
   const turn = transcript[position];
   const next = transcript[position + 1];
-  if (turn === undefined || next === undefined || !isRetryable(turn.status)) return null;
-  if (next.turn_index === null || next.user_message !== turn.user_message) return null;
+  if (turn === undefined || next?.turn_index == null || !isRetriedBy(turn, next)) return null;
   return next.turn_index;
 }
