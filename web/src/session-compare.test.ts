@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { emptyUsageRollup } from "../../src/domain/usage.js";
 import type { TurnRecord, TurnUsageRollup, UsageRollup, UsageSummary } from "./api-types.js";
 import { sessionMetrics } from "./metrics.js";
 import {
@@ -11,23 +12,7 @@ import {
 } from "./session-compare.js";
 import type { ToolCardData, TranscriptTurn } from "./transcript.js";
 
-const ZERO: UsageRollup = {
-  prompt_tokens: 0,
-  completion_tokens: 0,
-  total_tokens: 0,
-  cached_tokens: 0,
-  reasoning_tokens: 0,
-  cache_write_tokens: 0,
-  elapsed_ms: 0,
-  call_count: 0,
-  fallback_count: 0,
-  tool_count: 0,
-  estimated_count: 0,
-  cost_usd: null,
-  reported_cost_count: 0,
-  unpriced_count: 0,
-  turn_wall_time_ms: null,
-};
+const ZERO: UsageRollup = emptyUsageRollup();
 
 function card(state: ToolCardData["state"], fallback: "ok" | "failed" | null = null): ToolCardData {
   return {
