@@ -20,10 +20,6 @@ export interface PostgresCluster {
 }
 
 const BIN_DIRS = ["15", "16", "17", "18"].map((major) => `/usr/lib/postgresql/${major}/bin`);
-  "/usr/lib/postgresql/15/bin",
-  "/usr/lib/postgresql/16/bin",
-  "/usr/lib/postgresql/17/bin",
-];
 
 export function postgresBinDir(): string {
   const dir = BIN_DIRS.find((candidate) => existsSync(join(candidate, "pg_ctl")));
