@@ -113,13 +113,16 @@ export class PostgresSessionStore implements SessionStore {
   readonly pool: pg.Pool;
   /** Where it points, without the password: `database NAME on HOST:PORT`. */
   readonly target: string;
+  /** Whether this open brought the schema up to date (false: it was current already). */
+  readonly migrated: boolean;
   private readonly leases: TurnLeases;
   private readonly pages: SessionPages;
   #closed: Promise<void> | undefined;
 
-  private constructor(pool: pg.Pool, target: string, leaseMs: number) {
+  private constructor(pool: pg.Pool, target: string, leaseMs: number, migrated: boolean) {
     this.pool = pool;
     this.target = target;
+    this.migrated = migrated;
     this.leases = new TurnLeases(pool, leaseMs);
     this.pages = new SessionPages(pool);
   }
@@ -134,10 +137,11 @@ export class PostgresSessionStore implements SessionStore {
   ): Promise<PostgresSessionStore> {
     const target = describeTarget(url);
     const pool = createPool(url, options);
+    let migrated: boolean;
     try {
       const client = await pool.connect();
       try {
-        await migrate(client, target);
+        migrated = await migrate(client, target);
       } finally {
         client.release();
       }
@@ -148,7 +152,7 @@ export class PostgresSessionStore implements SessionStore {
       throw openError(url, error);
     }
     const leaseMs = Math.max(50, Math.floor(options.lease_ms ?? DEFAULT_LEASE_MS));
-    return new PostgresSessionStore(pool, target, leaseMs);
+    return new PostgresSessionStore(pool, target, leaseMs, migrated);
   }
 
   close(): Promise<void> {
