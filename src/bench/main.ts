@@ -7,6 +7,7 @@ import { runScaleBench } from "./scale-bench.js";
 import { runServerBench } from "./server-bench.js";
 import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
+import { runWorkersBench } from "./workers-bench.js";
 
 /**
  * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway]...`: every benchmark but `scale` by
@@ -23,6 +24,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   scale: runScaleBench,
   bfcl: runBfclBench,
   gateway: runGatewayBench,
+  workers: runWorkersBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -131,7 +131,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     if (end === "cancelled") {
       // Given back on the worker's signal (the next claimer deletes this session); a lost claim's
       // session is nobody's: the new holder already made its own.
-      if (controller.signal.aborted) await dropLost(sessionId);
+      if (controller.signal.aborted) await dropLost(claimed.run_key, sessionId);
       return;
     }
     await finish(claimed.run_key, end, sessionId);
@@ -142,14 +142,17 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       outcome.ran += 1;
       if (end === "failed") outcome.failed += 1;
     } else if (sessionId !== null) {
-      await dropLost(sessionId);
+      await dropLost(runKey, sessionId);
     }
   };
 
-  // The run was finished by the worker that took over: this copy would count it twice.
-  const dropLost = async (sessionId: string) => {
+  // The run went to the worker that took it over. This attempt's session is dropped unless the
+  // run's row names it: then it is the run (the new holder found it complete and kept it) or the
+  // new holder's to delete.
+  const dropLost = async (runKey: string, sessionId: string) => {
     outcome.lost += 1;
     try {
+      if ((await queue.sessionOf(experimentId, runKey)) === sessionId) return;
       if ((await options.store.getSession(sessionId)) !== null)
         await options.store.deleteSession(sessionId);
     } catch {

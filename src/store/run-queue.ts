@@ -96,6 +96,8 @@ export interface RunQueue {
   ): Promise<boolean>;
   /** Could not run, only while this worker holds it. */
   fail(experimentId: string, runKey: string, worker: string, message: string): Promise<boolean>;
+  /** The session the run's row names now (the current attempt's, or the one it was done with). */
+  sessionOf(experimentId: string, runKey: string): Promise<string | null>;
   /** Gives the worker's claimed runs back (pending, their session kept for the next claimer). */
   release(experimentId: string, worker: string): Promise<number>;
   counts(experimentId: string): Promise<QueueCounts>;

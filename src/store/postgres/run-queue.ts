@@ -245,6 +245,14 @@ export class PostgresRunQueue implements RunQueue {
     return result.rowCount === 1;
   }
 
+  async sessionOf(experimentId: string, runKey: string): Promise<string | null> {
+    const { rows } = await this.#pool.query<{ session_id: string | null }>(
+      "SELECT session_id FROM queued_runs WHERE experiment_id = $1 AND run_key = $2",
+      [experimentId, runKey],
+    );
+    return rows[0]?.session_id ?? null;
+  }
+
   async release(experimentId: string, worker: string): Promise<number> {
     const result = await this.#pool.query(
       `UPDATE queued_runs SET state = 'pending', worker = NULL, lease_until = NULL

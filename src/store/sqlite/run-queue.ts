@@ -248,6 +248,14 @@ export class SqliteRunQueue implements RunQueue {
     );
   }
 
+  async sessionOf(experimentId: string, runKey: string): Promise<string | null> {
+    const sessionId = this.#db
+      .prepare("SELECT session_id FROM queued_runs WHERE experiment_id = ? AND run_key = ?")
+      .pluck()
+      .get(experimentId, runKey) as string | null | undefined;
+    return sessionId ?? null;
+  }
+
   async release(experimentId: string, worker: string): Promise<number> {
     return this.#db
       .prepare(
