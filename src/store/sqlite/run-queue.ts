@@ -24,7 +24,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS queued_experiments (
   experiment_id TEXT PRIMARY KEY,
   plan TEXT NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS queued_runs (
   experiment_id TEXT NOT NULL,
@@ -35,17 +35,20 @@ CREATE TABLE IF NOT EXISTS queued_runs (
   repetition INTEGER NOT NULL,
   state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'claimed', 'done', 'error')),
   worker TEXT,
-  lease_until INTEGER,
+  lease_until REAL,
   attempts INTEGER NOT NULL DEFAULT 0,
   session_id TEXT,
   outcome TEXT,
   error TEXT,
-  finished_at INTEGER,
+  finished_at REAL,
   PRIMARY KEY (experiment_id, run_key)
 );
 CREATE INDEX IF NOT EXISTS queued_runs_by_state ON queued_runs (experiment_id, state, seq);
 CREATE INDEX IF NOT EXISTS queued_runs_by_finish ON queued_runs (experiment_id, finished_at);
 `;
+
+/** Milliseconds with a fraction: two runs ending in one millisecond still have an order. */
+const now = () => performance.timeOrigin + performance.now();
 
 interface ClaimRow {
   run_key: string;
@@ -72,7 +75,7 @@ export class SqliteRunQueue implements RunQueue {
         `INSERT INTO queued_experiments (experiment_id, plan, updated_at) VALUES (?, ?, ?)
          ON CONFLICT (experiment_id) DO UPDATE SET plan = excluded.plan, updated_at = excluded.updated_at`,
       )
-      .run(experiment.experiment_id, plan, Date.now());
+      .run(experiment.experiment_id, plan, now());
   }
 
   async readExperiment(experimentId: string): Promise<QueuedExperiment | null> {
@@ -139,9 +142,8 @@ export class SqliteRunQueue implements RunQueue {
     );
     this.#db
       .transaction(() => {
-        const now = Date.now();
-        for (const run of changes.stored)
-          stored.run(run.session_id, now, experimentId, run.run_key);
+        const at = now();
+        for (const run of changes.stored) stored.run(run.session_id, at, experimentId, run.run_key);
         for (const run of changes.reopened) reopened.run(experimentId, run.run_key, run.session_id);
         for (const run of changes.stale) stale.run(run.session_id, experimentId, run.run_key);
         if (changes.retry_errors) {
@@ -171,12 +173,12 @@ export class SqliteRunQueue implements RunQueue {
     );
     return this.#db
       .transaction((): ClaimedRun | null => {
-        const now = Date.now();
-        const row = (lapsed.get(experimentId, now) ?? pending.get(experimentId)) as
+        const at = now();
+        const row = (lapsed.get(experimentId, at) ?? pending.get(experimentId)) as
           | ClaimRow
           | undefined;
         if (row === undefined) return null;
-        take.run(worker, now + leaseMs, experimentId, row.run_key);
+        take.run(worker, at + leaseMs, experimentId, row.run_key);
         return {
           run_key: row.run_key,
           cell: row.cell,
@@ -212,7 +214,7 @@ export class SqliteRunQueue implements RunQueue {
          WHERE experiment_id = ? AND worker = ? AND state = 'claimed' RETURNING run_key`,
       )
       .pluck()
-      .all(Date.now() + leaseMs, experimentId, worker) as string[];
+      .all(now() + leaseMs, experimentId, worker) as string[];
     return new Set(keys);
   }
 
@@ -228,7 +230,7 @@ export class SqliteRunQueue implements RunQueue {
           `UPDATE queued_runs SET state = 'done', outcome = ?, lease_until = NULL, finished_at = ?
            WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?`,
         )
-        .run(outcome, Date.now(), experimentId, runKey, worker).changes === 1
+        .run(outcome, now(), experimentId, runKey, worker).changes === 1
     );
   }
 
@@ -244,7 +246,7 @@ export class SqliteRunQueue implements RunQueue {
           `UPDATE queued_runs SET state = 'error', error = ?, lease_until = NULL, finished_at = ?
            WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?`,
         )
-        .run(message, Date.now(), experimentId, runKey, worker).changes === 1
+        .run(message, now(), experimentId, runKey, worker).changes === 1
     );
   }
 
@@ -293,7 +295,7 @@ export class SqliteRunQueue implements RunQueue {
       return {
         ...counts,
         last: last ?? null,
-        next_expiry_ms: nextLease === null ? null : nextLease - Date.now(),
+        next_expiry_ms: nextLease === null ? null : nextLease - now(),
       };
     });
     return read();
