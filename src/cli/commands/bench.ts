@@ -33,34 +33,31 @@ export function bundledSuitePath(): string {
 const HEAP_GROWING_PERCENT = 50;
 
 /** A claim's lease, in seconds (`bench --workers`, `worker`). */
-export const LeaseSeconds = z.coerce
+const LeaseSeconds = z.coerce
   .number({ error: "must be a number of seconds" })
   .min(0.5, "must be 0.5 to 3600 seconds")
   .max(3600, "must be 0.5 to 3600 seconds");
 
-const BenchFlags = z.object({
-  out: z.string().min(1, "name a folder").optional(),
-  concurrency: z.coerce
+/** A whole number from `low` to `high`, as a flag gives it (text). */
+const wholeNumber = (low: number, high: number) =>
+  z.coerce
     .number({ error: "must be a number" })
     .int("must be a whole number")
-    .min(1, "must be 1 to 64")
-    .max(64, "must be 1 to 64")
-    .optional(),
-  repetitions: z.coerce
-    .number({ error: "must be a number" })
-    .int("must be a whole number")
-    .min(1, "must be 1 to 1000")
-    .max(1000, "must be 1 to 1000")
-    .optional(),
+    .min(low, `must be ${low} to ${high}`)
+    .max(high, `must be ${low} to ${high}`);
+
+/** The flags `bench` and `worker` share. */
+export const RunFlags = z.object({
+  concurrency: wholeNumber(1, 64).optional(),
+  repetitions: wholeNumber(1, 1000).optional(),
   experiment: z.string().trim().min(1, "name an experiment id").optional(),
-  json: z.boolean().optional(),
-  workers: z.coerce
-    .number({ error: "must be a number" })
-    .int("must be a whole number")
-    .min(1, "must be 1 to 64")
-    .max(64, "must be 1 to 64")
-    .optional(),
   lease: LeaseSeconds.optional(),
+});
+
+const BenchFlags = RunFlags.extend({
+  out: z.string().min(1, "name a folder").optional(),
+  json: z.boolean().optional(),
+  workers: wholeNumber(1, 64).optional(),
 });
 
 /** The shell's convention: 128 + the signal's number. */

@@ -16,7 +16,7 @@ import { type CliIo, terminalSafe } from "../output.js";
 import {
   BUNDLED_SUITE,
   bundledSuitePath,
-  LeaseSeconds,
+  RunFlags,
   SIGNAL_EXIT_CODES,
   type StopSignal,
 } from "./bench.js";
@@ -24,23 +24,7 @@ import {
 /** A claim's lease when none is given: long enough for any run between two renewals. */
 export const DEFAULT_LEASE_SECONDS = 30;
 
-const WorkerFlags = z.object({
-  experiment: z.string().trim().min(1, "name an experiment id").optional(),
-  concurrency: z.coerce
-    .number({ error: "must be a number" })
-    .int("must be a whole number")
-    .min(1, "must be 1 to 64")
-    .max(64, "must be 1 to 64")
-    .optional(),
-  repetitions: z.coerce
-    .number({ error: "must be a number" })
-    .int("must be a whole number")
-    .min(1, "must be 1 to 1000")
-    .max(1000, "must be 1 to 1000")
-    .optional(),
-  lease: LeaseSeconds.optional(),
-  quiet: z.boolean().optional(),
-});
+const WorkerFlags = RunFlags.extend({ quiet: z.boolean().optional() });
 
 /** The CLI's own entry point, which `bench --workers` starts as its workers. */
 export function cliEntryPath(): string {

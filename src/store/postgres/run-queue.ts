@@ -51,6 +51,12 @@ const SCHEMA_LOCK = 0x72756e71; // "runq"
 
 const CLAIM_COLUMNS = "q.run_key, q.cell, q.scenario, q.repetition, q.attempts, q.session_id";
 
+interface RunEnding {
+  state: "done" | "error";
+  outcome: RunOutcome | null;
+  error: string | null;
+}
+
 interface ClaimRow {
   run_key: string;
   cell: string;
@@ -221,13 +227,7 @@ export class PostgresRunQueue implements RunQueue {
     worker: string,
     outcome: RunOutcome,
   ): Promise<boolean> {
-    const result = await this.#pool.query(
-      `UPDATE queued_runs SET state = 'done', outcome = $4, lease_until = NULL,
-         finished_at = clock_timestamp()
-       WHERE experiment_id = $1 AND run_key = $2 AND state = 'claimed' AND worker = $3`,
-      [experimentId, runKey, worker, outcome],
-    );
-    return result.rowCount === 1;
+    return this.#end(experimentId, runKey, worker, { state: "done", outcome, error: null });
   }
 
   async fail(
@@ -236,11 +236,25 @@ export class PostgresRunQueue implements RunQueue {
     worker: string,
     message: string,
   ): Promise<boolean> {
+    return this.#end(experimentId, runKey, worker, {
+      state: "error",
+      outcome: null,
+      error: message,
+    });
+  }
+
+  /** One UPDATE that checks the holder: a worker that lost the run changes nothing. */
+  async #end(
+    experimentId: string,
+    runKey: string,
+    worker: string,
+    end: RunEnding,
+  ): Promise<boolean> {
     const result = await this.#pool.query(
-      `UPDATE queued_runs SET state = 'error', error = $4, lease_until = NULL,
+      `UPDATE queued_runs SET state = $4, outcome = $5, error = $6, lease_until = NULL,
          finished_at = clock_timestamp()
        WHERE experiment_id = $1 AND run_key = $2 AND state = 'claimed' AND worker = $3`,
-      [experimentId, runKey, worker, message],
+      [experimentId, runKey, worker, end.state, end.outcome, end.error],
     );
     return result.rowCount === 1;
   }

@@ -224,14 +224,7 @@ export class SqliteRunQueue implements RunQueue {
     worker: string,
     outcome: RunOutcome,
   ): Promise<boolean> {
-    return (
-      this.#db
-        .prepare(
-          `UPDATE queued_runs SET state = 'done', outcome = ?, lease_until = NULL, finished_at = ?
-           WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?`,
-        )
-        .run(outcome, now(), experimentId, runKey, worker).changes === 1
-    );
+    return this.#end(experimentId, runKey, worker, "done", outcome, null);
   }
 
   async fail(
@@ -240,13 +233,25 @@ export class SqliteRunQueue implements RunQueue {
     worker: string,
     message: string,
   ): Promise<boolean> {
+    return this.#end(experimentId, runKey, worker, "error", null, message);
+  }
+
+  /** One UPDATE that checks the holder: a worker that lost the run changes nothing. */
+  #end(
+    experimentId: string,
+    runKey: string,
+    worker: string,
+    state: "done" | "error",
+    outcome: RunOutcome | null,
+    error: string | null,
+  ): boolean {
     return (
       this.#db
         .prepare(
-          `UPDATE queued_runs SET state = 'error', error = ?, lease_until = NULL, finished_at = ?
+          `UPDATE queued_runs SET state = ?, outcome = ?, error = ?, lease_until = NULL, finished_at = ?
            WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?`,
         )
-        .run(message, now(), experimentId, runKey, worker).changes === 1
+        .run(state, outcome, error, now(), experimentId, runKey, worker).changes === 1
     );
   }
 
