@@ -32,8 +32,6 @@ async function benchOnce(
 ): Promise<Measured> {
   const args = [
     BIN,
-    "--db",
-    database,
     "bench",
     "bundled",
     "--repetitions",
@@ -45,7 +43,8 @@ async function benchOnce(
   ];
   const started = performance.now();
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, NO_COLOR: "1" },
+    // In the environment, not argv: the process list would show a URL's password.
+    env: { ...process.env, AGENT_LAB_DB: database, NO_COLOR: "1" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
