@@ -5,8 +5,7 @@ import type { SessionStore } from "../store/session-store.js";
 import type { ExperimentProgress } from "./progress.js";
 import { publishExperiment } from "./queue-plan.js";
 import { progressOf, watchQueue } from "./queue-progress.js";
-import { buildExperimentReport } from "./report-build.js";
-import type { ExperimentOutcome } from "./run-experiment.js";
+import { type ExperimentOutcome, suiteReport } from "./run-experiment.js";
 import { checkCells } from "./run-plan.js";
 import { expandCells } from "./suite.js";
 import { startWorkerProcesses } from "./worker-processes.js";
@@ -92,15 +91,7 @@ export async function runQueuedExperiment(
   }
   const end = await queue.counts(experimentId);
   const errors = await queue.errors(experimentId, end.errors);
-  const report = await buildExperimentReport({
-    store,
-    experiment_id: experimentId,
-    suite: suite.name,
-    cells,
-    scenarios: suite.scenarios.map((scenario) => scenario.id),
-    prices: suite.prices,
-    keep_runs: options.keep_runs,
-  });
+  const report = await suiteReport(store, experimentId, suite, options.keep_runs);
   const unfinished = end.pending + end.claimed;
   return {
     experiment_id: experimentId,

@@ -136,15 +136,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     options.onProgress?.({ ...progress, current: { ...label } });
   });
 
-  const report = await buildExperimentReport({
-    store,
-    experiment_id: experimentId,
-    suite: suite.name,
-    cells,
-    scenarios: suite.scenarios.map((scenario) => scenario.id),
-    prices: suite.prices,
-    keep_runs: options.keep_runs ?? true,
-  });
+  const report = await suiteReport(store, experimentId, suite, options.keep_runs ?? true);
   return {
     experiment_id: experimentId,
     total,
@@ -175,4 +167,22 @@ async function runPool<Item>(
     }
   };
   await Promise.all(Array.from({ length: limit }, lane));
+}
+
+/** Every finished run of the experiment, scored, in the suite's order of cells and scenarios. */
+export function suiteReport(
+  store: SessionStore,
+  experimentId: string,
+  suite: Suite,
+  keepRuns: boolean,
+): Promise<ExperimentReport> {
+  return buildExperimentReport({
+    store,
+    experiment_id: experimentId,
+    suite: suite.name,
+    cells: expandCells(suite),
+    scenarios: suite.scenarios.map((scenario) => scenario.id),
+    prices: suite.prices,
+    keep_runs: keepRuns,
+  });
 }
