@@ -30,6 +30,24 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
     return this.#pulling;
   }
 
+  /**
+   * The rest of the stream a batch (a body read) at a time, for a consumer that handles parts in a
+   * plain loop (the runtime's model call): no promise per part at all. Parts already handed out by
+   * `next()` are not repeated. Leaving the loop early closes the stream as `return()` does.
+   */
+  batches(): AsyncIterable<readonly Part[]> {
+    if (this.#pulling) throw new Error("PartStream.batches() called while next() is pending");
+    const rest = this.#batch.slice(this.#index);
+    this.#batch = [];
+    this.#index = 0;
+    if (rest.length === 0) return this.#batches;
+    const source = this.#batches;
+    return (async function* () {
+      yield rest;
+      yield* source;
+    })();
+  }
+
   async return(): Promise<IteratorResult<Part, undefined>> {
     this.#batch = [];
     this.#index = 0;
