@@ -82,3 +82,18 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
     }
   }
 }
+
+/**
+ * A stream's parts a batch at a time: its own batches when it has them (a PartStream), else each
+ * part alone. For layers that pass a model's stream on (the gateway's): they keep the batches, so
+ * the consumer at the end still pays no promise job per part.
+ */
+export function batchesOf<Part>(stream: AsyncIterable<Part>): AsyncIterable<readonly Part[]> {
+  const batched = stream as AsyncIterable<Part> & {
+    batches?: () => AsyncIterable<readonly Part[]>;
+  };
+  if (typeof batched.batches === "function") return batched.batches();
+  return (async function* () {
+    for await (const part of stream) yield [part];
+  })();
+}
