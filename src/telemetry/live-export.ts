@@ -1,9 +1,10 @@
+import type { Tracer } from "@opentelemetry/api";
 import { redactSecretText } from "../domain/secrets.js";
-import { observeTurns } from "../runtime/turn-observers.js";
+import { observeTurns, type TurnObserver } from "../runtime/turn-observers.js";
 import { createOtelPipeline } from "./otel-pipeline.js";
 import type { TelemetryHandle } from "./start-telemetry.js";
 import { captureContent, type TelemetryEnvironment } from "./telemetry-config.js";
-import { emitTurnSpans } from "./turn-spans.js";
+import { emitTurnSpans, type SpanOptions } from "./turn-spans.js";
 import { readSessionRows, turnTraces } from "./turn-trace.js";
 
 /**
@@ -12,6 +13,17 @@ import { readSessionRows, turnTraces } from "./turn-trace.js";
  * and hands its spans to the SDK's batch processor; the network is the processor's business, off
  * the turn's path. A collector that fails costs one warning line, once.
  */
+/** Reads each ended turn back from its store and starts and ends its spans on `tracer`. */
+export function spansObserver(tracer: Tracer, options: SpanOptions): TurnObserver {
+  return {
+    async turnEnded({ store, session_id, turn_index }) {
+      const rows = await readSessionRows(store, session_id, options);
+      if (rows === null) return;
+      for (const trace of turnTraces(rows, turn_index)) emitTurnSpans(tracer, trace, options);
+    },
+  };
+}
+
 export function startLiveExport(
   env: TelemetryEnvironment,
   options: { version: string; warn: (line: string) => void },
@@ -26,15 +38,7 @@ export function startLiveExport(
     );
   };
   const pipeline = createOtelPipeline(env, { version: options.version, onFailure: warn });
-  const stop = observeTurns({
-    async turnEnded({ store, session_id, turn_index }) {
-      const rows = await readSessionRows(store, session_id, { content });
-      if (rows === null) return;
-      for (const trace of turnTraces(rows, turn_index)) {
-        emitTurnSpans(pipeline.tracer, trace, { content });
-      }
-    },
-  });
+  const stop = observeTurns(spansObserver(pipeline.tracer, { content }));
   return {
     url: pipeline.url,
     stats: pipeline.stats,

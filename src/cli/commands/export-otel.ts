@@ -28,7 +28,7 @@ sent only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
 Examples:
   $ OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 agent-lab export-otel 3f1c
   $ OTEL_EXPORTER_OTLP_ENDPOINT=https://cloud.langfuse.com/api/public/otel \\
-    OTEL_EXPORTER_OTLP_HEADERS="Authorization=Basic $(printf %s "$LANGFUSE_PUBLIC_KEY:$LANGFUSE_SECRET_KEY" | base64 -w0)" \\
+    OTEL_EXPORTER_OTLP_HEADERS="Authorization=Basic $(printf %s "$LANGFUSE_PUBLIC_KEY:$LANGFUSE_SECRET_KEY" | base64 -w0),x-langfuse-ingestion-version=4" \\
     agent-lab export-otel 3f1c`,
     )
     .action(async (sessionId: string, _flags: unknown, command: Command) => {
