@@ -19,8 +19,10 @@ import { type Figure, median, printFigures } from "./measure.js";
 
 const TURNS = 200;
 const WARM_UP = 20;
-/** A long session: the reader reads the session's rows, so a turn's cost grows with it. */
-const LONG_SESSION_TURNS = 200;
+/** A long session: the export must not read the whole session again at every turn. */
+const LONG_SESSION_TURNS = 240;
+/** The last turns of it that are timed, half with export on. */
+const LATE_TURNS = 120;
 
 async function drain(events: AsyncIterable<unknown>): Promise<void> {
   for await (const _event of events) {
@@ -94,7 +96,7 @@ export async function runOtelBench(): Promise<Figure[]> {
     for (let turn = 0; turn < LONG_SESSION_TURNS; turn++) {
       const exported = turn % 2 === 1;
       const took = await timeTurn(long, `search for long session ${turn}`, exported);
-      if (turn >= LONG_SESSION_TURNS - 40) (exported ? lateOn : lateOff).push(took);
+      if (turn >= LONG_SESSION_TURNS - LATE_TURNS) (exported ? lateOn : lateOff).push(took);
     }
     await pipeline.shutdown(30_000);
     const lateOffMs = median(lateOff);
@@ -106,7 +108,7 @@ export async function runOtelBench(): Promise<Figure[]> {
       `  a dual_agent turn with one tool (sim model, instant), median of ${TURNS} each, alternated:\n` +
         `    export off ${offMs.toFixed(2)} ms; on ${onMs.toFixed(2)} ms (flush ${flushPerTurn.toFixed(3)} ms/turn included); ` +
         `${pipeline.stats.exported} spans, ${(sink.bytes() / 1024).toFixed(0)} KiB sent\n` +
-        `    turns ${LONG_SESSION_TURNS - 40}-${LONG_SESSION_TURNS} of one session: off ${lateOffMs.toFixed(2)} ms; on ${lateOnMs.toFixed(2)} ms`,
+        `    turns ${LONG_SESSION_TURNS - LATE_TURNS + 1}-${LONG_SESSION_TURNS} of one session: off ${lateOffMs.toFixed(2)} ms; on ${lateOnMs.toFixed(2)} ms`,
     );
     const figures: Figure[] = [
       {
@@ -114,16 +116,18 @@ export async function runOtelBench(): Promise<Figure[]> {
         value: `${onMs.toFixed(2)} ms`,
         baseline: `${offMs.toFixed(2)} ms (export off)`,
         ratio: onMs / offMs,
-        target: "<= 1.25x",
-        met: onMs / offMs <= 1.25,
+        // Reading the turn back (a first sight of the session pages it from the start) and its
+        // spans: a fixed cost per turn, whatever the turn's own length.
+        target: "<= 1.3x",
+        met: onMs / offMs <= 1.3,
       },
       {
-        name: `the same late in a ${LONG_SESSION_TURNS}-turn session (the turn is read back with its session's rows)`,
+        name: `the same late in a ${LONG_SESSION_TURNS}-turn session (the rows are read from where the last turn's read ended)`,
         value: `${lateOnMs.toFixed(2)} ms`,
         baseline: `${lateOffMs.toFixed(2)} ms (export off)`,
         ratio: lateOnMs / lateOffMs,
-        target: "<= 2x",
-        met: lateOnMs / lateOffMs <= 2,
+        target: "<= 1.3x",
+        met: lateOnMs / lateOffMs <= 1.3,
       },
     ];
     printFigures("OpenTelemetry export (npm run bench -- otel)", figures);

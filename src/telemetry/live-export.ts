@@ -4,8 +4,9 @@ import { observeTurns, type TurnObserver } from "../runtime/turn-observers.js";
 import { createOtelPipeline } from "./otel-pipeline.js";
 import type { TelemetryHandle } from "./start-telemetry.js";
 import { captureContent, type TelemetryEnvironment } from "./telemetry-config.js";
+import { readTurnRows } from "./turn-rows.js";
 import { emitTurnSpans, type SpanOptions } from "./turn-spans.js";
-import { readSessionRows, turnTraces } from "./turn-trace.js";
+import { turnTraces } from "./turn-trace.js";
 
 /**
  * Every turn this process runs, exported as it ends: the runtime tells the observer, which reads
@@ -17,7 +18,7 @@ import { readSessionRows, turnTraces } from "./turn-trace.js";
 export function spansObserver(tracer: Tracer, options: SpanOptions): TurnObserver {
   return {
     async turnEnded({ store, session_id, turn_index }) {
-      const rows = await readSessionRows(store, session_id, options);
+      const rows = await readTurnRows(store, session_id, turn_index, options);
       if (rows === null) return;
       for (const trace of turnTraces(rows, turn_index)) emitTurnSpans(tracer, trace, options);
     },
