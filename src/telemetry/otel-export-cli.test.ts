@@ -221,6 +221,47 @@ describe("live export of a run", () => {
   });
 });
 
+describe("live export of the server", () => {
+  it("exports a turn run over the HTTP API, flushed when the server stops", async () => {
+    const server = startCli(
+      ["--db", lab.db, "serve", "--port", "0", "--token", "t0ken-t0ken-t0ken"],
+      {
+        ...exporting(),
+        // Longer than the test: only the shutdown's flush can send the spans.
+        OTEL_BSP_SCHEDULE_DELAY: "600000",
+      },
+    );
+    const printed = await server.stdoutMatches(
+      (text) => /running at (http:\/\/127\.0\.0\.1:\d+)/.test(text),
+      "the address",
+    );
+    const base = /running at (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)?.[1] as string;
+    const headers = {
+      authorization: "Bearer t0ken-t0ken-t0ken",
+      "content-type": "application/json",
+    };
+    const created = await fetch(`${base}/api/sessions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ title: "api", config: { tool_invocation_mode: "chat_agent_tools" } }),
+    });
+    const { session } = (await created.json()) as { session: { id: string } };
+    const turn = await fetch(`${base}/api/sessions/${session.id}/turns`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ message: "search for sqlite wal mode" }),
+    });
+    expect(await turn.text()).toMatch(/event: turn_end/);
+    expect(receiver.spans).toEqual([]);
+    server.child.kill("SIGTERM");
+    const result = await server.result;
+    expect(result.status, result.stderr).toBe(0);
+    const root = one(receiver.spans, "invoke_agent");
+    expect(root.attributes["gen_ai.conversation.id"]).toBe(session.id);
+    expect(one(receiver.spans, "execute_tool mock_search").parent_span_id).toBe(root.span_id);
+  });
+});
+
 describe("agent-lab export-otel", () => {
   it("sends a past session's turns as the live export sent them, and says how many went where", async () => {
     await run(
