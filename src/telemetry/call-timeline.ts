@@ -1,24 +1,7 @@
 import type { AuditRecord } from "../domain/records.js";
 import type { AgentRole, CallKind, UsageCallRecord } from "../domain/usage.js";
 
-/** One call of a turn, placed in time, with how it went. */
-export interface PlacedCall {
-  metric_key: string;
-  agent: AgentRole;
-  call_kind: CallKind;
-  round_index: number;
-  event_id: string | null;
-  event_name: string | null;
-  start_ms: number;
-  end_ms: number;
-  /** Its usage row; null for a model call that failed before any output (none is written). */
-  record: UsageCallRecord | null;
-  /** The model the request went to (`provider:model`, from its `*_request` audit row). */
-  model: string | null;
-  /** error.type: the provider error's code, or a tool failure's kind. */
-  error_type: string | null;
-}
-
+/** A model call as the audit log saw it start, and how it ended. */
 interface Attempt {
   metric_key: string;
   agent: AgentRole;
@@ -26,8 +9,18 @@ interface Attempt {
   round_index: number;
   event_id: string | null;
   event_name: string | null;
+  /** The model the request went to (`provider:model`, from its `*_request` audit row). */
   model: string | null;
+  /** error.type: the provider error's code, or a tool failure's kind. */
   error_type: string | null;
+}
+
+/** One call of a turn, placed in time, with how it went. */
+export interface PlacedCall extends Attempt {
+  start_ms: number;
+  end_ms: number;
+  /** Its usage row; null for a model call that failed before any output (none is written). */
+  record: UsageCallRecord | null;
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   type Attributes,
+  type Context,
   context,
   type HrTime,
   type Span,
@@ -60,10 +61,8 @@ export function emitTurnSpans(tracer: Tracer, turn: TurnTrace, options: SpanOpti
   if (turn.error_type !== null) fail(root, turn.error_type);
   const parent = trace.setSpan(context.active(), root);
   for (const call of calls) {
-    const span =
-      call.call_kind === "tool_execution"
-        ? toolSpan(tracer, parent, turn, call, options)
-        : chatSpan(tracer, parent, turn, call, options);
+    const child: ChildSpan = { tracer, parent, turn, call, options };
+    const span = call.call_kind === "tool_execution" ? toolSpan(child) : chatSpan(child);
     if (call.error_type !== null) fail(span, call.error_type);
     span.end(at(call.end_ms));
   }
@@ -71,13 +70,16 @@ export function emitTurnSpans(tracer: Tracer, turn: TurnTrace, options: SpanOpti
   return calls.length + 1;
 }
 
-function chatSpan(
-  tracer: Tracer,
-  parent: ReturnType<typeof trace.setSpan>,
-  turn: TurnTrace,
-  call: PlacedCall,
-  options: SpanOptions,
-): Span {
+/** What a call's span is made from: where it goes, under what, and the call. */
+interface ChildSpan {
+  tracer: Tracer;
+  parent: Context;
+  turn: TurnTrace;
+  call: PlacedCall;
+  options: SpanOptions;
+}
+
+function chatSpan({ tracer, parent, turn, call, options }: ChildSpan): Span {
   const fallback = call.call_kind === "argument_fallback";
   const configured = call.agent === "event_agent" ? turn.event_model : turn.chat_model;
   const model = call.model === null ? configured : modelName(call.model);
@@ -126,13 +128,7 @@ function chatSpan(
   );
 }
 
-function toolSpan(
-  tracer: Tracer,
-  parent: ReturnType<typeof trace.setSpan>,
-  turn: TurnTrace,
-  call: PlacedCall,
-  options: SpanOptions,
-): Span {
+function toolSpan({ tracer, parent, turn, call, options }: ChildSpan): Span {
   const name = call.event_name ?? "unknown";
   const contents = options.content ? toolContents(turn, call.event_id) : null;
   return tracer.startSpan(
