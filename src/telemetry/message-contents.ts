@@ -68,6 +68,13 @@ export function chatContents(
   };
 }
 
+/** The chat agent's system message, as `gen_ai.system_instructions` puts it. */
+export function systemInstructions(trace: TurnTrace): string | null {
+  return trace.system_prompt === null
+    ? null
+    : contentText([{ type: "text", content: trace.system_prompt }]);
+}
+
 /** The turn as the agent saw it: the user's message in, the last answer out. */
 export function turnContents(trace: TurnTrace): { input: string | null; output: string | null } {
   const user = trace.messages.find((message) => message.role === "user");

@@ -108,7 +108,10 @@ describe("live export of a run", () => {
     expect(root.start_ms).toBeCloseTo(Date.parse(turn.started_at), 0);
     expect(root.end_ms).toBeCloseTo(Date.parse(turn.completed_at ?? ""), 0);
     for (const span of spans) {
-      expect(Object.keys(span.attributes).filter((key) => key.includes("messages"))).toEqual([]);
+      const contentKeys = Object.keys(span.attributes).filter(
+        (key) => key.includes("messages") || key.includes("instructions"),
+      );
+      expect(contentKeys).toEqual([]);
       expect(span.attributes["gen_ai.tool.call.arguments"]).toBeUndefined();
     }
   });
@@ -152,6 +155,8 @@ describe("live export of a run", () => {
     const chat = byName(spans, "chat ").find(
       (span) => span.attributes["agent_lab.metric_key"] === "chat:1:1",
     );
+    const system = JSON.parse(String(chat?.attributes["gen_ai.system_instructions"]));
+    expect(system[0].content).toContain("mock_search");
     const output = JSON.parse(String(chat?.attributes["gen_ai.output.messages"]));
     expect(output[0].role).toBe("assistant");
     expect(output[0].parts.some((part: { type: string }) => part.type === "tool_call")).toBe(true);

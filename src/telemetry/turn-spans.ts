@@ -11,7 +11,12 @@ import {
 } from "@opentelemetry/api";
 import { callCost } from "../domain/usage.js";
 import type { PlacedCall } from "./call-timeline.js";
-import { chatContents, toolContents, turnContents } from "./message-contents.js";
+import {
+  chatContents,
+  systemInstructions,
+  toolContents,
+  turnContents,
+} from "./message-contents.js";
 import { modelName, type TurnTrace } from "./turn-trace.js";
 
 /**
@@ -122,6 +127,7 @@ function chatSpan({ tracer, parent, turn, call, options }: ChildSpan): Span {
         ...(fallback && call.event_name !== null ? { "gen_ai.tool.name": call.event_name } : {}),
         ...common(turn, call),
         ...contentAttributes(contents),
+        ...(contents === null ? {} : systemAttribute(turn)),
       },
     },
     parent,
@@ -173,6 +179,11 @@ function contentAttributes(contents: { input: string | null; output: string | nu
     ...(contents.input === null ? {} : { "gen_ai.input.messages": contents.input }),
     ...(contents.output === null ? {} : { "gen_ai.output.messages": contents.output }),
   };
+}
+
+function systemAttribute(turn: TurnTrace): Attributes {
+  const instructions = systemInstructions(turn);
+  return instructions === null ? {} : { "gen_ai.system_instructions": instructions };
 }
 
 /** error.type plus an error status; the message stays in the lab (it may quote an endpoint). */

@@ -25,6 +25,8 @@ export interface TurnTrace {
   calls: PlacedCall[];
   /** This turn's messages in order (user, then each round's assistant and tool replies). */
   messages: MessageRecord[];
+  /** What every chat call of the turn sent as its system message (its `turn_start` row). */
+  system_prompt: string | null;
 }
 
 /** What the reader needs of a store: the session's rows, read once for all its turns. */
@@ -101,6 +103,7 @@ function turnTrace(rows: SessionRows, turn: TurnRecord): TurnTrace {
       audit,
     }),
     messages: rows.messages.filter((message) => message.turn_index === turn_index),
+    system_prompt: stringOf(started?.details.system_prompt),
   };
 }
 
