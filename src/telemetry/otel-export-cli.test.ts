@@ -296,11 +296,23 @@ describe("agent-lab export-otel", () => {
     }
   });
 
-  it("refuses without a collector, and names an unknown session", async () => {
+  it("refuses without a collector, fails (exit 1) when it is down, and names an unknown session", async () => {
     await run(["--session", "known", "--new", "hello"]);
     const unset = await runCli(["--db", lab.db, "export-otel", "known"]);
     expect(unset.status).toBe(1);
     expect(unset.stderr).toMatch(/set OTEL_EXPORTER_OTLP_ENDPOINT/);
+    const port = await closedLoopbackPort();
+    const down = await runCli(["--db", lab.db, "export-otel", "known"], {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}/v1/traces?api_key=secret-in-query`,
+      OTEL_EXPORTER_OTLP_TIMEOUT: "500",
+    });
+    expect(down.status).toBe(1);
+    expect(down.stderr).toMatch(
+      new RegExp(
+        `^agent-lab: export-otel: 0 of 2 spans \\(1 turn\\) reached http://127\\.0\\.0\\.1:${port}/v1/traces; the rest failed: `,
+      ),
+    );
+    expect(down.stderr).not.toContain("secret-in-query");
     const unknown = await runCli(["--db", lab.db, "export-otel", "nope-nope"], exporting());
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/session not found: nope-nope/);
