@@ -1,6 +1,7 @@
 import { runBfclBench } from "./bfcl-bench.js";
 import { runGatewayBench } from "./gateway-bench.js";
 import type { Figure } from "./measure.js";
+import { runOtelBench } from "./otel-bench.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
 import { runScaleBench } from "./scale-bench.js";
@@ -9,7 +10,7 @@ import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway]...`: every benchmark but `scale` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|otel]...`: every benchmark but `scale` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -23,6 +24,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   scale: runScaleBench,
   bfcl: runBfclBench,
   gateway: runGatewayBench,
+  otel: runOtelBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

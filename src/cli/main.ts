@@ -1,11 +1,13 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { startTelemetry } from "../telemetry/start-telemetry.js";
 import { type CommandContext, createCommandContext } from "./command-context.js";
 import { registerBenchCommand } from "./commands/bench.js";
 import { registerCallCommand } from "./commands/call.js";
 import { registerChatCommand } from "./commands/chat.js";
 import { registerDeleteCommand } from "./commands/delete.js";
 import { registerExportCommand } from "./commands/export.js";
+import { registerExportOtelCommand } from "./commands/export-otel.js";
 import { registerForkCommand } from "./commands/fork.js";
 import { registerImportCommand } from "./commands/import.js";
 import { registerReplayCommand } from "./commands/replay.js";
@@ -77,6 +79,7 @@ Examples:
   registerCallCommand(program, context);
   registerShowCommand(program, context);
   registerExportCommand(program, context);
+  registerExportOtelCommand(program, context, packageVersion());
   registerImportCommand(program, context);
   registerDeleteCommand(program, context);
   registerForkCommand(program, context);
@@ -95,6 +98,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   // Piped into `head`: a closed stdout is the reader's choice, not a failure with a stack trace.
   if (io.stdout === process.stdout) process.stdout.on("error", () => {});
   const program = buildProgram(context);
+  // Every turn this command runs goes to the OTLP collector the environment names, if any.
+  const telemetry = await startTelemetry(io.env, {
+    version: packageVersion(),
+    warn: (line) => io.stderr.write(line),
+  });
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -107,5 +115,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     // AgentLabError messages are written for people; any other error still gets only its message.
     writeError(io, error instanceof Error ? error.message : String(error));
     return 1;
+  } finally {
+    await telemetry?.shutdown();
   }
 }
