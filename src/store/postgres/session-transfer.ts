@@ -1,11 +1,10 @@
 import type pg from "pg";
-import { sessionPrices, tableCost } from "../../domain/call-pricing.js";
 import { SessionExistsError } from "../../domain/errors.js";
 import { toWellFormed } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import type { ParsedSessionExport } from "../../domain/session-export.js";
-import { tokenUsage } from "../../domain/usage.js";
-import { toMessageRowParams, toUsageRowParams } from "../sqlite/rows.js";
+import { toMessageRowParams } from "../sqlite/rows.js";
+import { importedCallRows } from "../sqlite/session-transfer.js";
 import { USAGE_COLUMNS } from "../sqlite/statements.js";
 import { MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
 
@@ -89,22 +88,7 @@ export async function insertSessionRows(
       entry.created_at,
     ]);
   }
-  // A version-1 document predates recorded costs: its model calls get the table's estimate.
-  const config = session.config;
-  const prices = document.version === 1 ? sessionPrices(config) : null;
-  for (const { id: _id, mode: _mode, estimated: _derived, ...call } of document.usage.calls) {
-    const unpriced =
-      prices !== null &&
-      call.call_kind !== "tool_execution" &&
-      call.cost_usd === null &&
-      call.cost_estimated_usd === null;
-    const cost_estimated_usd = unpriced
-      ? tableCost(tokenUsage(call), config, call.agent, prices)
-      : call.cost_estimated_usd;
-    await run(
-      client,
-      "insertUsage",
-      valuesOf(USAGE_COLUMNS, toUsageRowParams(sessionId, { ...call, cost_estimated_usd })),
-    );
+  for (const row of importedCallRows(document, sessionId)) {
+    await run(client, "insertUsage", valuesOf(USAGE_COLUMNS, row));
   }
 }
