@@ -271,8 +271,11 @@ export class PostgresSessionStore implements SessionStore {
   async claimTurn(sessionId: string, options: ClaimTurnOptions): Promise<ClaimedTurn> {
     const input = parseClaimTurn(options);
     const claimed = await inTransaction(this.pool, (client) =>
-      claimTurn(client, sessionId, input, now(), this.leases.leaseMs),
+      claimTurn(client, sessionId, input, now(), this.leases.leaseMs, (session, turn) =>
+        this.leases.holds(session, turn),
+      ),
     );
+    for (const turnIndex of claimed.interrupted) this.leases.release(sessionId, turnIndex);
     this.leases.hold(sessionId, claimed.turn_index);
     return claimed;
   }

@@ -56,14 +56,21 @@ describe("PostgresSessionStore: turn leases across processes", () => {
       expect(JSON.parse((await lines.next()).value as string)).toStrictEqual({ turn_index: 1 });
       const runner = `${child.pid}@another-host`;
 
-      // Past two whole leases the turn is still held: its store renews it.
+      // Past two whole leases the turn is still held: its store renews it. The runtime's liveness
+      // check answers "dead" for a runner on another host (it cannot see it): the lease decides.
       for (const pause of [0, 2 * LEASE_MS]) {
         await sleep(pause);
-        const refusal = await store
-          .claimTurn("held", { user_message: "too soon", runner: "2@here" })
-          .catch((error: unknown) => error);
-        expect(refusal).toBeInstanceOf(TurnInProgressError);
-        expect(refusal).toMatchObject({ turnIndex: 1, runner });
+        for (const isRunnerAlive of [undefined, () => false]) {
+          const refusal = await store
+            .claimTurn("held", {
+              user_message: "too soon",
+              runner: "2@here",
+              ...(isRunnerAlive === undefined ? {} : { is_runner_alive: isRunnerAlive }),
+            })
+            .catch((error: unknown) => error);
+          expect(refusal).toBeInstanceOf(TurnInProgressError);
+          expect(refusal).toMatchObject({ turnIndex: 1, runner });
+        }
       }
 
       child.kill("SIGKILL");
