@@ -218,7 +218,7 @@ export function readExperimentRecords(
   );
 }
 
-interface SummaryRow {
+export interface SummaryRow {
   id: unknown;
   sessions: number;
   first_created_at: string;
@@ -262,6 +262,14 @@ export function listExperimentSummaries(
       limit: limit + 1,
     }),
   );
+  return summaryPage(rows, limit);
+}
+
+/**
+ * The page of `rows` (read one past `limit`): experiments whose sampled tag does not parse are
+ * left out (the page may come out short), the cursor is the last row's (last_created_at, id).
+ */
+export function summaryPage(rows: SummaryRow[], limit: number): Page<ExperimentListItem> {
   const more = rows.length > limit;
   if (more) rows.length = limit;
   const items: ExperimentListItem[] = [];
