@@ -229,7 +229,7 @@ interface SummaryRow {
 }
 
 /** The suite its tag names, or null when the experiment's sampled tag is not one. */
-function suiteOf(tagJson: string | null): string | null {
+export function suiteOf(tagJson: string | null): string | null {
   if (tagJson === null) return null;
   try {
     const tag = ExperimentTag.safeParse(JSON.parse(tagJson));

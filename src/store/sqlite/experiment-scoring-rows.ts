@@ -59,9 +59,9 @@ const ToolCalls = z.array(ToolCallEvent);
 
 // Each statement's row as SQLite's array (its columns in the order selected above): a report
 // reads hundreds of thousands of them, each made into its record at once, no object between.
-type TurnRow = [string, number, string | null, string | null, number | null];
-type MessageRow = [string, number, string, string, string | null, string, number];
-type CallRow = [
+export type TurnRow = [string, number, string | null, string | null, number | null];
+export type MessageRow = [string, number, string, string, string | null, string, number];
+export type CallRow = [
   string,
   number,
   number,
@@ -80,7 +80,7 @@ type CallRow = [
   number | null,
   number | null,
 ];
-type ToolEndRow = [string, number, number | null, string, string];
+export type ToolEndRow = [string, number, number | null, string, string];
 
 /** The statement's rows, grouped by their session (the first column) in the slice's order. */
 function groupRows<Row extends [string, ...unknown[]], Item>(
@@ -96,7 +96,7 @@ function groupRows<Row extends [string, ...unknown[]], Item>(
 }
 
 /** Whether an assistant's tool call has no reply in its turn (its outcome is then audited). */
-function hasUnansweredCall(messages: readonly ScoringMessage[]): boolean {
+export function hasUnansweredCall(messages: readonly ScoringMessage[]): boolean {
   const replies = new Set<string>();
   for (const message of messages) {
     if (message.role === "tool" && message.tool_call_id !== null) {
@@ -109,6 +109,54 @@ function hasUnansweredCall(messages: readonly ScoringMessage[]): boolean {
       message.tool_calls.some((call) => !replies.has(`${message.turn_index}\n${call.id}`)),
   );
 }
+
+/** Each statement's array row as its scoring record (shared with the PostgreSQL backend). */
+export const scoringItems = {
+  message: (row: MessageRow): ScoringMessage => ({
+    turn_index: row[1],
+    role: row[2] as MessageRole,
+    content: row[3],
+    tool_call_id: row[4],
+    tool_calls:
+      row[5] === "[]" ? [] : parseJsonText(ToolCalls, row[5], `message ${row[6]} tool_calls`),
+  }),
+  turn: (row: TurnRow) => ({
+    turn_index: row[1],
+    // As toTurnRecord: legacy rows predate the status column.
+    status: (row[2] ?? (row[3] === null ? "running" : "completed")) as TurnRecordStatus,
+    wall_time_ms: row[4],
+  }),
+  call: (row: CallRow) => ({
+    id: row[1],
+    turn_index: row[2],
+    round_index: row[3],
+    agent: row[4] as AgentRole,
+    call_kind: row[5] as CallKind,
+    ttft_ms: row[6],
+    prompt_tokens: row[7],
+    completion_tokens: row[8],
+    total_tokens: row[9],
+    cached_tokens: row[10],
+    reasoning_tokens: row[11],
+    cache_write_tokens: row[12],
+    event_id: row[13],
+    used_fallback: row[14] !== 0,
+    cost_usd: row[15],
+    cost_estimated_usd: row[16],
+  }),
+  toolEnd: (row: ToolEndRow) => ({
+    turn_index: row[2],
+    event: row[3],
+    details: storedObject(row[4], `audit log ${row[1]} details`),
+  }),
+  session: (row: ScoringSession): ScoringSession => ({
+    id: row.id,
+    tag_json: row.tag_json,
+    repetition_json: row.repetition_json,
+    run_key_json: row.run_key_json,
+    chat_model_json: row.chat_model_json,
+  }),
+};
 
 export function readExperimentScoringRows(
   db: Database.Database,
@@ -123,49 +171,14 @@ export function readExperimentScoringRows(
     sql.sessions,
     (sessions: (ScoringSession & { position: number; created_at: string })[], slice) => {
       const ids = sessions.map((session) => session.id);
-      const messages = groupRows(ids, sql.messages, slice, (row: MessageRow) => ({
-        turn_index: row[1],
-        role: row[2] as MessageRole,
-        content: row[3],
-        tool_call_id: row[4],
-        tool_calls:
-          row[5] === "[]" ? [] : parseJsonText(ToolCalls, row[5], `message ${row[6]} tool_calls`),
-      }));
+      const messages = groupRows(ids, sql.messages, slice, scoringItems.message);
       // Most runs have no call without a reply: their audit rows are not even looked at.
       const unanswered = ids.filter((id) => hasUnansweredCall(messages.get(id) ?? []));
       return {
-        sessions: sessions.map((row) => ({
-          id: row.id,
-          tag_json: row.tag_json,
-          repetition_json: row.repetition_json,
-          run_key_json: row.run_key_json,
-          chat_model_json: row.chat_model_json,
-        })),
-        turns: groupRows(ids, sql.turns, slice, (row: TurnRow) => ({
-          turn_index: row[1],
-          // As toTurnRecord: legacy rows predate the status column.
-          status: (row[2] ?? (row[3] === null ? "running" : "completed")) as TurnRecordStatus,
-          wall_time_ms: row[4],
-        })),
+        sessions: sessions.map(scoringItems.session),
+        turns: groupRows(ids, sql.turns, slice, scoringItems.turn),
         messages,
-        calls: groupRows(ids, sql.calls, slice, (row: CallRow) => ({
-          id: row[1],
-          turn_index: row[2],
-          round_index: row[3],
-          agent: row[4] as AgentRole,
-          call_kind: row[5] as CallKind,
-          ttft_ms: row[6],
-          prompt_tokens: row[7],
-          completion_tokens: row[8],
-          total_tokens: row[9],
-          cached_tokens: row[10],
-          reasoning_tokens: row[11],
-          cache_write_tokens: row[12],
-          event_id: row[13],
-          used_fallback: row[14] !== 0,
-          cost_usd: row[15],
-          cost_estimated_usd: row[16],
-        })),
+        calls: groupRows(ids, sql.calls, slice, scoringItems.call),
         tool_ends:
           unanswered.length === 0
             ? new Map(ids.map((id) => [id, []]))
@@ -173,11 +186,7 @@ export function readExperimentScoringRows(
                 ids,
                 sql.toolEnds,
                 { ids: JSON.stringify(unanswered) },
-                (row: ToolEndRow) => ({
-                  turn_index: row[2],
-                  event: row[3],
-                  details: storedObject(row[4], `audit log ${row[1]} details`),
-                }),
+                scoringItems.toolEnd,
               ),
       };
     },

@@ -30,7 +30,7 @@ function titlePlans(query: ParsedQuery): TitlePlan[] {
   return ascii && query.model === undefined ? ["recent", "index"] : ["index"];
 }
 
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`;
 
 /**
  * The paged session list: newest first on the `sessions_updated` order (updated_at DESC, id DESC),
@@ -165,7 +165,7 @@ function buildQuery(query: ParsedQuery, titlePlan: TitlePlan): Built {
   };
 }
 
-function sessionCursorKey(cursor: string): [string, string] {
+export function sessionCursorKey(cursor: string): [string, string] {
   const [name, updatedAt, id] = decodeCursor(cursor, ["string", "string", "string"]) as string[];
   if (name !== "sessions" || updatedAt === undefined || id === undefined) {
     throw new InvalidInputError(
@@ -178,12 +178,12 @@ function sessionCursorKey(cursor: string): [string, string] {
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Stored times are `toISOString()` text (UTC, milliseconds), so bounds are compared as such. */
-function lowerBound(value: string): string {
+export function lowerBound(value: string): string {
   return new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value).toISOString();
 }
 
 /** A date bound includes its whole (UTC) day: before the next midnight. */
-function upperBound(value: string): { at: string; inclusive: boolean } {
+export function upperBound(value: string): { at: string; inclusive: boolean } {
   if (!DATE_ONLY.test(value)) return { at: new Date(value).toISOString(), inclusive: true };
   const next = new Date(`${value}T00:00:00Z`);
   next.setUTCDate(next.getUTCDate() + 1);

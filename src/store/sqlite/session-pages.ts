@@ -119,7 +119,7 @@ export class SessionPages {
 }
 
 /** The key a per-session cursor carries, once it is known to be this list's and this session's. */
-function cursorKey(cursor: string, list: string, sessionId: string): number {
+export function cursorKey(cursor: string, list: string, sessionId: string): number {
   const [name, session, key] = decodeCursor(cursor, ["string", "string", "number"]) as [
     string,
     string,

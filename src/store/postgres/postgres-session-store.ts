@@ -1,0 +1,510 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import type { CallPayloadRecord } from "../../domain/call-capture.js";
+import {
+  AgentLabError,
+  SessionExistsError,
+  SessionModeMismatchError,
+  SessionNotFoundError,
+  TurnExistsError,
+  TurnNotFoundError,
+} from "../../domain/errors.js";
+import type { ExperimentListItem } from "../../domain/experiment.js";
+import type { ChatMessage } from "../../domain/messages.js";
+import type { Page, PageRequest } from "../../domain/pagination.js";
+import type {
+  AuditRecord,
+  MessageRecord,
+  SessionListItem,
+  SessionOverview,
+  SessionRecord,
+  TurnRecord,
+} from "../../domain/records.js";
+import { modeOf } from "../../domain/session-config.js";
+import {
+  ImportSessionOptions,
+  SESSION_EXPORT_FORMAT,
+  SESSION_EXPORT_VERSION,
+  type SessionExport,
+  SessionExportDocument,
+} from "../../domain/session-export.js";
+import { type SessionPage, SessionQuery } from "../../domain/session-query.js";
+import type { UsageCallRecord, UsageSummary } from "../../domain/usage.js";
+import { parseInput } from "../../domain/validation.js";
+import { payloadRow } from "../call-payload-codec.js";
+import type {
+  ExperimentListQuery,
+  ExperimentRecords,
+  ExperimentRecordsPage,
+  ExperimentScoringRows,
+} from "../experiment-records.js";
+import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-inputs.js";
+import type { ClaimedTurn, SessionStore } from "../session-store.js";
+import { auditRowParams, usageRowParams } from "../sqlite/record-batch.js";
+import {
+  type AuditRow,
+  type ListedOverviewRow,
+  type MessageRow,
+  type SessionRow,
+  type TurnRow,
+  toAuditRecord,
+  toMessageRecord,
+  toMessageRowParams,
+  toSessionOverview,
+  toSessionRecord,
+  toTurnRecord,
+  toUsageCallRecord,
+  type UsageRow,
+} from "../sqlite/rows.js";
+import { USAGE_COLUMNS } from "../sqlite/statements.js";
+import { sumRollups } from "../sqlite/usage-rollups.js";
+import {
+  type AppendAuditOptions,
+  AppendCallPayloadOptions,
+  AppendMessageOptions,
+  AppendMessagesOptions,
+  type AppendRecordsOptions,
+  type AppendRecordsResult,
+  AppendUsageOptions,
+  type ClaimTurnOptions,
+  CompleteTurnOptions,
+  CreateSessionOptions,
+  EnsureSessionOptions,
+  SessionId,
+  StartTurnOptions,
+} from "../store-inputs.js";
+import { insertPayload, readPayload } from "./call-payloads.js";
+import { createPool, describeTarget, openError, type PoolOptions } from "./connection.js";
+import {
+  experimentScoringRows,
+  listExperimentSummaries,
+  readExperimentRecords,
+} from "./experiment-records.js";
+import { migrate } from "./migrate.js";
+import { AUDIT_COLUMNS, MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
+import { appendBatch } from "./record-batch.js";
+import { sessionListPage } from "./session-list-query.js";
+import { SessionPages } from "./session-pages.js";
+import { deleteSessionRows, insertSessionRows } from "./session-transfer.js";
+import { inTransaction, READ_SNAPSHOT, write } from "./transaction.js";
+import { claimTurn } from "./turn-claim.js";
+import { DEFAULT_LEASE_MS, TurnLeases } from "./turn-leases.js";
+import { turnRollups } from "./usage-rollups.js";
+
+const now = () => new Date().toISOString();
+
+export interface PostgresStoreOptions extends PoolOptions {
+  /**
+   * How long a running turn stays claimed without its store renewing the lease (default 30 s):
+   * the longest a crashed runner's session stays blocked. Tests use a short one.
+   */
+  lease_ms?: number;
+}
+
+/**
+ * The session store on a PostgreSQL server, with the same behaviour as SqliteSessionStore (the
+ * same contract suites run against both). Shared by any number of processes on any hosts: writes
+ * that must be atomic are one transaction, a turn claim takes the session's row lock, and a
+ * running turn is held by a lease its store renews (turn-leases.ts).
+ */
+export class PostgresSessionStore implements SessionStore {
+  readonly persistent = true;
+  /** The store's pool: others may use it for their own tables (e.g. the run queue). */
+  readonly pool: pg.Pool;
+  /** Where it points, without the password: `database NAME on HOST:PORT`. */
+  readonly target: string;
+  private readonly leases: TurnLeases;
+  private readonly pages: SessionPages;
+  #closed: Promise<void> | undefined;
+
+  private constructor(pool: pg.Pool, target: string, leaseMs: number) {
+    this.pool = pool;
+    this.target = target;
+    this.leases = new TurnLeases(pool, leaseMs);
+    this.pages = new SessionPages(pool);
+  }
+
+  /**
+   * Connects, brings the schema up to date (migrate.ts) and returns a ready store. A failure is a
+   * DatabaseOpenError naming host:port and the database, never the URL's password.
+   */
+  static async open(
+    url: string,
+    options: PostgresStoreOptions = {},
+  ): Promise<PostgresSessionStore> {
+    const target = describeTarget(url);
+    const pool = createPool(url, options);
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client, target);
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end().catch(() => {});
+      // A lab error (schema too new) passes as it is; the driver's gets the target named.
+      if (error instanceof AgentLabError) throw error;
+      throw openError(url, error);
+    }
+    const leaseMs = Math.max(50, Math.floor(options.lease_ms ?? DEFAULT_LEASE_MS));
+    return new PostgresSessionStore(pool, target, leaseMs);
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.leases.close().then(() => this.pool.end());
+    return this.#closed;
+  }
+
+  async createSession(options: CreateSessionOptions): Promise<string> {
+    const input = parseInput(CreateSessionOptions, options, "createSession");
+    const id = input.session_id ?? randomUUID();
+    const timestamp = now();
+    const inserted = await write(() =>
+      run(this.pool, "insertSession", [
+        id,
+        input.title,
+        timestamp,
+        timestamp,
+        JSON.stringify(input.config),
+      ]),
+    );
+    if (inserted.rowCount === 0) throw new SessionExistsError(id);
+    return id;
+  }
+
+  async ensureSession(sessionId: string, options: EnsureSessionOptions): Promise<string> {
+    const id = parseInput(SessionId, sessionId, "ensureSession: session_id");
+    const input = parseInput(EnsureSessionOptions, options, "ensureSession");
+    const timestamp = now();
+    // Created when missing, in one statement; otherwise the stored mode must be the one asked.
+    const inserted = await write(() =>
+      run(this.pool, "insertSession", [
+        id,
+        input.title,
+        timestamp,
+        timestamp,
+        JSON.stringify(input.config),
+      ]),
+    );
+    if (inserted.rowCount === 1) return id;
+    const existing = await this.getSession(id);
+    if (existing === null) throw new SessionNotFoundError(id);
+    const requested = input.config.tool_invocation_mode;
+    if (existing.tool_invocation_mode !== requested) {
+      throw new SessionModeMismatchError(existing.tool_invocation_mode, requested);
+    }
+    return id;
+  }
+
+  async getSession(sessionId: string): Promise<SessionRecord | null> {
+    const row = (await run<SessionRow>(this.pool, "selectSession", [sessionId])).rows[0];
+    return row === undefined ? null : toSessionRecord(row);
+  }
+
+  /** LIKE on the "C"-collated primary key reads an index range; its wildcards are escaped. */
+  async findSessionIdsByPrefix(prefix: string, limit: number): Promise<string[]> {
+    const pattern = `${prefix.replace(/[\\%_]/g, "\\$&")}%`;
+    const result = await run<{ id: string }>(this.pool, "selectIdsByPrefix", [
+      pattern,
+      Math.max(1, Math.floor(limit)),
+    ]);
+    return result.rows.map((row) => row.id);
+  }
+
+  async findSessionsByExperiment(experimentId: string): Promise<SessionRecord[]> {
+    const result = await run<SessionRow>(this.pool, "selectSessionsByExperiment", [experimentId]);
+    return result.rows.map(toSessionRecord);
+  }
+
+  async listSessions(): Promise<SessionListItem[]> {
+    return (await run<SessionListItem>(this.pool, "listSessions", [])).rows;
+  }
+
+  async listSessionOverviews(): Promise<SessionOverview[]> {
+    const result = await run<ListedOverviewRow>(this.pool, "listSessionOverviews", []);
+    return result.rows.map((row) => toSessionOverview(row, row.folded_tokens));
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      // The row lock first: a claim of this session waits, then finds no session.
+      const found = await client.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [
+        sessionId,
+      ]);
+      if (found.rowCount === 0) throw new SessionNotFoundError(sessionId);
+      await deleteSessionRows(client, sessionId);
+    });
+  }
+
+  async exportSession(sessionId: string): Promise<SessionExport> {
+    // One snapshot: a consistent document even while another connection writes.
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        const row = (await run<SessionRow>(client, "selectSession", [sessionId])).rows[0];
+        if (row === undefined) throw new SessionNotFoundError(sessionId);
+        const session = toSessionRecord(row);
+        return {
+          format: SESSION_EXPORT_FORMAT,
+          version: SESSION_EXPORT_VERSION,
+          exported_at: now(),
+          session,
+          turns: await this.readTurns(client, sessionId),
+          messages: await this.readMessages(client, sessionId),
+          audit: await this.readAudit(client, sessionId),
+          usage: await this.readUsage(client, sessionId, session),
+        } satisfies SessionExport;
+      },
+      READ_SNAPSHOT,
+    );
+  }
+
+  async importSession(document: unknown, options: ImportSessionOptions = {}): Promise<string> {
+    const input = parseInput(ImportSessionOptions, options, "importSession");
+    const parsed = parseInput(SessionExportDocument, document, "importSession");
+    const id = parseInput(
+      SessionId,
+      input.session_id ?? parsed.session.id,
+      "importSession: session_id",
+    );
+    await inTransaction(this.pool, (client) => insertSessionRows(client, parsed, id));
+    return id;
+  }
+
+  async startTurn(sessionId: string, options: StartTurnOptions): Promise<void> {
+    const input = parseInput(StartTurnOptions, options, "startTurn");
+    await inTransaction(this.pool, async (client) => {
+      const timestamp = now();
+      if ((await run(client, "countTurn", [timestamp, sessionId])).rowCount === 0) {
+        throw new SessionNotFoundError(sessionId);
+      }
+      const inserted = await run(client, "insertTurn", [
+        sessionId,
+        input.turn_index,
+        input.user_message,
+        timestamp,
+        input.runner,
+        this.leases.leaseMs,
+      ]);
+      if (inserted.rowCount === 0) throw new TurnExistsError(sessionId, input.turn_index);
+    });
+    this.leases.hold(sessionId, input.turn_index);
+  }
+
+  async claimTurn(sessionId: string, options: ClaimTurnOptions): Promise<ClaimedTurn> {
+    const input = parseClaimTurn(options);
+    const claimed = await inTransaction(this.pool, (client) =>
+      claimTurn(client, sessionId, input, now(), this.leases.leaseMs),
+    );
+    this.leases.hold(sessionId, claimed.turn_index);
+    return claimed;
+  }
+
+  async completeTurn(sessionId: string, options: CompleteTurnOptions): Promise<void> {
+    const input = parseInput(CompleteTurnOptions, options, "completeTurn");
+    await inTransaction(this.pool, async (client) => {
+      const timestamp = now();
+      const { rowCount } = await run(client, "completeTurn", [
+        timestamp,
+        input.wall_time_ms,
+        input.status,
+        sessionId,
+        input.turn_index,
+      ]);
+      if (rowCount === 0) throw new TurnNotFoundError(sessionId, input.turn_index);
+      await run(client, "touchSession", [timestamp, sessionId]);
+    });
+    this.leases.release(sessionId, input.turn_index);
+  }
+
+  listTurns(sessionId: string): Promise<TurnRecord[]> {
+    return this.readTurns(this.pool, sessionId);
+  }
+
+  async appendMessage(sessionId: string, options: AppendMessageOptions): Promise<void> {
+    const input = parseInput(AppendMessageOptions, options, "appendMessage");
+    await this.writeMessages(sessionId, input.turn_index, [input.message]);
+  }
+
+  async appendMessages(sessionId: string, options: AppendMessagesOptions): Promise<void> {
+    const input = parseInput(AppendMessagesOptions, options, "appendMessages");
+    await this.writeMessages(sessionId, input.turn_index, input.messages);
+  }
+
+  async appendAudit(sessionId: string, options: AppendAuditOptions): Promise<void> {
+    const input = parseAppendAudit(options, "appendAudit");
+    const params = valuesOf(AUDIT_COLUMNS, auditRowParams(sessionId, input, now()));
+    const { rowCount } = await write(() => run(this.pool, "insertAudit", params));
+    if (rowCount === 0) throw new SessionNotFoundError(sessionId);
+  }
+
+  /** One named statement, one round trip; nothing is read back unless nothing was inserted. */
+  async appendUsage(sessionId: string, options: AppendUsageOptions): Promise<boolean> {
+    const input = parseInput(AppendUsageOptions, options, "appendUsage");
+    const params = valuesOf(USAGE_COLUMNS, usageRowParams(sessionId, input, now()));
+    const { rowCount } = await write(() => run(this.pool, "insertUsage", params));
+    if (rowCount === 1) return true;
+    // Nothing inserted: either the turn is unknown, or the metric key was recorded before.
+    await this.requireTurn(sessionId, input.turn_index);
+    return false;
+  }
+
+  async appendCallPayload(sessionId: string, options: AppendCallPayloadOptions): Promise<boolean> {
+    const input = parseInput(AppendCallPayloadOptions, options, "appendCallPayload");
+    const row = payloadRow(sessionId, input, now());
+    if (await write(() => insertPayload(this.pool, row))) return true;
+    await this.requireTurn(sessionId, input.turn_index);
+    return false;
+  }
+
+  getCallPayload(sessionId: string, metricKey: string): Promise<CallPayloadRecord | null> {
+    return readPayload(this.pool, sessionId, metricKey);
+  }
+
+  listMessages(sessionId: string): Promise<MessageRecord[]> {
+    return this.readMessages(this.pool, sessionId);
+  }
+
+  listAuditLogs(sessionId: string): Promise<AuditRecord[]> {
+    return this.readAudit(this.pool, sessionId);
+  }
+
+  usageSummary(sessionId: string): Promise<UsageSummary> {
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        const row = (await run<SessionRow>(client, "selectSession", [sessionId])).rows[0];
+        return this.readUsage(client, sessionId, row === undefined ? null : toSessionRecord(row));
+      },
+      READ_SNAPSHOT,
+    );
+  }
+
+  async usageRollups(sessionId: string): Promise<Omit<UsageSummary, "calls">> {
+    const turns = await turnRollups(this.pool, sessionId);
+    return { turns, session: sumRollups(turns) };
+  }
+
+  listSessionPage(query: SessionQuery): Promise<SessionPage> {
+    return sessionListPage(this.pool, parseInput(SessionQuery, query, "listSessionPage"));
+  }
+
+  listExperimentSummaries(query?: ExperimentListQuery): Promise<Page<ExperimentListItem>> {
+    return listExperimentSummaries(this.pool, query);
+  }
+
+  listUsageCalls(sessionId: string, page: PageRequest): Promise<Page<UsageCallRecord>> {
+    return this.pages.listUsageCalls(sessionId, page);
+  }
+
+  findUsageCall(sessionId: string, metricKey: string): Promise<UsageCallRecord | null> {
+    return this.pages.findUsageCall(sessionId, metricKey);
+  }
+
+  listTurnPage(sessionId: string, page: PageRequest): Promise<Page<TurnRecord>> {
+    return this.pages.listTurnPage(sessionId, page);
+  }
+
+  listMessagePage(sessionId: string, page: PageRequest): Promise<Page<MessageRecord>> {
+    return this.pages.listMessagePage(sessionId, page);
+  }
+
+  listAuditPage(sessionId: string, page: PageRequest): Promise<Page<AuditRecord>> {
+    return this.pages.listAuditPage(sessionId, page);
+  }
+
+  experimentRecords(
+    experimentId: string,
+    page?: ExperimentRecordsPage,
+  ): Promise<ExperimentRecords> {
+    return readExperimentRecords(this.pool, experimentId, page);
+  }
+
+  experimentScoringRows(
+    experimentId: string,
+    page?: ExperimentRecordsPage,
+  ): Promise<ExperimentScoringRows> {
+    return experimentScoringRows(this.pool, experimentId, page);
+  }
+
+  async appendRecords(
+    sessionId: string,
+    records: AppendRecordsOptions,
+  ): Promise<AppendRecordsResult> {
+    const input = parseAppendRecords(records);
+    const createdAt = now();
+    // Compressed before the transaction opens: no lock is held while brotli runs.
+    const payloadRows = input.payloads.map((payload) => payloadRow(sessionId, payload, createdAt));
+    const result = await inTransaction(this.pool, (client) =>
+      appendBatch(client, sessionId, input, payloadRows, createdAt),
+    );
+    if (input.complete_turn !== undefined) {
+      this.leases.release(sessionId, input.complete_turn.turn_index);
+    }
+    return result;
+  }
+
+  private async writeMessages(
+    sessionId: string,
+    turnIndex: number,
+    messages: readonly ChatMessage[],
+  ): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const timestamp = now();
+      if (
+        (await run(client, "touchSessionOfTurn", [timestamp, sessionId, turnIndex])).rowCount === 0
+      ) {
+        await this.requireTurn(client, sessionId, turnIndex);
+      }
+      for (const message of messages) {
+        await run(
+          client,
+          "insertMessage",
+          valuesOf(MESSAGE_COLUMNS, toMessageRowParams(sessionId, turnIndex, message, timestamp)),
+        );
+      }
+    });
+  }
+
+  private async requireTurn(
+    ...args: [pg.Pool | pg.ClientBase, string, number] | [string, number]
+  ): Promise<void> {
+    const [db, sessionId, turnIndex] = args.length === 3 ? args : [this.pool, ...args];
+    if ((await run(db, "selectTurn", [sessionId, turnIndex])).rowCount === 0) {
+      if ((await run(db, "selectSessionId", [sessionId])).rowCount === 0) {
+        throw new SessionNotFoundError(sessionId);
+      }
+      throw new TurnNotFoundError(sessionId, turnIndex);
+    }
+  }
+
+  private async readTurns(db: pg.Pool | pg.ClientBase, sessionId: string): Promise<TurnRecord[]> {
+    return (await run<TurnRow>(db, "listTurns", [sessionId])).rows.map(toTurnRecord);
+  }
+
+  private async readMessages(
+    db: pg.Pool | pg.ClientBase,
+    sessionId: string,
+  ): Promise<MessageRecord[]> {
+    return (await run<MessageRow>(db, "listMessages", [sessionId])).rows.map(toMessageRecord);
+  }
+
+  private async readAudit(db: pg.Pool | pg.ClientBase, sessionId: string): Promise<AuditRecord[]> {
+    return (await run<AuditRow>(db, "listAudit", [sessionId])).rows.map(toAuditRecord);
+  }
+
+  private async readUsage(
+    client: pg.ClientBase,
+    sessionId: string,
+    session: SessionRecord | null,
+  ): Promise<UsageSummary> {
+    // Calls of a session without a row (a copied legacy file) use the default mode.
+    const mode = session?.tool_invocation_mode ?? modeOf({});
+    const calls = (await run<UsageRow>(client, "listUsage", [sessionId])).rows.map((row) =>
+      toUsageCallRecord(row, mode),
+    );
+    const turns = await turnRollups(client, sessionId);
+    return { calls, turns, session: sumRollups(turns) };
+  }
+}

@@ -1,0 +1,93 @@
+import type pg from "pg";
+import type { z } from "zod";
+import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
+import type { ClaimedTurn } from "../session-store.js";
+import { auditRowParams } from "../sqlite/record-batch.js";
+import { toMessageRowParams } from "../sqlite/rows.js";
+import type { ClaimTurnOptions } from "../store-inputs.js";
+import { AUDIT_COLUMNS, MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
+
+type ClaimInput = z.output<typeof ClaimTurnOptions>;
+
+/** The audit row of a dead runner's turn: the same words SQLite writes (sqlite/turn-claim.ts). */
+const INTERRUPTED_REASON = "its process ended before the turn did";
+
+/**
+ * `claimTurn` for PostgreSQL, inside the caller's transaction. Its first statement updates the
+ * session row (count and updated_at), which takes that row's lock: a second claimer of the same
+ * session, on any host, waits there until the first commits, then sees its turn. A running turn
+ * blocks the claim while its lease is alive and its runner is alive by `is_runner_alive`;
+ * otherwise it is marked interrupted, audited, and the next index is taken.
+ */
+export async function claimTurn(
+  client: pg.ClientBase,
+  sessionId: string,
+  input: ClaimInput,
+  timestamp: string,
+  leaseMs: number,
+): Promise<ClaimedTurn> {
+  const isAlive = input.is_runner_alive ?? (() => true);
+  if ((await run(client, "countTurn", [timestamp, sessionId])).rowCount === 0) {
+    throw new SessionNotFoundError(sessionId);
+  }
+  const running = (
+    await run<{ turn_index: number; runner: string | null; expired: boolean | null }>(
+      client,
+      "runningTurns",
+      [sessionId],
+    )
+  ).rows;
+  for (const turn of running) {
+    // No lease (a turn imported or copied from SQLite): its runner's liveness alone decides.
+    if (turn.expired !== true && isAlive(turn.runner)) {
+      throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
+    }
+  }
+  const interrupted: number[] = [];
+  for (const turn of running) {
+    await run(client, "completeTurn", [timestamp, null, "interrupted", sessionId, turn.turn_index]);
+    await run(client, "insertCheckedAudit", [
+      sessionId,
+      turn.turn_index,
+      null,
+      "turn_interrupted",
+      JSON.stringify({ runner: turn.runner, reason: INTERRUPTED_REASON }),
+      timestamp,
+    ]);
+    interrupted.push(turn.turn_index);
+  }
+  const last = (await run<{ last: number }>(client, "lastTurnIndex", [sessionId])).rows[0];
+  const turn_index = (last?.last ?? 0) + 1;
+  await run(client, "insertTurn", [
+    sessionId,
+    turn_index,
+    input.user_message,
+    timestamp,
+    input.runner,
+    leaseMs,
+  ]);
+  await run(
+    client,
+    "insertMessage",
+    valuesOf(
+      MESSAGE_COLUMNS,
+      toMessageRowParams(
+        sessionId,
+        turn_index,
+        { role: "user", content: input.user_message, tool_calls: [] },
+        timestamp,
+      ),
+    ),
+  );
+  if (input.audit !== undefined) {
+    await run(
+      client,
+      "insertCheckedAudit",
+      valuesOf(
+        AUDIT_COLUMNS,
+        auditRowParams(sessionId, { ...input.audit, turn_index, round_index: null }, timestamp),
+      ),
+    );
+  }
+  return { turn_index, interrupted };
+}
