@@ -1,6 +1,7 @@
 import { runBfclBench } from "./bfcl-bench.js";
 import { runGatewayBench } from "./gateway-bench.js";
 import type { Figure } from "./measure.js";
+import { runPgBench } from "./pg-bench.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
 import { runScaleBench } from "./scale-bench.js";
@@ -9,7 +10,7 @@ import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway]...`: every benchmark but `scale` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|pg]...`: every benchmark but `scale` and `pg` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -23,6 +24,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   scale: runScaleBench,
   bfcl: runBfclBench,
   gateway: runGatewayBench,
+  pg: runPgBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
@@ -33,7 +35,8 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const figures: Figure[] = [];
-const everyday = Object.keys(suites).filter((name) => name !== "scale");
+// pg starts its own PostgreSQL (the server binaries must be installed) and builds 100,000 sessions.
+const everyday = Object.keys(suites).filter((name) => name !== "scale" && name !== "pg");
 for (const name of chosen.length > 0 ? chosen : everyday) {
   figures.push(...(await (suites[name] as () => Figure[] | Promise<Figure[]>)()));
 }
