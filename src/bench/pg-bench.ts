@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
+import type pg from "pg";
 import { openSessionStore } from "../store/open-store.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { USAGE_COLUMNS } from "../store/sqlite/statements.js";
-import { startPostgresCluster } from "../testing/postgres-cluster.js";
+import { createPostgresDatabase, startPostgresCluster } from "../testing/postgres-cluster.js";
 import { type Figure, median, printFigures } from "./measure.js";
+import { appendBenchCall } from "./pg-append-call.js";
 import { populate, usageRow } from "./store-bench.js";
 
 /**
@@ -27,39 +28,15 @@ const LIST_USAGE_ROWS = Number(process.env.AGENT_LAB_BENCH_PG_ROWS ?? 1_000_000)
 
 type PgStore = SessionStore & { pool: pg.Pool };
 
-async function createDatabase(adminUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 async function openPg(url: string, pool_size: number): Promise<PgStore> {
   return (await openSessionStore(url, { application_name: "pg-bench", pool_size })) as PgStore;
 }
 
 const RAW_INSERT = `INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map((_, index) => `$${index + 1}`).join(", ")})`;
 
-function appendCall(store: SessionStore, sessionId: string, key: string) {
-  return store.appendUsage(sessionId, {
-    turn_index: 1,
-    round_index: 1,
-    usage: { prompt_tokens: 3, completion_tokens: 7, total_tokens: 10, cached_tokens: 2 },
-    ttft_ms: 120,
-    elapsed_ms: 450,
-    metadata: { metric_key: key },
-  });
-}
-
 /** appendUsage, one awaited call at a time, against the raw INSERT of the same row (same pool). */
 async function appendThroughput(adminUrl: string): Promise<{ figure: Figure; rate: number }> {
-  const store = await openPg(await createDatabase(adminUrl, "bench_append"), 4);
+  const store = await openPg(await createPostgresDatabase(adminUrl, "bench_append"), 4);
   const calls = 3_000;
   const storeRates: number[] = [];
   const rawRates: number[] = [];
@@ -67,13 +44,13 @@ async function appendThroughput(adminUrl: string): Promise<{ figure: Figure; rat
     await store.createSession({ title: "bench", config: {}, session_id: "bench" });
     await store.startTurn("bench", { turn_index: 1, user_message: "go" });
     for (let index = 0; index < 300; index++) {
-      await appendCall(store, "bench", `warm:${index}`);
+      await appendBenchCall(store, "bench", `warm:${index}`);
       await store.pool.query(RAW_INSERT, usageRow(index, "bench", `rawwarm:${index}`));
     }
     for (let round = 0; round < 3; round++) {
       let start = performance.now();
       for (let index = 0; index < calls; index++) {
-        await appendCall(store, "bench", `s${round}:${index}`);
+        await appendBenchCall(store, "bench", `s${round}:${index}`);
       }
       storeRates.push(calls / ((performance.now() - start) / 1000));
       start = performance.now();
@@ -140,7 +117,7 @@ function startWriter(url: string, writer: number) {
 
 /** 8 processes append at once into one session; every row is then counted, none lost or twice. */
 async function concurrentWriters(adminUrl: string, singleRate: number): Promise<Figure> {
-  const url = await createDatabase(adminUrl, "bench_writers");
+  const url = await createPostgresDatabase(adminUrl, "bench_writers");
   const store = await openPg(url, 2);
   try {
     await store.createSession({ title: "writers", config: {}, session_id: "writers" });
@@ -244,7 +221,7 @@ function listFigure(backend: string, ms: number, rawMs: number, page: boolean): 
 }
 
 async function listSessionsPg(adminUrl: string): Promise<Figure[]> {
-  const store = await openPg(await createDatabase(adminUrl, "bench_list"), 2);
+  const store = await openPg(await createPostgresDatabase(adminUrl, "bench_list"), 2);
   try {
     const started = performance.now();
     await populatePg(store, LIST_SESSIONS, LIST_USAGE_ROWS);

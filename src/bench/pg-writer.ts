@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
 import { openSessionStore } from "../store/open-store.js";
+import { appendBenchCall } from "./pg-append-call.js";
 
 /**
  * One of the PostgreSQL benchmark's concurrent writers, a process of its own: opens the store at
@@ -21,15 +22,7 @@ const store = await openSessionStore(url, {
 const lines = createInterface({ input: process.stdin });
 console.log("ready");
 for await (const line of lines) if (line.trim() === "go") break;
-const call = (key: string) =>
-  store.appendUsage("writers", {
-    turn_index: 1,
-    round_index: 1,
-    usage: { prompt_tokens: 3, completion_tokens: 7, total_tokens: 10, cached_tokens: 2 },
-    ttft_ms: 120,
-    elapsed_ms: 450,
-    metadata: { metric_key: key },
-  });
+const call = (key: string) => appendBenchCall(store, "writers", key);
 let stored = 0;
 const start = performance.now();
 const every = Math.max(1, Math.floor(count / Math.max(1, shared)));

@@ -95,3 +95,18 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     },
   };
 }
+
+/** Creates an empty database `name` on the cluster of `adminUrl`; returns its URL (same user). */
+export async function createPostgresDatabase(adminUrl: string, name: string): Promise<string> {
+  const { default: pg } = await import("pg");
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
