@@ -34,12 +34,23 @@ async function openPg(url: string, pool_size: number): Promise<PgStore> {
 
 const RAW_INSERT = `INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map((_, index) => `$${index + 1}`).join(", ")})`;
 
-/** appendUsage, one awaited call at a time, against the raw INSERT of the same row (same pool). */
+/**
+ * appendUsage, one awaited call at a time, against the raw INSERT of the same row through the
+ * same pool. The two run in alternating blocks and the figure is the median of the blocks' paired
+ * ratios: on a shared machine the load moves within seconds, and a block pair sees the same load.
+ */
 async function appendThroughput(adminUrl: string): Promise<{ figure: Figure; rate: number }> {
   const store = await openPg(await createPostgresDatabase(adminUrl, "bench_append"), 4);
-  const calls = 3_000;
+  const blocks = 40;
+  const perBlock = 100;
   const storeRates: number[] = [];
   const rawRates: number[] = [];
+  const ratios: number[] = [];
+  const timed = async (work: (index: number) => unknown) => {
+    const start = performance.now();
+    for (let index = 0; index < perBlock; index++) await work(index);
+    return perBlock / ((performance.now() - start) / 1000);
+  };
   try {
     await store.createSession({ title: "bench", config: {}, session_id: "bench" });
     await store.startTurn("bench", { turn_index: 1, user_message: "go" });
@@ -47,32 +58,41 @@ async function appendThroughput(adminUrl: string): Promise<{ figure: Figure; rat
       await appendBenchCall(store, "bench", `warm:${index}`);
       await store.pool.query(RAW_INSERT, usageRow(index, "bench", `rawwarm:${index}`));
     }
-    for (let round = 0; round < 3; round++) {
-      let start = performance.now();
-      for (let index = 0; index < calls; index++) {
-        await appendBenchCall(store, "bench", `s${round}:${index}`);
+    for (let block = 0; block < blocks; block++) {
+      const viaStore = () =>
+        timed((index) => appendBenchCall(store, "bench", `s${block}:${index}`));
+      const viaRaw = () =>
+        timed((index) =>
+          store.pool.query(RAW_INSERT, usageRow(index, "bench", `r${block}:${index}`)),
+        );
+      // Alternating which goes first, so neither always meets a warmer cache.
+      let storeRate: number;
+      let rawRate: number;
+      if (block % 2 === 0) {
+        storeRate = await viaStore();
+        rawRate = await viaRaw();
+      } else {
+        rawRate = await viaRaw();
+        storeRate = await viaStore();
       }
-      storeRates.push(calls / ((performance.now() - start) / 1000));
-      start = performance.now();
-      for (let index = 0; index < calls; index++) {
-        await store.pool.query(RAW_INSERT, usageRow(index, "bench", `r${round}:${index}`));
-      }
-      rawRates.push(calls / ((performance.now() - start) / 1000));
+      storeRates.push(storeRate);
+      rawRates.push(rawRate);
+      ratios.push(storeRate / rawRate);
     }
   } finally {
     await store.close();
   }
   const rate = median(storeRates);
-  const raw = median(rawRates);
+  const ratio = median(ratios);
   return {
     rate,
     figure: {
-      name: `PostgreSQL appendUsage throughput (${calls} calls one at a time, each its own statement, median of 3)`,
+      name: `PostgreSQL appendUsage throughput (${blocks} blocks of ${perBlock} calls one at a time, alternating with the baseline; median of the paired ratios)`,
       value: `${Math.round(rate)} calls/s`,
-      baseline: `${Math.round(raw)} rows/s (raw parameterized INSERT of the same row, same pg pool)`,
-      ratio: rate / raw,
+      baseline: `${Math.round(median(rawRates))} rows/s (raw parameterized INSERT of the same row, same pg pool)`,
+      ratio,
       target: ">= 0.8x",
-      met: rate / raw >= 0.8,
+      met: ratio >= 0.8,
     },
   };
 }

@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/postgres-datab
 import type { MessageRecord, SessionListItem } from "../domain/records.js";
 import type { UsageSummary } from "../domain/usage.js";
 import type { CopyOutcome } from "./commands/db-copy.js";
-import { type CliResult, freshLab, runCli, runCliJson } from "./test-fixtures.js";
+import { type CliResult, freshLab, runCli, runCliJson, startCli } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const lab = freshLab();
@@ -103,6 +103,25 @@ describe("agent-lab --db postgres://…", { timeout: 180_000 }, () => {
     const shown = await runCli(["show", prefix], { AGENT_LAB_DB: url });
     expect(shown.status).toBe(0);
     expect(shown.stdout).toContain(`Session ${ids[0]}: Flaky`);
+  });
+
+  it("serves the web UI and API from a PostgreSQL database named by $AGENT_LAB_DB", async () => {
+    const { url } = await postgres();
+    const [id] = await seed(url);
+    const serve = startCli(["serve", "--port", "0", "--no-token"], { AGENT_LAB_DB: url });
+    try {
+      const banner = await serve.stdoutContains("No token");
+      expect(banner).toMatch(/Database postgres:\/\/agentlab:\*\*\*@127\.0\.0\.1:\d+\/\w+\n/);
+      const address = /running at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(banner)?.[1];
+      const response = await fetch(`${address}api/sessions/${id}`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { session: { id: string } }).session.id).toBe(id);
+    } finally {
+      serve.child.kill("SIGTERM");
+    }
+    const ended = await serve.result;
+    expect(ended.status).toBe(0);
+    expectNoSecret(ended, url);
   });
 
   it("refuses a wrong password or a closed port with one line naming the database without the password", async () => {
