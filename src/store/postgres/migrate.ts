@@ -20,9 +20,10 @@ const VERSION_TABLE = `CREATE TABLE IF NOT EXISTS agent_lab_schema (
  * (released at COMMIT or ROLLBACK, so a crashed opener never leaves it held). The lock is taken
  * before anything is read: reading the version first and locking later is the race the
  * concurrency test catches. Idempotent: every statement is IF NOT EXISTS / OR REPLACE, and a
- * current database is left untouched. `target` names the database in a refusal.
+ * current database is left untouched. `target` names the database in a refusal. True when this
+ * call changed the layout (the race test counts them: exactly one opener of a fresh database).
  */
-export async function migrate(client: pg.ClientBase, target: string): Promise<void> {
+export async function migrate(client: pg.ClientBase, target: string): Promise<boolean> {
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK.toString()]);
@@ -34,8 +35,10 @@ export async function migrate(client: pg.ClientBase, target: string): Promise<vo
     if (version > PG_SCHEMA_VERSION) {
       throw new SchemaTooNewError(target, version, PG_SCHEMA_VERSION);
     }
-    if (version < PG_SCHEMA_VERSION) await upgrade(client);
+    const upgrading = version < PG_SCHEMA_VERSION;
+    if (upgrading) await upgrade(client);
     await client.query("COMMIT");
+    return upgrading;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     throw error;

@@ -1,0 +1,143 @@
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closedLoopbackPort } from "../../../test/closed-port.js";
+import { createTestDatabase, type TestDatabase } from "../../../test/postgres-database.js";
+import { DatabaseOpenError, SchemaTooNewError } from "../../domain/errors.js";
+import { PostgresSessionStore } from "./postgres-session-store.js";
+import { PG_SCHEMA_VERSION } from "./schema.js";
+
+async function sql<Row extends pg.QueryResultRow>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => null,
+    (error: unknown) => error as Error,
+  );
+
+describe("PostgresSessionStore.open", () => {
+  let database: TestDatabase;
+  beforeEach(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(() => database.drop());
+
+  it("refuses a wrong password naming host:port and the database, never the password", async () => {
+    const url = new URL(database.url);
+    const password = "Wr0ng-p@ss:word/secret";
+    url.password = encodeURIComponent(password);
+    const error = await refusal(PostgresSessionStore.open(url.toString()));
+    expect(error).toBeInstanceOf(DatabaseOpenError);
+    const message = error?.message ?? "";
+    expect(message).toContain(`${url.hostname}:${url.port}`);
+    expect(message).toContain(database.name);
+    expect(message).toMatch(/password authentication failed/);
+    for (const spelling of [password, url.password, new URL(database.url).password]) {
+      expect(message).not.toContain(spelling);
+      expect(JSON.stringify(error)).not.toContain(spelling);
+      expect(String(error?.stack)).not.toContain(spelling);
+    }
+  });
+
+  it("refuses an unreachable port with a clear error, without the password", async () => {
+    const url = new URL(database.url);
+    url.port = String(await closedLoopbackPort());
+    const error = await refusal(PostgresSessionStore.open(url.toString()));
+    expect(error).toBeInstanceOf(DatabaseOpenError);
+    expect(error?.message).toContain(
+      `cannot open database ${database.name} on 127.0.0.1:${url.port}`,
+    );
+    expect(error?.message).toMatch(/ECONNREFUSED/);
+    expect(error?.message).not.toContain(url.password);
+  });
+
+  it("migrates once: a second open finds the schema current and changes nothing", async () => {
+    const first = await PostgresSessionStore.open(database.url);
+    expect(first.migrated).toBe(true);
+    const id = await first.createSession({ title: "kept", config: {} });
+    await first.close();
+    const second = await PostgresSessionStore.open(database.url);
+    try {
+      expect(second.migrated).toBe(false);
+      expect((await second.getSession(id))?.title).toBe("kept");
+    } finally {
+      await second.close();
+    }
+    expect(await sql(database.url, "SELECT version FROM agent_lab_schema")).toStrictEqual([
+      { version: PG_SCHEMA_VERSION },
+    ]);
+  });
+
+  it("refuses a database written by a newer schema, leaving it untouched", async () => {
+    await (await PostgresSessionStore.open(database.url)).close();
+    await sql(database.url, "UPDATE agent_lab_schema SET version = $1", [PG_SCHEMA_VERSION + 1]);
+    const error = await refusal(PostgresSessionStore.open(database.url));
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect(error?.message).toContain(`database ${database.name} on`);
+    expect(await sql(database.url, "SELECT version FROM agent_lab_schema")).toStrictEqual([
+      { version: PG_SCHEMA_VERSION + 1 },
+    ]);
+  });
+
+  it("drops duplicate metric keys (the first recorded wins) before the unique index, then rolls up what is left", async () => {
+    // A database whose usage table lost its unique index (a hand copy, an interrupted restore)
+    // and holds retried calls twice: the migration must dedupe before it can index.
+    const store = await PostgresSessionStore.open(database.url);
+    const id = await store.createSession({ title: "dupes", config: {} });
+    await store.startTurn(id, { turn_index: 1, user_message: "u" });
+    await store.completeTurn(id, { turn_index: 1, wall_time_ms: 1 });
+    await store.close();
+    await sql(database.url, "DROP INDEX usage_stats_metric_key_uq");
+    for (const [key, tokens] of [
+      ["chat:1:1", 10],
+      ["chat:1:1", 20],
+      [null, 1],
+      [null, 2],
+    ] as const) {
+      await sql(
+        database.url,
+        `INSERT INTO usage_stats (session_id, turn_index, round_index, prompt_tokens,
+          completion_tokens, total_tokens, cached_tokens, elapsed_ms, created_at, metric_key)
+         VALUES ($1, 1, 1, $2, 0, $2, 0, 1, 'now', $3)`,
+        [id, tokens, key],
+      );
+    }
+    await sql(database.url, "UPDATE agent_lab_schema SET version = 0");
+
+    const reopened = await PostgresSessionStore.open(database.url);
+    try {
+      expect(reopened.migrated).toBe(true);
+      const usage = await reopened.usageSummary(id);
+      expect(usage.calls.map((call) => [call.metric_key, call.total_tokens])).toStrictEqual([
+        ["chat:1:1", 10],
+        [null, 1],
+        [null, 2],
+      ]);
+      expect(usage.session.total_tokens).toBe(13);
+      expect((await reopened.listSessions())[0]?.total_tokens).toBe(13);
+      // The index is back: a retry of the key inserts nothing.
+      expect(
+        await reopened.appendUsage(id, {
+          turn_index: 1,
+          round_index: 1,
+          usage: { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5, cached_tokens: 0 },
+          elapsed_ms: 1,
+          metadata: { metric_key: "chat:1:1" },
+        }),
+      ).toBe(false);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
