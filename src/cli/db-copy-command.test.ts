@@ -130,9 +130,9 @@ describe("agent-lab --db postgres://…", { timeout: 180_000 }, () => {
     wrong.password = "not-the-password-x9";
     const refused = await runCli(["--db", wrong.toString(), "run", "hello"]);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(
-      /^agent-lab: cannot open the database postgres:\/\/agentlab:\*\*\*@127\.0\.0\.1:\d+\/\w+: .*password authentication failed.*\n$/,
-    );
+    expect(refused.stderr).toMatch(/^agent-lab: cannot open .*password authentication failed.*\n$/);
+    expect(refused.stderr).toContain(`127.0.0.1:${wrong.port}`);
+    expect(refused.stderr).toContain(wrong.pathname.slice(1));
     expectNoSecret(refused, wrong.toString());
     expectNoSecret(refused, url);
 
@@ -141,7 +141,7 @@ describe("agent-lab --db postgres://…", { timeout: 180_000 }, () => {
     const unreachable = await runCli(["--db", closed.toString(), "sessions"]);
     expect(unreachable.status).toBe(1);
     expect(unreachable.stderr.trim().split("\n")).toHaveLength(1);
-    expect(unreachable.stderr).toContain("postgres://agentlab:***@127.0.0.1:1/");
+    expect(unreachable.stderr).toMatch(/^agent-lab: cannot open .*127\.0\.0\.1:1\b/);
     expect(unreachable.stderr).toContain("ECONNREFUSED");
     expectNoSecret(unreachable, url);
   });
@@ -246,12 +246,12 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     const denied = await copy(lab.db, wrong.toString());
     expect(denied.status).toBe(1);
     expect(denied.stderr).toMatch(
-      /^agent-lab: --to: cannot open the database postgres:\/\/agentlab:\*\*\*@.*password authentication failed.*\n$/,
+      /^agent-lab: --to: cannot open .*password authentication failed.*\n$/,
     );
     expectNoSecret(denied, wrong.toString());
     const notUrl = await copy(lab.db, "postgres://agentlab:pw-in-bad-url@127.0.0.1:notaport/x");
     expect(notUrl.status).toBe(1);
-    expect(notUrl.stderr).toContain("--to: cannot open the database postgres://agentlab:***@");
+    expect(notUrl.stderr).toMatch(/^agent-lab: --to: cannot open .*\n$/);
     expect(notUrl.stderr).not.toContain("pw-in-bad-url");
   });
 });
