@@ -2,6 +2,7 @@ import { runBfclBench } from "./bfcl-bench.js";
 import { runGatewayBench } from "./gateway-bench.js";
 import type { Figure } from "./measure.js";
 import { runOtelBench } from "./otel-bench.js";
+import { runPgBench } from "./pg-bench.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
 import { runScaleBench } from "./scale-bench.js";
@@ -10,7 +11,7 @@ import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|otel]...`: every benchmark but `scale` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|otel|pg]...`: every benchmark but `scale` and `pg` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -25,6 +26,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   bfcl: runBfclBench,
   gateway: runGatewayBench,
   otel: runOtelBench,
+  pg: runPgBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
@@ -35,7 +37,8 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const figures: Figure[] = [];
-const everyday = Object.keys(suites).filter((name) => name !== "scale");
+// pg starts its own PostgreSQL (the server binaries must be installed) and builds 100,000 sessions.
+const everyday = Object.keys(suites).filter((name) => name !== "scale" && name !== "pg");
 for (const name of chosen.length > 0 ? chosen : everyday) {
   figures.push(...(await (suites[name] as () => Figure[] | Promise<Figure[]>)()));
 }

@@ -5,6 +5,7 @@ import { type CommandContext, createCommandContext } from "./command-context.js"
 import { registerBenchCommand } from "./commands/bench.js";
 import { registerCallCommand } from "./commands/call.js";
 import { registerChatCommand } from "./commands/chat.js";
+import { registerDbCommand } from "./commands/db.js";
 import { registerDeleteCommand } from "./commands/delete.js";
 import { registerExportCommand } from "./commands/export.js";
 import { registerExportOtelCommand } from "./commands/export-otel.js";
@@ -30,13 +31,13 @@ export function buildProgram(context: CommandContext = createCommandContext(proc
   const { io } = context;
   const program = new Command("agent-lab")
     .description(
-      "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file, and compare them.",
+      "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file (or a PostgreSQL database), and compare them.",
     )
     .version(packageVersion(), "-v, --version", "print the agent-lab version")
     .helpOption("-h, --help", "show this help")
     .option(
-      "--db <path>",
-      "the lab's SQLite file (default: $AGENT_LAB_DB, else $XDG_DATA_HOME/agent-lab/lab.sqlite3 or ~/.local/share/agent-lab/lab.sqlite3)",
+      "--db <path|url>",
+      "the lab's database: a SQLite file or a postgres://user@host/db URL (default: $AGENT_LAB_DB, else $XDG_DATA_HOME/agent-lab/lab.sqlite3 or ~/.local/share/agent-lab/lab.sqlite3)",
     )
     .option(
       "--lab-config <file>",
@@ -68,7 +69,9 @@ Examples:
   $ agent-lab import session.json --session-id copy-1
   $ agent-lab delete <session-id> --yes
   $ agent-lab suite import bfcl bfcl_eval/data --out bfcl.yaml
-  $ agent-lab serve`,
+  $ agent-lab serve
+  $ agent-lab --db postgres://lab@db.example/lab sessions
+  $ agent-lab db copy --from lab.sqlite3 --to postgres://lab@db.example/lab`,
     )
     .exitOverride();
   // Subcommands copy the settings above (exit override, output) when they are created.
@@ -89,6 +92,7 @@ Examples:
   registerBenchCommand(program, context);
   registerSuiteCommand(program, context);
   registerToolsCommand(program, context);
+  registerDbCommand(program, context);
   return program;
 }
 

@@ -120,7 +120,7 @@ async function benchCommand(
   const suite = loadSuite(suiteFile);
   const experimentId = flags.experiment ?? experimentIdOf(suite);
   const providers = context.providers(command);
-  const store = openStoreForWriting(context.database(command), io.stderr);
+  const store = await openStoreForWriting(context.database(command), io.stderr);
   const controller = new AbortController();
   let stoppedBy: StopSignal | null = null;
   const onSignal = (signal: StopSignal) => {
@@ -189,7 +189,7 @@ async function benchCommand(
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
     await providers.tools.close();
-    store.close();
+    await store.close();
   }
 }
 

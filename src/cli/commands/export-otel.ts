@@ -38,10 +38,10 @@ Examples:
           "export-otel needs a collector: set OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), e.g. http://127.0.0.1:4318",
         );
       }
-      const store = openStoreForReading(context.database(command));
+      const store = await openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
       try {
-        const session = resolveSession(store, sessionId);
+        const session = await resolveSession(store, sessionId);
         const { exportSessionSpans } = await import("../../telemetry/session-spans.js");
         const result = await exportSessionSpans(store, session.id, io.env, version);
         if (result === null) throw new SessionNotFoundError(sessionId);
@@ -59,7 +59,7 @@ Examples:
         );
         context.exitCode = 1;
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { isPostgresUrl, redactDatabaseUrl, scrubDatabaseSecrets } from "./open-store.js";
+
+describe("isPostgresUrl", () => {
+  it("takes postgres:// and postgresql:// URLs, and nothing else", () => {
+    expect(isPostgresUrl("postgres://u@h/db")).toBe(true);
+    expect(isPostgresUrl("postgresql://u@h/db")).toBe(true);
+    expect(isPostgresUrl("POSTGRES://u@h/db")).toBe(true);
+    expect(isPostgresUrl("lab.sqlite3")).toBe(false);
+    expect(isPostgresUrl("./postgres://x")).toBe(false);
+    expect(isPostgresUrl(":memory:")).toBe(false);
+    expect(isPostgresUrl("mysql://u@h/db")).toBe(false);
+  });
+});
+
+describe("redactDatabaseUrl", () => {
+  it("hides the password and keeps the rest", () => {
+    expect(redactDatabaseUrl("postgres://lab:s3cret@db.example:5432/lab")).toBe(
+      "postgres://lab:***@db.example:5432/lab",
+    );
+    expect(redactDatabaseUrl("postgresql://lab@db.example/lab")).toBe(
+      "postgresql://lab@db.example/lab",
+    );
+    expect(redactDatabaseUrl("postgres://db.example/lab")).toBe("postgres://db.example/lab");
+  });
+
+  it("hides a password holding @, / or : and a password= parameter", () => {
+    const shown = redactDatabaseUrl("postgres://lab:p@ss/w:rd@127.0.0.1:5/lab?sslmode=disable");
+    expect(shown).toBe("postgres://lab:***@127.0.0.1:5/lab?sslmode=disable");
+    expect(redactDatabaseUrl("postgres://h/lab?user=x&password=hunter2&sslmode=require")).toBe(
+      "postgres://h/lab?user=x&password=***&sslmode=require",
+    );
+  });
+
+  it("returns a path as given", () => {
+    expect(redactDatabaseUrl("/tmp/lab:1@x.sqlite3")).toBe("/tmp/lab:1@x.sqlite3");
+  });
+});
+
+describe("scrubDatabaseSecrets", () => {
+  it("removes the password, raw and decoded, from a message", () => {
+    const url = "postgres://lab:p%40ss@127.0.0.1/lab?password=other";
+    expect(scrubDatabaseSecrets("auth p%40ss p@ss other failed", url)).toBe(
+      "auth *** *** *** failed",
+    );
+  });
+});
