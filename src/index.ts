@@ -48,6 +48,10 @@ export {
 } from "./runtime/turn-providers.js";
 export { type CreateAppOptions, createApp } from "./server/app.js";
 export { type RunningServer, type StartServerOptions, startServer } from "./server/start-server.js";
+export {
+  PostgresSessionStore,
+  type PostgresStoreOptions,
+} from "./store/postgres/postgres-session-store.js";
 export type { Awaitable, ClaimedTurn, SessionStore } from "./store/session-store.js";
 export { SCHEMA_VERSION } from "./store/sqlite/schema.js";
 export {

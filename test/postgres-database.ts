@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
+import { createPostgresDatabase } from "../src/testing/postgres-cluster.js";
 
 /**
  * A fresh, empty database on the run's PostgreSQL server (see global-setup.ts), for one test or
@@ -15,17 +16,9 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = inject("pgAdminUrl");
   const name = `agent_lab_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  const url = await createPostgresDatabase(adminUrl, name);
   return {
-    url: url.toString(),
+    url,
     name,
     async drop() {
       const client = new pg.Client({ connectionString: adminUrl });

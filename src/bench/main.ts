@@ -1,6 +1,8 @@
 import { runBfclBench } from "./bfcl-bench.js";
 import { runGatewayBench } from "./gateway-bench.js";
 import type { Figure } from "./measure.js";
+import { runOtelBench } from "./otel-bench.js";
+import { runPgBench } from "./pg-bench.js";
 import { runProviderBench } from "./provider-bench.js";
 import { runRuntimeBench } from "./runtime-bench.js";
 import { runScaleBench } from "./scale-bench.js";
@@ -10,7 +12,7 @@ import { runToolsBench } from "./tools-bench.js";
 import { runWorkersBench } from "./workers-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway]...`: every benchmark but `scale` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|otel|pg|workers]...`: every benchmark but `scale`, `pg` and `workers` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -25,6 +27,8 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   bfcl: runBfclBench,
   gateway: runGatewayBench,
   workers: runWorkersBench,
+  otel: runOtelBench,
+  pg: runPgBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
@@ -35,8 +39,11 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const figures: Figure[] = [];
-// `scale` and `workers` take minutes: they run when named.
-const everyday = Object.keys(suites).filter((name) => name !== "scale" && name !== "workers");
+// pg starts its own PostgreSQL (the server binaries must be installed) and builds 100,000 sessions;
+// workers times agent-lab bench on 1, 2 and 4 workers (minutes).
+const everyday = Object.keys(suites).filter(
+  (name) => name !== "scale" && name !== "pg" && name !== "workers",
+);
 for (const name of chosen.length > 0 ? chosen : everyday) {
   figures.push(...(await (suites[name] as () => Figure[] | Promise<Figure[]>)()));
 }

@@ -139,17 +139,21 @@ export const agentLabClient: BenchClientFactory = (baseUrl) => {
     const start = performance.now();
     let ttft = -1;
     let deltas = 0;
-    for await (const part of model.stream({
+    const stream = model.stream({
       messages: [{ role: "user", content: promptFor(kind, length), tool_calls: [] }],
       ...(kind === "tool"
         ? { tools: [{ name: "mock_search", description: "search", parameters: SEARCH_PARAMETERS }] }
         : {}),
-    })) {
-      if (part.type === "text-delta" || part.type === "tool-call-delta") {
-        if (ttft < 0) ttft = performance.now() - start;
-        deltas++;
-      } else if (part.type === "reasoning-delta") {
-        deltas++;
+    });
+    // As the runtime's model call reads it (src/runtime/model-call.ts): a batch per body read.
+    for await (const batch of stream.batches()) {
+      for (const part of batch) {
+        if (part.type === "text-delta" || part.type === "tool-call-delta") {
+          if (ttft < 0) ttft = performance.now() - start;
+          deltas++;
+        } else if (part.type === "reasoning-delta") {
+          deltas++;
+        }
       }
     }
     return { ttft_ms: ttft, deltas };

@@ -24,10 +24,14 @@ function freshStore(directory: string, name: string): { store: SqliteSessionStor
   return { store, path };
 }
 
-/** The values appendUsage binds for the throughput figure's call, in USAGE_COLUMNS order. */
-function usageRow(index: number): unknown[] {
+/** The values appendUsage binds for a throughput figure's call, in USAGE_COLUMNS order. */
+export function usageRow(
+  index: number,
+  sessionId = "bench",
+  metricKey = `chat:1:${index}`,
+): unknown[] {
   const values: Record<(typeof USAGE_COLUMNS)[number], unknown> = {
-    session_id: "bench",
+    session_id: sessionId,
     turn_index: 1,
     round_index: 1,
     prompt_tokens: 3,
@@ -45,7 +49,7 @@ function usageRow(index: number): unknown[] {
     event_name: null,
     used_fallback: 0,
     tool_latency_ms: null,
-    metric_key: `chat:1:${index}`,
+    metric_key: metricKey,
     estimated: 0,
     usage_source: "endpoint",
     cost_usd: null,
@@ -110,7 +114,7 @@ function appendThroughput(directory: string): Figure {
 }
 
 /** A file with `sessions` sessions of two turns each and `rows` usage rows spread over them. */
-function populate(
+export function populate(
   path: string,
   sessions: number,
   rows: number,

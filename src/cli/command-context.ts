@@ -29,8 +29,11 @@ export function createCommandContext(io: CliIo): CommandContext {
     },
     providers(command) {
       const { labConfig } = command.optsWithGlobals<{ labConfig?: string }>();
+      const database = this.database(command);
+      // A server database has no folder to hold an agent-lab.yaml beside it.
+      const databasePath = database.is_postgres ? undefined : database.path;
       return createLabProvidersFor(
-        { flag: labConfig, env: io.env, database_path: this.database(command).path },
+        { flag: labConfig, env: io.env, database_path: databasePath },
         { model_dependencies: { env: io.env } },
       );
     },

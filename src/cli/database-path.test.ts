@@ -6,12 +6,22 @@ import { resolveDatabasePath } from "./database-path.js";
 describe("resolveDatabasePath", () => {
   it("prefers --db, then $AGENT_LAB_DB", () => {
     const env = { AGENT_LAB_DB: "/env/lab.db", XDG_DATA_HOME: "/xdg" };
-    expect(resolveDatabasePath("flag.db", env)).toEqual({ path: "flag.db", is_default: false });
-    expect(resolveDatabasePath(undefined, env)).toEqual({ path: "/env/lab.db", is_default: false });
+    expect(resolveDatabasePath("flag.db", env)).toEqual({
+      path: "flag.db",
+      is_default: false,
+      label: "flag.db",
+      is_postgres: false,
+    });
+    expect(resolveDatabasePath(undefined, env)).toMatchObject({
+      path: "/env/lab.db",
+      is_default: false,
+    });
   });
 
   it("defaults to the XDG data folder, else ~/.local/share", () => {
-    expect(resolveDatabasePath(undefined, { XDG_DATA_HOME: "/xdg", HOME: "/home/u" })).toEqual({
+    expect(
+      resolveDatabasePath(undefined, { XDG_DATA_HOME: "/xdg", HOME: "/home/u" }),
+    ).toMatchObject({
       path: "/xdg/agent-lab/lab.sqlite3",
       is_default: true,
     });
@@ -22,5 +32,20 @@ describe("resolveDatabasePath", () => {
     expect(resolveDatabasePath(undefined, { XDG_DATA_HOME: "rel", AGENT_LAB_DB: "" }).path).toBe(
       join(homedir(), ".local/share/agent-lab/lab.sqlite3"),
     );
+  });
+
+  it("takes a PostgreSQL URL from --db or $AGENT_LAB_DB, shown without its password", () => {
+    const url = "postgres://lab:hunter2@127.0.0.1:5432/lab";
+    for (const location of [
+      resolveDatabasePath(url, {}),
+      resolveDatabasePath(undefined, { AGENT_LAB_DB: ` ${url} ` }),
+    ]) {
+      expect(location).toEqual({
+        path: url,
+        is_default: false,
+        label: "postgres://lab:***@127.0.0.1:5432/lab",
+        is_postgres: true,
+      });
+    }
   });
 });

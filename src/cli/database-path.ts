@@ -1,62 +1,80 @@
-import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "node:path";
+import {
+  isPostgresUrl,
+  openExistingSessionStore,
+  openSessionStore,
+  redactDatabaseUrl,
+} from "../store/open-store.js";
+import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 
 export const DATABASE_ENV = "AGENT_LAB_DB";
 
 export interface DatabaseLocation {
+  /** A SQLite file's path, or a PostgreSQL URL (postgres://… or postgresql://…). */
   path: string;
   /** True when neither `--db` nor $AGENT_LAB_DB named the file: its folder is ours to create. */
   is_default: boolean;
+  /** How to show it: the path, or the URL without its password. */
+  label: string;
+  /** True for a PostgreSQL URL. */
+  is_postgres: boolean;
+}
+
+function locationOf(path: string, is_default: boolean): DatabaseLocation {
+  return { path, is_default, label: redactDatabaseUrl(path), is_postgres: isPostgresUrl(path) };
 }
 
 /**
- * The lab's SQLite file: `--db`, else $AGENT_LAB_DB, else the per-user data folder
- * (`$XDG_DATA_HOME/agent-lab/lab.sqlite3`, or `~/.local/share/agent-lab/lab.sqlite3`).
+ * The lab's database: `--db`, else $AGENT_LAB_DB, else the per-user data folder
+ * (`$XDG_DATA_HOME/agent-lab/lab.sqlite3`, or `~/.local/share/agent-lab/lab.sqlite3`). Either
+ * names a SQLite file or a PostgreSQL URL.
  */
 export function resolveDatabasePath(
   option: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): DatabaseLocation {
-  if (option) return { path: option, is_default: false };
+  if (option) return locationOf(option, false);
   const fromEnvironment = env[DATABASE_ENV]?.trim();
-  if (fromEnvironment) return { path: fromEnvironment, is_default: false };
+  if (fromEnvironment) return locationOf(fromEnvironment, false);
   // The XDG spec says a relative value is invalid and must be ignored.
   const xdg = env.XDG_DATA_HOME?.trim();
   const dataHome =
     xdg && isAbsolute(xdg) ? xdg : join(env.HOME?.trim() || homedir(), ".local", "share");
-  return { path: join(dataHome, "agent-lab", "lab.sqlite3"), is_default: true };
+  return locationOf(join(dataHome, "agent-lab", "lab.sqlite3"), true);
 }
 
 /**
- * Opens the store for writing, creating the default folder on first use. `notes` (a command's
- * stderr) hears what the user must know about the file: an in-memory database keeps nothing; a
- * file system without WAL.
+ * Opens the store for writing, creating the default folder (SQLite) or the schema (PostgreSQL) on
+ * first use. `notes` (a command's stderr) hears what the user must know about a SQLite file: an
+ * in-memory database keeps nothing; a file system without WAL.
  */
-export function openStoreForWriting(
+export async function openStoreForWriting(
   location: DatabaseLocation,
   notes?: { write(text: string): unknown },
-): SqliteSessionStore {
-  if (location.is_default) mkdirSync(dirname(location.path), { recursive: true });
-  const store = new SqliteSessionStore(location.path);
+): Promise<SessionStore> {
+  const store = await openSessionStore(location.path, {
+    create_folder: location.is_default,
+    application_name: "agent-lab",
+  });
   if (!store.persistent) {
     notes?.write(
-      `agent-lab: note: the database ${JSON.stringify(location.path)} is in memory: nothing is kept once this command ends\n`,
+      `agent-lab: note: the database ${JSON.stringify(location.label)} is in memory: nothing is kept once this command ends\n`,
     );
-  } else if (store.journal_mode !== "wal") {
+  } else if (store instanceof SqliteSessionStore && store.journal_mode !== "wal") {
     notes?.write(
-      `agent-lab: note: ${location.path} cannot use WAL on this file system; using a rollback journal (safe, but slower, and readers wait for writers)\n`,
+      `agent-lab: note: ${location.label} cannot use WAL on this file system; using a rollback journal (safe, but slower, and readers wait for writers)\n`,
     );
   }
   return store;
 }
 
 /**
- * Opens the store for reading; a file that does not exist yet is an empty lab (null), not a file to
- * create, so a mistyped `--db` does not leave files behind.
+ * Opens the store for reading; a file that does not exist yet, or a PostgreSQL database without
+ * the lab's tables, is an empty lab (null), not a database to create, so a mistyped `--db` does
+ * not leave files or tables behind.
  */
-export function openStoreForReading(location: DatabaseLocation): SqliteSessionStore | null {
-  if (!existsSync(location.path)) return null;
-  return new SqliteSessionStore(location.path);
+export function openStoreForReading(location: DatabaseLocation): Promise<SessionStore | null> {
+  return openExistingSessionStore(location.path, { application_name: "agent-lab" });
 }

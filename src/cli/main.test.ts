@@ -35,7 +35,7 @@ describe("agent-lab CLI", () => {
     ]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
     }
-    expect(result.stdout).toContain("--db <path>");
+    expect(result.stdout).toContain("--db <path|url>");
     expect(result.stdout).not.toContain("being built");
   });
 

@@ -1,11 +1,14 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { startTelemetry } from "../telemetry/start-telemetry.js";
 import { type CommandContext, createCommandContext } from "./command-context.js";
 import { registerBenchCommand } from "./commands/bench.js";
 import { registerCallCommand } from "./commands/call.js";
 import { registerChatCommand } from "./commands/chat.js";
+import { registerDbCommand } from "./commands/db.js";
 import { registerDeleteCommand } from "./commands/delete.js";
 import { registerExportCommand } from "./commands/export.js";
+import { registerExportOtelCommand } from "./commands/export-otel.js";
 import { registerForkCommand } from "./commands/fork.js";
 import { registerImportCommand } from "./commands/import.js";
 import { registerReplayCommand } from "./commands/replay.js";
@@ -29,13 +32,13 @@ export function buildProgram(context: CommandContext = createCommandContext(proc
   const { io } = context;
   const program = new Command("agent-lab")
     .description(
-      "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file, and compare them.",
+      "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file (or a PostgreSQL database), and compare them.",
     )
     .version(packageVersion(), "-v, --version", "print the agent-lab version")
     .helpOption("-h, --help", "show this help")
     .option(
-      "--db <path>",
-      "the lab's SQLite file (default: $AGENT_LAB_DB, else $XDG_DATA_HOME/agent-lab/lab.sqlite3 or ~/.local/share/agent-lab/lab.sqlite3)",
+      "--db <path|url>",
+      "the lab's database: a SQLite file or a postgres://user@host/db URL (default: $AGENT_LAB_DB, else $XDG_DATA_HOME/agent-lab/lab.sqlite3 or ~/.local/share/agent-lab/lab.sqlite3)",
     )
     .option(
       "--lab-config <file>",
@@ -67,7 +70,9 @@ Examples:
   $ agent-lab import session.json --session-id copy-1
   $ agent-lab delete <session-id> --yes
   $ agent-lab suite import bfcl bfcl_eval/data --out bfcl.yaml
-  $ agent-lab serve`,
+  $ agent-lab serve
+  $ agent-lab --db postgres://lab@db.example/lab sessions
+  $ agent-lab db copy --from lab.sqlite3 --to postgres://lab@db.example/lab`,
     )
     .exitOverride();
   // Subcommands copy the settings above (exit override, output) when they are created.
@@ -78,6 +83,7 @@ Examples:
   registerCallCommand(program, context);
   registerShowCommand(program, context);
   registerExportCommand(program, context);
+  registerExportOtelCommand(program, context, packageVersion());
   registerImportCommand(program, context);
   registerDeleteCommand(program, context);
   registerForkCommand(program, context);
@@ -88,6 +94,7 @@ Examples:
   registerWorkerCommand(program, context);
   registerSuiteCommand(program, context);
   registerToolsCommand(program, context);
+  registerDbCommand(program, context);
   return program;
 }
 
@@ -97,6 +104,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   // Piped into `head`: a closed stdout is the reader's choice, not a failure with a stack trace.
   if (io.stdout === process.stdout) process.stdout.on("error", () => {});
   const program = buildProgram(context);
+  // Every turn this command runs goes to the OTLP collector the environment names, if any.
+  const telemetry = await startTelemetry(io.env, {
+    version: packageVersion(),
+    warn: (line) => io.stderr.write(line),
+  });
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -109,5 +121,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     // AgentLabError messages are written for people; any other error still gets only its message.
     writeError(io, error instanceof Error ? error.message : String(error));
     return 1;
+  } finally {
+    await telemetry?.shutdown();
   }
 }

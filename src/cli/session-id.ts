@@ -1,6 +1,6 @@
 import { InvalidInputError, SessionNotFoundError } from "../domain/errors.js";
 import type { SessionRecord } from "../domain/records.js";
-import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import type { SessionStore } from "../store/session-store.js";
 import { terminalSafe } from "./output.js";
 
 /** As in git: a shorter prefix matches too many ids to be worth guessing from. */
@@ -14,33 +14,39 @@ const LISTED_CANDIDATES = 10;
  * the candidates; an unknown id says how to list the sessions (and, for `run`/`chat`, `hint` says
  * how to create one).
  */
-export function resolveSession(
-  store: SqliteSessionStore,
+export async function resolveSession(
+  store: SessionStore,
   idOrPrefix: string,
   hint = "agent-lab sessions lists them",
-): SessionRecord {
-  const exact = store.getSession(idOrPrefix);
+): Promise<SessionRecord> {
+  const exact = await store.getSession(idOrPrefix);
   if (exact !== null) return exact;
-  const found = findByPrefix(store, idOrPrefix);
+  const found = await findByPrefix(store, idOrPrefix);
   if (found !== null) return found;
   throw new UnknownSessionError(idOrPrefix, hint);
 }
 
 /** Like resolveSession, but null for an id that names no session (ambiguity still throws). */
-export function findSession(store: SqliteSessionStore, idOrPrefix: string): SessionRecord | null {
-  return store.getSession(idOrPrefix) ?? findByPrefix(store, idOrPrefix);
+export async function findSession(
+  store: SessionStore,
+  idOrPrefix: string,
+): Promise<SessionRecord | null> {
+  return (await store.getSession(idOrPrefix)) ?? findByPrefix(store, idOrPrefix);
 }
 
-function findByPrefix(store: SqliteSessionStore, prefix: string): SessionRecord | null {
+async function findByPrefix(store: SessionStore, prefix: string): Promise<SessionRecord | null> {
   if (prefix.length < MIN_PREFIX_LENGTH) return null;
-  const ids = store.findSessionIdsByPrefix(prefix, LISTED_CANDIDATES + 1);
+  const ids = await store.findSessionIdsByPrefix(prefix, LISTED_CANDIDATES + 1);
   if (ids.length === 0) return null;
   if (ids.length > 1) {
     // One line, as every CLI error is: the ids, each with its title.
-    const shown = ids.slice(0, LISTED_CANDIDATES).map((id) => {
-      const session = store.getSession(id);
-      return `${terminalSafe(id)}${session === null ? "" : ` "${terminalSafe(session.title)}"`}`;
-    });
+    const shown: string[] = [];
+    for (const id of ids.slice(0, LISTED_CANDIDATES)) {
+      const session = await store.getSession(id);
+      shown.push(
+        `${terminalSafe(id)}${session === null ? "" : ` "${terminalSafe(session.title)}"`}`,
+      );
+    }
     const more = ids.length > LISTED_CANDIDATES ? ", …" : "";
     throw new InvalidInputError(
       `session id prefix ${terminalSafe(prefix)} is ambiguous: it starts ${shown.join(", ")}${more}; give more of the id`,

@@ -1,14 +1,14 @@
 import type { Command } from "commander";
 import type { LabProviders } from "../composition/lab-providers.js";
 import type { ApprovalPolicy, Approver } from "../domain/approvals.js";
-import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import type { SessionStore } from "../store/session-store.js";
 import { approvalPolicyOf, cliApprover, stdinAsker } from "./approval-prompt.js";
 import type { CommandContext } from "./command-context.js";
 import { openStoreForWriting } from "./database-path.js";
 
 /** What a command that runs turns of a stored session works with (`replay`, `retry`). */
 export interface TurnRunner {
-  store: SqliteSessionStore;
+  store: SessionStore;
   providers: LabProviders;
   /** Aborted by Ctrl-C: the running turn is cancelled and stored. */
   signal: AbortSignal;
@@ -24,7 +24,13 @@ export async function withTurnRunner(
 ): Promise<void> {
   const { io } = context;
   const providers = context.providers(command);
-  const store = openStoreForWriting(context.database(command), io.stderr);
+  let store: SessionStore;
+  try {
+    store = await openStoreForWriting(context.database(command), io.stderr);
+  } catch (error) {
+    await providers.tools.close();
+    throw error;
+  }
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error("cancelled by SIGINT"));
   process.on("SIGINT", onSignal);
@@ -35,7 +41,7 @@ export async function withTurnRunner(
   } finally {
     process.off("SIGINT", onSignal);
     asker.close();
-    store.close();
+    await store.close();
     await providers.tools.close();
   }
 }

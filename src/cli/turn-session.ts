@@ -11,7 +11,7 @@ import type { TurnEvent } from "../domain/turn-events.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import { type RunTurnOptions, runTurn } from "../runtime/run-turn.js";
 import type { ModelProvider } from "../runtime/turn-providers.js";
-import type { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import type { SessionStore } from "../store/session-store.js";
 import { type CliIo, terminalSafe } from "./output.js";
 import type { RequestedConfig } from "./session-config-options.js";
 import { resolveSession } from "./session-id.js";
@@ -101,15 +101,15 @@ export interface SessionPlan {
  * with the stored session: an existing session keeps its config, its mode is locked (another one is refused here, before a
  * turn starts), and the flags that only shape a new session are reported as ignored.
  */
-export function planSession(
-  store: SqliteSessionStore,
+export async function planSession(
+  store: SessionStore,
   flags: SessionFlags,
   requested: RequestedConfig,
   io: CliIo,
-): SessionPlan {
+): Promise<SessionPlan> {
   if (flags.session === undefined || flags.new) {
     // Only --new creates a session with a given id: a mistyped id must not start a conversation.
-    if (flags.session !== undefined && store.getSession(flags.session) !== null) {
+    if (flags.session !== undefined && (await store.getSession(flags.session)) !== null) {
       throw new InvalidInputError(
         `session ${terminalSafe(flags.session)} already exists; drop --new to continue it`,
       );
@@ -122,7 +122,7 @@ export function planSession(
       requested,
     };
   }
-  const existing = resolveSession(
+  const existing = await resolveSession(
     store,
     flags.session,
     "pass --new to create a session with this id; agent-lab sessions lists the others",

@@ -131,3 +131,15 @@ export interface ChatModel {
   readonly baseUrl?: string | undefined;
   stream(request: ChatModelRequest, options?: StreamOptions): AsyncIterable<ChatModelPart>;
 }
+
+/**
+ * A stream that can also be read a batch at a time (the OpenAI adapter's: one batch per body
+ * read), so a consumer that handles parts in a plain loop pays no promise job per part.
+ */
+export interface BatchedPartStream extends AsyncIterable<ChatModelPart> {
+  batches(): AsyncIterable<readonly ChatModelPart[]>;
+}
+
+export function hasBatches(stream: AsyncIterable<ChatModelPart>): stream is BatchedPartStream {
+  return typeof (stream as Partial<BatchedPartStream>).batches === "function";
+}

@@ -2,7 +2,12 @@ import { codeOf, OutputLimitError } from "../domain/errors.js";
 import { cutMarker } from "../domain/limits.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
-import type { ChatModel, ChatModelPart, ChatModelRequest } from "../providers/chat-model.js";
+import {
+  type ChatModel,
+  type ChatModelPart,
+  type ChatModelRequest,
+  hasBatches,
+} from "../providers/chat-model.js";
 import { ProviderStreamError } from "../providers/errors.js";
 import { recordCall } from "./call-record.js";
 import { capturesPayloads } from "./capture-policy.js";
@@ -109,120 +114,144 @@ export async function callModel(
     if (kept.length < delta.length) throw overLimit();
   };
   const chatAgent = agent === "chat_agent";
+  const finish = async (
+    part: Extract<ChatModelPart, { type: "finish" }>,
+  ): Promise<ModelCallResult> => {
+    // A port that finished without usage still spent tokens: counted like a cut call.
+    const usage = pendingUsage?.usage ?? estimateCutUsage(request, progress);
+    const refused = progress.refusal !== "";
+    await recordCall(
+      context,
+      spec,
+      {
+        usage,
+        source: pendingUsage?.source ?? "estimated",
+        cost_usd: pendingUsage?.cost_usd ?? null,
+        raw_usage: pendingUsage?.raw ?? null,
+        response_model: part.response_model,
+        response_id: part.response_id,
+        system_fingerprint: part.system_fingerprint,
+        finish_reason: part.finish_reason,
+        refusal: refused,
+        ttft_ms: part.ttft_ms,
+        elapsed_ms: part.elapsed_ms,
+      },
+      sink,
+    );
+    await context.audit(
+      `${prefix}_response`,
+      {
+        finish_reason: part.finish_reason,
+        response_model: part.response_model,
+        ttft_ms: part.ttft_ms,
+        elapsed_ms: part.elapsed_ms,
+        attempts: part.attempts,
+        usage,
+        tool_calls: toolCalls.map((call) => call.name),
+        ...(refused ? { refusal: true } : {}),
+      },
+      round_index,
+    );
+    return {
+      text: progress.text,
+      reasoning: progress.reasoning,
+      refusal: progress.refusal,
+      tool_calls: toolCalls,
+      finish_reason: part.finish_reason,
+      usage,
+    };
+  };
+  /**
+   * One part. Only a part that needs the store (retry, an estimate, finish) returns a promise to
+   * wait for, so the deltas of a long answer cost no promise job here.
+   */
+  const handle = (part: ChatModelPart): Promise<ModelCallResult | null> | null => {
+    switch (part.type) {
+      case "first-token":
+        progress.first_output_at = part.ttft_ms;
+        return null;
+      case "text-delta":
+        take(part.text, (kept) => {
+          progress.text += kept;
+          spec.onText?.(kept);
+        });
+        return null;
+      case "reasoning-delta":
+      case "refusal-delta": {
+        const reasoning = part.type === "reasoning-delta";
+        take(part.text, (kept) => {
+          if (reasoning) progress.reasoning += kept;
+          else progress.refusal += kept;
+          (reasoning ? spec.onReasoning : spec.onRefusal)?.(kept);
+          // The event agent's are no one's to watch live; its payload keeps them.
+          const type = reasoning ? "reasoning_delta" : "refusal_delta";
+          if (chatAgent) context.emit({ type, round_index, text: kept });
+        });
+        return null;
+      }
+      case "tool-call-delta":
+        take(part.arguments_delta, (kept) => {
+          toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
+        });
+        return null;
+      case "tool-call": {
+        progress.first_output_at ??= elapsedSince(progress.started_at);
+        const streamed = toolArguments.get(part.index)?.length ?? 0;
+        const extra = Math.max(0, part.raw_arguments.length - streamed);
+        if (extra > room) throw overLimit();
+        room -= extra;
+        toolArguments.set(part.index, part.raw_arguments);
+        toolCalls.push(part);
+        return null;
+      }
+      case "retry": {
+        const retry = { ...withoutType(part), reason: redactSecretText(part.reason) };
+        context.emit({ type: "retry", round_index, agent, ...retry });
+        return context.audit("provider_retry", { agent, ...retry }, round_index).then(() => null);
+      }
+      case "usage":
+        pendingUsage = part;
+        if (!part.estimated) return null;
+        return context
+          .audit(
+            "usage_estimated",
+            {
+              agent,
+              reason:
+                "the counts are the lab's estimate (the endpoint reported none, or a text was past the tokenizer's exact limit)",
+            },
+            round_index,
+          )
+          .then(() => null);
+      case "finish":
+        return finish(part);
+      case "response-start":
+        return null;
+      default:
+        // A part type added to the port fails to compile here until it is handled.
+        part satisfies never;
+        return null;
+    }
+  };
   try {
     const stream = model.stream(request, {
       signal: call.signal,
       ...(sink ? { capture: sink } : {}),
     });
-    for await (const part of stream) {
-      switch (part.type) {
-        case "first-token":
-          progress.first_output_at = part.ttft_ms;
-          break;
-        case "text-delta":
-          take(part.text, (kept) => {
-            progress.text += kept;
-            spec.onText?.(kept);
-          });
-          break;
-        case "reasoning-delta":
-        case "refusal-delta": {
-          const reasoning = part.type === "reasoning-delta";
-          take(part.text, (kept) => {
-            if (reasoning) progress.reasoning += kept;
-            else progress.refusal += kept;
-            (reasoning ? spec.onReasoning : spec.onRefusal)?.(kept);
-            // The event agent's are no one's to watch live; its payload keeps them.
-            const type = reasoning ? "reasoning_delta" : "refusal_delta";
-            if (chatAgent) context.emit({ type, round_index, text: kept });
-          });
-          break;
+    if (hasBatches(stream)) {
+      // The adapter's stream, read a batch (a body read) at a time: no promise per part at all.
+      for await (const batch of stream.batches()) {
+        for (const part of batch) {
+          const pending = handle(part);
+          const result = pending === null ? null : await pending;
+          if (result !== null) return result;
         }
-        case "tool-call-delta":
-          take(part.arguments_delta, (kept) => {
-            toolArguments.set(part.index, (toolArguments.get(part.index) ?? "") + kept);
-          });
-          break;
-        case "tool-call": {
-          progress.first_output_at ??= elapsedSince(progress.started_at);
-          const streamed = toolArguments.get(part.index)?.length ?? 0;
-          const extra = Math.max(0, part.raw_arguments.length - streamed);
-          if (extra > room) throw overLimit();
-          room -= extra;
-          toolArguments.set(part.index, part.raw_arguments);
-          toolCalls.push(part);
-          break;
-        }
-        case "retry": {
-          const retry = { ...withoutType(part), reason: redactSecretText(part.reason) };
-          context.emit({ type: "retry", round_index, agent, ...retry });
-          await context.audit("provider_retry", { agent, ...retry }, round_index);
-          break;
-        }
-        case "usage":
-          if (part.estimated) {
-            await context.audit(
-              "usage_estimated",
-              {
-                agent,
-                reason:
-                  "the counts are the lab's estimate (the endpoint reported none, or a text was past the tokenizer's exact limit)",
-              },
-              round_index,
-            );
-          }
-          pendingUsage = part;
-          break;
-        case "finish": {
-          // A port that finished without usage still spent tokens: counted like a cut call.
-          const usage = pendingUsage?.usage ?? estimateCutUsage(request, progress);
-          const refused = progress.refusal !== "";
-          await recordCall(
-            context,
-            spec,
-            {
-              usage,
-              source: pendingUsage?.source ?? "estimated",
-              cost_usd: pendingUsage?.cost_usd ?? null,
-              raw_usage: pendingUsage?.raw ?? null,
-              response_model: part.response_model,
-              response_id: part.response_id,
-              system_fingerprint: part.system_fingerprint,
-              finish_reason: part.finish_reason,
-              refusal: refused,
-              ttft_ms: part.ttft_ms,
-              elapsed_ms: part.elapsed_ms,
-            },
-            sink,
-          );
-          await context.audit(
-            `${prefix}_response`,
-            {
-              finish_reason: part.finish_reason,
-              response_model: part.response_model,
-              ttft_ms: part.ttft_ms,
-              elapsed_ms: part.elapsed_ms,
-              attempts: part.attempts,
-              usage,
-              tool_calls: toolCalls.map((call) => call.name),
-              ...(refused ? { refusal: true } : {}),
-            },
-            round_index,
-          );
-          return {
-            text: progress.text,
-            reasoning: progress.reasoning,
-            refusal: progress.refusal,
-            tool_calls: toolCalls,
-            finish_reason: part.finish_reason,
-            usage,
-          };
-        }
-        case "response-start":
-          break;
-        default:
-          // A part type added to the port fails to compile here until it is handled.
-          part satisfies never;
+      }
+    } else {
+      for await (const part of stream) {
+        const pending = handle(part);
+        const result = pending === null ? null : await pending;
+        if (result !== null) return result;
       }
     }
   } catch (error) {

@@ -96,7 +96,9 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
         config: fakeServerConfig(mode, lab.server, { tools: ["mock_search", "slow_lookup"] }),
         tools: [...createBuiltinTools(), slow],
       });
-      expect(performance.now() - startedAt).toBeLessThan(2_000);
+      // The tool would answer after 5 s: a turn that ends well before did not wait for it (a
+      // tighter bound only measures the machine's load).
+      expect(performance.now() - startedAt).toBeLessThan(4_500);
       expect(end?.status).toBe("completed");
       const turn = storedTurn(lab.store, "s");
       expect(JSON.parse(turn.messages[2]?.content ?? "")).toEqual({

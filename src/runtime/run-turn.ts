@@ -20,6 +20,7 @@ import { runRounds } from "./run-rounds.js";
 import type { ModeStrategy, TurnContext } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
+import { notifyTurnEnded } from "./turn-observers.js";
 import { prepareTurn, type TurnProviders } from "./turn-providers.js";
 import { TurnRecords } from "./turn-records.js";
 
@@ -140,6 +141,8 @@ async function driveTurn(
   } finally {
     claim.release();
   }
+  const observed = notifyTurnEnded({ store, session_id: sessionId, turn_index });
+  if (observed) await observed;
 }
 
 interface ClaimedTurnSetup {

@@ -104,9 +104,15 @@ async function loadPostgresStore(): Promise<PostgresStoreModule> {
 /** Refused: a database that cannot be opened, named without its password. */
 export class DatabaseOpenError extends InvalidInputError {
   constructor(target: string, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = scrubDatabaseSecrets(
+      (cause instanceof Error ? cause.message : String(cause)) || "unknown error",
+      target,
+    );
+    // The PostgreSQL store's own open errors already name the database (without the password).
     super(
-      `cannot open the database ${redactDatabaseUrl(target)}: ${scrubDatabaseSecrets(reason || "unknown error", target)}`,
+      /^cannot open /.test(reason)
+        ? reason
+        : `cannot open the database ${redactDatabaseUrl(target)}: ${reason}`,
     );
   }
 }

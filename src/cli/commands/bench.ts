@@ -241,15 +241,12 @@ async function benchCommand(
   }
 }
 
-/** The store alone, as `bench` without workers has always opened it (SQLite notes included). */
+/** The store alone, as `bench` without workers has always opened it (with its notes). */
 async function openLab(
   location: DatabaseLocation,
   notes: CliIo["stderr"],
 ): Promise<{ store: SessionStore; queue: RunQueue | null; close(): Promise<void> }> {
-  const { isPostgresUrl, openSessionStore } = await import("../../store/open-store.js");
-  const store = isPostgresUrl(location.path)
-    ? await openSessionStore(location.path, { application_name: "agent-lab bench" })
-    : openStoreForWriting(location, notes);
+  const store = await openStoreForWriting(location, notes);
   return { store, queue: null, close: async () => store.close() };
 }
 

@@ -35,19 +35,19 @@ Examples:
     )
     .action(
       async (sessionId: string, metricKey: string, flags: { json?: boolean }, command: Command) => {
-        const store = openStoreForReading(context.database(command));
+        const store = await openStoreForReading(context.database(command));
         if (store === null) throw new SessionNotFoundError(sessionId);
         let payload: CallPayloadRecord | null;
         try {
-          const session = resolveSession(store, sessionId);
+          const session = await resolveSession(store, sessionId);
           payload = await store.getCallPayload(session.id, metricKey);
           if (payload === null) {
-            const { calls } = store.usageSummary(session.id);
+            const { calls } = await store.usageSummary(session.id);
             const reason = missingPayloadReason(session, calls, metricKey);
             throw new CallNotCapturedError(session.id, metricKey, reason);
           }
         } finally {
-          store.close();
+          await store.close();
         }
         const shown = redactedCallPayload(payload);
         if (flags.json) writeJson(context.io, shown);

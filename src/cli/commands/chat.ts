@@ -5,7 +5,7 @@ import { InvalidInputError } from "../../domain/errors.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { ChatModel } from "../../providers/chat-model.js";
 import type { TurnProviders } from "../../runtime/turn-providers.js";
-import type { SqliteSessionStore } from "../../store/sqlite/sqlite-session-store.js";
+import type { SessionStore } from "../../store/session-store.js";
 import { approvalPolicyOf, cliApprover } from "../approval-prompt.js";
 import type { CommandContext } from "../command-context.js";
 import { type DatabaseLocation, openStoreForWriting } from "../database-path.js";
@@ -97,9 +97,9 @@ async function chatWithProviders(
     );
   }
   const location = context.database(command);
-  const store = openStoreForWriting(location, io.stderr);
+  const store = await openStoreForWriting(location, io.stderr);
   try {
-    const plan = planSession(store, flags, requested, io);
+    const plan = await planSession(store, flags, requested, io);
     const repl = new ChatRepl({
       io,
       input: io.stdin,
@@ -112,14 +112,14 @@ async function chatWithProviders(
     });
     return await repl.run();
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 interface ChatReplOptions {
   io: CliIo;
   input: NodeJS.ReadableStream & { isTTY?: boolean };
-  store: SqliteSessionStore;
+  store: SessionStore;
   location: DatabaseLocation;
   flags: SessionFlags;
   plan: SessionPlan;
@@ -131,7 +131,7 @@ interface ChatReplOptions {
 /** The read–run–print loop: one turn per line, slash commands, and Ctrl-C per turn. */
 class ChatRepl {
   readonly #io: CliIo;
-  readonly #store: SqliteSessionStore;
+  readonly #store: SessionStore;
   readonly #location: DatabaseLocation;
   readonly #flags: SessionFlags;
   readonly #plan: SessionPlan;
@@ -185,7 +185,7 @@ class ChatRepl {
     // In a terminal readline reads Ctrl-C as a key and reports it here instead of the signal.
     this.#readline.on("SIGINT", onInterrupt);
     try {
-      this.#banner();
+      await this.#banner();
       this.#prompt();
       let endOfInput = true;
       for await (const line of this.#readline) {
@@ -210,19 +210,19 @@ class ChatRepl {
     }
   }
 
-  #banner(): void {
+  async #banner(): Promise<void> {
     const simulated =
       this.#models && (this.#models.chat.simulated || this.#models.event.simulated)
         ? " (simulated model)"
         : "";
     const existing = this.#plan.existing;
     const session = existing
-      ? `Session ${existing.id}: ${existing.title} · ${plural(this.#store.listTurns(existing.id).length, "turn")} so far`
+      ? `Session ${existing.id}: ${existing.title} · ${plural((await this.#store.listTurns(existing.id)).length, "turn")} so far`
       : this.#plan.session_id !== undefined
         ? `Session ${this.#plan.session_id} is new: it is created by your first message.`
         : "A new session: it is created by your first message.";
     this.#io.stdout.write(
-      `agent-lab chat · database ${this.#location.path}${simulated}\n${terminalSafe(session)}\nType a message; /help lists the commands, /exit or Ctrl-D leaves.\n`,
+      `agent-lab chat · database ${this.#location.label}${simulated}\n${terminalSafe(session)}\nType a message; /help lists the commands, /exit or Ctrl-D leaves.\n`,
     );
   }
 
@@ -240,7 +240,7 @@ class ChatRepl {
     return true;
   }
 
-  #command(text: string): boolean {
+  async #command(text: string): Promise<boolean> {
     const [name] = text.split(/\s+/, 1);
     switch (name) {
       case "/exit":
@@ -250,10 +250,10 @@ class ChatRepl {
         this.#io.stdout.write(HELP);
         return true;
       case "/usage":
-        this.#usage();
+        await this.#usage();
         return true;
       case "/session":
-        this.#session();
+        await this.#session();
         return true;
       default:
         writeError(this.#io, `unknown command ${name}; /help lists the commands`);
@@ -261,7 +261,7 @@ class ChatRepl {
     }
   }
 
-  #usage(): void {
+  async #usage(): Promise<void> {
     if (this.#sessionId === undefined) {
       this.#io.stdout.write("No usage yet: the session starts with your first message.\n");
       return;
@@ -269,14 +269,15 @@ class ChatRepl {
     printUsage(
       this.#io,
       this.#sessionId,
-      this.#store.usageSummary(this.#sessionId),
-      this.#store.getSession(this.#sessionId),
-      turnStatuses(this.#store.listTurns(this.#sessionId)),
+      await this.#store.usageSummary(this.#sessionId),
+      await this.#store.getSession(this.#sessionId),
+      turnStatuses(await this.#store.listTurns(this.#sessionId)),
     );
   }
 
-  #session(): void {
-    const stored = this.#sessionId === undefined ? null : this.#store.getSession(this.#sessionId);
+  async #session(): Promise<void> {
+    const stored =
+      this.#sessionId === undefined ? null : await this.#store.getSession(this.#sessionId);
     const config = this.#plan.effective;
     const mode = stored?.tool_invocation_mode ?? config?.tool_invocation_mode ?? "";
     const models = config ? agentModels(mode, config) : "config not readable as a lab config";
@@ -285,10 +286,10 @@ class ChatRepl {
         ? " (simulated model)"
         : "";
     const head = stored
-      ? `Session ${stored.id}: ${stored.title} · ${plural(this.#store.listTurns(stored.id).length, "turn")}`
+      ? `Session ${stored.id}: ${stored.title} · ${plural((await this.#store.listTurns(stored.id)).length, "turn")}`
       : "No session yet: it is created by your first message.";
     this.#io.stdout.write(
-      `${terminalSafe(`${head}\nmode ${mode} · ${models}`)}${simulated}\ndatabase ${this.#location.path}\n`,
+      `${terminalSafe(`${head}\nmode ${mode} · ${models}`)}${simulated}\ndatabase ${this.#location.label}\n`,
     );
   }
 

@@ -23,11 +23,11 @@ Examples:
     )
     .action(async (sessionId: string, flags: { yes?: boolean }, command: Command) => {
       const { io } = context;
-      const store = openStoreForReading(context.database(command));
+      const store = await openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
       try {
-        const session = resolveSession(store, sessionId);
-        const turns = store.listTurns(session.id).length;
+        const session = await resolveSession(store, sessionId);
+        const turns = (await store.listTurns(session.id)).length;
         const what = `session ${session.id} "${session.title}" (${plural(turns, "turn")})`;
         if (!flags.yes) {
           if (io.stdin?.isTTY !== true) {
@@ -39,10 +39,10 @@ Examples:
             throw new InvalidInputError(`${what} was not deleted`);
           }
         }
-        store.deleteSession(session.id);
+        await store.deleteSession(session.id);
         io.stdout.write(`Deleted ${terminalSafe(what)}\n`);
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

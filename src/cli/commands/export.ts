@@ -33,14 +33,14 @@ Examples:
   $ agent-lab export 3f1c… | jq '.usage.session.total_tokens'
   $ agent-lab export 3f1c… | agent-lab --db other.sqlite3 import -`,
     )
-    .action((sessionId: string, flags: ExportFlags, command: Command) => {
-      const store = openStoreForReading(context.database(command));
+    .action(async (sessionId: string, flags: ExportFlags, command: Command) => {
+      const store = await openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
       let document: SessionExport;
       try {
-        document = store.exportSession(resolveSession(store, sessionId).id);
+        document = await store.exportSession((await resolveSession(store, sessionId)).id);
       } finally {
-        store.close();
+        await store.close();
       }
       const text = `${JSON.stringify(document, null, 2)}\n`;
       const { io } = context;

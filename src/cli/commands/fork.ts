@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { InvalidInputError } from "../../domain/errors.js";
 import { forkSession } from "../../runtime/session-fork.js";
+import type { SessionStore } from "../../store/session-store.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 import {
@@ -46,9 +47,15 @@ Examples:
       }
       const config = derivedConfigOverrides(flags);
       const providers = context.providers(command);
-      const store = openStoreForWriting(context.database(command), context.io.stderr);
+      let store: SessionStore;
       try {
-        const sessionId = resolveSession(store, idOrPrefix).id;
+        store = await openStoreForWriting(context.database(command), context.io.stderr);
+      } catch (error) {
+        await providers.tools.close();
+        throw error;
+      }
+      try {
+        const sessionId = (await resolveSession(store, idOrPrefix)).id;
         const session = await forkSession({
           store,
           providers,
@@ -65,7 +72,7 @@ Examples:
           `forked ${sessionId} at turn ${turn_index} into ${session.id} (${session.tool_invocation_mode})\ncontinue it: agent-lab run --session ${session.id} "…"\n`,
         );
       } finally {
-        store.close();
+        await store.close();
         await providers.tools.close();
       }
     });

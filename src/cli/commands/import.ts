@@ -48,10 +48,10 @@ Examples:
       checkFormat(value, source);
       // Checked before the database is opened: a bad document leaves no new file behind.
       const document = parseInput(SessionExportDocument, value, source);
-      const store = openStoreForWriting(context.database(command));
+      const store = await openStoreForWriting(context.database(command));
       let sessionId: string;
       try {
-        sessionId = store.importSession(document, {
+        sessionId = await store.importSession(document, {
           ...(flags.sessionId !== undefined ? { session_id: flags.sessionId } : {}),
         });
       } catch (error) {
@@ -63,7 +63,7 @@ Examples:
         }
         throw error;
       } finally {
-        store.close();
+        await store.close();
       }
       if (flags.json) writeJson(io, { session_id: sessionId });
       // The id may come from the imported document.

@@ -47,7 +47,7 @@ Examples:
         command,
         flags.approve,
         async ({ store, providers, signal, approve }) => {
-          const sessionId = resolveSession(store, idOrPrefix).id;
+          const sessionId = (await resolveSession(store, idOrPrefix)).id;
           const replay = await prepareReplay({
             store,
             providers,

@@ -45,7 +45,7 @@ Examples:
         command,
         flags.approve,
         async ({ store, providers, signal, approve }) => {
-          const sessionId = resolveSession(store, idOrPrefix).id;
+          const sessionId = (await resolveSession(store, idOrPrefix)).id;
           const turn = await retryableTurn(store, sessionId, turnIndex);
           io.stdout.write(
             `retrying turn ${turn.turn_index} (${turn.status}): ${turn.user_message}\n`,

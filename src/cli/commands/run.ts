@@ -78,7 +78,7 @@ async function runWithProviders(
   const { io } = context;
   // The flags are checked before the database is opened: a refusal leaves no file behind.
   const requested = await requestedSessionConfig(flags, providers);
-  const store = openStoreForWriting(context.database(command), io.stderr);
+  const store = await openStoreForWriting(context.database(command), io.stderr);
   const controller = new AbortController();
   let stoppedBy: StopSignal | null = null;
   const onSignal = (signal: StopSignal) => {
@@ -91,7 +91,7 @@ async function runWithProviders(
   process.on("SIGTERM", onSignal);
   const asker = stdinAsker(io);
   try {
-    const plan = planSession(store, flags, requested, io);
+    const plan = await planSession(store, flags, requested, io);
     const { config, session_id } = plan;
     const printer = flags.json ? null : new TurnPrinter(io);
     const report = await runTurnReport(
@@ -127,6 +127,6 @@ async function runWithProviders(
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     asker.close();
-    store.close();
+    await store.close();
   }
 }

@@ -7,6 +7,7 @@ import { InvalidInputError } from "../../domain/errors.js";
 import { parseInput } from "../../domain/validation.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server-defaults.js";
 import type { RunningServer } from "../../server/start-server.js";
+import type { SessionStore } from "../../store/session-store.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForWriting } from "../database-path.js";
 
@@ -145,7 +146,13 @@ Examples:
         // The server's modules load here, not with every command (`agent-lab --help` stays quick).
         const { startServer } = await import("../../server/start-server.js");
         const location = context.database(command);
-        const store = openStoreForWriting(location, io.stderr);
+        let store: SessionStore;
+        try {
+          store = await openStoreForWriting(location, io.stderr);
+        } catch (error) {
+          await providers.tools.close();
+          throw error;
+        }
         let server: RunningServer;
         try {
           server = await startServer({
@@ -159,10 +166,16 @@ Examples:
           });
         } catch (error) {
           await providers.tools.close();
-          store.close();
+          await store.close();
           throw error;
         }
-        io.stdout.write(startupLines(server, options.token, resolve(location.path)));
+        io.stdout.write(
+          startupLines(
+            server,
+            options.token,
+            location.is_postgres ? location.label : resolve(location.path),
+          ),
+        );
         let stop: (signal: NodeJS.Signals) => void = () => {};
         const stopped = new Promise<NodeJS.Signals>((resolve) => {
           stop = resolve;
@@ -182,7 +195,7 @@ Examples:
         } finally {
           for (const name of STOP_SIGNALS) process.off(name, onSignal);
           await providers.tools.close();
-          store.close();
+          await store.close();
         }
       },
     );

@@ -105,21 +105,21 @@ Examples:
   $ agent-lab sessions --tag nightly --since 2026-11-01
   $ agent-lab sessions --json | jq -r '.sessions[0].id'`,
     )
-    .action((flags: SessionsFlags, command: Command) => {
+    .action(async (flags: SessionsFlags, command: Command) => {
       const query = queryOf(flags);
       const location = context.database(command);
-      const store = openStoreForReading(location);
+      const store = await openStoreForReading(location);
       let page: SessionPage = { sessions: [], next_cursor: null };
       /** Hidden experiment runs match the filters: the empty list says how to see them. */
       let hiddenRuns = false;
       try {
-        if (store !== null) page = store.listSessionPage(query);
+        if (store !== null) page = await store.listSessionPage(query);
         if (store !== null && page.sessions.length === 0 && query.experiments === "exclude") {
           const probe = { ...query, experiments: "only" as const, limit: 1 };
-          hiddenRuns = store.listSessionPage(probe).sessions.length > 0;
+          hiddenRuns = (await store.listSessionPage(probe)).sessions.length > 0;
         }
       } finally {
-        store?.close();
+        await store?.close();
       }
       const { io } = context;
       if (flags.json) {
@@ -134,7 +134,7 @@ Examples:
             ? `No sessions ${filtered ? "match" : "yet"} outside experiments; add --include-experiments to list experiment runs.\n`
             : filtered
               ? "No sessions match.\n"
-              : `No sessions yet in ${location.path}. Start one with: agent-lab run "search for agent lab"\n`,
+              : `No sessions yet in ${location.label}. Start one with: agent-lab run "search for agent lab"\n`,
         );
         return;
       }

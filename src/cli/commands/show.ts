@@ -50,20 +50,24 @@ Examples:
   $ agent-lab show 3f1c… --json | jq '.audit[] | .event'`,
     )
     .action(
-      (sessionId: string, flags: { json?: boolean; reasoning?: boolean }, command: Command) => {
-        const store = openStoreForReading(context.database(command));
+      async (
+        sessionId: string,
+        flags: { json?: boolean; reasoning?: boolean },
+        command: Command,
+      ) => {
+        const store = await openStoreForReading(context.database(command));
         if (store === null) throw new SessionNotFoundError(sessionId);
         let transcript: Transcript;
         try {
-          const session = resolveSession(store, sessionId);
+          const session = await resolveSession(store, sessionId);
           transcript = {
             session,
-            messages: store.listMessages(session.id),
-            audit: store.listAuditLogs(session.id),
-            turns: store.listTurns(session.id),
+            messages: await store.listMessages(session.id),
+            audit: await store.listAuditLogs(session.id),
+            turns: await store.listTurns(session.id),
           };
         } finally {
-          store.close();
+          await store.close();
         }
         if (flags.json) {
           const { session, messages, audit } = transcript;

@@ -59,22 +59,22 @@ Examples:
   $ agent-lab usage 3f1c… --json | jq '.session.cost_usd'
   $ agent-lab call 3f1c… chat:1:1`,
     )
-    .action((sessionId: string, flags: { json?: boolean }, command: Command) => {
-      const store = openStoreForReading(context.database(command));
+    .action(async (sessionId: string, flags: { json?: boolean }, command: Command) => {
+      const store = await openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
       let summary: UsageSummary;
       let session: SessionRecord | null;
       let statuses: TurnStatuses = new Map();
       try {
-        session = findSession(store, sessionId);
-        summary = store.usageSummary(session?.id ?? sessionId);
+        session = await findSession(store, sessionId);
+        summary = await store.usageSummary(session?.id ?? sessionId);
         // A legacy file may hold calls of a session without its row; those still have usage.
         if (session === null && summary.calls.length === 0) {
-          session = resolveSession(store, sessionId); // throws, saying how to find the id
+          session = await resolveSession(store, sessionId); // throws, saying how to find the id
         }
-        if (session !== null) statuses = turnStatuses(store.listTurns(session.id));
+        if (session !== null) statuses = turnStatuses(await store.listTurns(session.id));
       } finally {
-        store.close();
+        await store.close();
       }
       if (flags.json) writeJson(context.io, summary);
       else printUsage(context.io, session?.id ?? sessionId, summary, session, statuses);

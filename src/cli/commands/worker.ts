@@ -11,7 +11,7 @@ import type {
 import type { RunQueue } from "../../store/run-queue.js";
 import type { SessionStore } from "../../store/session-store.js";
 import type { CommandContext } from "../command-context.js";
-import { DATABASE_ENV, type DatabaseLocation } from "../database-path.js";
+import { DATABASE_ENV, type DatabaseLocation, openStoreForWriting } from "../database-path.js";
 import { type CliIo, terminalSafe } from "../output.js";
 import {
   BUNDLED_SUITE,
@@ -65,14 +65,8 @@ export function listenForStop(): {
 export async function openQueuedLab(
   location: DatabaseLocation,
 ): Promise<{ store: SessionStore; queue: RunQueue; close(): Promise<void> }> {
-  const [{ openSessionStore }, { openRunQueue }] = await Promise.all([
-    import("../../store/open-store.js"),
-    import("../../store/run-queue-open.js"),
-  ]);
-  const store = await openSessionStore(location.path, {
-    create_folder: location.is_default,
-    application_name: "agent-lab worker",
-  });
+  const { openRunQueue } = await import("../../store/run-queue-open.js");
+  const store = await openStoreForWriting(location);
   let queue: RunQueue;
   try {
     queue = await openRunQueue(store);

@@ -2,6 +2,7 @@ import { abortableSleep } from "../../domain/abortable-sleep.js";
 import { type Environment, resolveHeaders } from "../../domain/env-references.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
 import { ProviderStreamError } from "../errors.js";
+import { PartStream } from "../part-stream.js";
 import { estimateUsage } from "../usage-estimate.js";
 import { describeFailure } from "./attempt-failure.js";
 import { AttemptSignal, CallSignal } from "./attempt-signal.js";
@@ -12,7 +13,6 @@ import {
   type ResolvedOpenAIConfig,
   resolveOpenAIConfig,
 } from "./openai-config.js";
-import { PartStream } from "./part-stream.js";
 import { BodyReader, ProgressBudget } from "./read-body.js";
 import { passThroughBody, renderRequestBody } from "./request-body.js";
 import { retryDelayMs } from "./retry-policy.js";
@@ -56,10 +56,7 @@ export class OpenAIChatModel implements ChatModel {
     this.#random = dependencies.random ?? Math.random;
   }
 
-  stream(
-    request: ChatModelRequest,
-    options: StreamOptions = {},
-  ): AsyncIterableIterator<ChatModelPart> {
+  stream(request: ChatModelRequest, options: StreamOptions = {}): PartStream<ChatModelPart> {
     return new PartStream(this.#batches(request, options));
   }
 

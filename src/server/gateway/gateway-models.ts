@@ -4,6 +4,7 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../../providers/chat-model.js";
+import { batchesOf, PartStream } from "../../providers/part-stream.js";
 
 /**
  * The models of a gateway turn, wrapped: the last failure of a call is kept so that the client
@@ -31,14 +32,19 @@ export class WatchedModel implements ChatModel {
     this.baseUrl = inner.baseUrl;
   }
 
-  async *stream(
+  stream(request: ChatModelRequest, options: StreamOptions = {}): PartStream<ChatModelPart> {
+    return new PartStream(this.#batches(request, options));
+  }
+
+  /** Batches, as the source gives them: the runtime reads them without a promise per part. */
+  async *#batches(
     request: ChatModelRequest,
-    options: StreamOptions = {},
-  ): AsyncGenerator<ChatModelPart, void, undefined> {
+    options: StreamOptions,
+  ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
     try {
       let first = true;
-      for await (const part of await this.source(request, options)) {
-        yield part;
+      for await (const batch of batchesOf(await this.source(request, options))) {
+        yield batch;
         // The client's first bytes go out before the lab records anything: the turn's work
         // runs in promise jobs, which would otherwise all run before the socket is written.
         if (first) await yieldToIo();
@@ -122,9 +128,11 @@ export class EarlyCall {
 
   async #pump(model: ChatModel, request: ChatModelRequest, options: StreamOptions): Promise<void> {
     try {
-      for await (const part of model.stream(request, options)) {
-        if (part.type === "tool-call") this.#toolCall(part.id);
-        this.#parts.push(part);
+      for await (const batch of batchesOf(model.stream(request, options))) {
+        for (const part of batch) {
+          if (part.type === "tool-call") this.#toolCall(part.id);
+          this.#parts.push(part);
+        }
         this.#wake?.();
       }
     } catch (error) {
@@ -142,7 +150,13 @@ export class EarlyCall {
   }
 
   /** The runtime's side of the call: what was captured so far, then every part in order. */
-  async *attach(options: StreamOptions): AsyncGenerator<ChatModelPart, void, undefined> {
+  attach(options: StreamOptions): PartStream<ChatModelPart> {
+    return new PartStream(this.#attachedBatches(options));
+  }
+
+  async *#attachedBatches(
+    options: StreamOptions,
+  ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
     const stop = () => this.#controller.abort(options.signal?.reason);
     if (options.signal?.aborted) stop();
     options.signal?.addEventListener("abort", stop, { once: true });
@@ -156,7 +170,10 @@ export class EarlyCall {
     try {
       for (let index = 0; ; ) {
         if (index < this.#parts.length) {
-          yield this.#parts[index++] as ChatModelPart;
+          // Everything that arrived meanwhile, at once.
+          const batch = this.#parts.slice(index);
+          index = this.#parts.length;
+          yield batch;
           continue;
         }
         if (this.#done) break;

@@ -8,6 +8,7 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../../providers/chat-model.js";
+import { batchesOf, PartStream } from "../../providers/part-stream.js";
 import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -405,18 +406,27 @@ export class GatewayTurn {
   }
 
   /** The call's parts, noting its tool calls; its segment ends with them (a failure ends it too). */
-  async *#forwarded(
+  #forwarded(
     parts: AsyncIterable<ChatModelPart>,
     segment: GatewaySegment,
-  ): AsyncGenerator<ChatModelPart, void, undefined> {
+  ): PartStream<ChatModelPart> {
+    return new PartStream(this.#forwardedBatches(parts, segment));
+  }
+
+  async *#forwardedBatches(
+    parts: AsyncIterable<ChatModelPart>,
+    segment: GatewaySegment,
+  ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
     // The runtime stops reading at the finish part (the generator is returned, not run out), so
     // the segment ends in `finally` once the finish came; a call cut short ends with the turn.
     let finished = false;
     try {
-      for await (const part of parts) {
-        if (part.type === "tool-call") this.#handedOut.add(part.id);
-        if (part.type === "finish") finished = true;
-        yield part;
+      for await (const batch of batchesOf(parts)) {
+        for (const part of batch) {
+          if (part.type === "tool-call") this.#handedOut.add(part.id);
+          if (part.type === "finish") finished = true;
+        }
+        yield batch;
       }
     } finally {
       if (finished) this.#endForwarding(segment);

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { CallPayloadRecord } from "../../domain/call-capture.js";
 import { type PayloadRow, payloadRecord } from "../call-payload-codec.js";
+import { storableText } from "./queries.js";
 
 const COLUMNS = [
   "session_id",
@@ -47,7 +48,10 @@ export async function insertPayload(
   db: pg.Pool | pg.ClientBase,
   row: PayloadRow,
 ): Promise<boolean> {
-  const result = await db.query({ ...INSERT, values: COLUMNS.map((column) => row[column]) });
+  const result = await db.query({
+    ...INSERT,
+    values: storableText(COLUMNS.map((column) => row[column])),
+  });
   return result.rowCount === 1;
 }
 

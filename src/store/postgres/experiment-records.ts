@@ -9,7 +9,7 @@ import {
   type ExperimentScoringRows,
   type ScoringSession,
 } from "../experiment-records.js";
-import { groupBySession, suiteOf } from "../sqlite/experiment-records.js";
+import { groupBySession, type SummaryRow, summaryPage } from "../sqlite/experiment-records.js";
 import { hasUnansweredCall, scoringItems } from "../sqlite/experiment-scoring-rows.js";
 import {
   type AuditRow,
@@ -223,16 +223,6 @@ export function experimentScoringRows(
   );
 }
 
-interface SummaryRow {
-  id: string;
-  sessions: number;
-  first_created_at: string;
-  last_created_at: string;
-  last_updated_at: string;
-  tag_json: string | null;
-  revision: number;
-}
-
 /**
  * A page of experiments, latest `last_created_at` first, then id, from the summaries the
  * triggers keep (triggers.ts). An experiment whose sampled tag does not parse is left out.
@@ -259,25 +249,5 @@ export async function listExperimentSummaries(
       [experiment ?? null, afterAt, afterId, limit + 1],
     )
   ).rows;
-  const more = rows.length > limit;
-  if (more) rows.length = limit;
-  const items: ExperimentListItem[] = [];
-  for (const row of rows) {
-    const suite = suiteOf(row.tag_json);
-    if (suite === null) continue;
-    items.push({
-      id: row.id,
-      suite,
-      sessions: row.sessions,
-      first_created_at: row.first_created_at,
-      last_created_at: row.last_created_at,
-      last_updated_at: row.last_updated_at,
-      revision: row.revision,
-    });
-  }
-  const last = rows.at(-1);
-  return {
-    items,
-    next_cursor: more && last !== undefined ? encodeCursor([last.last_created_at, last.id]) : null,
-  };
+  return summaryPage(rows, limit);
 }

@@ -20,7 +20,6 @@ import type {
   SessionRecord,
   TurnRecord,
 } from "../../domain/records.js";
-import { modeOf } from "../../domain/session-config.js";
 import {
   ImportSessionOptions,
   SESSION_EXPORT_FORMAT,
@@ -42,19 +41,11 @@ import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-in
 import type { ClaimedTurn, SessionStore } from "../session-store.js";
 import { auditRowParams, usageRowParams } from "../sqlite/record-batch.js";
 import {
-  type AuditRow,
   type ListedOverviewRow,
-  type MessageRow,
   type SessionRow,
-  type TurnRow,
-  toAuditRecord,
-  toMessageRecord,
   toMessageRowParams,
   toSessionOverview,
   toSessionRecord,
-  toTurnRecord,
-  toUsageCallRecord,
-  type UsageRow,
 } from "../sqlite/rows.js";
 import { USAGE_COLUMNS } from "../sqlite/statements.js";
 import { sumRollups } from "../sqlite/usage-rollups.js";
@@ -85,6 +76,7 @@ import { AUDIT_COLUMNS, MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
 import { appendBatch } from "./record-batch.js";
 import { sessionListPage } from "./session-list-query.js";
 import { SessionPages } from "./session-pages.js";
+import { readAudit, readMessages, readTurns, readUsage } from "./session-reads.js";
 import { deleteSessionRows, insertSessionRows } from "./session-transfer.js";
 import { inTransaction, READ_SNAPSHOT, write } from "./transaction.js";
 import { claimTurn } from "./turn-claim.js";
@@ -163,35 +155,15 @@ export class PostgresSessionStore implements SessionStore {
   async createSession(options: CreateSessionOptions): Promise<string> {
     const input = parseInput(CreateSessionOptions, options, "createSession");
     const id = input.session_id ?? randomUUID();
-    const timestamp = now();
-    const inserted = await write(() =>
-      run(this.pool, "insertSession", [
-        id,
-        input.title,
-        timestamp,
-        timestamp,
-        JSON.stringify(input.config),
-      ]),
-    );
-    if (inserted.rowCount === 0) throw new SessionExistsError(id);
+    if (!(await this.insertSession(id, input))) throw new SessionExistsError(id);
     return id;
   }
 
   async ensureSession(sessionId: string, options: EnsureSessionOptions): Promise<string> {
     const id = parseInput(SessionId, sessionId, "ensureSession: session_id");
     const input = parseInput(EnsureSessionOptions, options, "ensureSession");
-    const timestamp = now();
     // Created when missing, in one statement; otherwise the stored mode must be the one asked.
-    const inserted = await write(() =>
-      run(this.pool, "insertSession", [
-        id,
-        input.title,
-        timestamp,
-        timestamp,
-        JSON.stringify(input.config),
-      ]),
-    );
-    if (inserted.rowCount === 1) return id;
+    if (await this.insertSession(id, input)) return id;
     const existing = await this.getSession(id);
     if (existing === null) throw new SessionNotFoundError(id);
     const requested = input.config.tool_invocation_mode;
@@ -254,10 +226,10 @@ export class PostgresSessionStore implements SessionStore {
           version: SESSION_EXPORT_VERSION,
           exported_at: now(),
           session,
-          turns: await this.readTurns(client, sessionId),
-          messages: await this.readMessages(client, sessionId),
-          audit: await this.readAudit(client, sessionId),
-          usage: await this.readUsage(client, sessionId, session),
+          turns: await readTurns(client, sessionId),
+          messages: await readMessages(client, sessionId),
+          audit: await readAudit(client, sessionId),
+          usage: await readUsage(client, sessionId, session),
         } satisfies SessionExport;
       },
       READ_SNAPSHOT,
@@ -299,8 +271,11 @@ export class PostgresSessionStore implements SessionStore {
   async claimTurn(sessionId: string, options: ClaimTurnOptions): Promise<ClaimedTurn> {
     const input = parseClaimTurn(options);
     const claimed = await inTransaction(this.pool, (client) =>
-      claimTurn(client, sessionId, input, now(), this.leases.leaseMs),
+      claimTurn(client, sessionId, input, now(), this.leases.leaseMs, (session, turn) =>
+        this.leases.holds(session, turn),
+      ),
     );
+    for (const turnIndex of claimed.interrupted) this.leases.release(sessionId, turnIndex);
     this.leases.hold(sessionId, claimed.turn_index);
     return claimed;
   }
@@ -323,7 +298,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   listTurns(sessionId: string): Promise<TurnRecord[]> {
-    return this.readTurns(this.pool, sessionId);
+    return readTurns(this.pool, sessionId);
   }
 
   async appendMessage(sessionId: string, options: AppendMessageOptions): Promise<void> {
@@ -367,11 +342,11 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   listMessages(sessionId: string): Promise<MessageRecord[]> {
-    return this.readMessages(this.pool, sessionId);
+    return readMessages(this.pool, sessionId);
   }
 
   listAuditLogs(sessionId: string): Promise<AuditRecord[]> {
-    return this.readAudit(this.pool, sessionId);
+    return readAudit(this.pool, sessionId);
   }
 
   usageSummary(sessionId: string): Promise<UsageSummary> {
@@ -379,7 +354,7 @@ export class PostgresSessionStore implements SessionStore {
       this.pool,
       async (client) => {
         const row = (await run<SessionRow>(client, "selectSession", [sessionId])).rows[0];
-        return this.readUsage(client, sessionId, row === undefined ? null : toSessionRecord(row));
+        return readUsage(client, sessionId, row === undefined ? null : toSessionRecord(row));
       },
       READ_SNAPSHOT,
     );
@@ -449,6 +424,16 @@ export class PostgresSessionStore implements SessionStore {
     return result;
   }
 
+  /** True when inserted; false when the id is taken. */
+  private async insertSession(
+    id: string,
+    input: { title: string; config: Record<string, unknown> },
+  ): Promise<boolean> {
+    const timestamp = now();
+    const params = [id, input.title, timestamp, timestamp, JSON.stringify(input.config)];
+    return (await write(() => run(this.pool, "insertSession", params))).rowCount === 1;
+  }
+
   private async writeMessages(
     sessionId: string,
     turnIndex: number,
@@ -481,34 +466,5 @@ export class PostgresSessionStore implements SessionStore {
       }
       throw new TurnNotFoundError(sessionId, turnIndex);
     }
-  }
-
-  private async readTurns(db: pg.Pool | pg.ClientBase, sessionId: string): Promise<TurnRecord[]> {
-    return (await run<TurnRow>(db, "listTurns", [sessionId])).rows.map(toTurnRecord);
-  }
-
-  private async readMessages(
-    db: pg.Pool | pg.ClientBase,
-    sessionId: string,
-  ): Promise<MessageRecord[]> {
-    return (await run<MessageRow>(db, "listMessages", [sessionId])).rows.map(toMessageRecord);
-  }
-
-  private async readAudit(db: pg.Pool | pg.ClientBase, sessionId: string): Promise<AuditRecord[]> {
-    return (await run<AuditRow>(db, "listAudit", [sessionId])).rows.map(toAuditRecord);
-  }
-
-  private async readUsage(
-    client: pg.ClientBase,
-    sessionId: string,
-    session: SessionRecord | null,
-  ): Promise<UsageSummary> {
-    // Calls of a session without a row (a copied legacy file) use the default mode.
-    const mode = session?.tool_invocation_mode ?? modeOf({});
-    const calls = (await run<UsageRow>(client, "listUsage", [sessionId])).rows.map((row) =>
-      toUsageCallRecord(row, mode),
-    );
-    const turns = await turnRollups(client, sessionId);
-    return { calls, turns, session: sumRollups(turns) };
   }
 }

@@ -151,13 +151,24 @@ export function statement(name: StatementName, values: unknown[]): pg.QueryConfi
   return { name, text: SQL[name], values };
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000, which SQLite keeps. A model's text may carry one (a JSON
+ * `\u0000` in its stream): a turn must not fail for it, so, as lone surrogates are repaired for
+ * SQLite (toWellFormedText), it is stored as U+FFFD. JSON columns are unaffected (JSON escapes it).
+ */
+export function storableText(values: readonly unknown[]): unknown[] {
+  return values.map((value) =>
+    typeof value === "string" && value.includes("\0") ? value.replaceAll("\0", "\uFFFD") : value,
+  );
+}
+
 /** Runs a named statement on a pool or a transaction's client. */
 export function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(
   db: pg.Pool | pg.ClientBase,
   name: StatementName,
   values: unknown[],
 ): Promise<pg.QueryResult<Row>> {
-  return db.query<Row>(statement(name, values));
+  return db.query<Row>(statement(name, storableText(values)));
 }
 
 /** The values of a row's named parameters in `columns` order. */

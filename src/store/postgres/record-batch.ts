@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { z } from "zod";
 import { SessionNotFoundError, TurnNotFoundError } from "../../domain/errors.js";
 import type { PayloadRow } from "../call-payload-codec.js";
-import { auditRowParams, usageRowParams } from "../sqlite/record-batch.js";
+import { auditRowParams, batchTurns, usageRowParams } from "../sqlite/record-batch.js";
 import { toMessageRowParams } from "../sqlite/rows.js";
 import { USAGE_COLUMNS } from "../sqlite/statements.js";
 import type { AppendRecordsOptions, AppendRecordsResult } from "../store-inputs.js";
@@ -11,17 +11,6 @@ import { AUDIT_COLUMNS, MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
 import { turnRollup } from "./usage-rollups.js";
 
 type ValidRecords = z.output<typeof AppendRecordsOptions>;
-
-/** The turns a batch names, each once, in the order first named. */
-function batchTurns(input: ValidRecords): number[] {
-  const turns = new Set<number>();
-  for (const group of input.message_groups) turns.add(group.turn_index);
-  for (const entry of input.usage) turns.add(entry.turn_index);
-  for (const entry of input.payloads) turns.add(entry.turn_index);
-  if (input.rollup_turn !== undefined) turns.add(input.rollup_turn);
-  if (input.complete_turn !== undefined) turns.add(input.complete_turn.turn_index);
-  return [...turns];
-}
 
 /**
  * `appendRecords` for PostgreSQL, inside the caller's transaction (one commit per round, a round

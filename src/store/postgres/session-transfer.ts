@@ -1,13 +1,12 @@
 import type pg from "pg";
-import { sessionPrices, tableCost } from "../../domain/call-pricing.js";
 import { SessionExistsError } from "../../domain/errors.js";
 import { toWellFormed } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
 import type { ParsedSessionExport } from "../../domain/session-export.js";
-import { tokenUsage } from "../../domain/usage.js";
-import { toMessageRowParams, toUsageRowParams } from "../sqlite/rows.js";
+import { toMessageRowParams } from "../sqlite/rows.js";
+import { importedCallRows } from "../sqlite/session-transfer.js";
 import { USAGE_COLUMNS } from "../sqlite/statements.js";
-import { MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
+import { MESSAGE_COLUMNS, run, storableText, valuesOf } from "./queries.js";
 
 /** Every table with a session's rows; the session row goes first (its triggers see no turns). */
 const TABLES = [
@@ -43,21 +42,21 @@ export async function insertSessionRows(
   const inserted = await client.query(
     `INSERT INTO sessions (id, title, created_at, updated_at, config_json, turn_count)
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-    [
+    storableText([
       sessionId,
       session.title,
       session.created_at,
       session.updated_at,
       JSON.stringify(session.config),
       document.turns.length,
-    ],
+    ]),
   );
   if (inserted.rowCount === 0) throw new SessionExistsError(sessionId);
   for (const turn of document.turns) {
     await client.query(
       `INSERT INTO turns (session_id, turn_index, user_message, started_at, completed_at,
          wall_time_ms, status, runner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
+      storableText([
         sessionId,
         turn.turn_index,
         turn.user_message,
@@ -66,7 +65,7 @@ export async function insertSessionRows(
         turn.wall_time_ms,
         turn.status,
         turn.runner,
-      ],
+      ]),
     );
   }
   for (const message of document.messages) {
@@ -89,22 +88,7 @@ export async function insertSessionRows(
       entry.created_at,
     ]);
   }
-  // A version-1 document predates recorded costs: its model calls get the table's estimate.
-  const config = session.config;
-  const prices = document.version === 1 ? sessionPrices(config) : null;
-  for (const { id: _id, mode: _mode, estimated: _derived, ...call } of document.usage.calls) {
-    const unpriced =
-      prices !== null &&
-      call.call_kind !== "tool_execution" &&
-      call.cost_usd === null &&
-      call.cost_estimated_usd === null;
-    const cost_estimated_usd = unpriced
-      ? tableCost(tokenUsage(call), config, call.agent, prices)
-      : call.cost_estimated_usd;
-    await run(
-      client,
-      "insertUsage",
-      valuesOf(USAGE_COLUMNS, toUsageRowParams(sessionId, { ...call, cost_estimated_usd })),
-    );
+  for (const row of importedCallRows(document, sessionId)) {
+    await run(client, "insertUsage", valuesOf(USAGE_COLUMNS, row));
   }
 }

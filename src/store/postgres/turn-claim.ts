@@ -12,12 +12,36 @@ type ClaimInput = z.output<typeof ClaimTurnOptions>;
 /** The audit row of a dead runner's turn: the same words SQLite writes (sqlite/turn-claim.ts). */
 const INTERRUPTED_REASON = "its process ended before the turn did";
 
+interface RunningTurn {
+  turn_index: number;
+  runner: string | null;
+  /** Whether its lease has run out; null for a turn without one. */
+  expired: boolean | null;
+}
+
+/**
+ * Whether a running turn still runs. The lease decides for a turn another store holds, on this
+ * host or another: `is_runner_alive` cannot see another host's processes (the runtime answers
+ * "dead" for them, so that SQLite's record alone never locks a session), and across hosts a dead
+ * runner is told by its lease running out, not by its pid. The runner's liveness decides for a
+ * turn this store holds itself (the runtime knows its own turns: one whose end could not be
+ * stored is not running any more) and for a turn without a lease (imported, copied from SQLite).
+ */
+function isRunning(
+  turn: RunningTurn,
+  heldHere: boolean,
+  isAlive: (runner: string | null) => boolean,
+): boolean {
+  if (heldHere || turn.expired === null) return isAlive(turn.runner);
+  return !turn.expired;
+}
+
 /**
  * `claimTurn` for PostgreSQL, inside the caller's transaction. Its first statement updates the
  * session row (count and updated_at), which takes that row's lock: a second claimer of the same
  * session, on any host, waits there until the first commits, then sees its turn. A running turn
- * blocks the claim while its lease is alive and its runner is alive by `is_runner_alive`;
- * otherwise it is marked interrupted, audited, and the next index is taken.
+ * that is still running (isRunning) refuses the claim; otherwise it is marked interrupted,
+ * audited, and the next index is taken.
  */
 export async function claimTurn(
   client: pg.ClientBase,
@@ -25,21 +49,16 @@ export async function claimTurn(
   input: ClaimInput,
   timestamp: string,
   leaseMs: number,
+  /** Whether this store holds (renews) the turn's lease: see isRunning. */
+  holds: (sessionId: string, turnIndex: number) => boolean,
 ): Promise<ClaimedTurn> {
   const isAlive = input.is_runner_alive ?? (() => true);
   if ((await run(client, "countTurn", [timestamp, sessionId])).rowCount === 0) {
     throw new SessionNotFoundError(sessionId);
   }
-  const running = (
-    await run<{ turn_index: number; runner: string | null; expired: boolean | null }>(
-      client,
-      "runningTurns",
-      [sessionId],
-    )
-  ).rows;
+  const running = (await run<RunningTurn>(client, "runningTurns", [sessionId])).rows;
   for (const turn of running) {
-    // No lease (a turn imported or copied from SQLite): its runner's liveness alone decides.
-    if (turn.expired !== true && isAlive(turn.runner)) {
+    if (isRunning(turn, holds(sessionId, turn.turn_index), isAlive)) {
       throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
     }
   }

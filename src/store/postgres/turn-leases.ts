@@ -37,6 +37,10 @@ export class TurnLeases {
     }
   }
 
+  holds(sessionId: string, turnIndex: number): boolean {
+    return this.#held.has(key(sessionId, turnIndex));
+  }
+
   release(sessionId: string, turnIndex: number): void {
     this.#held.delete(key(sessionId, turnIndex));
     if (this.#held.size === 0) this.#stop();

@@ -218,7 +218,7 @@ export function readExperimentRecords(
   );
 }
 
-interface SummaryRow {
+export interface SummaryRow {
   id: unknown;
   sessions: number;
   first_created_at: string;
@@ -229,7 +229,7 @@ interface SummaryRow {
 }
 
 /** The suite its tag names, or null when the experiment's sampled tag is not one. */
-export function suiteOf(tagJson: string | null): string | null {
+function suiteOf(tagJson: string | null): string | null {
   if (tagJson === null) return null;
   try {
     const tag = ExperimentTag.safeParse(JSON.parse(tagJson));
@@ -262,6 +262,14 @@ export function listExperimentSummaries(
       limit: limit + 1,
     }),
   );
+  return summaryPage(rows, limit);
+}
+
+/**
+ * The page of `rows` (read one past `limit`): experiments whose sampled tag does not parse are
+ * left out (the page may come out short), the cursor is the last row's (last_created_at, id).
+ */
+export function summaryPage(rows: SummaryRow[], limit: number): Page<ExperimentListItem> {
   const more = rows.length > limit;
   if (more) rows.length = limit;
   const items: ExperimentListItem[] = [];

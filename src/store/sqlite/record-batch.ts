@@ -121,7 +121,7 @@ export function usageRowParams(
 }
 
 /** The turns a batch names, each once, in the order first named. */
-function batchTurns(input: ValidRecords): number[] {
+export function batchTurns(input: ValidRecords): number[] {
   const turns: number[] = [];
   const add = (turnIndex: number) => {
     if (!turns.includes(turnIndex)) turns.push(turnIndex);

@@ -99,20 +99,30 @@ export class SessionTransfer {
         created_at: entry.created_at,
       });
     }
-    // A version-1 document predates recorded costs: its model calls get the table's estimate
-    // here, as an upgraded database's rows do (cost-backfill.ts).
-    const config = session.config;
-    const prices = document.version === 1 ? sessionPrices(config) : null;
-    for (const { id: _id, mode: _mode, estimated: _derived, ...call } of document.usage.calls) {
-      const unpriced =
-        prices !== null &&
-        call.call_kind !== "tool_execution" &&
-        call.cost_usd === null &&
-        call.cost_estimated_usd === null;
-      const cost_estimated_usd = unpriced
-        ? tableCost(tokenUsage(call), config, call.agent, prices)
-        : call.cost_estimated_usd;
-      this.sql.insertUsage.run(toUsageRowParams(sessionId, { ...call, cost_estimated_usd }));
-    }
+    for (const row of importedCallRows(document, sessionId)) this.sql.insertUsage.run(row);
   }
+}
+
+/**
+ * The usage rows of an imported document (every backend's import writes these). A version-1
+ * document predates recorded costs: its model calls get the table's estimate here, as an
+ * upgraded database's rows do (cost-backfill.ts).
+ */
+export function importedCallRows(
+  document: ParsedSessionExport,
+  sessionId: string,
+): Record<string, unknown>[] {
+  const config = document.session.config;
+  const prices = document.version === 1 ? sessionPrices(config) : null;
+  return document.usage.calls.map(({ id: _id, mode: _mode, estimated: _derived, ...call }) => {
+    const unpriced =
+      prices !== null &&
+      call.call_kind !== "tool_execution" &&
+      call.cost_usd === null &&
+      call.cost_estimated_usd === null;
+    const cost_estimated_usd = unpriced
+      ? tableCost(tokenUsage(call), config, call.agent, prices)
+      : call.cost_estimated_usd;
+    return toUsageRowParams(sessionId, { ...call, cost_estimated_usd });
+  });
 }

@@ -47,3 +47,32 @@ describe("PartStream", () => {
     expect(await stream.next()).toEqual({ value: undefined, done: true });
   });
 });
+
+describe("PartStream.batches", () => {
+  it("hands on the rest a batch at a time, after what next() already gave", async () => {
+    const log: string[] = [];
+    const stream = new PartStream(slowBatches([[1, 2, 3], [4], [5, 6]], log));
+    expect(await stream.next()).toEqual({ value: 1, done: false });
+    const seen: (readonly number[])[] = [];
+    for await (const batch of stream.batches()) seen.push(batch);
+    expect(seen).toEqual([[2, 3], [4], [5, 6]]);
+    expect(log).toEqual(["closed"]);
+  });
+
+  it("closes the source when the consumer leaves early", async () => {
+    const log: string[] = [];
+    const stream = new PartStream(slowBatches([[1], [2], [3]], log));
+    for await (const batch of stream.batches()) {
+      expect(batch).toEqual([1]);
+      break;
+    }
+    expect(log).toEqual(["closed"]);
+  });
+
+  it("refuses to start while a next() is still pending, rather than lose its part", async () => {
+    const stream = new PartStream(slowBatches([[1]], []));
+    const pending = stream.next();
+    expect(() => stream.batches()).toThrow(/next\(\) is pending/);
+    await pending;
+  });
+});

@@ -30,6 +30,24 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
     return this.#pulling;
   }
 
+  /**
+   * The rest of the stream a batch (a body read) at a time, for a consumer that handles parts in a
+   * plain loop (the runtime's model call): no promise per part at all. Parts already handed out by
+   * `next()` are not repeated. Leaving the loop early closes the stream as `return()` does.
+   */
+  batches(): AsyncIterable<readonly Part[]> {
+    if (this.#pulling) throw new Error("PartStream.batches() called while next() is pending");
+    const rest = this.#batch.slice(this.#index);
+    this.#batch = [];
+    this.#index = 0;
+    if (rest.length === 0) return this.#batches;
+    const source = this.#batches;
+    return (async function* () {
+      yield rest;
+      yield* source;
+    })();
+  }
+
   async return(): Promise<IteratorResult<Part, undefined>> {
     this.#batch = [];
     this.#index = 0;
@@ -63,4 +81,19 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
       this.#pulling = null;
     }
   }
+}
+
+/**
+ * A stream's parts a batch at a time: its own batches when it has them (a PartStream), else each
+ * part alone. For layers that pass a model's stream on (the gateway's): they keep the batches, so
+ * the consumer at the end still pays no promise job per part.
+ */
+export function batchesOf<Part>(stream: AsyncIterable<Part>): AsyncIterable<readonly Part[]> {
+  const batched = stream as AsyncIterable<Part> & {
+    batches?: () => AsyncIterable<readonly Part[]>;
+  };
+  if (typeof batched.batches === "function") return batched.batches();
+  return (async function* () {
+    for await (const part of stream) yield [part];
+  })();
 }

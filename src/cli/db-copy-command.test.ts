@@ -1,0 +1,257 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
+import type { MessageRecord, SessionListItem } from "../domain/records.js";
+import type { UsageSummary } from "../domain/usage.js";
+import type { CopyOutcome } from "./commands/db-copy.js";
+import { type CliResult, freshLab, runCli, runCliJson, startCli } from "./test-fixtures.js";
+import type { TurnReport } from "./turn-report.js";
+
+const lab = freshLab();
+const databases: TestDatabase[] = [];
+afterEach(async () => {
+  for (const database of databases.splice(0)) await database.drop();
+});
+
+async function postgres(): Promise<TestDatabase> {
+  const database = await createTestDatabase();
+  databases.push(database);
+  return database;
+}
+
+const passwordOf = (url: string) => decodeURIComponent(new URL(url).password);
+
+function expectNoSecret(result: CliResult, url: string): void {
+  const password = passwordOf(url);
+  expect(password.length).toBeGreaterThan(0);
+  expect(result.stdout).not.toContain(password);
+  expect(result.stderr).not.toContain(password);
+}
+
+/** Two sessions with tool calls and captured payloads (the simulated model is on loopback). */
+async function seed(db: string): Promise<string[]> {
+  const first = await runCliJson<TurnReport>([
+    "--db",
+    db,
+    "run",
+    "--approve",
+    "all",
+    "--title",
+    "Flaky",
+    "search for agent lab and file a ticket about flaky tests",
+  ]);
+  await runCliJson(["--db", db, "run", "--session", first.session_id, "and now search vitest"]);
+  const second = await runCliJson<TurnReport>([
+    "--db",
+    db,
+    "run",
+    "--mode",
+    "chat_agent_tools",
+    "search for vitest",
+  ]);
+  return [first.session_id, second.session_id];
+}
+
+/** A session as `show --json` and `usage --json` print it, minus the ids a database numbers. */
+async function comparable(db: string, id: string) {
+  const shown = await runCliJson<{ messages: MessageRecord[]; audit: { id: number }[] }>([
+    "--db",
+    db,
+    "show",
+    id,
+  ]);
+  const usage = await runCliJson<UsageSummary>(["--db", db, "usage", id]);
+  const call = await runCliJson<{ request_body: string; response_body: string }>([
+    "--db",
+    db,
+    "call",
+    id,
+    "chat:1:1",
+  ]);
+  return {
+    shown: {
+      ...shown,
+      messages: shown.messages.map(({ id: _, ...message }) => message),
+      audit: shown.audit.map(({ id: _, ...row }) => row),
+    },
+    usage: { ...usage, calls: usage.calls.map(({ id: _, ...rest }) => rest) },
+    call: { request: call.request_body, response: call.response_body },
+  };
+}
+
+async function copy(from: string, to: string, ...more: string[]): Promise<CliResult> {
+  return runCli(["db", "copy", "--from", from, "--to", to, ...more]);
+}
+
+describe("agent-lab --db postgres://…", { timeout: 180_000 }, () => {
+  it("runs, lists and shows sessions in PostgreSQL, from --db or $AGENT_LAB_DB, never printing the password", async () => {
+    const { url } = await postgres();
+    const empty = await runCli(["--db", url, "sessions"]);
+    expect(empty.status).toBe(0);
+    expect(empty.stdout).toContain("No sessions yet in postgres://agentlab:***@127.0.0.1:");
+    expectNoSecret(empty, url);
+    // A read of a database the lab never wrote to leaves it as it was: the next read is empty too.
+    expect((await runCliJson<{ sessions: unknown[] }>(["--db", url, "sessions"])).sessions).toEqual(
+      [],
+    );
+    const ids = await seed(url);
+    const listed = await runCliJson<{ sessions: SessionListItem[] }>(["sessions"], {
+      AGENT_LAB_DB: url,
+    });
+    expect(listed.sessions.map((session) => session.id).sort()).toEqual([...ids].sort());
+    const prefix = (ids[0] as string).slice(0, 8);
+    const shown = await runCli(["show", prefix], { AGENT_LAB_DB: url });
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain(`Session ${ids[0]}: Flaky`);
+  });
+
+  it("serves the web UI and API from a PostgreSQL database named by $AGENT_LAB_DB", async () => {
+    const { url } = await postgres();
+    const [id] = await seed(url);
+    const serve = startCli(["serve", "--port", "0", "--no-token"], { AGENT_LAB_DB: url });
+    try {
+      const banner = await serve.stdoutContains("No token");
+      expect(banner).toMatch(/Database postgres:\/\/agentlab:\*\*\*@127\.0\.0\.1:\d+\/\w+\n/);
+      const address = /running at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(banner)?.[1];
+      const response = await fetch(`${address}api/sessions/${id}`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { session: { id: string } }).session.id).toBe(id);
+    } finally {
+      serve.child.kill("SIGTERM");
+    }
+    const ended = await serve.result;
+    expect(ended.status).toBe(0);
+    expectNoSecret(ended, url);
+  });
+
+  it("refuses a wrong password or a closed port with one line naming the database without the password", async () => {
+    const { url } = await postgres();
+    const wrong = new URL(url);
+    wrong.password = "not-the-password-x9";
+    const refused = await runCli(["--db", wrong.toString(), "run", "hello"]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^agent-lab: cannot open .*password authentication failed.*\n$/);
+    expect(refused.stderr).toContain(`127.0.0.1:${wrong.port}`);
+    expect(refused.stderr).toContain(wrong.pathname.slice(1));
+    expectNoSecret(refused, wrong.toString());
+    expectNoSecret(refused, url);
+
+    const closed = new URL(url);
+    closed.port = "1";
+    const unreachable = await runCli(["--db", closed.toString(), "sessions"]);
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr.trim().split("\n")).toHaveLength(1);
+    expect(unreachable.stderr).toMatch(/^agent-lab: cannot open .*127\.0\.0\.1:1\b/);
+    expect(unreachable.stderr).toContain("ECONNREFUSED");
+    expectNoSecret(unreachable, url);
+  });
+});
+
+// Dozens of CLI processes a test, each a second or two on a shared machine.
+describe("agent-lab db copy", { timeout: 300_000 }, () => {
+  it("copies SQLite → PostgreSQL → SQLite with every record and payload, verified by counts and totals", async () => {
+    const ids = await seed(lab.db);
+    const { url } = await postgres();
+    const there = await copy(lab.db, url);
+    expect(there.status, there.stderr).toBe(0);
+    expect(there.stdout).toContain(`copied 2 sessions from ${lab.db} to postgres://agentlab:***@`);
+    expect(there.stdout).toContain("verified:");
+    expectNoSecret(there, url);
+    const back = join(lab.folder, "back.sqlite3");
+    const outcome = await runCliJson<CopyOutcome>(["db", "copy", "--from", url, "--to", back]);
+    expect(outcome).toMatchObject({ listed: 2, copied: 2, present: 0, conflicts: [] });
+    expect(outcome.target).toStrictEqual(outcome.source);
+    expect(outcome.source).toMatchObject({ sessions: 2, turns: 3 });
+    expect(outcome.source.usage_rows).toBeGreaterThan(3);
+    expect(outcome.source.payloads).toBeGreaterThan(0);
+    expect(outcome.source.total_tokens).toBeGreaterThan(0);
+    for (const id of ids) {
+      const original = await comparable(lab.db, id);
+      expect(await comparable(url, id)).toStrictEqual(original);
+      expect(await comparable(back, id)).toStrictEqual(original);
+    }
+  });
+
+  it("copies only what is missing when run again, and says what it would do with --dry-run", async () => {
+    const ids = await seed(lab.db);
+    const { url } = await postgres();
+    expect((await copy(lab.db, url)).status).toBe(0);
+    // An interrupted copy leaves whole sessions: one missing stands for the rest not yet copied.
+    const removed = await runCli(["--db", url, "delete", ids[1] as string, "--yes"]);
+    expect(removed.status).toBe(0);
+    const dry = await runCliJson<CopyOutcome>([
+      "db",
+      "copy",
+      "--from",
+      lab.db,
+      "--to",
+      url,
+      "--dry-run",
+    ]);
+    expect(dry).toMatchObject({ copied: 1, present: 1 });
+    const listed = await runCliJson<{ sessions: SessionListItem[] }>(["--db", url, "sessions"]);
+    expect(listed.sessions.map((session) => session.id)).toEqual([ids[0]]);
+
+    const again = await runCliJson<CopyOutcome>(["db", "copy", "--from", lab.db, "--to", url]);
+    expect(again).toMatchObject({ listed: 2, copied: 1, present: 1, conflicts: [] });
+    expect(again.target).toStrictEqual(again.source);
+    const third = await runCliJson<CopyOutcome>(["db", "copy", "--from", lab.db, "--to", url]);
+    expect(third).toMatchObject({ copied: 0, present: 2 });
+    expect(await comparable(url, ids[1] as string)).toStrictEqual(
+      await comparable(lab.db, ids[1] as string),
+    );
+    // A dry run into a database that does not exist creates nothing.
+    const nowhere = join(lab.folder, "not-created.sqlite3");
+    expect((await copy(lab.db, nowhere, "--dry-run")).status).toBe(0);
+    expect((await runCli(["--db", nowhere, "sessions"])).stdout).toContain("No sessions yet");
+  });
+
+  it("leaves a session the target holds with other records alone, copies the rest and exits 1", async () => {
+    const ids = await seed(lab.db);
+    const { url } = await postgres();
+    expect((await copy(lab.db, url)).status).toBe(0);
+    // The target's copy of the first session moves on: another turn there.
+    await runCliJson(["--db", url, "run", "--session", ids[0] as string, "one more"]);
+    expect((await runCli(["--db", url, "delete", ids[1] as string, "--yes"])).status).toBe(0);
+    const result = await copy(lab.db, url);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain("copied 1 session");
+    expect(result.stdout).toContain(
+      `conflict: session ${ids[0]} is in the target with other records (turns: 2 in the source, 3 in the target)`,
+    );
+    const turns = await runCliJson<UsageSummary>(["--db", url, "usage", ids[0] as string]);
+    expect(turns.turns).toHaveLength(3);
+  });
+
+  it("names a bad source or target clearly, without a password", async () => {
+    await seed(lab.db);
+    const { url } = await postgres();
+    const missing = await copy(join(lab.folder, "nope.sqlite3"), url);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(
+      `agent-lab: --from: no such database file: ${join(lab.folder, "nope.sqlite3")}\n`,
+    );
+    const emptySource = await copy(url, join(lab.folder, "out.sqlite3"));
+    expect(emptySource.stderr).toMatch(
+      /^agent-lab: --from: postgres:\/\/agentlab:\*\*\*@.* holds no agent-lab tables: nothing to copy\n$/,
+    );
+    expectNoSecret(emptySource, url);
+    const same = await copy(lab.db, lab.db);
+    expect(same.stderr).toContain("--from and --to name the same database");
+    const noFolder = await copy(lab.db, join(lab.folder, "no", "such", "lab.sqlite3"));
+    expect(noFolder.status).toBe(1);
+    expect(noFolder.stderr).toMatch(/^agent-lab: --to: cannot open .*no\/such\/lab\.sqlite3.*\n$/);
+    const wrong = new URL(url);
+    wrong.password = "wrong-password-z7";
+    const denied = await copy(lab.db, wrong.toString());
+    expect(denied.status).toBe(1);
+    expect(denied.stderr).toMatch(
+      /^agent-lab: --to: cannot open .*password authentication failed.*\n$/,
+    );
+    expectNoSecret(denied, wrong.toString());
+    const notUrl = await copy(lab.db, "postgres://agentlab:pw-in-bad-url@127.0.0.1:notaport/x");
+    expect(notUrl.status).toBe(1);
+    expect(notUrl.stderr).toMatch(/^agent-lab: --to: cannot open .*\n$/);
+    expect(notUrl.stderr).not.toContain("pw-in-bad-url");
+  });
+});
