@@ -115,9 +115,9 @@ Ctrl-C gives this worker's runs back and exits (130). The exit code is 0 once ev
 experiment is done, 1 when some could not run.
 
 Examples:
-  $ agent-lab --db postgres://lab@db.internal/lab bench bundled --workers 4
-  $ agent-lab --db postgres://lab@db.internal/lab worker --experiment bundled-1a2b3c4d
-  $ AGENT_LAB_DB=lab.sqlite3 agent-lab worker suites/my-suite.yaml --concurrency 8`,
+  $ AGENT_LAB_DB=postgres://lab@db.internal/lab agent-lab worker --experiment bundled-1a2b3c4d
+  $ AGENT_LAB_DB=lab.sqlite3 agent-lab worker suites/my-suite.yaml --concurrency 8
+  $ AGENT_LAB_DB=postgres://lab@db.internal/lab agent-lab bench bundled --workers 4`,
     )
     .action(async (suite: string | undefined, flags: Record<string, unknown>, command: Command) => {
       context.exitCode = await workerCommand(suite, flags, command, context);
