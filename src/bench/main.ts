@@ -9,9 +9,10 @@ import { runScaleBench } from "./scale-bench.js";
 import { runServerBench } from "./server-bench.js";
 import { runStoreBench } from "./store-bench.js";
 import { runToolsBench } from "./tools-bench.js";
+import { runWorkersBench } from "./workers-bench.js";
 
 /**
- * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|otel|pg]...`: every benchmark but `scale` and `pg` by
+ * `npm run bench [store|providers|runtime|server|tools|scale|bfcl|gateway|otel|pg|workers]...`: every benchmark but `scale`, `pg` and `workers` by
  * default, each figure a ratio against a baseline measured in the same run. `scale` builds
  * databases of up to 100,000 sessions and a million calls (minutes, ~1.7 GB of temp space), so it
  * runs when named.
@@ -25,6 +26,7 @@ const suites: Record<string, () => Figure[] | Promise<Figure[]>> = {
   scale: runScaleBench,
   bfcl: runBfclBench,
   gateway: runGatewayBench,
+  workers: runWorkersBench,
   otel: runOtelBench,
   pg: runPgBench,
 };
@@ -37,8 +39,11 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const figures: Figure[] = [];
-// pg starts its own PostgreSQL (the server binaries must be installed) and builds 100,000 sessions.
-const everyday = Object.keys(suites).filter((name) => name !== "scale" && name !== "pg");
+// pg starts its own PostgreSQL (the server binaries must be installed) and builds 100,000 sessions;
+// workers times agent-lab bench on 1, 2 and 4 workers (minutes).
+const everyday = Object.keys(suites).filter(
+  (name) => name !== "scale" && name !== "pg" && name !== "workers",
+);
 for (const name of chosen.length > 0 ? chosen : everyday) {
   figures.push(...(await (suites[name] as () => Figure[] | Promise<Figure[]>)()));
 }

@@ -20,6 +20,7 @@ import { registerShowCommand } from "./commands/show.js";
 import { registerSuiteCommand } from "./commands/suite.js";
 import { registerToolsCommand } from "./commands/tools.js";
 import { registerUsageCommand } from "./commands/usage.js";
+import { registerWorkerCommand } from "./commands/worker.js";
 import { type CliIo, processIo, writeError } from "./output.js";
 
 function packageVersion(): string {
@@ -90,6 +91,7 @@ Examples:
   registerRetryCommand(program, context);
   registerServeCommand(program, context);
   registerBenchCommand(program, context);
+  registerWorkerCommand(program, context);
   registerSuiteCommand(program, context);
   registerToolsCommand(program, context);
   registerDbCommand(program, context);

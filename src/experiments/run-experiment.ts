@@ -1,24 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurnOfEventLoop } from "node:timers/promises";
 import { z } from "zod";
-import { policyApprover } from "../domain/approvals.js";
-import { InvalidInputError } from "../domain/errors.js";
-import type {
-  Cell,
-  ExperimentReport,
-  ExperimentTag,
-  Scenario,
-  Suite,
-} from "../domain/experiment.js";
-import { LabSessionConfig } from "../domain/session-config.js";
+import type { ExperimentReport, Suite } from "../domain/experiment.js";
 import { parseInput } from "../domain/validation.js";
-import { runTurn } from "../runtime/run-turn.js";
-import { prepareTurn, type TurnProviders } from "../runtime/turn-providers.js";
+import type { TurnProviders } from "../runtime/turn-providers.js";
+import type { RunError } from "../store/run-queue.js";
 import type { SessionStore } from "../store/session-store.js";
 import { experimentSlices, storedRunsOf } from "./experiment-runs.js";
-import type { ExperimentProgress, RunLabel } from "./progress.js";
+import type { ExperimentProgress } from "./progress.js";
 import { buildExperimentReport } from "./report-build.js";
-import { runConfigOf, scoringRulesOf } from "./run-config.js";
+import { executeRun, type RunEnd, type RunExecution } from "./run-execution.js";
+import { checkCells, labelOf, type PlannedRun, plannedRuns } from "./run-plan.js";
 import { expandCells, experimentIdOf } from "./suite.js";
 
 export interface RunExperimentOptions {
@@ -45,10 +37,7 @@ export interface RunExperimentOptions {
   keep_runs?: boolean;
 }
 
-export interface RunError {
-  run_key: string;
-  message: string;
-}
+export type { RunError };
 
 export interface ExperimentOutcome {
   experiment_id: string;
@@ -71,21 +60,6 @@ const Counts = z.strictObject({
   repetitions: z.number().int().min(1).max(1000),
 });
 
-/** One run of the plan: what it is, not yet its config (made when it starts). */
-interface PlannedRun {
-  cell: Cell;
-  scenario: Scenario;
-  repetition: number;
-  run_key: string;
-}
-
-/** What a run needs besides itself: the options and the experiment's id. */
-interface RunContext extends RunExperimentOptions {
-  experimentId: string;
-}
-
-type RunEnd = "finished" | "failed" | "cancelled";
-
 /**
  * Runs a suite: every cell × scenario × repetition is one session whose turns run in order, a few
  * sessions at a time. Runs already complete in the store are skipped (resume); incomplete ones
@@ -104,7 +78,15 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   const experimentId = options.experimentId ?? experimentIdOf(suite);
   const cells = expandCells(suite);
   const planned = () => plannedRuns(suite, cells, counts.repetitions);
-  await checkCells(suite, cells, experimentId, options);
+  const context: RunExecution = {
+    store,
+    suite,
+    experimentId,
+    suiteFile: options.suiteFile,
+    providers: options.providers,
+    signal,
+  };
+  await checkCells(context, cells, options.providers);
 
   // Nothing here grows with the runs' rows: the store is read a slice at a time, and what stays
   // is each finished run key and the session ids of unfinished attempts (deleted on retry).
@@ -135,11 +117,10 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   };
   options.onProgress?.({ ...progress });
   const errors: RunError[] = [];
-  const context: RunContext = { ...options, experimentId };
   await runPool(pending(), counts.concurrency, signal, async (run) => {
     let end: RunEnd;
     try {
-      end = await executeRun(run, stale.get(run.run_key) ?? [], context);
+      end = await executeRun(run, randomUUID(), stale.get(run.run_key) ?? [], context);
     } catch (error) {
       errors.push({
         run_key: run.run_key,
@@ -155,15 +136,7 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     options.onProgress?.({ ...progress, current: { ...label } });
   });
 
-  const report = await buildExperimentReport({
-    store,
-    experiment_id: experimentId,
-    suite: suite.name,
-    cells,
-    scenarios: suite.scenarios.map((scenario) => scenario.id),
-    prices: suite.prices,
-    keep_runs: options.keep_runs ?? true,
-  });
+  const report = await suiteReport(store, experimentId, suite, options.keep_runs ?? true);
   return {
     experiment_id: experimentId,
     total,
@@ -173,83 +146,6 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     errors,
     report,
   };
-}
-
-/**
- * The runs in the order they start: repetition by repetition, each scenario across every cell, so
- * a stopped experiment has comparable partial results for all cells. Made one at a time, so a plan
- * of 50,000 runs holds no more than the one in hand.
- */
-function* plannedRuns(
-  suite: Suite,
-  cells: readonly Cell[],
-  repetitions: number,
-): Generator<PlannedRun> {
-  for (let repetition = 1; repetition <= repetitions; repetition++) {
-    for (const scenario of suite.scenarios) {
-      for (const cell of cells) {
-        yield { cell, scenario, repetition, run_key: `${cell.id}/${scenario.id}/${repetition}` };
-      }
-    }
-  }
-}
-
-function labelOf(run: PlannedRun): RunLabel {
-  return {
-    run_key: run.run_key,
-    cell: run.cell.id,
-    cell_label: run.cell.label,
-    scenario: run.scenario.id,
-    repetition: run.repetition,
-  };
-}
-
-/** The run's session config: the cell's, validated, with its experiment tag. */
-function runConfig(run: PlannedRun, context: RunContext): LabSessionConfig {
-  const { suite } = context;
-  const config = runConfigOf(run.cell.config, suite, run.scenario, run.repetition);
-  const tag: ExperimentTag = {
-    id: context.experimentId,
-    suite: suite.name,
-    cell: run.cell.id,
-    cell_label: run.cell.label,
-    scenario: run.scenario.id,
-    category: run.scenario.category,
-    repetition: run.repetition,
-    run_key: run.run_key,
-    expect: run.scenario.turns.map((turn) => turn.expect),
-    ...scoringRulesOf(run.scenario, config),
-    ...(Object.keys(suite.prices).length > 0 ? { prices: suite.prices } : {}),
-    ...(context.suiteFile !== undefined ? { suite_file: context.suiteFile } : {}),
-  };
-  return parseInput(
-    LabSessionConfig,
-    { ...config, experiment: tag },
-    `suite ${suite.name}: cell ${run.cell.label}: config`,
-  );
-}
-
-/**
- * Refuses, before anything is stored, a cell whose models or tools cannot be built: every one of
- * its runs would fail the same way.
- */
-async function checkCells(
-  suite: Suite,
-  cells: readonly Cell[],
-  experimentId: string,
-  options: RunExperimentOptions,
-): Promise<void> {
-  // Scenarios may declare tools of their own, so each pair is checked once.
-  for (const run of plannedRuns(suite, cells, 1)) {
-    try {
-      await prepareTurn(runConfig(run, { ...options, experimentId }), options.providers);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new InvalidInputError(`suite ${suite.name}: cell ${run.cell.label}: ${message}`, {
-        cause: error,
-      });
-    }
-  }
 }
 
 /** At most `limit` workers; none starts once the signal is aborted. */
@@ -273,48 +169,20 @@ async function runPool<Item>(
   await Promise.all(Array.from({ length: limit }, lane));
 }
 
-/**
- * One run: a fresh session (after removing the run key's incomplete ones, so results never mix),
- * its scenario's turns in order on one pair of models. A failed turn does not stop the run (the
- * next turn still runs on a valid history); a cancelled one does, leaving the run incomplete.
- */
-async function executeRun(
-  run: PlannedRun,
-  stale: readonly string[],
-  options: RunContext,
-): Promise<RunEnd> {
-  const { store, signal } = options;
-  if (signal?.aborted) return "cancelled";
-  for (const oldId of stale) {
-    if ((await store.getSession(oldId)) !== null) await store.deleteSession(oldId);
-  }
-  const config = runConfig(run, options);
-  const models = {
-    chat: options.providers.models.chatModel(config.chat_agent),
-    event: options.providers.models.chatModel(config.event_agent),
-  };
-  const sessionId = await store.createSession({
-    session_id: randomUUID(),
-    title: `${options.suite.name} · ${run.cell.label} · ${run.scenario.id} #${run.repetition}`,
-    config,
+/** Every finished run of the experiment, scored, in the suite's order of cells and scenarios. */
+export function suiteReport(
+  store: SessionStore,
+  experimentId: string,
+  suite: Suite,
+  keepRuns: boolean,
+): Promise<ExperimentReport> {
+  return buildExperimentReport({
+    store,
+    experiment_id: experimentId,
+    suite: suite.name,
+    cells: expandCells(suite),
+    scenarios: suite.scenarios.map((scenario) => scenario.id),
+    prices: suite.prices,
+    keep_runs: keepRuns,
   });
-  let failed = false;
-  for (const turn of run.scenario.turns) {
-    if (signal?.aborted) return "cancelled";
-    let status: string | null = null;
-    for await (const event of runTurn({
-      store,
-      message: turn.user,
-      session_id: sessionId,
-      models,
-      approve: policyApprover(options.suite.approval),
-      providers: options.providers,
-      ...(signal !== undefined ? { signal } : {}),
-    })) {
-      if (event.type === "turn_end") status = event.status;
-    }
-    if (status === null || status === "cancelled") return "cancelled";
-    if (status === "failed") failed = true;
-  }
-  return failed ? "failed" : "finished";
 }

@@ -1,0 +1,186 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { setImmediate as nextTurnOfEventLoop, setTimeout as sleep } from "node:timers/promises";
+import type { Suite } from "../domain/experiment.js";
+import type { TurnProviders } from "../runtime/turn-providers.js";
+import type { ClaimedRun, RunError, RunOutcome, RunQueue } from "../store/run-queue.js";
+import type { SessionStore } from "../store/session-store.js";
+import { isRunComplete } from "./experiment-runs.js";
+import { executeRun, type RunEnd, type RunExecution } from "./run-execution.js";
+import type { PlannedRun } from "./run-plan.js";
+import { expandCells } from "./suite.js";
+
+export interface WorkerOptions {
+  queue: RunQueue;
+  store: SessionStore;
+  providers: TurnProviders;
+  experimentId: string;
+  suite: Suite;
+  suiteFile?: string | undefined;
+  /** Runs at once in this worker. */
+  concurrency: number;
+  /** How long a claim holds without renewal; renewed every third of it while the run runs. */
+  leaseMs: number;
+  /** Stops claiming; running turns are cancelled and their runs given back. */
+  signal?: AbortSignal | undefined;
+  workerId?: string;
+}
+
+export interface WorkerOutcome {
+  worker: string;
+  /** Runs this worker finished (done in the queue by it). */
+  ran: number;
+  /** Of those, runs with a failed turn. */
+  failed: number;
+  /** Runs that could not run at all. */
+  errors: RunError[];
+  /** Runs whose claim was lost (lease lapsed and taken) before they finished: not counted. */
+  lost: number;
+  /** Runs given back unfinished when the signal stopped the worker. */
+  released: number;
+}
+
+/** At most this long between looks at the queue while other workers hold the last runs. */
+const IDLE_POLL_MS = 500;
+
+/** Unique among every worker of every host: a pid is reused, and hosts share pids. */
+export function newWorkerId(): string {
+  return `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * A worker of a queued experiment: claims the next run, runs it, records it done (only while it
+ * still holds the claim), until every run of the experiment is done or could not run. While runs
+ * are claimed by others it waits: a worker that dies leaves its runs to lapse, and they are
+ * claimed again here. On the signal it gives back what it holds.
+ */
+export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> {
+  const { queue, experimentId, leaseMs, signal } = options;
+  const worker = options.workerId ?? newWorkerId();
+  const outcome: WorkerOutcome = { worker, ran: 0, failed: 0, errors: [], lost: 0, released: 0 };
+  const cells = new Map(expandCells(options.suite).map((cell) => [cell.id, cell]));
+  const scenarios = new Map(options.suite.scenarios.map((scenario) => [scenario.id, scenario]));
+  const running = new Map<string, AbortController>();
+  const renewal = setInterval(
+    () => {
+      queue.renew(experimentId, worker, leaseMs).then(
+        (held) => {
+          for (const [runKey, controller] of running) {
+            if (!held.has(runKey)) controller.abort(new Error(`lost the claim on ${runKey}`));
+          }
+        },
+        // A missed renewal is retried at the next tick; the lease outlasts two of them.
+        () => {},
+      );
+    },
+    Math.max(10, Math.floor(leaseMs / 3)),
+  );
+
+  const runClaimed = async (claimed: ClaimedRun): Promise<void> => {
+    const cell = cells.get(claimed.cell);
+    const scenario = scenarios.get(claimed.scenario);
+    if (cell === undefined || scenario === undefined) {
+      const message = `the experiment's stored suite has no ${cell === undefined ? `cell ${claimed.cell}` : `scenario ${claimed.scenario}`}`;
+      if (await queue.fail(experimentId, claimed.run_key, worker, message))
+        outcome.errors.push({ run_key: claimed.run_key, message });
+      return;
+    }
+    const run: PlannedRun = {
+      cell,
+      scenario,
+      repetition: claimed.repetition,
+      run_key: claimed.run_key,
+    };
+    const previous = claimed.previous_session;
+    // A worker that stopped between its last turn and recording the run done left a whole run.
+    if (previous !== null && (await options.store.getSession(previous)) !== null) {
+      const turns = await options.store.listTurns(previous);
+      if (isRunComplete(turns, scenario.turns.length)) {
+        const failed = turns.some((turn) => turn.status === "failed");
+        await finish(claimed.run_key, failed ? "failed" : "finished", null);
+        return;
+      }
+    }
+    const sessionId = randomUUID();
+    if (!(await queue.attach(experimentId, claimed.run_key, worker, sessionId))) {
+      outcome.lost += 1;
+      return;
+    }
+    const controller = new AbortController();
+    running.set(claimed.run_key, controller);
+    const context: RunExecution = {
+      store: options.store,
+      providers: options.providers,
+      suite: options.suite,
+      suiteFile: options.suiteFile,
+      experimentId,
+      signal:
+        signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]),
+    };
+    let end: RunEnd;
+    try {
+      end = await executeRun(run, sessionId, previous === null ? [] : [previous], context);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (await queue.fail(experimentId, claimed.run_key, worker, message))
+        outcome.errors.push({ run_key: claimed.run_key, message });
+      return;
+    } finally {
+      running.delete(claimed.run_key);
+    }
+    if (end === "cancelled") {
+      // Given back on the worker's signal (the next claimer deletes this session); a lost claim's
+      // session is nobody's: the new holder already made its own.
+      if (controller.signal.aborted) await dropLost(claimed.run_key, sessionId);
+      return;
+    }
+    await finish(claimed.run_key, end, sessionId);
+  };
+
+  const finish = async (runKey: string, end: RunOutcome, sessionId: string | null) => {
+    if (await queue.finish(experimentId, runKey, worker, end)) {
+      outcome.ran += 1;
+      if (end === "failed") outcome.failed += 1;
+    } else if (sessionId !== null) {
+      await dropLost(runKey, sessionId);
+    }
+  };
+
+  // The run went to the worker that took it over. This attempt's session is dropped unless the
+  // run's row names it: then it is the run (the new holder found it complete and kept it) or the
+  // new holder's to delete.
+  const dropLost = async (runKey: string, sessionId: string) => {
+    outcome.lost += 1;
+    try {
+      if ((await queue.sessionOf(experimentId, runKey)) === sessionId) return;
+      if ((await options.store.getSession(sessionId)) !== null)
+        await options.store.deleteSession(sessionId);
+    } catch {
+      // Deleted meanwhile by the new holder: the same end.
+    }
+  };
+
+  const lane = async () => {
+    while (signal?.aborted !== true) {
+      const claimed = await queue.claim(experimentId, worker, leaseMs);
+      if (claimed === null) {
+        const counts = await queue.counts(experimentId);
+        if (counts.pending + counts.claimed === 0) return;
+        const wait = Math.min(IDLE_POLL_MS, Math.max(20, counts.next_expiry_ms ?? IDLE_POLL_MS));
+        await sleep(wait, undefined, signal === undefined ? {} : { signal }).catch(() => {});
+        continue;
+      }
+      await runClaimed(claimed);
+      // A sim run never waits for I/O: let signals, timers (the lease renewal) and GC in.
+      await nextTurnOfEventLoop();
+    }
+  };
+
+  try {
+    await Promise.all(Array.from({ length: options.concurrency }, lane));
+  } finally {
+    clearInterval(renewal);
+    outcome.released = await queue.release(experimentId, worker);
+  }
+  return outcome;
+}

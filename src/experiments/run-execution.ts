@@ -1,0 +1,60 @@
+import { policyApprover } from "../domain/approvals.js";
+import { runTurn } from "../runtime/run-turn.js";
+import type { TurnProviders } from "../runtime/turn-providers.js";
+import type { SessionStore } from "../store/session-store.js";
+import { type PlanContext, type PlannedRun, runConfig } from "./run-plan.js";
+
+export type RunEnd = "finished" | "failed" | "cancelled";
+
+export interface RunExecution extends PlanContext {
+  store: SessionStore;
+  providers: TurnProviders;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One run: a fresh session `sessionId` (after removing the run key's unfinished ones, so results
+ * never mix), its scenario's turns in order on one pair of models. A failed turn does not stop the
+ * run (the next turn still runs on a valid history); a cancelled one does, leaving it incomplete.
+ */
+export async function executeRun(
+  run: PlannedRun,
+  sessionId: string,
+  stale: readonly string[],
+  options: RunExecution,
+): Promise<RunEnd> {
+  const { store, signal } = options;
+  if (signal?.aborted) return "cancelled";
+  for (const oldId of stale) {
+    if ((await store.getSession(oldId)) !== null) await store.deleteSession(oldId);
+  }
+  const config = runConfig(run, options);
+  const models = {
+    chat: options.providers.models.chatModel(config.chat_agent),
+    event: options.providers.models.chatModel(config.event_agent),
+  };
+  await store.createSession({
+    session_id: sessionId,
+    title: `${options.suite.name} · ${run.cell.label} · ${run.scenario.id} #${run.repetition}`,
+    config,
+  });
+  let failed = false;
+  for (const turn of run.scenario.turns) {
+    if (signal?.aborted) return "cancelled";
+    let status: string | null = null;
+    for await (const event of runTurn({
+      store,
+      message: turn.user,
+      session_id: sessionId,
+      models,
+      approve: policyApprover(options.suite.approval),
+      providers: options.providers,
+      ...(signal !== undefined ? { signal } : {}),
+    })) {
+      if (event.type === "turn_end") status = event.status;
+    }
+    if (status === null || status === "cancelled") return "cancelled";
+    if (status === "failed") failed = true;
+  }
+  return failed ? "failed" : "finished";
+}
