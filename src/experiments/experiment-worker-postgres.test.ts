@@ -100,4 +100,58 @@ describe("runWorker on PostgreSQL", () => {
     expect(runs.filter((run) => run.complete)).toHaveLength(RUNS);
     expect(runs).toHaveLength(RUNS);
   });
+
+  it("ends a run the renewal misses while the queue still has it claimed here as an error, not a renewed-for-ever claim", async () => {
+    // Slow runs (one turn of about a second), so renewals come while runs run.
+    const slow = Suite.parse({
+      ...SUITE,
+      config: { chat_agent: { options: { tokens_per_second: 30 } } },
+      repetitions: 2,
+    });
+    const experimentId = "renewals-2";
+    await publishExperiment({
+      queue,
+      store,
+      suite: slow,
+      experimentId,
+      repetitions: 2,
+      retryErrors: false,
+    });
+    // A renewal whose answer lists nothing: every running run looks lost, yet none is another's.
+    const blind = new Proxy(queue, {
+      get(target, name, receiver) {
+        if (name === "renew") return async () => new Set<string>();
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const providers = createLabProviders();
+    const stop = new AbortController();
+    const bounded = setTimeout(() => stop.abort(new Error("the worker did not finish")), 30_000);
+    let outcome: WorkerOutcome;
+    try {
+      outcome = await runWorker({
+        queue: blind,
+        store,
+        providers,
+        experimentId,
+        suite: slow,
+        concurrency: 4,
+        leaseMs: 900,
+        signal: stop.signal,
+      });
+    } finally {
+      clearTimeout(bounded);
+      await providers.tools.close();
+    }
+    expect(stop.signal.aborted, "the worker did not finish").toBe(false);
+    expect(outcome.errors.length).toBeGreaterThan(0);
+    for (const error of outcome.errors) {
+      expect(error.message).toMatch(
+        /^cancelled as a lost claim that this worker still held \(lost the claim on /,
+      );
+    }
+    expect(outcome.ran + outcome.errors.length).toBe(4);
+    expect(await queue.counts(experimentId)).toMatchObject({ total: 4, claimed: 0, pending: 0 });
+  });
 });
