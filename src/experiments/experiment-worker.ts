@@ -63,9 +63,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   const running = new Map<string, AbortController>();
   const renewal = setInterval(
     () => {
+      // Only the runs claimed before the renewal is sent are judged by its answer: a run claimed
+      // while it is under way (its claim committed after the renewal's UPDATE read the table) is
+      // missing from `held` although it is this worker's. Aborting it would cancel the run before
+      // its first turn and leave its row claimed by this worker, renewed here forever: a hang.
+      const judged = new Map(running);
       queue.renew(experimentId, worker, leaseMs).then(
         (held) => {
-          for (const [runKey, controller] of running) {
+          for (const [runKey, controller] of judged) {
             if (!held.has(runKey)) controller.abort(new Error(`lost the claim on ${runKey}`));
           }
         },
@@ -131,7 +136,20 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     if (end === "cancelled") {
       // Given back on the worker's signal (the next claimer deletes this session); a lost claim's
       // session is nobody's: the new holder already made its own.
-      if (controller.signal.aborted) await dropLost(claimed.run_key, sessionId);
+      if (!controller.signal.aborted) return;
+      // Cancelled as lost while the queue still has it claimed here: this worker would renew
+      // that claim for ever and no one would run it. It ends as an error the report names (a
+      // resume runs it again) instead; the fail changes nothing when the claim is another's.
+      const message = `cancelled as a lost claim that this worker still held (${String(
+        controller.signal.reason instanceof Error
+          ? controller.signal.reason.message
+          : controller.signal.reason,
+      )})`;
+      if (await queue.fail(experimentId, claimed.run_key, worker, message)) {
+        outcome.errors.push({ run_key: claimed.run_key, message });
+        return;
+      }
+      await dropLost(claimed.run_key, sessionId);
       return;
     }
     await finish(claimed.run_key, end, sessionId);

@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
+import { StorageError } from "../domain/errors.js";
 import { PostgresRunQueue } from "./postgres/run-queue.js";
 import type { PlannedRunRow, RunQueue } from "./run-queue.js";
 import { SqliteRunQueue } from "./sqlite/run-queue.js";
@@ -192,3 +193,31 @@ afterAll(async () => {
   await database.drop();
 });
 queueContract("PostgreSQL", () => postgresQueue);
+
+describe("PostgresRunQueue's transactions", () => {
+  it("come out as a StorageError naming the reason and SQLSTATE when the database refuses", async () => {
+    const own = await createTestDatabase();
+    const ownPool = new pg.Pool({ connectionString: own.url, max: 2 });
+    try {
+      const queue = await PostgresRunQueue.open(ownPool);
+      await ownPool.query("ALTER TABLE queued_runs RENAME TO queued_runs_gone");
+      const refused = queue.reconcile("exp", {
+        stored: [],
+        reopened: [],
+        stale: [],
+        retry_errors: false,
+      });
+      await expect(refused).rejects.toBeInstanceOf(StorageError);
+      await expect(refused).rejects.toMatchObject({
+        storageCode: "42P01",
+        message: expect.stringContaining('relation "queued_runs" does not exist'),
+      });
+      // The refused transaction rolled back and gave its connection back: the pool still works.
+      expect((await ownPool.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+      expect(ownPool.totalCount - ownPool.idleCount).toBe(0);
+    } finally {
+      await ownPool.end();
+      await own.drop();
+    }
+  });
+});

@@ -11,6 +11,7 @@ import {
   type RunOutcome,
   type RunQueue,
 } from "../run-queue.js";
+import { inTransaction } from "./transaction.js";
 
 /**
  * The run queue in PostgreSQL, on the store's pool. A claim locks the row it takes with
@@ -323,21 +324,4 @@ export class PostgresRunQueue implements RunQueue {
 
   /** The pool is the store's: closing the store ends it. */
   async close(): Promise<void> {}
-}
-
-async function inTransaction(
-  pool: pg.Pool,
-  work: (client: pg.PoolClient) => Promise<void>,
-): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await work(client);
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
 }

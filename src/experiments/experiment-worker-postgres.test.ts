@@ -1,0 +1,157 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
+import { createLabProviders } from "../composition/lab-providers.js";
+import { Suite } from "../domain/experiment.js";
+import { PostgresSessionStore } from "../store/postgres/postgres-session-store.js";
+import type { RunQueue } from "../store/run-queue.js";
+import { openRunQueue } from "../store/run-queue-open.js";
+import { findExperimentRuns } from "./experiment-runs.js";
+import { runWorker, type WorkerOutcome } from "./experiment-worker.js";
+import { publishExperiment } from "./queue-plan.js";
+
+/** 2 modes × 1 scenario × 40 repetitions on the simulated model: 80 quick runs. */
+const SUITE = Suite.parse({
+  name: "renewals",
+  matrix: { modes: ["chat_agent_tools", "dual_agent"], chat_models: ["sim"] },
+  repetitions: 40,
+  concurrency: 4,
+  scenarios: [{ id: "hello", category: "irrelevance", turns: [{ user: "hello" }] }],
+});
+const RUNS = 80;
+const EXPERIMENT = "renewals-1";
+
+let database: TestDatabase;
+let store: PostgresSessionStore;
+let queue: RunQueue;
+
+beforeEach(async () => {
+  database = await createTestDatabase();
+  store = await PostgresSessionStore.open(database.url);
+  queue = await openRunQueue(store);
+  await publishExperiment({
+    queue,
+    store,
+    suite: SUITE,
+    experimentId: EXPERIMENT,
+    repetitions: SUITE.repetitions,
+    retryErrors: false,
+  });
+});
+afterEach(async () => {
+  await queue.close();
+  await store.close();
+  await database.drop();
+});
+
+/**
+ * The queue as a loaded server answers it: the lease renewal's UPDATE reads the table at once,
+ * its answer arrives `delayMs` later, after the lanes have claimed (and started) other runs.
+ */
+function slowRenewals(inner: RunQueue, delayMs: number): RunQueue {
+  return new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name === "renew") {
+        return async (...args: Parameters<RunQueue["renew"]>) => {
+          const held = await target.renew(...args);
+          await sleep(delayMs);
+          return held;
+        };
+      }
+      const value = Reflect.get(target, name, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("runWorker on PostgreSQL", () => {
+  it("keeps a run claimed while a renewal was under way: no run is cancelled and left claimed (the 2-worker hang)", async () => {
+    const providers = createLabProviders();
+    const stop = new AbortController();
+    // Before the fix, a run claimed during a renewal was missing from its answer, cancelled as
+    // "lost" right after its session was made, and left claimed by this worker, which renewed it
+    // for ever: the worker never ended. Bounded here so the failure is a failure, not a hang.
+    const bounded = setTimeout(() => stop.abort(new Error("the worker did not finish")), 30_000);
+    let outcome: WorkerOutcome;
+    try {
+      outcome = await runWorker({
+        queue: slowRenewals(queue, 500),
+        store,
+        providers,
+        experimentId: EXPERIMENT,
+        suite: SUITE,
+        concurrency: 4,
+        // A renewal every second, each answered half a second late: many runs start meanwhile.
+        leaseMs: 3000,
+        signal: stop.signal,
+      });
+    } finally {
+      clearTimeout(bounded);
+      await providers.tools.close();
+    }
+    expect(stop.signal.aborted, "the worker did not finish").toBe(false);
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.lost).toBe(0);
+    expect(outcome.released).toBe(0);
+    expect(outcome.ran).toBe(RUNS);
+    const counts = await queue.counts(EXPERIMENT);
+    expect(counts).toMatchObject({ total: RUNS, done: RUNS, claimed: 0, pending: 0 });
+    const runs = await findExperimentRuns(store, EXPERIMENT);
+    expect(runs.filter((run) => run.complete)).toHaveLength(RUNS);
+    expect(runs).toHaveLength(RUNS);
+  });
+
+  it("ends a run the renewal misses while the queue still has it claimed here as an error, not a renewed-for-ever claim", async () => {
+    // Slow runs (one turn of about a second), so renewals come while runs run.
+    const slow = Suite.parse({
+      ...SUITE,
+      config: { chat_agent: { options: { tokens_per_second: 30 } } },
+      repetitions: 2,
+    });
+    const experimentId = "renewals-2";
+    await publishExperiment({
+      queue,
+      store,
+      suite: slow,
+      experimentId,
+      repetitions: 2,
+      retryErrors: false,
+    });
+    // A renewal whose answer lists nothing: every running run looks lost, yet none is another's.
+    const blind = new Proxy(queue, {
+      get(target, name, receiver) {
+        if (name === "renew") return async () => new Set<string>();
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const providers = createLabProviders();
+    const stop = new AbortController();
+    const bounded = setTimeout(() => stop.abort(new Error("the worker did not finish")), 30_000);
+    let outcome: WorkerOutcome;
+    try {
+      outcome = await runWorker({
+        queue: blind,
+        store,
+        providers,
+        experimentId,
+        suite: slow,
+        concurrency: 4,
+        leaseMs: 900,
+        signal: stop.signal,
+      });
+    } finally {
+      clearTimeout(bounded);
+      await providers.tools.close();
+    }
+    expect(stop.signal.aborted, "the worker did not finish").toBe(false);
+    expect(outcome.errors.length).toBeGreaterThan(0);
+    for (const error of outcome.errors) {
+      expect(error.message).toMatch(
+        /^cancelled as a lost claim that this worker still held \(lost the claim on /,
+      );
+    }
+    expect(outcome.ran + outcome.errors.length).toBe(4);
+    expect(await queue.counts(experimentId)).toMatchObject({ total: 4, claimed: 0, pending: 0 });
+  });
+});
