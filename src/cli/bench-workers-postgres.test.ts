@@ -1,11 +1,18 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
 import { findExperimentRuns } from "../experiments/experiment-runs.js";
 import { PostgresSessionStore } from "../store/postgres/postgres-session-store.js";
 import { freshLab, runCli, startCli, stderrLines } from "./test-fixtures.js";
-import { checkExactlyOnce, SLOW_SUITE, stderrShows, workerPid } from "./workers/test-fixtures.js";
+import {
+  checkExactlyOnce,
+  SLOW_SUITE,
+  stderrShows,
+  untilHoldingClaims,
+  workerPid,
+} from "./workers/test-fixtures.js";
 
 /** `bench --workers` and `worker` on PostgreSQL: the claims are FOR UPDATE SKIP LOCKED. */
 
@@ -51,6 +58,19 @@ describe("agent-lab bench --workers on PostgreSQL", () => {
     ]);
     const text = await stderrShows(running).until(/\] [1-9]\d*\/48 runs/);
     const pid = workerPid(text, 3);
+    await untilHoldingClaims(pid, async (pattern) => {
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ count: string }>(
+          "SELECT count(*) FROM queued_runs WHERE state = 'claimed' AND worker LIKE $1",
+          [pattern],
+        );
+        return Number(rows[0]?.count ?? 0);
+      } finally {
+        await client.end();
+      }
+    });
     process.kill(pid, "SIGKILL");
     const result = await running.result;
     expect(result.status, result.stderr).toBe(0);

@@ -1,10 +1,17 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { findExperimentRuns } from "../experiments/experiment-runs.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { type CliResult, freshLab, runCli, startCli, stderrLines } from "./test-fixtures.js";
-import { checkExactlyOnce, SLOW_SUITE, stderrShows, workerPid } from "./workers/test-fixtures.js";
+import {
+  checkExactlyOnce,
+  SLOW_SUITE,
+  stderrShows,
+  untilHoldingClaims,
+  workerPid,
+} from "./workers/test-fixtures.js";
 
 /** `bench --workers` and `worker` on one SQLite file (the PostgreSQL twin: bench-workers-postgres). */
 
@@ -35,6 +42,20 @@ describe("agent-lab bench --workers on SQLite", () => {
     const shown = stderrShows(running);
     const text = await shown.until(/\] [1-9]\d*\/48 runs/);
     const pid = workerPid(text, 2);
+    await untilHoldingClaims(pid, (pattern) => {
+      const db = new Database(lab.db, { readonly: true, fileMustExist: true });
+      try {
+        db.pragma("busy_timeout = 5000");
+        const row = db
+          .prepare(
+            "SELECT count(*) AS count FROM queued_runs WHERE state = 'claimed' AND worker LIKE ?",
+          )
+          .get(pattern) as { count: number };
+        return row.count;
+      } finally {
+        db.close();
+      }
+    });
     process.kill(pid, "SIGKILL");
     const result = await running.result;
     expect(result.status, result.stderr).toBe(0);

@@ -69,3 +69,19 @@ export function checkExactlyOnce(runs: readonly StoredRun[], total: number): voi
   expect(runs.filter((run) => !run.complete).map((run) => run.tag.run_key)).toEqual([]);
   expect(runs).toHaveLength(total);
 }
+
+/**
+ * Waits until the worker with this pid holds a claim (`claimedBy` counts the queue's claimed rows
+ * whose worker id, `host/pid/…`, names it), so a kill test kills a worker that holds runs rather
+ * than one between claims, which would leave nothing to claim again.
+ */
+export async function untilHoldingClaims(
+  pid: number,
+  claimedBy: (pattern: string) => Promise<number> | number,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await claimedBy(`%/${pid}/%`)) === 0) {
+    if (Date.now() > deadline) throw new Error(`worker pid ${pid} never held a claim within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
