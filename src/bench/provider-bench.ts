@@ -15,7 +15,13 @@ const CLIENTS: [string, string][] = [
 const BASELINE = "raw fetch + SSE parse + JSON.parse (baseline)";
 const OURS = "agent-lab openai adapter";
 const WARMUP = 10;
-const ROUNDS = Number(process.env.AGENT_LAB_PROVIDER_ROUNDS ?? 60);
+const ROUNDS = Number(process.env.AGENT_LAB_PROVIDER_ROUNDS ?? 40);
+/**
+ * Calls per sample: a burst of load from another process then spoils a third of a sample, not a
+ * whole one. With one call per sample the per-chunk figure (a difference of two medians) swung
+ * from 0.5x to 1.4x between runs on this shared machine.
+ */
+const CALLS = Number(process.env.AGENT_LAB_PROVIDER_CALLS ?? 3);
 
 /** The benchmarks' model endpoint (provider-stream-server.ts), in a child process. */
 export function startStreamServer(): Promise<{ child: ChildProcess; baseUrl: string }> {
@@ -59,7 +65,7 @@ function startWorker(client: string, baseUrl: string): ClientWorker {
       new Promise((resolve, reject) => {
         if (exited) return reject(exited);
         waiting.push({ resolve, reject });
-        child.stdin?.write(`${kind} ${length}\n`);
+        child.stdin?.write(`${kind} ${length} ${CALLS}\n`);
       }),
     stop: () => {
       child.stdin?.end();
@@ -127,7 +133,7 @@ const signed = (value: number, digits: number) =>
 
 export async function runProviderBench(): Promise<Figure[]> {
   console.log(
-    `\nprovider benchmark: ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk streams from a local server in a child process, ${ROUNDS} rounds after ${WARMUP} warm-up`,
+    `\nprovider benchmark: ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk streams from a local server in a child process, ${ROUNDS} rounds after ${WARMUP} warm-up, each sample the mean of ${CALLS} calls`,
   );
   console.log(
     "  per chunk: (median long - median short) / the chunks between them; per call: the short stream less its chunks",

@@ -338,6 +338,50 @@ describe("CompletionStreamDecoder: the last event without its blank line", () =>
   });
 });
 
+const BOM_BYTES = [0xef, 0xbb, 0xbf];
+
+describe("CompletionStreamDecoder: bytes that are not plain UTF-8", () => {
+  const chunkBytes = (content: Uint8Array) => {
+    const [before, after] = sseEvent(completionChunk({ content: "\u0000" })).split("\\u0000");
+    return new Uint8Array([...encoder.encode(before), ...content, ...encoder.encode(after)]);
+  };
+  // Truncated and overlong sequences, a surrogate, bytes that never start a character.
+  const invalid = new Uint8Array([
+    0x61, 0xc3, 0x28, 0xe2, 0x82, 0x62, 0xed, 0xa0, 0x80, 0xf0, 0x9f, 0x98, 0xc0, 0xaf, 0xff, 0xf0,
+    0x9f, 0x98, 0x80, 0x7a,
+  ]);
+
+  it("replaces invalid UTF-8 exactly as WHATWG's decoder does, whatever the split", () => {
+    const bytes = new Uint8Array([
+      ...chunkBytes(invalid),
+      ...encoder.encode(sseEvent(completionChunk({}, "stop")) + SSE_DONE),
+    ]);
+    const expected = new TextDecoder().decode(invalid);
+    expect(expected).toContain("\ufffd");
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const { summary } = decodeCompletionStream([bytes.subarray(0, cut), bytes.subarray(cut)]);
+      expect(summary.text).toBe(expected);
+    }
+  });
+
+  it("drops one leading byte order mark, even split across reads, and keeps a later one", () => {
+    const events = encoder.encode(
+      sseEvent(completionChunk({ content: "\ufeffhi" })) +
+        sseEvent(completionChunk({}, "stop")) +
+        SSE_DONE,
+    );
+    const bytes = new Uint8Array([...BOM_BYTES, ...events]);
+    for (const cut of [0, 1, 2, 3, 4]) {
+      const { summary } = decodeCompletionStream([bytes.subarray(0, cut), bytes.subarray(cut)]);
+      expect(summary.text).toBe("\ufeffhi");
+      expect(summary.finish_reason).toBe("stop");
+    }
+    // A mark kept would make the first line's field `\ufeffdata`, and its chunk would be lost.
+    // Only the stream's first character is a mark to drop: the one inside the content is text.
+    expect(decodeCompletionStream([events]).summary.text).toBe("\ufeffhi");
+  });
+});
+
 describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
   const textPiece = fc.string({
     unit: fc.constantFrom("a", "Z", " ", "\n", '"', "\\", "é", "ß", "€", "😀", "🏰", "中"),
@@ -358,8 +402,9 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
       steps: fc.array(fc.oneof(textPiece, toolDelta, reasoningPiece), { maxLength: 12 }),
       withUsage: fc.boolean(),
       crlf: fc.boolean(),
+      bom: fc.boolean(),
     })
-    .map(({ think, steps, withUsage, crlf }) => {
+    .map(({ think, steps, withUsage, crlf, bom }) => {
       const seen = new Set<number>();
       const expectedArguments = new Map<number, string>();
       let expectedText = "";
@@ -421,8 +466,10 @@ describe("CompletionStreamDecoder over arbitrary splits (property)", () => {
       if (withUsage) events.push(sseEvent(usageChunk({ prompt_tokens: 5, completion_tokens: 7 })));
       events.push(SSE_DONE);
       const text = events.join("");
+      // A byte order mark before the first event is dropped, as SSE says.
+      const encoded = encoder.encode(crlf ? text.replaceAll("\n", "\r\n") : text);
       return {
-        bytes: encoder.encode(crlf ? text.replaceAll("\n", "\r\n") : text),
+        bytes: bom ? new Uint8Array([...BOM_BYTES, ...encoded]) : encoded,
         expectedText,
         expectedReasoning,
         expectedArguments: [...expectedArguments.entries()].sort(([left], [right]) => left - right),

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { StringDecoder } from "node:string_decoder";
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import { describeIssues } from "../../domain/validation.js";
 import type { ChatModelPart, FinishReason } from "../chat-model.js";
@@ -67,7 +68,12 @@ export interface DecoderOptions {
 }
 
 export class CompletionStreamDecoder {
-  readonly #textDecoder = new TextDecoder("utf-8");
+  // Node's StringDecoder, not TextDecoder: the same text for every split of the bytes (complete
+  // characters only, U+FFFD for invalid bytes as WHATWG says), at a quarter of the cost, which on
+  // a long stream was a tenth of all the decoding. It keeps a leading BOM, which TextDecoder drops
+  // and SSE says to drop, so `#withoutBom` does.
+  readonly #utf8 = new StringDecoder("utf8");
+  #started = false;
   readonly #parser: EventSourceParser;
   readonly #apiKey: string | null;
   readonly #createToolCallId: (index: number) => string;
@@ -121,7 +127,7 @@ export class CompletionStreamDecoder {
    */
   push(bytes: Uint8Array): DeltaPart[] {
     if (this.#failure) throw this.#failure;
-    if (!this.#done) this.#parser.feed(this.#textDecoder.decode(bytes, { stream: true }));
+    if (!this.#done) this.#parser.feed(this.#withoutBom(this.#utf8.write(bytes)));
     return this.#drain();
   }
 
@@ -136,7 +142,7 @@ export class CompletionStreamDecoder {
    */
   end(): CompletionSummary {
     if (!this.finished) {
-      this.#parser.feed(this.#textDecoder.decode());
+      this.#parser.feed(this.#withoutBom(this.#utf8.end()));
       this.#ending = true;
       // Ends a pending line (even one whose `\r` may have been the first half of `\r\n`),
       // then the event.
@@ -174,6 +180,12 @@ export class CompletionStreamDecoder {
       response_id: sanitizeIdentity(this.#responseId, this.#apiKey),
       system_fingerprint: sanitizeIdentity(this.#fingerprint, this.#apiKey),
     };
+  }
+
+  #withoutBom(text: string): string {
+    if (this.#started || text.length === 0) return text;
+    this.#started = true;
+    return text.charCodeAt(0) === BYTE_ORDER_MARK ? text.slice(1) : text;
   }
 
   #drain(): DeltaPart[] {
@@ -354,6 +366,7 @@ export class CompletionStreamDecoder {
 
 const NOT_JSON = Symbol("not JSON");
 const OPENING_BRACE = 0x7b;
+const BYTE_ORDER_MARK = 0xfeff;
 
 function parseJson(text: string): unknown {
   try {
