@@ -228,12 +228,30 @@ async function populatePg(store: PgStore, sessions: number, rows: number): Promi
   }
 }
 
-function listFigure(backend: string, ms: number, rawMs: number, page: boolean): Figure {
+/**
+ * The least any whole list can cost: the list's columns as stored (no aggregate), read through
+ * the same driver into row objects. No store can return every row faster. PostgreSQL keeps the
+ * token totals in a per-turn rollup table, so its bare read has five columns, not six.
+ */
+const BARE_LIST = {
+  sqlite:
+    "SELECT id, title, created_at, updated_at, turn_count, folded_tokens FROM sessions ORDER BY updated_at DESC, id DESC",
+  postgres:
+    "SELECT id, title, created_at, updated_at, turn_count FROM sessions ORDER BY updated_at DESC, id DESC",
+};
+
+function listFigure(
+  backend: string,
+  ms: number,
+  rawMs: number,
+  page: boolean,
+  floorMs: number,
+): Figure {
   const what = page ? "listSessionPage (first page of 50)" : "listSessions (the whole list)";
   return {
     name: `${backend} ${what}, ${LIST_SESSIONS.toLocaleString("en")} sessions / ${LIST_USAGE_ROWS.toLocaleString("en")} usage rows (median of 7)`,
     value: `${ms.toFixed(1)} ms`,
-    baseline: `${rawMs.toFixed(1)} ms (raw per-session aggregate query)`,
+    baseline: `${rawMs.toFixed(1)} ms (raw per-session aggregate query); a bare read of the stored columns (the floor of any whole list): ${floorMs.toFixed(1)} ms`,
     ratio: ms / rawMs,
     target: "<= 50 ms",
     met: ms <= 50,
@@ -255,6 +273,7 @@ async function listSessionsPg(adminUrl: string): Promise<Figure[]> {
     const listMs = await timeMedianAsync(() => store.listSessions(), 7);
     const pageMs = await timeMedianAsync(() => store.listSessionPage({ limit: 50 }), 7);
     const rawMs = await timeMedianAsync(() => store.pool.query(naive), 3);
+    const floorMs = await timeMedianAsync(() => store.pool.query(BARE_LIST.postgres), 7);
     const listed = await store.listSessions();
     const { rows } = await store.pool.query<{ id: string; total_tokens: string }>(naive);
     const agree =
@@ -262,8 +281,8 @@ async function listSessionsPg(adminUrl: string): Promise<Figure[]> {
       listed.every((row, index) => row.total_tokens === Number(rows[index]?.total_tokens));
     if (!agree) throw new Error("PostgreSQL listSessions totals disagree with the raw aggregate");
     return [
-      listFigure("PostgreSQL", listMs, rawMs, false),
-      listFigure("PostgreSQL", pageMs, rawMs, true),
+      listFigure("PostgreSQL", listMs, rawMs, false, floorMs),
+      listFigure("PostgreSQL", pageMs, rawMs, true, floorMs),
     ];
   } finally {
     await store.close();
@@ -287,8 +306,12 @@ async function listSessionsSqlite(directory: string): Promise<Figure[]> {
     const listMs = await timeMedianAsync(async () => store.listSessions(), 7);
     const pageMs = await timeMedianAsync(async () => store.listSessionPage({ limit: 50 }), 7);
     const rawMs = await timeMedianAsync(async () => raw.prepare(naive).all(), 3);
+    const floorMs = await timeMedianAsync(async () => raw.prepare(BARE_LIST.sqlite).all(), 7);
     raw.close();
-    return [listFigure("SQLite", listMs, rawMs, false), listFigure("SQLite", pageMs, rawMs, true)];
+    return [
+      listFigure("SQLite", listMs, rawMs, false, floorMs),
+      listFigure("SQLite", pageMs, rawMs, true, floorMs),
+    ];
   } finally {
     store.close();
   }
