@@ -109,8 +109,8 @@ export interface RunQueue {
 /** Rows a batch insert sends at once. */
 export const RUN_INSERT_BATCH = 1000;
 
-/** Batches of an iterable, so a plan of 50,000 runs is never one array. */
-export function* batchesOf<Item>(items: Iterable<Item>, size: number): Generator<Item[]> {
+/** Chunks of an iterable, so a plan of 50,000 runs is never one array. */
+export function* chunksOf<Item>(items: Iterable<Item>, size: number): Generator<Item[]> {
   let batch: Item[] = [];
   for (const item of items) {
     batch.push(item);

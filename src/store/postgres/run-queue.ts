@@ -1,7 +1,7 @@
 import type pg from "pg";
 import {
-  batchesOf,
   type ClaimedRun,
+  chunksOf,
   type PlannedRunRow,
   type QueueCounts,
   type QueuedExperiment,
@@ -104,7 +104,7 @@ export class PostgresRunQueue implements RunQueue {
 
   async addRuns(experimentId: string, runs: Iterable<PlannedRunRow>): Promise<number> {
     let added = 0;
-    for (const batch of batchesOf(runs, RUN_INSERT_BATCH)) {
+    for (const batch of chunksOf(runs, RUN_INSERT_BATCH)) {
       const result = await this.#pool.query(
         `INSERT INTO queued_runs (experiment_id, run_key, seq, cell, scenario, repetition)
          SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::int[])

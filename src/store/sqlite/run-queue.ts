@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import {
-  batchesOf,
   type ClaimedRun,
+  chunksOf,
   type PlannedRunRow,
   type QueueCounts,
   type QueuedExperiment,
@@ -112,7 +112,7 @@ export class SqliteRunQueue implements RunQueue {
       return added;
     });
     let added = 0;
-    for (const rows of batchesOf(runs, RUN_INSERT_BATCH)) added += batch.immediate(rows);
+    for (const rows of chunksOf(runs, RUN_INSERT_BATCH)) added += batch.immediate(rows);
     return added;
   }
 
