@@ -279,7 +279,10 @@ function fastClaim(input: unknown): ValidClaim | null {
 }
 
 /** Each entry of an optional array (default []) checked by `check`, or null: ask zod. */
-function fastList<Valid>(value: unknown, check: (entry: unknown) => Valid | null): Valid[] | null {
+export function fastList<Valid>(
+  value: unknown,
+  check: (entry: unknown) => Valid | null,
+): Valid[] | null {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return null;
   const valid: Valid[] = [];
@@ -381,7 +384,7 @@ function fastMessage(input: unknown): ValidMessage | null {
   }
   if (!(reasoning === undefined || typeof reasoning === "string")) return null;
   if (!(refusal === undefined || typeof refusal === "string")) return null;
-  const tool_calls = fastList(input.tool_calls, fastCall);
+  const tool_calls = fastList(input.tool_calls, fastToolCall);
   if (tool_calls === null) return null;
   const message = {
     role: role as ValidMessage["role"],
@@ -395,7 +398,8 @@ function fastMessage(input: unknown): ValidMessage | null {
   return passes((c) => checkMessageProtocol(message, c)) ? message : null;
 }
 
-function fastCall(input: unknown): ValidMessage["tool_calls"][number] | null {
+/** A tool call as zod's ToolCallEvent reads it, for the plain shape, or null: ask zod. */
+export function fastToolCall(input: unknown): ValidMessage["tool_calls"][number] | null {
   if (!isStrictRecord(input, CALL_KEYS)) return null;
   const { id, name, arguments: args, raw_arguments } = input;
   if (!isId(id) || !isId(name) || typeof raw_arguments !== "string") return null;
