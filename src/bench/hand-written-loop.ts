@@ -23,6 +23,8 @@ const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column
 export class HandWrittenLoop {
   readonly #db: Database.Database;
   readonly #tools = new ToolRegistry(createBuiltinTools());
+  /** Built once, as any loop would (the lab keeps them per tool registry, tool-definitions.ts). */
+  readonly #definitions = this.#tools.definitions();
   readonly #history: ChatMessage[] = [];
   readonly #sql;
   /** Made once, as any loop would: better-sqlite3 builds its wrappers per transaction function. */
@@ -234,7 +236,7 @@ export class HandWrittenLoop {
     const calls: { id: string; name: string; raw_arguments: string }[] = [];
     for await (const part of this.model.stream({
       messages,
-      tools: this.#tools.definitions(),
+      tools: this.#definitions,
       conversation_id: this.sessionId,
     })) {
       if (part.type === "text-delta") text += part.text;

@@ -1,5 +1,6 @@
 import { LabSessionConfig } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
+import { deepFreeze } from "./deep-freeze.js";
 
 /** How many distinct configs are kept parsed at most (least recently used go first). */
 const MAX_CONFIGS = 64;
@@ -50,14 +51,6 @@ function isPlain(value: unknown, depth: number): boolean {
  */
 function plainJson(value: unknown): string | null {
   return isPlain(value, 0) ? JSON.stringify(value) : null;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }
 
 /**

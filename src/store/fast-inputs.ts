@@ -145,10 +145,23 @@ const text =
     typeof value === "string" && value.length >= min && value.length <= max;
 const isId = text(1);
 const isBoolean = (value: unknown) => value === undefined || typeof value === "boolean";
-/** Keys all known (strict objects), none of them present but undefined. */
-function hasOnly(value: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
-  for (const key in value) if (!keys.has(key)) return false;
-  return true;
+/**
+ * `isPlainRecord(value)` with every key one of `keys` (a strict object's), in one walk of its
+ * keys instead of two: every entry of a round's batch is checked here.
+ */
+function isStrictRecord(
+  value: unknown,
+  keys: ReadonlySet<string>,
+): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  let enumerable = 0;
+  for (const key in value) {
+    if (!keys.has(key)) return false;
+    enumerable++;
+  }
+  // As isPlainRecord: no own key for-in does not see, and no own __proto__ (in no key set).
+  return enumerable === Reflect.ownKeys(value).length;
 }
 function definedOnly(value: Record<string, unknown>, keys: readonly string[]): boolean {
   return keys.every((key) => !(key in value) || value[key] !== undefined);
@@ -166,8 +179,7 @@ function passes(refine: (context: z.RefinementCtx) => void): boolean {
 
 /** `AppendAuditOptions.parse(input)` for the plain shape, or null: ask zod. */
 function fastAudit(input: unknown): ValidAudit | null {
-  if (!isPlainRecord(input)) return null;
-  for (const key in input) if (!AUDIT_KEYS.has(key)) return null;
+  if (!isStrictRecord(input, AUDIT_KEYS)) return null;
   const { event, details, turn_index, round_index } = input;
   if (typeof event !== "string" || event.length === 0) return null;
   if (details !== undefined && !(isPlainRecord(details) && fitsDepth(details, 0))) return null;
@@ -193,7 +205,7 @@ export function parseAppendRecords(input: unknown): ValidRecords {
 }
 
 function fastRecords(input: unknown): ValidRecords | null {
-  if (!isPlainRecord(input) || !hasOnly(input, RECORD_KEYS)) return null;
+  if (!isStrictRecord(input, RECORD_KEYS)) return null;
   const audit = fastList(input.audit, fastAudit);
   const usage = fastList(input.usage, fastUsage);
   const message_groups = fastList(input.message_groups, fastGroup);
@@ -222,7 +234,7 @@ function fastRest(input: Record<string, unknown>): { success: true; data: Record
   const data: RecordsRest = { payloads: [] };
   if (rollup_turn !== undefined) data.rollup_turn = rollup_turn;
   if (end !== undefined) {
-    if (!isPlainRecord(end) || !hasOnly(end, COMPLETE_KEYS)) return null;
+    if (!isStrictRecord(end, COMPLETE_KEYS)) return null;
     if (!definedOnly(end, ["status"])) return null;
     const { turn_index, wall_time_ms, status = "completed" } = end;
     if (!isIndex(turn_index) || !(wall_time_ms === null || isMilliseconds(wall_time_ms))) {
@@ -244,7 +256,7 @@ export function parseClaimTurn(input: unknown): ValidClaim {
 }
 
 function fastClaim(input: unknown): ValidClaim | null {
-  if (!isPlainRecord(input) || !hasOnly(input, CLAIM_KEYS)) return null;
+  if (!isStrictRecord(input, CLAIM_KEYS)) return null;
   if (!definedOnly(input, ["is_runner_alive", "audit"])) return null;
   const { user_message, runner, is_runner_alive, audit } = input;
   if (typeof user_message !== "string" || !isWellFormedText(user_message)) return null;
@@ -255,7 +267,7 @@ function fastClaim(input: unknown): ValidClaim | null {
     claim.is_runner_alive = is_runner_alive as NonNullable<ValidClaim["is_runner_alive"]>;
   }
   if (audit !== undefined) {
-    if (!isPlainRecord(audit) || !hasOnly(audit, CLAIM_AUDIT_KEYS)) return null;
+    if (!isStrictRecord(audit, CLAIM_AUDIT_KEYS)) return null;
     if (!definedOnly(audit, ["details"])) return null;
     const { event, details } = audit;
     if (typeof event !== "string" || event.length === 0) return null;
@@ -267,7 +279,10 @@ function fastClaim(input: unknown): ValidClaim | null {
 }
 
 /** Each entry of an optional array (default []) checked by `check`, or null: ask zod. */
-function fastList<Valid>(value: unknown, check: (entry: unknown) => Valid | null): Valid[] | null {
+export function fastList<Valid>(
+  value: unknown,
+  check: (entry: unknown) => Valid | null,
+): Valid[] | null {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return null;
   const valid: Valid[] = [];
@@ -281,11 +296,11 @@ function fastList<Valid>(value: unknown, check: (entry: unknown) => Valid | null
 
 /** `AppendUsageOptions.parse(input)` for the plain shape, or null: ask zod. */
 function fastUsage(input: unknown): ValidUsage | null {
-  if (!isPlainRecord(input) || !hasOnly(input, USAGE_KEYS)) return null;
+  if (!isStrictRecord(input, USAGE_KEYS)) return null;
   const { turn_index, round_index, usage: counts, ttft_ms, elapsed_ms, metadata: given } = input;
   if (!isIndex(turn_index) || !isIndex(round_index) || !isMilliseconds(elapsed_ms)) return null;
   if (!nullable(ttft_ms, isMilliseconds)) return null;
-  if (!isPlainRecord(counts) || !hasOnly(counts, TOKEN_KEY_SET)) return null;
+  if (!isStrictRecord(counts, TOKEN_KEY_SET)) return null;
   const usage = {} as TokenUsage;
   for (const key of TOKEN_KEYS) {
     // A default fills in for undefined only: null is refused.
@@ -294,7 +309,7 @@ function fastUsage(input: unknown): ValidUsage | null {
     usage[key] = count;
   }
   const metadata = given === undefined ? {} : given;
-  if (!isPlainRecord(metadata) || !hasOnly(metadata, METADATA_KEYS)) return null;
+  if (!isStrictRecord(metadata, METADATA_KEYS)) return null;
   const m = metadata;
   const agent = m.agent === undefined ? "chat_agent" : m.agent;
   const call_kind = m.call_kind === undefined ? "chat_completion" : m.call_kind;
@@ -350,7 +365,7 @@ function fastUsage(input: unknown): ValidUsage | null {
 
 /** `AppendMessagesOptions.parse(input)` for the plain shape, or null: ask zod. */
 function fastGroup(input: unknown): ValidMessages | null {
-  if (!isPlainRecord(input) || !hasOnly(input, GROUP_KEYS)) return null;
+  if (!isStrictRecord(input, GROUP_KEYS)) return null;
   const { turn_index, messages } = input;
   if (!isIndex(turn_index) || !Array.isArray(messages) || messages.length === 0) return null;
   const valid = fastList(messages, fastMessage);
@@ -360,7 +375,7 @@ function fastGroup(input: unknown): ValidMessages | null {
 type ValidMessage = ValidMessages["messages"][number];
 
 function fastMessage(input: unknown): ValidMessage | null {
-  if (!isPlainRecord(input) || !hasOnly(input, MESSAGE_KEYS)) return null;
+  if (!isStrictRecord(input, MESSAGE_KEYS)) return null;
   if (!definedOnly(input, ["name", "tool_call_id", "reasoning", "refusal"])) return null;
   const { role, content, name, tool_call_id, reasoning, refusal } = input;
   if (!ROLES.has(role as string) || typeof content !== "string") return null;
@@ -369,7 +384,7 @@ function fastMessage(input: unknown): ValidMessage | null {
   }
   if (!(reasoning === undefined || typeof reasoning === "string")) return null;
   if (!(refusal === undefined || typeof refusal === "string")) return null;
-  const tool_calls = fastList(input.tool_calls, fastCall);
+  const tool_calls = fastList(input.tool_calls, fastToolCall);
   if (tool_calls === null) return null;
   const message = {
     role: role as ValidMessage["role"],
@@ -383,8 +398,9 @@ function fastMessage(input: unknown): ValidMessage | null {
   return passes((c) => checkMessageProtocol(message, c)) ? message : null;
 }
 
-function fastCall(input: unknown): ValidMessage["tool_calls"][number] | null {
-  if (!isPlainRecord(input) || !hasOnly(input, CALL_KEYS)) return null;
+/** A tool call as zod's ToolCallEvent reads it, for the plain shape, or null: ask zod. */
+export function fastToolCall(input: unknown): ValidMessage["tool_calls"][number] | null {
+  if (!isStrictRecord(input, CALL_KEYS)) return null;
   const { id, name, arguments: args, raw_arguments } = input;
   if (!isId(id) || !isId(name) || typeof raw_arguments !== "string") return null;
   if (!isPlainRecord(args) || !fitsDepth(args, 0)) return null;

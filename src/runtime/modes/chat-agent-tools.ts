@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../../domain/messages.js";
 import { callModel, type ModelCallSpec } from "../model-call.js";
+import { toolDefinitions } from "../tool-definitions.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
 import { dispatchEvent, eventFrom } from "./dispatch-event.js";
 
@@ -25,7 +26,7 @@ export const chatAgentTools: ModeStrategy = {
       model: context.chat_model,
       request: {
         messages: [systemMessage(chatAgentTools.systemPrompt(context)), ...history],
-        tools: context.tools.definitions(),
+        tools: toolDefinitions(context.tools),
         ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
         conversation_id: context.session_id,
       },

@@ -1,10 +1,7 @@
-import {
-  formatEventTag,
-  renderEventCatalog,
-  renderEventResult,
-} from "../../domain/event-protocol.js";
+import { formatEventTag, renderEventResult } from "../../domain/event-protocol.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import { callModel } from "../model-call.js";
+import { eventCatalog } from "../tool-definitions.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
 import { repairArguments } from "./argument-fallback.js";
 import { DEFAULT_SYSTEM_PROMPT, keepAside, systemMessage } from "./chat-agent-tools.js";
@@ -23,7 +20,7 @@ export const dualAgent: ModeStrategy = {
   /** The user's prompt (or the default), then the event catalog, which the mode always adds. */
   systemPrompt(context: Pick<TurnContext, "config" | "tools">): string {
     const prompt = context.config.chat_agent.system_prompt ?? DEFAULT_SYSTEM_PROMPT;
-    return `${prompt}\n\n${renderEventCatalog(context.tools.definitions())}`;
+    return `${prompt}\n\n${eventCatalog(context.tools)}`;
   },
 
   async runRound(context: TurnContext, history: readonly ChatMessage[], state: RoundState) {

@@ -1,16 +1,14 @@
 import type Database from "better-sqlite3";
-import { z } from "zod";
-import { ToolCallEvent } from "../../domain/events.js";
 import type { MessageRole } from "../../domain/messages.js";
 import type { TurnRecordStatus } from "../../domain/records.js";
 import type { AgentRole, CallKind } from "../../domain/usage.js";
-import { parseJsonText } from "../../domain/validation.js";
 import type {
   ExperimentRecordsPage,
   ExperimentScoringRows,
   ScoringMessage,
   ScoringSession,
 } from "../experiment-records.js";
+import { parseStoredToolCalls } from "../stored-tool-calls.js";
 import {
   IN_SLICE,
   type Reader,
@@ -54,8 +52,6 @@ const SQL = {
     SELECT session_id, id, turn_index, event, details_json
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
 } as const;
-
-const ToolCalls = z.array(ToolCallEvent);
 
 // Each statement's row as SQLite's array (its columns in the order selected above): a report
 // reads hundreds of thousands of them, each made into its record at once, no object between.
@@ -117,8 +113,7 @@ export const scoringItems = {
     role: row[2] as MessageRole,
     content: row[3],
     tool_call_id: row[4],
-    tool_calls:
-      row[5] === "[]" ? [] : parseJsonText(ToolCalls, row[5], `message ${row[6]} tool_calls`),
+    tool_calls: parseStoredToolCalls(row[5], `message ${row[6]} tool_calls`),
   }),
   turn: (row: TurnRow) => ({
     turn_index: row[1],

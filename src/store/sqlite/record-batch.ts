@@ -12,7 +12,7 @@ import type {
 } from "../store-inputs.js";
 import type { CallPayloads, PayloadRowParams } from "./call-payloads.js";
 import { toMessageRowParams, toUsageRowParams } from "./rows.js";
-import type { Statements } from "./statements.js";
+import { type Statements, USAGE_COLUMNS } from "./statements.js";
 import type { UsageRollups } from "./usage-rollups.js";
 
 type ValidAudit = z.output<typeof AppendAuditOptions>;
@@ -120,6 +120,12 @@ export function usageRowParams(
   });
 }
 
+/** A usage row's values in USAGE_COLUMNS order, for the positional insertCheckedUsage. */
+function usageRowValues(sessionId: string, input: ValidUsage, createdAt: string): unknown[] {
+  const row = usageRowParams(sessionId, input, createdAt);
+  return USAGE_COLUMNS.map((column) => row[column]);
+}
+
 /** The turns a batch names, each once, in the order first named. */
 export function batchTurns(input: ValidRecords): number[] {
   const turns: number[] = [];
@@ -208,7 +214,7 @@ export class RecordBatch {
     // A row not inserted is a metric key recorded before.
     const usage_inserted = input.usage.map(
       (entry) =>
-        this.#sql.insertCheckedUsage.run(usageRowParams(sessionId, entry, createdAt)).changes === 1,
+        this.#sql.insertCheckedUsage.run(usageRowValues(sessionId, entry, createdAt)).changes === 1,
     );
     for (const entry of input.audit) {
       this.#sql.insertCheckedAudit.run(auditRowParams(sessionId, entry, createdAt));

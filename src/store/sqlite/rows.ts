@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ToolCallEvent } from "../../domain/events.js";
+import type { ToolCallEvent } from "../../domain/events.js";
 import { toWellFormed, toWellFormedText } from "../../domain/json-limits.js";
 import type { MessageRole } from "../../domain/messages.js";
 import type {
@@ -16,12 +16,12 @@ import type { SessionPageItem } from "../../domain/session-query.js";
 import type { AgentRole, CallKind, UsageCallRecord, UsageSource } from "../../domain/usage.js";
 import { parseJsonText } from "../../domain/validation.js";
 import { storableRawUsage } from "../raw-usage.js";
+import { parseStoredToolCalls } from "../stored-tool-calls.js";
 import type { USAGE_COLUMNS } from "./statements.js";
 
 /** Raw rows as SQLite returns them, and their mapping to the seed's records. */
 
 const JsonObject = z.record(z.string(), z.unknown());
-const ToolCalls = z.array(ToolCallEvent);
 
 export interface SessionRow {
   id: string;
@@ -184,7 +184,7 @@ export function toMessageRecord(row: MessageRow): MessageRecord {
     content: row.content,
     name: row.name,
     tool_call_id: row.tool_call_id,
-    tool_calls: parseJsonText(ToolCalls, row.tool_calls_json, `message ${row.id} tool_calls`),
+    tool_calls: parseStoredToolCalls(row.tool_calls_json, `message ${row.id} tool_calls`),
     reasoning: row.reasoning,
     refusal: row.refusal,
     created_at: row.created_at,
