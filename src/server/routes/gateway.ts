@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { ChatCompletionRequest, MODE_HEADER, SESSION_HEADER } from "../../domain/gateway.js";
 import { parseInput } from "../../domain/validation.js";
-import { createChatModel } from "../../providers/create-chat-model.js";
 import { SessionId } from "../../store/store-inputs.js";
+import { GatewayModelCache } from "../gateway/gateway-model-cache.js";
 import { HttpSegment } from "../gateway/http-segment.js";
 import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
 import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
@@ -20,6 +20,7 @@ import type { ServerDependencies } from "../server-dependencies.js";
  */
 export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void {
   const headers = everyResponseHeaders();
+  const models = new GatewayModelCache(upstreamFetch);
   app.post("/v1/chat/completions", async (c) => {
     try {
       const raw = await readJsonBody(c, z.record(z.string(), z.unknown()), deps.maxBodyBytes);
@@ -80,14 +81,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
             mode_header: c.req.header(MODE_HEADER),
             client_key: gatewayClientKey(c),
           });
-          const upstream = { env: resolution.env, fetch: upstreamFetch };
-          return {
-            ...resolution,
-            build: () => ({
-              chat: createChatModel(resolution.chat_agent, upstream),
-              event: createChatModel(resolution.event_agent, upstream),
-            }),
-          };
+          return { ...resolution, build: () => models.models(resolution) };
         },
       });
       deps.gateway.retries.remember(retryKey, segment, session_id);

@@ -1,0 +1,57 @@
+import type { ChatModel } from "../../providers/chat-model.js";
+import { createChatModel } from "../../providers/create-chat-model.js";
+import type { GatewayModelResolution } from "./upstream-resolution.js";
+
+/** Distinct selections kept (a client may name any `openai:MODEL`: the cache stays bounded). */
+const MAX_ENTRIES = 64;
+
+/**
+ * The adapters of a gateway request, built once per selection rather than per request: building
+ * one resolves and validates its config, and its first call resolves its headers; on the lab's
+ * side of a request these came before the upstream call started (a quarter of a millisecond,
+ * cold, for the two models of a turn). An OpenAI adapter holds nothing of a call, so turns share
+ * it. Not kept: a request whose upstream sends the client's own key (its environment is a copy
+ * made for that request, which must not outlive it), and the simulated model (built per turn,
+ * as before). The server's environment is read when a selection is first built.
+ */
+export class GatewayModelCache {
+  readonly #models = new Map<string, ChatModel>();
+
+  constructor(readonly fetch: typeof globalThis.fetch) {}
+
+  models(resolution: GatewayModelResolution): { chat: ChatModel; event: ChatModel } {
+    const upstream = { env: resolution.env, fetch: this.fetch };
+    if (resolution.pass_client_key) {
+      return {
+        chat: createChatModel(resolution.chat_agent, upstream),
+        event: createChatModel(resolution.event_agent, upstream),
+      };
+    }
+    return {
+      chat: this.#model(resolution.chat_agent, upstream),
+      event: this.#model(resolution.event_agent, upstream),
+    };
+  }
+
+  /** How many adapters are kept (for tests). */
+  get size(): number {
+    return this.#models.size;
+  }
+
+  #model(
+    selection: GatewayModelResolution["chat_agent"],
+    upstream: { env: GatewayModelResolution["env"]; fetch: typeof globalThis.fetch },
+  ): ChatModel {
+    const key = JSON.stringify(selection);
+    const kept = this.#models.get(key);
+    if (kept !== undefined) return kept;
+    const model = createChatModel(selection, upstream);
+    if (model.provider !== "openai") return model;
+    if (this.#models.size >= MAX_ENTRIES) {
+      const oldest = this.#models.keys().next().value;
+      if (oldest !== undefined) this.#models.delete(oldest);
+    }
+    this.#models.set(key, model);
+    return model;
+  }
+}
