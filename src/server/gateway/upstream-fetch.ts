@@ -18,30 +18,118 @@ const agents = {
   "https:": new https.Agent({ keepAlive: true }),
 };
 
+/** Where a request goes, as node:http takes it. */
+interface Target {
+  protocol: string;
+  hostname: string;
+  port: string;
+  path: string;
+  /** `user:password` from the URL, as node:http sends it (Basic). */
+  auth: string | undefined;
+}
+
+/**
+ * Upstream URLs parsed once: a gateway calls the same few endpoints, and a URL parsed and
+ * converted for every call was a measurable part of the lab's time before the upstream call
+ * left (bounded: a client may name any `openai:MODEL`, but not any URL).
+ */
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 64;
+
+function targetOf(address: string): Target {
+  const kept = targets.get(address);
+  if (kept !== undefined) return kept;
+  const url = new URL(address);
+  const target = {
+    protocol: url.protocol,
+    // node:http wants an IPv6 literal without its brackets.
+    hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port,
+    path: `${url.pathname}${url.search}`,
+    auth:
+      url.username || url.password
+        ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+        : undefined,
+  };
+  if (targets.size >= MAX_TARGETS) targets.clear();
+  targets.set(address, target);
+  return target;
+}
+
+/**
+ * The request's headers as a record with lower-case names. The OpenAI adapter hands a plain
+ * record, copied as it is (a Headers object built and walked for it cost more than the rest of
+ * the request's setup); anything else goes through Headers, which normalizes it as fetch does.
+ */
+function headerRecord(init: RequestInit["headers"]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (init === undefined || init === null) return headers;
+  if (!(init instanceof Headers) && !Array.isArray(init) && isPlainRecord(init)) {
+    for (const name of Object.keys(init)) {
+      const value = init[name];
+      if (typeof value !== "string") return headerRecordOf(init);
+      const key = name.toLowerCase();
+      const trimmed = trimHttpWhitespace(value);
+      headers[key] = key in headers ? `${headers[key]}, ${trimmed}` : trimmed;
+    }
+    return headers;
+  }
+  return headerRecordOf(init);
+}
+
+function headerRecordOf(init: NonNullable<RequestInit["headers"]>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  new Headers(init).forEach((value, key) => {
+    headers[key] = value;
+  });
+  return headers;
+}
+
+function isPlainRecord(value: object): value is Record<string, unknown> {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Fetch strips a value's leading and trailing tabs, spaces, CRs and LFs. */
+function trimHttpWhitespace(value: string): string {
+  const edge = (code: number) => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+  if (
+    value.length === 0 ||
+    (!edge(value.charCodeAt(0)) && !edge(value.charCodeAt(value.length - 1)))
+  )
+    return value;
+  return value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+}
+
 /** Statuses whose response has no body (the Response constructor refuses one). */
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
 export const upstreamFetch: typeof globalThis.fetch = (input, init = {}) =>
   new Promise<Response>((resolve, reject) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
+    const target = targetOf(input instanceof Request ? input.url : String(input));
     const signal = init.signal ?? null;
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      reject(new TypeError("fetch failed", { cause: new Error(`unsupported ${url.protocol}`) }));
+    if (target.protocol !== "http:" && target.protocol !== "https:") {
+      reject(new TypeError("fetch failed", { cause: new Error(`unsupported ${target.protocol}`) }));
       return;
     }
     const body = typeof init.body === "string" ? init.body : "";
-    const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, key) => {
-      headers[key] = value;
-    });
+    const headers = headerRecord(init.headers);
     headers["content-length"] = String(Buffer.byteLength(body));
-    const transport = url.protocol === "https:" ? https : http;
-    const request = transport.request(url, { method: init.method ?? "GET", headers, agent });
+    const https_ = target.protocol === "https:";
+    const request = (https_ ? https : http).request({
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
+      ...(target.auth === undefined ? {} : { auth: target.auth }),
+      method: init.method ?? "GET",
+      headers,
+      agent: https_ ? agents["https:"] : agents["http:"],
+    });
     let response: IncomingMessage | null = null;
     let stream: ReadableStreamDefaultController<Uint8Array> | null = null;
     let settled = false;
