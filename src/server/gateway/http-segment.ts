@@ -27,6 +27,8 @@ export interface HttpSegmentOptions {
 /** The most of an upstream's first read that goes out first (see bytes). */
 const FIRST_WRITE_BYTES = 2048;
 
+const ENCODER = new TextEncoder();
+
 /** Longer answers are not kept for a retry (it then runs as a new turn). */
 const MAX_REPLAY_BYTES = 1024 * 1024;
 
@@ -50,7 +52,6 @@ export class HttpSegment implements GatewaySegment {
   readonly response: Promise<Response>;
   #resolve!: (response: Response) => void;
   readonly #options: HttpSegmentOptions;
-  readonly #encoder = new TextEncoder();
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** The Node response a stream is written to, once started directly. */
   #outgoing: ServerResponse | null = null;
@@ -67,7 +68,8 @@ export class HttpSegment implements GatewaySegment {
   #text = "";
   #reasoning = "";
   #usage: TokenUsage = tokenUsage();
-  readonly #id = newCompletionId();
+  /** Made when a rendered answer needs it: a pass-through answer keeps the upstream's ids. */
+  #completionId: string | null = null;
   /** What the client was sent, for answering a retry of this request the same way. */
   #sent: Uint8Array[] = [];
   #sentBytes = 0;
@@ -79,6 +81,11 @@ export class HttpSegment implements GatewaySegment {
     this.response = new Promise((resolve) => {
       this.#resolve = resolve;
     });
+  }
+
+  get #id(): string {
+    this.#completionId ??= newCompletionId();
+    return this.#completionId;
   }
 
   get forwardsBytes(): boolean {
@@ -225,7 +232,7 @@ export class HttpSegment implements GatewaySegment {
   }
 
   #write(data: Uint8Array | string): void {
-    const bytes = typeof data === "string" ? this.#encoder.encode(data) : data;
+    const bytes = typeof data === "string" ? ENCODER.encode(data) : data;
     if (bytes.length === 0) return;
     this.#start();
     // A view of the adapter's buffer is copied: the reader may reuse it once we return.
@@ -257,7 +264,7 @@ export class HttpSegment implements GatewaySegment {
       // without the Response, its body stream and the adapter's read loop between (about half a
       // millisecond of the client's first token, and a promise per write).
       this.#outgoing = direct.outgoing;
-      direct.outgoing.writeHead(200, { ...direct.headers, ...SSE_HEADERS });
+      direct.outgoing.writeHead(200, streamHeaders(direct.headers));
       // Tells @hono/node-server the response is written already.
       this.#resolve(RESPONSE_ALREADY_SENT);
       return;
@@ -283,6 +290,18 @@ export class HttpSegment implements GatewaySegment {
       if (!this.#outgoing.destroyed) this.#outgoing.end();
     } else this.#controller?.close();
   }
+}
+
+/** The head of a stream written past Hono, merged once per set of middleware headers. */
+const mergedHeaders = new WeakMap<object, Record<string, string>>();
+
+function streamHeaders(middleware: Readonly<Record<string, string>>): Record<string, string> {
+  let merged = mergedHeaders.get(middleware);
+  if (merged === undefined) {
+    merged = { ...middleware, ...SSE_HEADERS };
+    mergedHeaders.set(middleware, merged);
+  }
+  return merged;
 }
 
 function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {

@@ -20,6 +20,11 @@ import type { ServerDependencies } from "../server-dependencies.js";
  */
 export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void {
   const headers = everyResponseHeaders();
+  // Kept once known: each request then starts its segment without a promise's turn.
+  let knownHeaders: Record<string, string> | null = null;
+  void headers.then((value) => {
+    knownHeaders = value;
+  });
   const models = new GatewayModelCache(upstreamFetch);
   app.post("/v1/chat/completions", async (c) => {
     try {
@@ -60,7 +65,9 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       const segment = new HttpSegment({
         stream: body.stream === true,
         direct:
-          outgoing instanceof ServerResponse ? { outgoing, headers: await headers } : undefined,
+          outgoing instanceof ServerResponse
+            ? { outgoing, headers: knownHeaders ?? (await headers) }
+            : undefined,
         include_usage: body.stream_options?.include_usage === true,
         model: body.model,
         report: (error) => deps.reportError("POST /v1/chat/completions", error),
