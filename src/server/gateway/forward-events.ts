@@ -22,6 +22,10 @@
 const LF = 0x0a;
 const CR = 0x0d;
 const EMPTY = new Uint8Array(0);
+// Shared: neither keeps state between calls here (no streaming decode), and one made per
+// response was part of the lab's work before a client's first bytes.
+const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();
 
 export interface ForwardEventsOptions {
   /** The client's own `stream_options.include_usage`: true forwards every byte, unfiltered. */
@@ -56,8 +60,6 @@ export class ForwardEvents {
    */
   #pendingLf: "keep" | "drop" | null = null;
   #dropped = 0;
-  readonly #encoder = new TextEncoder();
-  readonly #decoder = new TextDecoder();
 
   constructor(options: ForwardEventsOptions) {
     this.#filter = !options.client_include_usage;
@@ -73,7 +75,7 @@ export class ForwardEvents {
    * them before the piece's buffer is reused).
    */
   push(piece: Uint8Array | string): Uint8Array {
-    const bytes = typeof piece === "string" ? this.#encoder.encode(piece) : piece;
+    const bytes = typeof piece === "string" ? ENCODER.encode(piece) : piece;
     if (!this.#filter || bytes.length === 0) return bytes;
 
     const out: Uint8Array[] = [];
@@ -165,7 +167,7 @@ export class ForwardEvents {
 
   #isUsageOnly(held: readonly Uint8Array[], tail: Uint8Array): boolean {
     // Joined before decoding: a held piece may end inside a character.
-    const text = this.#decoder.decode(held.length === 0 ? tail : join([...held, tail]));
+    const text = DECODER.decode(held.length === 0 ? tail : join([...held, tail]));
     // Most events are answer chunks: a cheap look for an empty array spares them the JSON parse.
     if (!EMPTY_CHOICES.test(text)) return false;
     const data = eventData(text);
