@@ -31,6 +31,18 @@ interface LabProcess {
   stop(): void;
 }
 
+/** The floor: a bare node:http proxy in its own process (bare-proxy-server.ts). */
+function startBareProxy(upstreamUrl: string): Promise<{ url: string; stop(): void }> {
+  const script = fileURLToPath(new URL("./bare-proxy-server.js", import.meta.url));
+  const child = fork(script, [upstreamUrl], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("message", (message: { url: string }) =>
+      resolve({ url: message.url, stop: () => child.disconnect() }),
+    );
+  });
+}
+
 function startLab(upstreamUrl: string, payloads: "auto" | "off"): Promise<LabProcess> {
   const script = fileURLToPath(new URL("./gateway-bench-server.js", import.meta.url));
   const child = fork(script, [upstreamUrl, payloads], {
@@ -97,12 +109,14 @@ export async function runGatewayBench(): Promise<Figure[]> {
     `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${ROUNDS} rounds after ${WARMUP} warm-up`,
   );
   const upstream = await startStreamServer();
+  const proxy = await startBareProxy(upstream.baseUrl);
   const figures: Figure[] = [];
   try {
     for (const payloads of ["off", "auto"] as const) {
-      figures.push(...(await measure(upstream.baseUrl, payloads)));
+      figures.push(...(await measure(upstream.baseUrl, proxy.url, payloads)));
     }
   } finally {
+    proxy.stop();
     upstream.child.stdin?.end();
     upstream.child.kill();
   }
@@ -110,7 +124,11 @@ export async function runGatewayBench(): Promise<Figure[]> {
   return figures;
 }
 
-async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<Figure[]> {
+async function measure(
+  upstreamUrl: string,
+  proxyUrl: string,
+  payloads: "auto" | "off",
+): Promise<Figure[]> {
   const lab = await startLab(upstreamUrl, payloads);
   const direct = new OpenAI({ baseURL: upstreamUrl, apiKey: "bench", maxRetries: 0 });
   // One agent run: its requests share a session, as a client naming it (or resending its
@@ -121,13 +139,16 @@ async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<F
     maxRetries: 0,
     defaultHeaders: { "X-Agent-Lab-Session": `bench-${payloads}` },
   });
-  const sides: Record<"direct" | "gateway", Side> = {
+  const proxied = new OpenAI({ baseURL: proxyUrl, apiKey: "bench", maxRetries: 0 });
+  const sides: Record<"direct" | "gateway" | "proxy", Side> = {
     direct: { long: [], short: [], ttfts: [], deltas: 0 },
     gateway: { long: [], short: [], ttfts: [], deltas: 0 },
+    proxy: { long: [], short: [], ttfts: [], deltas: 0 },
   };
-  const runners: ["direct" | "gateway", (length: StreamLength) => Promise<Run>][] = [
+  const runners: ["direct" | "gateway" | "proxy", (length: StreamLength) => Promise<Run>][] = [
     ["direct", (length) => stream(direct, "bench-model", length, null)],
     ["gateway", (length) => stream(gateway, "bench", length, lab)],
+    ["proxy", (length) => stream(proxied, "bench-model", length, null)],
   ];
   try {
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -148,9 +169,10 @@ async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<F
   } finally {
     lab.stop();
   }
-  const { direct: alone, gateway: through } = sides;
+  const { direct: alone, gateway: through, proxy } = sides;
   const chunkRatio = perChunk(through) / perChunk(alone);
   const addedTtft = median(through.ttfts) - median(alone.ttfts);
+  const proxyAddedTtft = median(proxy.ttfts) - median(alone.ttfts);
   const callAdded = median(through.short) - median(alone.short);
   const kept = payloads === "off" ? "payloads not kept" : "payloads kept (auto, local upstream)";
   console.log(`\n  ${kept}`);
@@ -159,6 +181,9 @@ async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<F
   );
   console.log(
     `    gateway  ${perChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
+  );
+  console.log(
+    `    bare node:http proxy (records nothing; the floor of any gateway)  TTFT ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), deltas ${proxy.deltas}`,
   );
   return [
     {
@@ -172,7 +197,7 @@ async function measure(upstreamUrl: string, payloads: "auto" | "off"): Promise<F
     {
       name: `gateway added time to first token (${kept})`,
       value: `${median(through.ttfts).toFixed(2)} ms (+${addedTtft.toFixed(2)} ms)`,
-      baseline: `${median(alone.ttfts).toFixed(2)} ms (openai client, directly)`,
+      baseline: `${median(alone.ttfts).toFixed(2)} ms (openai client, directly); through a bare node:http proxy ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms)`,
       ratio: median(through.ttfts) / median(alone.ttfts),
       target: "<= 1 ms added",
       met: addedTtft <= 1,
