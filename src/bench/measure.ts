@@ -9,6 +9,13 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The value below which a fraction `q` of the values lie (nearest rank), NaN for none. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
 /** Milliseconds per call of `run`, as the median of `samples` timed calls after one warm-up. */
 export function timeMedian(run: () => unknown, samples: number): number {
   run();
