@@ -1,9 +1,14 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
-import { type Figure, median, printFigures, quantile } from "./measure.js";
+import { type Figure, median, printFigures } from "./measure.js";
 import { startStreamServer } from "./provider-bench.js";
-import { LONG_CHUNKS, SHORT_CHUNKS, type StreamLength } from "./provider-stream-bodies.js";
+import {
+  cpuPerChunk,
+  LONG_CHUNKS,
+  SHORT_CHUNKS,
+  type StreamLength,
+} from "./provider-stream-bodies.js";
 
 /**
  * What the gateway adds for an agent that points its openai client at the lab instead of at its
@@ -101,14 +106,6 @@ interface Side {
   deltas: number;
 }
 
-/**
- * Per chunk from each length's lower decile, as the provider bench takes it (see there): on this
- * shared virtual machine interference only adds CPU time, and a difference of two medians swung
- * by a third between runs of the same build.
- */
-const perChunk = (side: Side) =>
-  (quantile(side.long, 0.1) - quantile(side.short, 0.1)) / (LONG_CHUNKS - SHORT_CHUNKS);
-
 export async function runGatewayBench(): Promise<Figure[]> {
   console.log(
     `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${ROUNDS} rounds after ${WARMUP} warm-up`,
@@ -175,17 +172,17 @@ async function measure(
     lab.stop();
   }
   const { direct: alone, gateway: through, proxy } = sides;
-  const chunkRatio = perChunk(through) / perChunk(alone);
+  const chunkRatio = cpuPerChunk(through) / cpuPerChunk(alone);
   const addedTtft = median(through.ttfts) - median(alone.ttfts);
   const proxyAddedTtft = median(proxy.ttfts) - median(alone.ttfts);
   const callAdded = median(through.short) - median(alone.short);
   const kept = payloads === "off" ? "payloads not kept" : "payloads kept (auto, local upstream)";
   console.log(`\n  ${kept}`);
   console.log(
-    `    direct   ${perChunk(alone).toFixed(2)} µs/chunk, ${(median(alone.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call, TTFT ${median(alone.ttfts).toFixed(2)} ms, deltas ${alone.deltas}`,
+    `    direct   ${cpuPerChunk(alone).toFixed(2)} µs/chunk, ${(median(alone.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call, TTFT ${median(alone.ttfts).toFixed(2)} ms, deltas ${alone.deltas}`,
   );
   console.log(
-    `    gateway  ${perChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
+    `    gateway  ${cpuPerChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
   );
   console.log(
     `    bare node:http proxy (records nothing; the floor of any gateway)  TTFT ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), deltas ${proxy.deltas}`,
@@ -193,8 +190,8 @@ async function measure(
   return [
     {
       name: `gateway CPU per chunk, client + lab against the client alone (pass-through, ${kept})`,
-      value: `${perChunk(through).toFixed(2)} µs/chunk`,
-      baseline: `${perChunk(alone).toFixed(2)} µs/chunk (openai client, directly)`,
+      value: `${cpuPerChunk(through).toFixed(2)} µs/chunk`,
+      baseline: `${cpuPerChunk(alone).toFixed(2)} µs/chunk (openai client, directly)`,
       ratio: chunkRatio,
       target: "<= 1.2x",
       met: chunkRatio <= 1.2,

@@ -1,9 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { type Figure, median, printFigures, quantile } from "./measure.js";
+import { type Figure, leastDisturbed, median, printFigures } from "./measure.js";
 import type { StreamKind } from "./provider-clients.js";
-import { LONG_CHUNKS, SHORT_CHUNKS, type StreamLength } from "./provider-stream-bodies.js";
+import {
+  cpuPerChunk,
+  LONG_CHUNKS,
+  SHORT_CHUNKS,
+  type StreamLength,
+} from "./provider-stream-bodies.js";
 
 /** Display name, and the worker's name for the client. */
 const CLIENTS: [string, string][] = [
@@ -118,22 +123,9 @@ async function measure(
 
 const LENGTHS: StreamLength[] = ["long", "short"];
 
-/**
- * Which samples stand for a client's own cost: the lower decile. On this shared virtual machine
- * the same calls' CPU time spread 2.4x between the 10th and the 90th percentile on a quiet box
- * (time taken by the host is counted as ours), and a difference of two medians swung from 0.8x to
- * 1.5x between runs; interference only ever adds time, so the least disturbed samples are the
- * steadiest measure of each client, and the same rule applies to all of them.
- */
-const LEAST_DISTURBED = 0.1;
-const steady = (samples: readonly number[]) => quantile(samples, LEAST_DISTURBED);
-
-/** What one more chunk costs: the difference of the two lengths' lower deciles, per chunk. */
-const marginalPerChunk = (entry: ClientRounds) =>
-  (steady(entry.long) - steady(entry.short)) / (LONG_CHUNKS - SHORT_CHUNKS);
 /** What a call costs whatever its length: the short stream less its chunks. */
 const perCall = (entry: ClientRounds) =>
-  steady(entry.short) - SHORT_CHUNKS * marginalPerChunk(entry);
+  leastDisturbed(entry.short) - SHORT_CHUNKS * cpuPerChunk(entry);
 
 /**
  * The median of the per-round ratios of whole long streams: each round measures both clients
@@ -169,13 +161,13 @@ export async function runProviderBench(): Promise<Figure[]> {
       for (const [name] of CLIENTS) {
         const own = entry(name);
         console.log(
-          `    ${name.padEnd(56)} ${marginalPerChunk(own).toFixed(2).padStart(6)} µs/chunk (${(marginalPerChunk(own) / marginalPerChunk(base)).toFixed(2)}x)` +
+          `    ${name.padEnd(56)} ${cpuPerChunk(own).toFixed(2).padStart(6)} µs/chunk (${(cpuPerChunk(own) / cpuPerChunk(base)).toFixed(2)}x)` +
             `  ${perCall(own).toFixed(0).padStart(5)} µs/call (${signed(perCall(own) - perCall(base), 0)})` +
             `  TTFT ${ttft(name).toFixed(2)} ms (${signed(ttft(name) - ttft(BASELINE), 2)} ms)  deltas ${own.deltas}`,
         );
       }
       const ours = entry(OURS);
-      const chunkRatio = marginalPerChunk(ours) / marginalPerChunk(base);
+      const chunkRatio = cpuPerChunk(ours) / cpuPerChunk(base);
       const wholeRatio = pairedRatio(ours, base);
       console.log(
         `    adapter / baseline: ${chunkRatio.toFixed(2)}x per chunk; a whole ${LONG_CHUNKS}-chunk call ${wholeRatio.toFixed(2)}x (median of ${ROUNDS} paired rounds)`,
@@ -183,8 +175,8 @@ export async function runProviderBench(): Promise<Figure[]> {
       figures.push(
         {
           name: `openai adapter CPU per chunk, ${kind} stream (marginal)`,
-          value: `${marginalPerChunk(ours).toFixed(2)} µs/chunk`,
-          baseline: `${marginalPerChunk(base).toFixed(2)} µs/chunk (raw fetch + SSE parse + JSON.parse)`,
+          value: `${cpuPerChunk(ours).toFixed(2)} µs/chunk`,
+          baseline: `${cpuPerChunk(base).toFixed(2)} µs/chunk (raw fetch + SSE parse + JSON.parse)`,
           ratio: chunkRatio,
           target: "<= 1.1x",
           met: chunkRatio <= 1.1,

@@ -1,3 +1,5 @@
+import { leastDisturbed } from "./measure.js";
+
 /**
  * The streams the provider benchmark's endpoint serves: content, reasoning or tool-call deltas, in
  * two lengths. The difference between the two is what one more chunk costs; the short one is
@@ -7,6 +9,16 @@ export const LONG_CHUNKS = 1_000;
 export const SHORT_CHUNKS = 100;
 export type StreamLength = "long" | "short";
 export const chunksOf = (length: StreamLength) => (length === "long" ? LONG_CHUNKS : SHORT_CHUNKS);
+
+/** What one more chunk costs: the long streams' CPU less the short ones', per chunk between them. */
+export function cpuPerChunk(samples: {
+  long: readonly number[];
+  short: readonly number[];
+}): number {
+  return (
+    (leastDisturbed(samples.long) - leastDisturbed(samples.short)) / (LONG_CHUNKS - SHORT_CHUNKS)
+  );
+}
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
   return `data: ${JSON.stringify({

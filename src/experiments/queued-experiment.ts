@@ -1,22 +1,14 @@
-import type { Suite } from "../domain/experiment.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
-import type { RunQueue } from "../store/run-queue.js";
-import type { SessionStore } from "../store/session-store.js";
 import type { ExperimentProgress } from "./progress.js";
-import { publishExperiment } from "./queue-plan.js";
+import { type PublishOptions, publishExperiment } from "./queue-plan.js";
 import { progressOf, watchQueue } from "./queue-progress.js";
 import { type ExperimentOutcome, suiteReport } from "./run-experiment.js";
 import { checkCells } from "./run-plan.js";
 import { expandCells } from "./suite.js";
 import { startWorkerProcesses } from "./worker-processes.js";
 
-export interface QueuedExperimentOptions {
-  queue: RunQueue;
-  store: SessionStore;
-  suite: Suite;
-  suiteFile?: string | undefined;
-  experimentId: string;
-  repetitions: number;
+/** What the coordinator publishes, and with it: a new `bench` always sends errored runs back to pending. */
+export interface QueuedExperimentOptions extends Omit<PublishOptions, "retryErrors"> {
   /** The coordinator checks every cell before a worker starts (each worker checks again). */
   providers: TurnProviders;
   /** Local worker processes to start. */
