@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
 import type { MessageRecord, SessionListItem } from "../domain/records.js";
 import type { UsageSummary } from "../domain/usage.js";
+import { openSessionStore } from "../store/open-store.js";
 import type { CopyOutcome } from "./commands/db-copy.js";
 import { type CliResult, freshLab, runCli, runCliJson, startCli } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
@@ -204,6 +205,56 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     const nowhere = join(lab.folder, "not-created.sqlite3");
     expect((await copy(lab.db, nowhere, "--dry-run")).status).toBe(0);
     expect((await runCli(["--db", nowhere, "sessions"])).stdout).toContain("No sessions yet");
+  });
+
+  it("resumes a copy killed mid-way: progress on stderr, then the rest copied whole and verified", async () => {
+    // Enough sessions that the copy outlives its first progress line (every 2 s).
+    const [original] = await seed(lab.db);
+    const source = await openSessionStore(lab.db);
+    try {
+      const document = await source.exportSession(original as string);
+      for (let n = 0; n < 200; n++) {
+        await source.importSession(document, { session_id: `bulk-${n}` });
+      }
+    } finally {
+      await source.close();
+    }
+    const { url } = await postgres();
+    const running = startCli(["db", "copy", "--from", lab.db, "--to", url]);
+    const progress = await new Promise<string>((resolve, reject) => {
+      let stderr = "";
+      running.child.stderr?.on("data", (text: string) => {
+        stderr += text;
+        const line = /db copy: (\d+) of 202 sessions[^\n]*\n/.exec(stderr);
+        if (line !== null) resolve(line[0]);
+      });
+      running.result.then(
+        (ended) => reject(new Error(`the copy ended before any progress: ${ended.stderr}`)),
+        reject,
+      );
+    });
+    running.child.kill("SIGKILL");
+    const killed = await running.result;
+    expect(killed.signal).toBe("SIGKILL");
+    const done = Number(/db copy: (\d+) of/.exec(progress)?.[1]);
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThan(202);
+    const target = await openSessionStore(url);
+    const partial = (await target.listSessions()).length;
+    await target.close();
+    expect(partial).toBeGreaterThanOrEqual(done);
+    expect(partial).toBeLessThan(202);
+
+    const resumed = await runCliJson<CopyOutcome>(["db", "copy", "--from", lab.db, "--to", url]);
+    expect(resumed).toMatchObject({ listed: 202, conflicts: [] });
+    expect(resumed.present).toBe(partial);
+    expect(resumed.copied).toBe(202 - partial);
+    expect(resumed.target).toStrictEqual(resumed.source);
+    expect(resumed.source.sessions).toBe(202);
+    expect(resumed.source.payloads).toBeGreaterThan(0);
+    expect(await comparable(url, original as string)).toStrictEqual(
+      await comparable(lab.db, original as string),
+    );
   });
 
   it("leaves a session the target holds with other records alone, copies the rest and exits 1", async () => {
