@@ -1,21 +1,11 @@
 import pg from "pg";
 import { DatabaseOpenError, StorageError } from "../../domain/errors.js";
+import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
 
 /**
- * The `pg` pool of a store, and the one place a database URL is turned into text: a URL carries
- * its password, which is a secret like an API key (never printed, logged or put in an error).
+ * The `pg` pool of a store, and its errors: a URL carries its password, a secret like an API key,
+ * so an error names the URL redacted and a driver's message is scrubbed (database-url.ts).
  */
-
-/** `postgres://user@host:port/db`: the URL without its password (or query string). */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const user = parsed.username === "" ? "" : `${parsed.username}@`;
-    return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
-  } catch {
-    return "(an unparsable database URL)";
-  }
-}
 
 /** Where a URL points, for an error: host:port and the database, nothing else. */
 export function describeTarget(url: string): string {
@@ -26,22 +16,6 @@ export function describeTarget(url: string): string {
   } catch {
     return "a database at an unparsable URL";
   }
-}
-
-/** `text` with every spelling of the URL's password taken out (a driver might echo it). */
-export function withoutPassword(text: string, url: string): string {
-  let password = "";
-  try {
-    password = new URL(url).password;
-  } catch {
-    return text;
-  }
-  if (password === "") return text;
-  let clean = text;
-  for (const spelling of new Set([password, decodeURIComponent(password)])) {
-    if (spelling !== "") clean = clean.split(spelling).join("[redacted]");
-  }
-  return clean;
 }
 
 /**
@@ -79,13 +53,13 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
 
 /** A failed connect or migration, as a lab error naming host:port and database, no password. */
 export function openError(url: string, error: unknown): DatabaseOpenError {
-  const reason = withoutPassword(
+  const reason = scrubDatabaseSecrets(
     error instanceof Error ? error.message || String(error) : String(error),
     url,
   );
   const code = (error as { code?: unknown }).code;
   return new DatabaseOpenError(
-    `cannot open ${describeTarget(url)} (${redactUrl(url)}): ${reason}${typeof code === "string" ? ` (${code})` : ""}`,
+    `cannot open ${describeTarget(url)} (${redactDatabaseUrl(url)}): ${reason}${typeof code === "string" ? ` (${code})` : ""}`,
   );
 }
 

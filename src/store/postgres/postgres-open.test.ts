@@ -50,6 +50,19 @@ describe("PostgresSessionStore.open", () => {
     }
   });
 
+  it("refuses a wrong password given as a password= parameter, showing the URL with *** for it", async () => {
+    const url = new URL(database.url);
+    url.password = "";
+    const secret = "Qu3ry-param-secret";
+    url.searchParams.set("password", secret);
+    const error = await refusal(PostgresSessionStore.open(url.toString()));
+    expect(error).toBeInstanceOf(DatabaseOpenError);
+    expect(error?.message).toMatch(/password authentication failed/);
+    expect(error?.message).toContain(`?password=***)`);
+    expect(error?.message).not.toContain(secret);
+    expect(String(error?.stack)).not.toContain(secret);
+  });
+
   it("refuses an unreachable port with a clear error, without the password", async () => {
     const url = new URL(database.url);
     url.port = String(await closedLoopbackPort());
