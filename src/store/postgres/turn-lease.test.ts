@@ -109,6 +109,43 @@ describe("PostgresSessionStore: turn leases across processes", () => {
     expect(await claimOnceFree(store, "left")).toStrictEqual({ turn_index: 2, interrupted: [1] });
   });
 
+  it("a failed renewal is retried at the next tick: the runner keeps its turn", async () => {
+    await store.createSession({ title: "kept", config: {}, session_id: "kept" });
+    const holder = await PostgresSessionStore.open(database.url, { lease_ms: LEASE_MS });
+    try {
+      await holder.claimTurn("kept", { user_message: "long turn", runner: "1@elsewhere" });
+      // The database refuses the holder's next renewal (only that one): a real failed UPDATE.
+      await store.pool.query(`
+        CREATE SEQUENCE renewals;
+        CREATE FUNCTION refuse_first_renewal() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF nextval('renewals') = 1 THEN RAISE EXCEPTION 'renewal refused by the test'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER refuse_first_renewal BEFORE UPDATE OF lease_expires_at ON turns
+          FOR EACH ROW EXECUTE FUNCTION refuse_first_renewal();`);
+      // Past two whole leases the turn is still held, for a claimer that trusts only the lease.
+      const until = Date.now() + 2 * LEASE_MS;
+      while (Date.now() < until) {
+        const refusal = await store
+          .claimTurn("kept", {
+            user_message: "too soon",
+            runner: "2@here",
+            is_runner_alive: () => false,
+          })
+          .catch((error: unknown) => error);
+        expect(refusal).toBeInstanceOf(TurnInProgressError);
+        await sleep(100);
+      }
+      const attempts = await store.pool.query("SELECT last_value FROM renewals");
+      // The refused renewal and at least one after it.
+      expect(Number(attempts.rows[0].last_value)).toBeGreaterThanOrEqual(3);
+      expect((await store.listTurns("kept")).map((turn) => turn.status)).toEqual(["running"]);
+    } finally {
+      await holder.close();
+    }
+  });
+
   it("claims racing on separate connections: the session's row lock lets exactly one win", async () => {
     await store.createSession({ title: "race", config: {}, session_id: "race" });
     const others = await Promise.all(
