@@ -1,6 +1,18 @@
 import type { ChatModel } from "../../providers/chat-model.js";
 import { createChatModel } from "../../providers/create-chat-model.js";
+import type { UpstreamTap } from "./upstream-fetch.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
+
+/** A request's two models. */
+export interface GatewayModels {
+  chat: ChatModel;
+  event: ChatModel;
+  /**
+   * The chat model again, for one call whose response's reads go to `tap` as they arrive (before
+   * the adapter reads them): an OpenAI-compatible upstream only.
+   */
+  tapped?: (tap: UpstreamTap) => ChatModel;
+}
 
 /** Distinct selections kept (a client may name any `openai:MODEL`: the cache stays bounded). */
 const MAX_ENTRIES = 64;
@@ -17,19 +29,30 @@ const MAX_ENTRIES = 64;
 export class GatewayModelCache {
   readonly #models = new Map<string, ChatModel>();
 
-  constructor(readonly fetch: typeof globalThis.fetch) {}
+  constructor(
+    readonly fetch: typeof globalThis.fetch,
+    /** The same fetch telling a tap of a response's reads (see `GatewayModels.tapped`). */
+    readonly tappedFetch?: (tap: UpstreamTap) => typeof globalThis.fetch,
+  ) {}
 
-  models(resolution: GatewayModelResolution): { chat: ChatModel; event: ChatModel } {
+  models(resolution: GatewayModelResolution): GatewayModels {
     const upstream = { env: resolution.env, fetch: this.fetch };
-    if (resolution.pass_client_key) {
-      return {
-        chat: createChatModel(resolution.chat_agent, upstream),
-        event: createChatModel(resolution.event_agent, upstream),
-      };
-    }
+    const models = resolution.pass_client_key
+      ? {
+          chat: createChatModel(resolution.chat_agent, upstream),
+          event: createChatModel(resolution.event_agent, upstream),
+        }
+      : {
+          chat: this.#model(resolution.chat_agent, upstream),
+          event: this.#model(resolution.event_agent, upstream),
+        };
+    const tappedFetch = this.tappedFetch;
+    if (tappedFetch === undefined || models.chat.provider !== "openai") return models;
     return {
-      chat: this.#model(resolution.chat_agent, upstream),
-      event: this.#model(resolution.event_agent, upstream),
+      ...models,
+      // Built per call (a warm build is about 10 µs): the tap is that call's alone.
+      tapped: (tap) =>
+        createChatModel(resolution.chat_agent, { env: resolution.env, fetch: tappedFetch(tap) }),
     };
   }
 
