@@ -60,4 +60,28 @@ describe("GatewayModelCache", () => {
     expect(rebuilt.model).toBe("model-0");
     expect(cache.size).toBe(64);
   });
+
+  it("builds the chat model afresh for a tapped call, with a fetch made for that tap", () => {
+    const taps: unknown[] = [];
+    const cache = new GatewayModelCache(neverCalled, (tap) => {
+      taps.push(tap);
+      return neverCalled;
+    });
+    const models = cache.models(resolveGatewayModel("local", labConfig, { env }));
+    const tap = { bytes: () => {} };
+    const tapped = models.tapped?.(tap);
+    expect(taps).toEqual([tap]);
+    expect(tapped).not.toBe(models.chat);
+    expect(tapped?.model).toBe(models.chat.model);
+    expect(tapped?.baseUrl).toBe(models.chat.baseUrl);
+    // Not kept: the next request's tapped model is its own.
+    expect(models.tapped?.(tap)).not.toBe(tapped);
+    expect(cache.size).toBe(1);
+    // The simulated model has no upstream to tap; without a tapped fetch there is none either.
+    expect(cache.models(resolveGatewayModel("sim", labConfig, { env })).tapped).toBeUndefined();
+    const untapped = new GatewayModelCache(neverCalled);
+    expect(
+      untapped.models(resolveGatewayModel("local", labConfig, { env })).tapped,
+    ).toBeUndefined();
+  });
 });
