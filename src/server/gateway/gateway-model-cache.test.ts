@@ -61,27 +61,38 @@ describe("GatewayModelCache", () => {
     expect(cache.size).toBe(64);
   });
 
-  it("builds the chat model afresh for a tapped call, with a fetch made for that tap", () => {
-    const taps: unknown[] = [];
-    const cache = new GatewayModelCache(neverCalled, (tap) => {
-      taps.push(tap);
+  it("lends a tapped chat model to one call at a time, and the next call gets it back", () => {
+    const named: (() => unknown)[] = [];
+    const cache = new GatewayModelCache(neverCalled, (tapOf) => {
+      named.push(tapOf);
       return neverCalled;
     });
     const models = cache.models(resolveGatewayModel("local", labConfig, { env }));
     const tap = { bytes: () => {} };
-    const tapped = models.tapped?.(tap);
-    expect(taps).toEqual([tap]);
-    expect(tapped).not.toBe(models.chat);
-    expect(tapped?.model).toBe(models.chat.model);
-    expect(tapped?.baseUrl).toBe(models.chat.baseUrl);
-    // Not kept: the next request's tapped model is its own.
-    expect(models.tapped?.(tap)).not.toBe(tapped);
+    const other = { bytes: () => {} };
+    const first = models.lend?.(tap);
+    const second = models.lend?.(other);
+    // Two calls at once: two adapters, each naming its own call's tap; neither is the shared one.
+    expect(named.length).toBe(2);
+    expect(first?.model).not.toBe(models.chat);
+    expect(second?.model).not.toBe(first?.model);
+    expect(first?.model.model).toBe(models.chat.model);
+    expect(first?.model.baseUrl).toBe(models.chat.baseUrl);
+    expect(named.map((tapOf) => tapOf())).toEqual([tap, other]);
+    first?.release();
+    first?.release();
+    expect(named[0]?.()).toBeNull();
+    // Given back: the next call (of any request for this upstream) gets it, with its own tap.
+    const again = cache.models(resolveGatewayModel("local", labConfig, { env })).lend?.(tap);
+    expect(again?.model).toBe(first?.model);
+    expect(named.length).toBe(2);
+    expect(named[0]?.()).toBe(tap);
     expect(cache.size).toBe(1);
-    // The simulated model has no upstream to tap; without a tapped fetch there is none either.
-    expect(cache.models(resolveGatewayModel("sim", labConfig, { env })).tapped).toBeUndefined();
+    // A client's own key: built for the call, never kept. No upstream to tap: none to lend.
+    const byok = resolveGatewayModel("byok", labConfig, { env, client_key: "sk-client-000000000" });
+    expect(cache.models(byok).lend?.(tap).model).not.toBe(cache.models(byok).lend?.(tap).model);
+    expect(cache.models(resolveGatewayModel("sim", labConfig, { env })).lend).toBeUndefined();
     const untapped = new GatewayModelCache(neverCalled);
-    expect(
-      untapped.models(resolveGatewayModel("local", labConfig, { env })).tapped,
-    ).toBeUndefined();
+    expect(untapped.models(resolveGatewayModel("local", labConfig, { env })).lend).toBeUndefined();
   });
 });

@@ -13,6 +13,7 @@ import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
+import type { LentModel } from "./gateway-model-cache.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import type { UpstreamTap } from "./upstream-fetch.js";
@@ -35,7 +36,7 @@ export interface GatewayTurnSetup {
    * Pass-through: the chat model for the turn's first call, telling `tap` of each read of the
    * upstream's answer as it arrives, so the client's first bytes do not wait for the adapter.
    */
-  tapped_chat_model?: (tap: UpstreamTap) => ChatModel;
+  lend_chat_model?: (tap: UpstreamTap) => LentModel;
   event_model: ChatModel;
   models: ModelProvider;
   tools: readonly RequestTool[];
@@ -357,14 +358,16 @@ export class GatewayTurn {
       if (segment.forwardsBytes) segment.bytes(piece);
     };
     // Tapped, the bytes go to the client as they arrive, not once the adapter has read them.
-    const tapped = setup.tapped_chat_model?.({ bytes: forward });
+    const lent = setup.lend_chat_model?.({ bytes: forward });
     return new EarlyCall(
-      tapped ?? setup.chat_model,
+      lent?.model ?? setup.chat_model,
       { messages: [{ role: "user", content: setup.message, tool_calls: [] }] },
       {
         raw_body: body,
         signal: this.#controller.signal,
-        bytes: tapped === undefined ? forward : () => {},
+        bytes: lent === undefined ? forward : () => {},
+        // Over (ended, failed or stopped): the adapter goes back for another call.
+        settled: () => lent?.release(),
         toolCall: (id) => this.#handedOut.add(id),
         ended: () => this.#endForwarding(segment),
       },
