@@ -11,7 +11,8 @@ import https from "node:https";
  * client that disconnects closes the upstream connection). Connections are kept alive, as fetch
  * keeps them. Redirects are not followed (an OpenAI endpoint does not redirect a POST): a 3xx
  * reaches the adapter as the endpoint's error status. No `Accept-Encoding` is sent, so the bytes
- * come uncompressed and pass through as the endpoint wrote them.
+ * come uncompressed and pass through as the endpoint wrote them. A tapped fetch (pass-through's
+ * first call) also hands each read of a 2xx body to a tap the moment it arrives.
  */
 const agents = {
   "http:": new http.Agent({ keepAlive: true }),
