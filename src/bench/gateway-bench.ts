@@ -36,9 +36,15 @@ interface LabProcess {
   stop(): void;
 }
 
-/** The floor: a bare node:http proxy in its own process (bare-proxy-server.ts). */
-function startBareProxy(upstreamUrl: string): Promise<{ url: string; stop(): void }> {
-  const script = fileURLToPath(new URL("./bare-proxy-server.js", import.meta.url));
+/**
+ * A floor in its own process: the bare node:http proxy (bare-proxy-server.ts) or the TCP relay
+ * (gateway-tcp-relay.ts).
+ */
+function startBareProxy(
+  upstreamUrl: string,
+  file = "./bare-proxy-server.js",
+): Promise<{ url: string; stop(): void }> {
+  const script = fileURLToPath(new URL(file, import.meta.url));
   const child = fork(script, [upstreamUrl], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
@@ -112,13 +118,17 @@ export async function runGatewayBench(): Promise<Figure[]> {
   );
   const upstream = await startStreamServer();
   const proxy = await startBareProxy(upstream.baseUrl);
+  const relay = await startBareProxy(upstream.baseUrl, "./gateway-tcp-relay.js");
   const figures: Figure[] = [];
   try {
     for (const payloads of ["off", "auto"] as const) {
-      figures.push(...(await measure(upstream.baseUrl, proxy.url, payloads)));
+      figures.push(
+        ...(await measure(upstream.baseUrl, { proxy: proxy.url, relay: relay.url }, payloads)),
+      );
     }
   } finally {
     proxy.stop();
+    relay.stop();
     upstream.child.stdin?.end();
     upstream.child.kill();
   }
@@ -128,7 +138,7 @@ export async function runGatewayBench(): Promise<Figure[]> {
 
 async function measure(
   upstreamUrl: string,
-  proxyUrl: string,
+  floors: { proxy: string; relay: string },
   payloads: "auto" | "off",
 ): Promise<Figure[]> {
   const lab = await startLab(upstreamUrl, payloads);
@@ -141,16 +151,19 @@ async function measure(
     maxRetries: 0,
     defaultHeaders: { "X-Agent-Lab-Session": `bench-${payloads}` },
   });
-  const proxied = new OpenAI({ baseURL: proxyUrl, apiKey: "bench", maxRetries: 0 });
-  const sides: Record<"direct" | "gateway" | "proxy", Side> = {
+  const proxied = new OpenAI({ baseURL: floors.proxy, apiKey: "bench", maxRetries: 0 });
+  const relayed = new OpenAI({ baseURL: floors.relay, apiKey: "bench", maxRetries: 0 });
+  const sides: Record<"direct" | "gateway" | "proxy" | "relay", Side> = {
     direct: { long: [], short: [], ttfts: [], deltas: 0 },
     gateway: { long: [], short: [], ttfts: [], deltas: 0 },
     proxy: { long: [], short: [], ttfts: [], deltas: 0 },
+    relay: { long: [], short: [], ttfts: [], deltas: 0 },
   };
-  const runners: ["direct" | "gateway" | "proxy", (length: StreamLength) => Promise<Run>][] = [
+  const runners: [keyof typeof sides, (length: StreamLength) => Promise<Run>][] = [
     ["direct", (length) => stream(direct, "bench-model", length, null)],
     ["gateway", (length) => stream(gateway, "bench", length, lab)],
     ["proxy", (length) => stream(proxied, "bench-model", length, null)],
+    ["relay", (length) => stream(relayed, "bench-model", length, null)],
   ];
   try {
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -171,10 +184,11 @@ async function measure(
   } finally {
     lab.stop();
   }
-  const { direct: alone, gateway: through, proxy } = sides;
+  const { direct: alone, gateway: through, proxy, relay } = sides;
   const chunkRatio = cpuPerChunk(through) / cpuPerChunk(alone);
   const addedTtft = median(through.ttfts) - median(alone.ttfts);
   const proxyAddedTtft = median(proxy.ttfts) - median(alone.ttfts);
+  const relayAddedTtft = median(relay.ttfts) - median(alone.ttfts);
   const callAdded = median(through.short) - median(alone.short);
   const kept = payloads === "off" ? "payloads not kept" : "payloads kept (auto, local upstream)";
   console.log(`\n  ${kept}`);
@@ -186,6 +200,9 @@ async function measure(
   );
   console.log(
     `    bare node:http proxy (records nothing; the floor of any gateway)  TTFT ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), deltas ${proxy.deltas}`,
+  );
+  console.log(
+    `    TCP relay (parses no HTTP; the cost of one more local hop)  TTFT ${median(relay.ttfts).toFixed(2)} ms (+${relayAddedTtft.toFixed(2)} ms), deltas ${relay.deltas}`,
   );
   return [
     {
@@ -199,7 +216,7 @@ async function measure(
     {
       name: `gateway added time to first token (${kept})`,
       value: `${median(through.ttfts).toFixed(2)} ms (+${addedTtft.toFixed(2)} ms)`,
-      baseline: `${median(alone.ttfts).toFixed(2)} ms (openai client, directly); through a bare node:http proxy ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms)`,
+      baseline: `${median(alone.ttfts).toFixed(2)} ms (openai client, directly); through a bare node:http proxy ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), a TCP relay ${median(relay.ttfts).toFixed(2)} ms (+${relayAddedTtft.toFixed(2)} ms)`,
       ratio: median(through.ttfts) / median(alone.ttfts),
       target: "<= 1 ms added",
       met: addedTtft <= 1,

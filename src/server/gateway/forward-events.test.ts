@@ -181,6 +181,31 @@ describe("ForwardEvents: property over recorded streams", () => {
   });
 });
 
+describe("ForwardEvents.pushInto", () => {
+  it("appends the same bytes as push to what the caller has, for any split", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...streams),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (stream, rawOffsets) => {
+          const input = encoder.encode(stream.events.map((event) => event.text).join(""));
+          const pieces = splitAt(
+            input,
+            rawOffsets.map((offset) => offset % (input.length + 1)),
+          );
+          const viaPush = run(pieces, false).output;
+          const forwarder = new ForwardEvents({ client_include_usage: false });
+          const out: Uint8Array[] = [Uint8Array.of(0x21)];
+          for (const piece of pieces) forwarder.pushInto(piece, out);
+          out.push(forwarder.end());
+          expect(concat(out)).toBe(`!${concat(viaPush)}`);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("ForwardEvents: what is held and when", () => {
   const usageEvent = `data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":${USAGE}}`;
   const textEvent = 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}]}';

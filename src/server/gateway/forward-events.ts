@@ -77,8 +77,71 @@ export class ForwardEvents {
   push(piece: Uint8Array | string): Uint8Array {
     const bytes = typeof piece === "string" ? ENCODER.encode(piece) : piece;
     if (!this.#filter || bytes.length === 0) return bytes;
-
     const out: Uint8Array[] = [];
+    this.pushInto(bytes, out);
+    return join(out);
+  }
+
+  /**
+   * As `push`, but the bytes to write are appended to `out` as they are (views and held pieces),
+   * not joined into one copy: the caller writes them in a row.
+   */
+  pushInto(piece: Uint8Array | string, out: Uint8Array[]): void {
+    const bytes = typeof piece === "string" ? ENCODER.encode(piece) : piece;
+    if (bytes.length === 0) return;
+    if (!this.#filter) {
+      out.push(bytes);
+      return;
+    }
+    // Almost every upstream ends its lines with LF alone: its events are found with the native
+    // search for LF, and one look at all of them says whether any could be the usage-only event,
+    // rather than a scan of every byte in JS and a decode and a test per event.
+    if (this.#pendingLf === null && !this.#afterCr && bytes.indexOf(CR) === -1) {
+      if (this.#pushLfOnly(bytes, out)) return;
+    }
+    this.#scan(bytes, out);
+  }
+
+  /**
+   * A piece without CR (after a piece that did not end inside a CRLF): false, with nothing
+   * changed, when one of its events may be the usage-only event (the byte scan decides).
+   */
+  #pushLfOnly(bytes: Uint8Array, out: Uint8Array[]): boolean {
+    const length = bytes.length;
+    // Just past the piece's last blank line: an LF that starts a line ends an event.
+    let lastEnd = 0;
+    for (
+      let at = bytes.lastIndexOf(LF);
+      at !== -1;
+      at = at === 0 ? -1 : bytes.lastIndexOf(LF, at - 1)
+    ) {
+      if (at === 0 ? this.#lineStart : bytes[at - 1] === LF) {
+        lastEnd = at + 1;
+        break;
+      }
+    }
+    const held = this.#held;
+    if (lastEnd > 0) {
+      // Latin-1 keeps one character per byte: the ASCII pattern is found wherever it is, and a
+      // character split between pieces cannot hide it.
+      let text = "";
+      for (const piece of held) text += latin1(piece, piece.length);
+      text += latin1(bytes, lastEnd);
+      if (EMPTY_CHOICES.test(text)) return false;
+      // No event that ends here is the usage-only one: they all go, as they came.
+      if (held.length > 0) {
+        out.push(...held);
+        this.#held = [];
+      }
+      out.push(lastEnd === length ? bytes : bytes.subarray(0, lastEnd));
+    }
+    if (lastEnd < length) this.#held.push(bytes.slice(lastEnd));
+    this.#lineStart = bytes[length - 1] === LF;
+    return true;
+  }
+
+  /** Every byte looked at: any line endings, and the piece that holds a usage-only event. */
+  #scan(bytes: Uint8Array, out: Uint8Array[]): void {
     let index = 0;
     /** Where the run of kept bytes not yet put in `out` starts. */
     let keptFrom = 0;
@@ -144,7 +207,6 @@ export class ForwardEvents {
 
     if (eventStart > keptFrom) out.push(bytes.subarray(keptFrom, eventStart));
     if (eventStart < bytes.length) this.#held.push(bytes.slice(eventStart));
-    return join(out);
   }
 
   /**
@@ -201,6 +263,11 @@ function eventData(event: string): string | null {
     data = data === null ? value : `${data}\n${value}`;
   }
   return data;
+}
+
+/** The first `end` bytes as a Latin-1 string (one character per byte). */
+function latin1(bytes: Uint8Array, end: number): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, end).toString("latin1");
 }
 
 function join(parts: readonly Uint8Array[]): Uint8Array {

@@ -97,6 +97,8 @@ export class EarlyCall {
       ended: () => void;
       /** A tool call's id, as soon as the upstream wrote the whole call. */
       toolCall: (id: string) => void;
+      /** The call is over, however it ended: the model reads no more of it. */
+      settled?: () => void;
     },
   ) {
     const stop = () => this.#controller.abort(options.signal.reason);
@@ -122,6 +124,7 @@ export class EarlyCall {
       capture,
       signal: this.#controller.signal,
     }).then(() => {
+      options.settled?.();
       if (this.#error === null) options.ended();
     });
   }

@@ -10,9 +10,9 @@ import {
   type GatewaySessionMark,
 } from "../../domain/gateway.js";
 import { modeOf } from "../../domain/session-config.js";
-import type { ChatModel } from "../../providers/chat-model.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
+import type { GatewayModels } from "./gateway-model-cache.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import { GatewayTurn } from "./gateway-turn.js";
 import { classifyRequest, previousAnswerOf, systemPromptOf } from "./request-messages.js";
@@ -22,7 +22,7 @@ import type { GatewayModelResolution } from "./upstream-resolution.js";
 /** What a request's `model` (and the mode header) resolved to, and how to build its models. */
 export type ResolvedGatewayModel = GatewayModelResolution & {
   /** Builds the two models (a per-request key, for pass_client_key, lives only in these). */
-  build(): { chat: ChatModel; event: ChatModel };
+  build(): GatewayModels;
 };
 
 export interface GatewayRequestContext {
@@ -109,7 +109,7 @@ export class GatewaySessions {
     if (existing !== null && modeOf(existing.config) !== resolved.mode) {
       throw new SessionModeMismatchError(modeOf(existing.config), resolved.mode);
     }
-    const { chat, event } = resolved.build();
+    const { chat, event, lend } = resolved.build();
     const mark: GatewaySessionMark = {
       requested_model: body.model,
       upstream: resolved.upstream,
@@ -138,6 +138,7 @@ export class GatewaySessions {
         },
         message: kind.message,
         chat_model: chat,
+        ...(lend === undefined ? {} : { lend_chat_model: lend }),
         event_model: event,
         models: this.#models,
         tools: body.tools ?? [],

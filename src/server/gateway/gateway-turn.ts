@@ -13,8 +13,10 @@ import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
+import type { LentModel } from "./gateway-model-cache.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment } from "./gateway-segment.js";
+import type { UpstreamTap } from "./upstream-fetch.js";
 
 /**
  * One turn of a gateway session, run by the lab's own runtime (runTurn), so it is recorded exactly
@@ -30,6 +32,11 @@ export interface GatewayTurnSetup {
   config: LabSessionConfigInput;
   message: string;
   chat_model: ChatModel;
+  /**
+   * Pass-through: the chat model for the turn's first call, telling `tap` of each read of the
+   * upstream's answer as it arrives, so the client's first bytes do not wait for the adapter.
+   */
+  lend_chat_model?: (tap: UpstreamTap) => LentModel;
   event_model: ChatModel;
   models: ModelProvider;
   tools: readonly RequestTool[];
@@ -347,15 +354,20 @@ export class GatewayTurn {
   #startEarly(setup: GatewayTurnSetup, body: Record<string, unknown>): EarlyCall {
     // The call answers this request: its bytes go to this segment, whatever comes next.
     const segment = this.#segment;
+    const forward = (piece: Uint8Array) => {
+      if (segment.forwardsBytes) segment.bytes(piece);
+    };
+    // Tapped, the bytes go to the client as they arrive, not once the adapter has read them.
+    const lent = setup.lend_chat_model?.({ bytes: forward });
     return new EarlyCall(
-      setup.chat_model,
+      lent?.model ?? setup.chat_model,
       { messages: [{ role: "user", content: setup.message, tool_calls: [] }] },
       {
         raw_body: body,
         signal: this.#controller.signal,
-        bytes: (piece) => {
-          if (segment.forwardsBytes) segment.bytes(piece);
-        },
+        bytes: lent === undefined ? forward : () => {},
+        // Over (ended, failed or stopped): the adapter goes back for another call.
+        settled: () => lent?.release(),
         toolCall: (id) => this.#handedOut.add(id),
         ended: () => this.#endForwarding(segment),
       },

@@ -127,14 +127,18 @@ export class HttpSegment implements GatewaySegment {
 
   bytes(piece: Uint8Array): void {
     if (this.#ended || this.#forward === null) return;
+    const out: Uint8Array[] = [];
     if (!this.#started && piece.length > FIRST_WRITE_BYTES) {
       // A fast upstream's first read holds many events: the first few go out (with the head)
       // before the rest is scanned and sent, and the client, which parses a whole read before it
       // sees the head, gets a small one first.
-      this.#write(this.#forward.push(piece.subarray(0, FIRST_WRITE_BYTES)));
+      this.#forward.pushInto(piece.subarray(0, FIRST_WRITE_BYTES), out);
+      this.#writeAll(out);
+      out.length = 0;
       piece = piece.subarray(FIRST_WRITE_BYTES);
     }
-    this.#write(this.#forward.push(piece));
+    this.#forward.pushInto(piece, out);
+    this.#writeAll(out);
   }
 
   endBytes(): void {
@@ -232,27 +236,40 @@ export class HttpSegment implements GatewaySegment {
   }
 
   #write(data: Uint8Array | string): void {
-    const bytes = typeof data === "string" ? ENCODER.encode(data) : data;
-    if (bytes.length === 0) return;
-    this.#start();
-    // A view of the adapter's buffer is copied: the reader may reuse it once we return.
-    const piece = typeof data === "string" ? bytes : bytes.slice();
+    if (typeof data === "string") this.#writeAll([ENCODER.encode(data)], true);
+    else this.#writeAll([data], false);
+  }
+
+  /**
+   * The pieces in a row, sent together (pass-through hands a read's events as a few views);
+   * `owned` when they are the segment's own bytes, not views of the adapter's buffers.
+   */
+  #writeAll(pieces: readonly Uint8Array[], owned = false): void {
+    let wrote = false;
+    for (const bytes of pieces) {
+      if (bytes.length === 0) continue;
+      this.#start();
+      // A view of the adapter's buffer is copied: the reader may reuse it once we return.
+      const piece = owned ? bytes : bytes.slice();
+      if (this.#outgoing !== null) {
+        if (!this.#outgoing.destroyed) this.#outgoing.write(piece);
+      } else this.#controller?.enqueue(piece);
+      wrote = true;
+      this.#tail = (this.#tail + String.fromCharCode(...piece.subarray(-2))).slice(-2);
+      this.#sentBytes += piece.length;
+      if (this.#sentBytes <= MAX_REPLAY_BYTES) this.#sent.push(piece);
+      else this.#sent = [];
+    }
     const outgoing = this.#outgoing;
-    if (outgoing !== null) {
-      if (!outgoing.destroyed) {
-        outgoing.write(piece);
-        // Node corks the socket for a write and uncorks it on the next tick, which waits for
-        // every promise job queued meanwhile: the adapter decoding the rest of the read (a fast
-        // upstream's first read holds hundreds of events), milliseconds before the client gets
-        // its first token. The bytes go now.
-        const socket = outgoing.socket;
-        if (socket !== null && socket.writableCorked > 0) socket.uncork();
-      }
-    } else this.#controller?.enqueue(piece);
-    this.#tail = (this.#tail + String.fromCharCode(...piece.subarray(-2))).slice(-2);
-    this.#sentBytes += piece.length;
-    if (this.#sentBytes <= MAX_REPLAY_BYTES) this.#sent.push(piece);
-    else this.#sent = [];
+    if (!wrote || outgoing === null || outgoing.destroyed) return;
+    const socket = outgoing.socket;
+    if (socket !== null && socket.writableCorked > 0) {
+      // Node corks the socket for a response's writes and uncorks it on the next tick, which
+      // waits for every promise job queued meanwhile: the adapter decoding the rest of the read
+      // (a fast upstream's first read holds hundreds of events), milliseconds before the client
+      // gets its first token. The bytes go now, the pieces of one read together.
+      socket.uncork();
+    }
   }
 
   #start(): void {

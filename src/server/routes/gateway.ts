@@ -8,7 +8,7 @@ import { GatewayModelCache } from "../gateway/gateway-model-cache.js";
 import { HttpSegment } from "../gateway/http-segment.js";
 import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
 import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
-import { upstreamFetch } from "../gateway/upstream-fetch.js";
+import { tappedUpstreamFetch, upstreamFetch } from "../gateway/upstream-fetch.js";
 import { resolveGatewayModel } from "../gateway/upstream-resolution.js";
 import { readJsonBody } from "../request-body.js";
 import { gatewayClientKey, responseHeaders } from "../security.js";
@@ -25,7 +25,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
   void headers.then((value) => {
     knownHeaders = value;
   });
-  const models = new GatewayModelCache(upstreamFetch);
+  const models = new GatewayModelCache(upstreamFetch, tappedUpstreamFetch);
   app.post("/v1/chat/completions", async (c) => {
     try {
       const raw = await readJsonBody(c, z.record(z.string(), z.unknown()), deps.maxBodyBytes);

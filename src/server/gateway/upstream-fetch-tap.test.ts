@@ -1,0 +1,112 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tappedUpstreamFetch, upstreamFetch } from "./upstream-fetch.js";
+
+/** An upstream that answers by path: a stream in three writes, a 429, a body cut short. */
+const server = createServer((request, response) => {
+  request.resume();
+  request.on("end", () => {
+    if (request.url === "/limited") {
+      response.writeHead(429, { "content-type": "application/json" });
+      response.end('{"error":{"message":"slow down"}}');
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    response.write("data: one\n\n");
+    setImmediate(() => {
+      response.write("data: two\n\n");
+      if (request.url === "/cut") {
+        setImmediate(() => response.socket?.destroy());
+        return;
+      }
+      setImmediate(() => response.end("data: [DONE]\n\n"));
+    });
+  });
+});
+let base = "";
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => server.close());
+
+const decoder = new TextDecoder();
+
+async function readAll(response: Response): Promise<string> {
+  let text = "";
+  for await (const piece of response.body ?? []) text += decoder.decode(piece, { stream: true });
+  return text;
+}
+
+function tapInto(heard: string[]) {
+  const tap = { bytes: (piece: Uint8Array) => heard.push(decoder.decode(piece)) };
+  return tappedUpstreamFetch(() => tap);
+}
+
+describe("tappedUpstreamFetch", () => {
+  it("tells the tap of every read of a 2xx body, and the body still gives every byte", async () => {
+    const heard: string[] = [];
+    const response = await tapInto(heard)(`${base}/stream`, { method: "POST", body: "{}" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const body = await readAll(response);
+    expect(body).toBe("data: one\n\ndata: two\n\ndata: [DONE]\n\n");
+    expect(heard.join("")).toBe(body);
+  });
+
+  it("tells it nothing of an error status, whose body the caller reads as before", async () => {
+    const heard: string[] = [];
+    const response = await tapInto(heard)(`${base}/limited`, { method: "POST", body: "{}" });
+    expect(response.status).toBe(429);
+    expect(await response.text()).toBe('{"error":{"message":"slow down"}}');
+    expect(heard).toEqual([]);
+  });
+
+  it("fails the body read of a connection lost mid-body, after the tap heard what came", async () => {
+    const heard: string[] = [];
+    const response = await tapInto(heard)(`${base}/cut`, { method: "POST", body: "{}" });
+    await expect(readAll(response)).rejects.toThrow("terminated");
+    expect(heard.join("")).toBe("data: one\n\ndata: two\n\n");
+  });
+
+  it("tells the tap named when the request was sent, and none when none is named", async () => {
+    const first: string[] = [];
+    const second: string[] = [];
+    let current: { bytes(piece: Uint8Array): void } | null = {
+      bytes: (piece) => first.push(decoder.decode(piece)),
+    };
+    const tapped = tappedUpstreamFetch(() => current);
+    const response = await tapped(`${base}/stream`, { method: "POST", body: "{}" });
+    // Another tap named now does not take over a response already under way.
+    current = { bytes: (piece) => second.push(decoder.decode(piece)) };
+    expect(await readAll(response)).toBe(first.join(""));
+    expect(second).toEqual([]);
+    current = null;
+    const plain = await tapped(`${base}/stream`, { method: "POST", body: "{}" });
+    expect(await readAll(plain)).toBe("data: one\n\ndata: two\n\ndata: [DONE]\n\n");
+    expect(second).toEqual([]);
+  });
+
+  it("is the plain fetch without a tap: same bytes, same failure", async () => {
+    const response = await upstreamFetch(`${base}/stream`, { method: "POST", body: "{}" });
+    expect(await readAll(response)).toBe("data: one\n\ndata: two\n\ndata: [DONE]\n\n");
+    const cut = await upstreamFetch(`${base}/cut`, { method: "POST", body: "{}" });
+    await expect(readAll(cut)).rejects.toThrow("terminated");
+  });
+
+  it("stops the call when aborted mid-body: the read fails with the abort's reason", async () => {
+    const heard: string[] = [];
+    const controller = new AbortController();
+    const response = await tapInto(heard)(`${base}/stream`, {
+      method: "POST",
+      body: "{}",
+      signal: controller.signal,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(decoder.decode((await reader.read()).value)).toBe("data: one\n\n");
+    controller.abort(new Error("the client left"));
+    await expect(reader.read()).rejects.toThrow("the client left");
+  });
+});
