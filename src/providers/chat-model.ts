@@ -118,6 +118,11 @@ export interface StreamOptions {
    * endpoint reports none. The sim ignores it: it has no wire, and answers from `request.messages`.
    */
   raw_body?: Readonly<Record<string, unknown>>;
+  /**
+   * Pass-through (the gateway): the fetch of this call only, instead of the model's own (one that
+   * hands the response's reads to the client as they arrive). The sim has no wire and ignores it.
+   */
+  fetch?: typeof globalThis.fetch;
 }
 
 export interface ChatModel {

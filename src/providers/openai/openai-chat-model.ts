@@ -105,7 +105,7 @@ export class OpenAIChatModel implements ChatModel {
         let outcome: AttemptOutcome;
         try {
           outcome = await sendAttempt({
-            fetch: this.#fetch,
+            fetch: options.fetch ?? this.#fetch,
             url: `${this.baseUrl}/chat/completions`,
             base_url: this.baseUrl,
             headers: this.#headers(),

@@ -61,38 +61,27 @@ describe("GatewayModelCache", () => {
     expect(cache.size).toBe(64);
   });
 
-  it("lends a tapped chat model to one call at a time, and the next call gets it back", () => {
-    const named: (() => unknown)[] = [];
-    const cache = new GatewayModelCache(neverCalled, (tapOf) => {
-      named.push(tapOf);
+  it("offers a tapped fetch for an OpenAI-compatible chat upstream only, its adapter shared", () => {
+    const tapsMade: unknown[] = [];
+    const cache = new GatewayModelCache(neverCalled, (tap) => {
+      tapsMade.push(tap);
       return neverCalled;
     });
     const models = cache.models(resolveGatewayModel("local", labConfig, { env }));
     const tap = { bytes: () => {} };
-    const other = { bytes: () => {} };
-    const first = models.lend?.(tap);
-    const second = models.lend?.(other);
-    // Two calls at once: two adapters, each naming its own call's tap; neither is the shared one.
-    expect(named.length).toBe(2);
-    expect(first?.model).not.toBe(models.chat);
-    expect(second?.model).not.toBe(first?.model);
-    expect(first?.model.model).toBe(models.chat.model);
-    expect(first?.model.baseUrl).toBe(models.chat.baseUrl);
-    expect(named.map((tapOf) => tapOf())).toEqual([tap, other]);
-    first?.release();
-    first?.release();
-    expect(named[0]?.()).toBeNull();
-    // Given back: the next call (of any request for this upstream) gets it, with its own tap.
-    const again = cache.models(resolveGatewayModel("local", labConfig, { env })).lend?.(tap);
-    expect(again?.model).toBe(first?.model);
-    expect(named.length).toBe(2);
-    expect(named[0]?.()).toBe(tap);
-    expect(cache.size).toBe(1);
-    // A client's own key: built for the call, never kept. No upstream to tap: none to lend.
+    expect(models.tappedFetch?.(tap)).toBe(neverCalled);
+    expect(tapsMade).toEqual([tap]);
+    // The adapter stays the shared one: the tap goes with the call (StreamOptions.fetch).
+    expect(cache.models(resolveGatewayModel("local", labConfig, { env })).chat).toBe(models.chat);
     const byok = resolveGatewayModel("byok", labConfig, { env, client_key: "sk-client-000000000" });
-    expect(cache.models(byok).lend?.(tap).model).not.toBe(cache.models(byok).lend?.(tap).model);
-    expect(cache.models(resolveGatewayModel("sim", labConfig, { env })).lend).toBeUndefined();
+    expect(cache.models(byok).tappedFetch).toBeDefined();
+    // No wire to tap: the sim.
+    expect(
+      cache.models(resolveGatewayModel("sim", labConfig, { env })).tappedFetch,
+    ).toBeUndefined();
     const untapped = new GatewayModelCache(neverCalled);
-    expect(untapped.models(resolveGatewayModel("local", labConfig, { env })).lend).toBeUndefined();
+    expect(
+      untapped.models(resolveGatewayModel("local", labConfig, { env })).tappedFetch,
+    ).toBeUndefined();
   });
 });

@@ -97,8 +97,8 @@ export class EarlyCall {
       ended: () => void;
       /** A tool call's id, as soon as the upstream wrote the whole call. */
       toolCall: (id: string) => void;
-      /** The call is over, however it ended: the model reads no more of it. */
-      settled?: () => void;
+      /** This call's own fetch (StreamOptions.fetch). */
+      fetch?: typeof globalThis.fetch;
     },
   ) {
     const stop = () => this.#controller.abort(options.signal.reason);
@@ -123,8 +123,8 @@ export class EarlyCall {
       raw_body: options.raw_body,
       capture,
       signal: this.#controller.signal,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     }).then(() => {
-      options.settled?.();
       if (this.#error === null) options.ended();
     });
   }

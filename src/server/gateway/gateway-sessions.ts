@@ -109,7 +109,7 @@ export class GatewaySessions {
     if (existing !== null && modeOf(existing.config) !== resolved.mode) {
       throw new SessionModeMismatchError(modeOf(existing.config), resolved.mode);
     }
-    const { chat, event, lend } = resolved.build();
+    const { chat, event, tappedFetch } = resolved.build();
     const mark: GatewaySessionMark = {
       requested_model: body.model,
       upstream: resolved.upstream,
@@ -138,7 +138,7 @@ export class GatewaySessions {
         },
         message: kind.message,
         chat_model: chat,
-        ...(lend === undefined ? {} : { lend_chat_model: lend }),
+        ...(tappedFetch === undefined ? {} : { tapped_fetch: tappedFetch }),
         event_model: event,
         models: this.#models,
         tools: body.tools ?? [],

@@ -13,7 +13,6 @@ import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
-import type { LentModel } from "./gateway-model-cache.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import type { UpstreamTap } from "./upstream-fetch.js";
@@ -33,10 +32,10 @@ export interface GatewayTurnSetup {
   message: string;
   chat_model: ChatModel;
   /**
-   * Pass-through: the chat model for the turn's first call, telling `tap` of each read of the
+   * Pass-through: a fetch for the turn's first call that tells `tap` of each read of the
    * upstream's answer as it arrives, so the client's first bytes do not wait for the adapter.
    */
-  lend_chat_model?: (tap: UpstreamTap) => LentModel;
+  tapped_fetch?: (tap: UpstreamTap) => typeof globalThis.fetch;
   event_model: ChatModel;
   models: ModelProvider;
   tools: readonly RequestTool[];
@@ -358,16 +357,15 @@ export class GatewayTurn {
       if (segment.forwardsBytes) segment.bytes(piece);
     };
     // Tapped, the bytes go to the client as they arrive, not once the adapter has read them.
-    const lent = setup.lend_chat_model?.({ bytes: forward });
+    const fetch = setup.tapped_fetch?.({ bytes: forward });
     return new EarlyCall(
-      lent?.model ?? setup.chat_model,
+      setup.chat_model,
       { messages: [{ role: "user", content: setup.message, tool_calls: [] }] },
       {
         raw_body: body,
         signal: this.#controller.signal,
-        bytes: lent === undefined ? forward : () => {},
-        // Over (ended, failed or stopped): the adapter goes back for another call.
-        settled: () => lent?.release(),
+        bytes: fetch === undefined ? forward : () => {},
+        ...(fetch === undefined ? {} : { fetch }),
         toolCall: (id) => this.#handedOut.add(id),
         ended: () => this.#endForwarding(segment),
       },

@@ -116,12 +116,9 @@ export interface UpstreamTap {
 
 export const upstreamFetch: typeof globalThis.fetch = (input, init) => send(input, init, null);
 
-/**
- * The same fetch, telling a tap of each read of a 2xx response's body as it arrives: the tap
- * `tapOf` names when the request is sent (none: a plain call), that request's for good.
- */
-export function tappedUpstreamFetch(tapOf: () => UpstreamTap | null): typeof globalThis.fetch {
-  return (input, init) => send(input, init, tapOf());
+/** The same fetch, telling `tap` of each read of a 2xx response's body as it arrives. */
+export function tappedUpstreamFetch(tap: UpstreamTap): typeof globalThis.fetch {
+  return (input, init) => send(input, init, tap);
 }
 
 function send(
