@@ -143,6 +143,8 @@ async function driveTurn(
   const { turn_index } = claim;
   // This process's last turn of the session, when nothing was written since (history-cache.ts).
   const kept = takeHistory(store, sessionId, { ...claim, updated_at });
+  // Handed over once (the cache let go of it): extended in place, not copied, at any length.
+  kept?.push({ role: "user", content: message, tool_calls: [] });
   const startedAt = performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();
@@ -150,7 +152,7 @@ async function driveTurn(
   try {
     await runClaimedTurn(options, abort, emit, {
       records,
-      kept: kept === null ? null : [...kept, { role: "user", content: message, tool_calls: [] }],
+      kept,
       sessionId,
       turn_index,
       startedAt,
