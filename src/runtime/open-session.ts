@@ -36,7 +36,8 @@ export async function openSession<Prepared>(
   const { store } = options;
   const requested =
     options.config === undefined ? undefined : parseSessionConfig(options.config, "config");
-  const title = options.title ?? titleFrom(options.message);
+  // Only a new session needs a title: an existing one's turns do not compute it.
+  const title = () => options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
     const existing = await store.getSession(options.session_id);
     if (existing) {
@@ -54,7 +55,7 @@ export async function openSession<Prepared>(
     // Two turns may start the same new session at once and both see it missing: ensureSession
     // creates it or, when the other turn just did, only checks the mode, leaving the refusal to
     // the turn lock. The stored config is then the one used.
-    await store.ensureSession(options.session_id, { title, config });
+    await store.ensureSession(options.session_id, { title: title(), config });
     const stored = await store.getSession(options.session_id);
     if (stored === null) throw new SessionNotFoundError(options.session_id);
     const storedConfig = parseSessionConfig(stored.config, `session ${stored.id} config`);
@@ -69,7 +70,7 @@ export async function openSession<Prepared>(
   }
   const config = requested ?? LabSessionConfig.parse({});
   const prepared = await prepare(config);
-  const sessionId = await store.createSession({ title, config });
+  const sessionId = await store.createSession({ title: title(), config });
   return { sessionId, config, prepared, updated_at: null };
 }
 

@@ -239,6 +239,13 @@ describe.each(MODES)("runTurn isolation, %s", (mode) => {
     const empty = await collectTurn({ store: lab.store, session_id: "x", message: "  " });
     expect(empty.error).toBeInstanceOf(InvalidInputError);
     expect((empty.error as Error).message).toBe("message: the message is empty");
+    const notText = await collectTurn({
+      store: lab.store,
+      session_id: "x",
+      message: 42 as unknown as string,
+    });
+    expect(notText.error).toBeInstanceOf(InvalidInputError);
+    expect((notText.error as Error).message).toMatch(/^message: .*expected string/);
     const other = mode === "dual_agent" ? "chat_agent_tools" : "dual_agent";
     await completedTurn({
       store: lab.store,
@@ -256,6 +263,20 @@ describe.each(MODES)("runTurn isolation, %s", (mode) => {
     expect(lab.store.listSessions().map((session) => session.id)).toEqual(["locked"]);
     expect(lab.store.listTurns("locked")).toHaveLength(1);
     expect(lab.store.getSession("locked")?.tool_invocation_mode).toBe(mode);
+  });
+
+  it("12. the message is stored and answered trimmed, as the schema reads it", async () => {
+    await completedTurn({
+      store: lab.store,
+      session_id: "trimmed",
+      message: " \n search for trimmed input \t ",
+      config: { tool_invocation_mode: mode },
+    });
+    expect(lab.store.listTurns("trimmed")[0]?.user_message).toBe("search for trimmed input");
+    expect(lab.store.listMessages("trimmed")[0]).toMatchObject({
+      role: "user",
+      content: "search for trimmed input",
+    });
   });
 
   const SECRET = "sk-live-DO-NOT-STORE-4242";

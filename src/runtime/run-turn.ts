@@ -48,6 +48,15 @@ export interface RunTurnOptions {
 
 const UserMessage = z.string().trim().min(1, "the message is empty");
 
+/**
+ * `parseInput(UserMessage, …)`: a string that is not blank once trimmed is what the schema gives
+ * (its `trim` is String's); anything else goes to the schema, whose refusal is the one thrown.
+ */
+function userMessage(value: unknown): string {
+  const trimmed = typeof value === "string" ? value.trim() : "";
+  return trimmed.length > 0 ? trimmed : parseInput(UserMessage, value, "message");
+}
+
 const STRATEGIES: Record<LabSessionConfig["tool_invocation_mode"], ModeStrategy> = {
   chat_agent_tools: chatAgentTools,
   dual_agent: dualAgent,
@@ -62,12 +71,16 @@ const STRATEGIES: Record<LabSessionConfig["tool_invocation_mode"], ModeStrategy>
 export async function* runTurn(
   options: RunTurnOptions,
 ): AsyncGenerator<TurnEvent, void, undefined> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(options.signal?.reason);
+  const abort: TurnAbort = { controller: new AbortController(), cancelled: false };
+  const cancel = (reason: unknown) => {
+    abort.cancelled = true;
+    abort.controller.abort(reason);
+  };
+  const onAbort = () => cancel(options.signal?.reason);
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   const channel = new EventChannel<TurnEvent>();
-  const driving = driveTurn(options, controller.signal, (event) => channel.push(event)).then(
+  const driving = driveTurn(options, abort, (event) => channel.push(event)).then(
     () => channel.close(),
     (error: unknown) => channel.fail(error),
   );
@@ -77,18 +90,31 @@ export async function* runTurn(
     finished = true;
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
-    if (!finished) controller.abort(new Error("the turn's consumer stopped listening"));
+    if (!finished) cancel(new Error("the turn's consumer stopped listening"));
     await driving;
   }
 }
 
+/**
+ * One controller stops a turn's work, whatever the cause: the user's cancellation (or the
+ * consumer leaving), which also marks the turn cancelled, or a failure after the claim (`abandon`
+ * in the turn's context), which does not. One signal a turn instead of a second controller
+ * chained to the first by a listener.
+ */
+interface TurnAbort {
+  controller: AbortController;
+  /** Whether the user cancelled (the only cause before the claim). */
+  cancelled: boolean;
+}
+
 async function driveTurn(
   options: RunTurnOptions,
-  signal: AbortSignal,
+  abort: TurnAbort,
   emit: (event: TurnEvent) => void,
 ): Promise<void> {
   const { store } = options;
-  const message = parseInput(UserMessage, options.message, "message");
+  const { signal } = abort.controller;
+  const message = userMessage(options.message);
   // Models and tools are built before a new session is stored (see openSession).
   const {
     sessionId,
@@ -117,14 +143,16 @@ async function driveTurn(
   const { turn_index } = claim;
   // This process's last turn of the session, when nothing was written since (history-cache.ts).
   const kept = takeHistory(store, sessionId, { ...claim, updated_at });
+  // Handed over once (the cache let go of it): extended in place, not copied, at any length.
+  kept?.push({ role: "user", content: message, tool_calls: [] });
   const startedAt = performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();
   const records = new TurnRecords(store, sessionId, turn_index);
   try {
-    await runClaimedTurn(options, signal, emit, {
+    await runClaimedTurn(options, abort, emit, {
       records,
-      kept: kept === null ? null : [...kept, { role: "user", content: message, tool_calls: [] }],
+      kept,
       sessionId,
       turn_index,
       startedAt,
@@ -161,7 +189,7 @@ interface ClaimedTurnSetup {
 
 async function runClaimedTurn(
   options: RunTurnOptions,
-  signal: AbortSignal,
+  abort: TurnAbort,
   emit: (event: TurnEvent) => void,
   setup: ClaimedTurnSetup,
 ): Promise<void> {
@@ -174,11 +202,8 @@ async function runClaimedTurn(
   const before = history.length;
   const audit = (event: string, details: Record<string, unknown>, round_index?: number) =>
     records.audit(event, details, round_index);
-  // Failures stop the tools too, not only cancellation; `signal` alone says the user cancelled.
-  const work = new AbortController();
-  const stopWork = () => work.abort(signal.reason);
-  if (signal.aborted) stopWork();
-  signal.addEventListener("abort", stopWork, { once: true });
+  // Failures stop the tools too, not only cancellation; `abort.cancelled` says the user cancelled.
+  const { signal } = abort.controller;
   const context: TurnContext = {
     store,
     session_id: sessionId,
@@ -193,7 +218,7 @@ async function runClaimedTurn(
       session_id: sessionId,
       turn_index,
       tools,
-      signal: work.signal,
+      signal,
       max_result_chars: config.limits.max_tool_result_chars,
       emit,
       audit,
@@ -204,9 +229,9 @@ async function runClaimedTurn(
         pauses,
       },
     }),
-    signal: work.signal,
-    cancelled: () => signal.aborted,
-    abandon: () => work.abort(new Error("the turn failed")),
+    signal,
+    cancelled: () => abort.cancelled,
+    abandon: () => abort.controller.abort(new Error("the turn failed")),
     emit,
     audit,
     records,
