@@ -11,46 +11,61 @@ export function isPostgresUrl(target: string): boolean {
 const REDACTED = "***";
 
 /**
+ * A URL cut where a password might be, the same way for showing it and for scrubbing it. The user
+ * info ends at the URL's last "@": a password may hold unencoded "?", "#", "/", ":" or "@". An
+ * "@" further on (in the query) makes more of the URL count as user info, which hides too much
+ * rather than too little.
+ */
+interface UrlParts {
+  /** `postgres://` */
+  scheme: string;
+  user: string | null;
+  /** As written (percent-encoded or not); null without a ":" in the user info. */
+  password: string | null;
+  /** Host, port and path. */
+  location: string;
+  /** From the "?" on, or "". */
+  query: string;
+}
+
+function partsOf(target: string): UrlParts {
+  const schemeEnd = target.indexOf("://") + 3;
+  const body = target.slice(schemeEnd);
+  const at = body.lastIndexOf("@");
+  const userInfo = at === -1 ? null : body.slice(0, at);
+  const afterUser = at === -1 ? body : body.slice(at + 1);
+  const queryStart = afterUser.indexOf("?");
+  const colon = userInfo?.indexOf(":") ?? -1;
+  return {
+    scheme: target.slice(0, schemeEnd),
+    user: userInfo === null ? null : colon === -1 ? userInfo : userInfo.slice(0, colon),
+    password: userInfo === null || colon === -1 ? null : userInfo.slice(colon + 1),
+    location: queryStart === -1 ? afterUser : afterUser.slice(0, queryStart),
+    query: queryStart === -1 ? "" : afterUser.slice(queryStart),
+  };
+}
+
+const PASSWORD_PARAMETER = /([?&](?:ssl)?password=)([^&#]*)/gi;
+
+/**
  * The URL as it may be shown: the password (in the user info or a `password=` parameter) is
  * replaced by ***. A path is returned as given. Every printed or logged database name goes
  * through here: a password is a secret like an API key.
  */
 export function redactDatabaseUrl(target: string): string {
   if (!isPostgresUrl(target)) return target;
-  const schemeEnd = target.indexOf("://") + 3;
-  // The user info ends at the last "@" before the path/query: an unencoded "@" in a password
-  // must not leave the rest of it shown.
-  const queryStart = target.indexOf("?", schemeEnd);
-  const authorityAndPath =
-    queryStart === -1 ? target.slice(schemeEnd) : target.slice(schemeEnd, queryStart);
-  const at = authorityAndPath.lastIndexOf("@");
-  let head = target.slice(0, schemeEnd);
-  let rest = authorityAndPath;
-  if (at !== -1) {
-    const userInfo = authorityAndPath.slice(0, at);
-    const colon = userInfo.indexOf(":");
-    head += colon === -1 ? `${userInfo}@` : `${userInfo.slice(0, colon)}:${REDACTED}@`;
-    rest = authorityAndPath.slice(at + 1);
-  }
-  const query =
-    queryStart === -1
-      ? ""
-      : target
-          .slice(queryStart)
-          .replace(/([?&]password=)[^&#]*/gi, `$1${REDACTED}`)
-          .replace(/([?&]sslpassword=)[^&#]*/gi, `$1${REDACTED}`);
-  return `${head}${rest}${query}`;
+  const { scheme, user, password, location, query } = partsOf(target);
+  const userInfo = user === null ? "" : password === null ? `${user}@` : `${user}:${REDACTED}@`;
+  return `${scheme}${userInfo}${location}${query.replace(PASSWORD_PARAMETER, `$1${REDACTED}`)}`;
 }
 
-/** The secrets a URL carries (its password, decoded and as written), to scrub from messages. */
+/** The secrets a URL carries (its passwords, decoded and as written), to scrub from messages. */
 function secretsOf(target: string): string[] {
   if (!isPostgresUrl(target)) return [];
+  const { password, query } = partsOf(target);
   const secrets = new Set<string>();
-  const shown = redactDatabaseUrl(target);
-  // Whatever redaction removed is secret, whichever way it was written.
-  const match = /^[^:]+:\/\/[^:@/]*:(.*)@/.exec(target.split("?")[0] ?? "");
-  if (match?.[1]) secrets.add(match[1]);
-  for (const [, value] of target.matchAll(/[?&](?:ssl)?password=([^&#]*)/gi)) {
+  if (password) secrets.add(password);
+  for (const [, , value] of query.matchAll(PASSWORD_PARAMETER)) {
     if (value) secrets.add(value);
   }
   for (const secret of [...secrets]) {
@@ -58,7 +73,8 @@ function secretsOf(target: string): string[] {
       secrets.add(decodeURIComponent(secret));
     } catch {}
   }
-  return [...secrets].filter((secret) => secret.length > 0 && !shown.includes(secret));
+  // Longest first, so a secret holding a shorter one is replaced whole.
+  return [...secrets].sort((a, b) => b.length - a.length);
 }
 
 /** A message with every secret of the URL replaced by ***. */

@@ -32,6 +32,16 @@ describe("redactDatabaseUrl", () => {
     );
   });
 
+  it("hides a password holding ?, # or / (the user info ends at the URL's last @)", () => {
+    for (const password of ["pa?ss", "pa#ss", "p/a?s#s", "a?b@c"]) {
+      const url = `postgres://lab:${password}@127.0.0.1:1/db?sslmode=disable`;
+      expect(redactDatabaseUrl(url)).toBe("postgres://lab:***@127.0.0.1:1/db?sslmode=disable");
+      expect(scrubDatabaseSecrets(`cannot open ${url}: ${password}`, url)).not.toContain(password);
+    }
+    // An "@" in the query hides more than the password, never less.
+    expect(redactDatabaseUrl("postgres://lab:pw@h/db?application_name=a@b")).not.toContain("pw");
+  });
+
   it("returns a path as given", () => {
     expect(redactDatabaseUrl("/tmp/lab:1@x.sqlite3")).toBe("/tmp/lab:1@x.sqlite3");
   });
