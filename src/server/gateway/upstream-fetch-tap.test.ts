@@ -71,6 +71,26 @@ describe("tappedUpstreamFetch", () => {
     expect(heard.join("")).toBe("data: one\n\ndata: two\n\n");
   });
 
+  it("gives a slow reader every read the tap heard before a lost connection's failure", async () => {
+    const heard: string[] = [];
+    const response = await tapInto(heard)(`${base}/cut`, { method: "POST", body: "{}" });
+    // The connection is lost while nothing reads: what arrived stays queued (or unread in the
+    // paused socket, which then the tap has not heard either).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    const failure = await (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return null;
+        text += decoder.decode(value);
+      }
+    })().catch((error: unknown) => error);
+    expect((failure as Error).message).toBe("terminated");
+    expect(text).toMatch(/^data: one\n\n/);
+    expect(text).toBe(heard.join(""));
+  });
+
   it("is the plain fetch without a tap: same bytes, same failure", async () => {
     const response = await upstreamFetch(`${base}/stream`, { method: "POST", body: "{}" });
     expect(await readAll(response)).toBe("data: one\n\ndata: two\n\ndata: [DONE]\n\n");

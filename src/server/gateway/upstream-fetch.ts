@@ -160,7 +160,8 @@ function send(
       response?.destroy();
       if (!settled) reject(reason);
       settled = true;
-      body_?.fail(reason);
+      // Stopped by the caller: whatever was queued is not wanted.
+      body_?.fail(reason, { drained: false });
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     const done = () => {
@@ -215,13 +216,17 @@ function send(
 
 /**
  * A response's body as a ReadableStream, listened to from the moment the head arrived: reads
- * (and the end, or a failure) that come before the stream is made wait for it.
+ * (and the end, or a failure) that come before the stream is made wait for it. A connection lost
+ * mid-body fails the stream only once the reads already queued are read: a tap has passed them
+ * on, so the caller must get them too (erroring a stream drops what it holds).
  */
 class IncomingBody {
   #controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   #pending: Buffer[] = [];
   /** How the body ended before the stream was made: null (it goes on), true (its end), or why. */
-  #over: { error: unknown } | true | null = null;
+  #over: { error: unknown; drained: boolean } | true | null = null;
+  /** A failure held until the queued reads are read. */
+  #cut: { error: unknown } | null = null;
   #closed = false;
 
   constructor(
@@ -262,12 +267,18 @@ class IncomingBody {
     });
   }
 
-  /** The body fails with `error` (nothing more is read), unless it is over already. */
-  fail(error: unknown): void {
+  /**
+   * The body fails with `error` (nothing more is read), unless it is over already: after the
+   * queued reads (`drained`, a lost connection), or at once (the caller stopped it).
+   */
+  fail(error: unknown, { drained = true }: { drained?: boolean } = {}): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#controller === null) this.#over = { error };
-    else this.#controller.error(error);
+    const controller = this.#controller;
+    if (controller === null) this.#over = { error, drained };
+    // Nothing queued (the default high-water mark is one read): no read to wait for.
+    else if (drained && (controller.desiredSize ?? 1) < 1) this.#cut = { error };
+    else controller.error(error);
     this.done();
   }
 
@@ -275,22 +286,27 @@ class IncomingBody {
     const { incoming, request } = this;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
+        const queued = this.#pending.length > 0;
         for (const piece of this.#pending) controller.enqueue(piece);
         this.#pending = [];
         const over = this.#over;
         if (over === true) controller.close();
-        else if (over !== null) controller.error(over.error);
+        else if (over !== null && !(over.drained && queued)) controller.error(over.error);
         else {
           this.#controller = controller;
+          if (over !== null) this.#cut = { error: over.error };
           if ((controller.desiredSize ?? 1) <= 0) incoming.pause();
         }
       },
-      pull() {
-        incoming.resume();
+      pull: (controller) => {
+        // Called once the queue is empty: the held failure is the next thing read.
+        if (this.#cut !== null) controller.error(this.#cut.error);
+        else incoming.resume();
       },
       cancel: () => {
         this.#closed = true;
         this.#controller = null;
+        this.#cut = null;
         this.done();
         // All of it arrived (the reader stopped at `[DONE]`): the connection serves the next call.
         if (incoming.complete) {
