@@ -1,11 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import {
-  isPostgresUrl,
-  openExistingSessionStore,
-  openSessionStore,
-  redactDatabaseUrl,
-} from "../store/open-store.js";
+import { isPostgresUrl, redactDatabaseUrl } from "../store/database-url.js";
+import { openExistingSessionStore, openSessionStore } from "../store/open-store.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 

@@ -208,24 +208,33 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
   });
 
   it("resumes a copy killed mid-way: progress on stderr, then the rest copied whole and verified", async () => {
-    // Enough sessions that the copy outlives its first progress line (every 2 s).
     const [original] = await seed(lab.db);
     const source = await openSessionStore(lab.db);
     try {
       const document = await source.exportSession(original as string);
-      for (let n = 0; n < 200; n++) {
+      for (let n = 0; n < 50; n++) {
         await source.importSession(document, { session_id: `bulk-${n}` });
       }
     } finally {
       await source.close();
     }
     const { url } = await postgres();
-    const running = startCli(["db", "copy", "--from", lab.db, "--to", url]);
+    // A progress line after every session: killed after the first, the copy is surely mid-way.
+    const running = startCli([
+      "db",
+      "copy",
+      "--from",
+      lab.db,
+      "--to",
+      url,
+      "--progress-every",
+      "0",
+    ]);
     const progress = await new Promise<string>((resolve, reject) => {
       let stderr = "";
       running.child.stderr?.on("data", (text: string) => {
         stderr += text;
-        const line = /db copy: (\d+) of 202 sessions[^\n]*\n/.exec(stderr);
+        const line = /db copy: (\d+) of 52 sessions[^\n]*\n/.exec(stderr);
         if (line !== null) resolve(line[0]);
       });
       running.result.then(
@@ -238,19 +247,19 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect(killed.signal).toBe("SIGKILL");
     const done = Number(/db copy: (\d+) of/.exec(progress)?.[1]);
     expect(done).toBeGreaterThan(0);
-    expect(done).toBeLessThan(202);
+    expect(done).toBeLessThan(52);
     const target = await openSessionStore(url);
     const partial = (await target.listSessions()).length;
     await target.close();
     expect(partial).toBeGreaterThanOrEqual(done);
-    expect(partial).toBeLessThan(202);
+    expect(partial).toBeLessThan(52);
 
     const resumed = await runCliJson<CopyOutcome>(["db", "copy", "--from", lab.db, "--to", url]);
-    expect(resumed).toMatchObject({ listed: 202, conflicts: [] });
+    expect(resumed).toMatchObject({ listed: 52, conflicts: [] });
     expect(resumed.present).toBe(partial);
-    expect(resumed.copied).toBe(202 - partial);
+    expect(resumed.copied).toBe(52 - partial);
     expect(resumed.target).toStrictEqual(resumed.source);
-    expect(resumed.source.sessions).toBe(202);
+    expect(resumed.source.sessions).toBe(52);
     expect(resumed.source.payloads).toBeGreaterThan(0);
     expect(await comparable(url, original as string)).toStrictEqual(
       await comparable(lab.db, original as string),
@@ -289,6 +298,10 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expectNoSecret(emptySource, url);
     const same = await copy(lab.db, lab.db);
     expect(same.stderr).toContain("--from and --to name the same database");
+    const badEvery = await copy(lab.db, url, "--progress-every", "soon");
+    expect(badEvery.status).toBe(1);
+    expect(badEvery.stderr).toContain("--progress-every");
+    expect(badEvery.stderr).toContain("must be a number of seconds");
     const noFolder = await copy(lab.db, join(lab.folder, "no", "such", "lab.sqlite3"));
     expect(noFolder.status).toBe(1);
     expect(noFolder.stderr).toMatch(/^agent-lab: --to: cannot open .*no\/such\/lab\.sqlite3.*\n$/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPostgresUrl, redactDatabaseUrl, scrubDatabaseSecrets } from "./open-store.js";
+import { isPostgresUrl, redactDatabaseUrl, scrubDatabaseSecrets } from "./database-url.js";
 
 describe("isPostgresUrl", () => {
   it("takes postgres:// and postgresql:// URLs, and nothing else", () => {

@@ -11,9 +11,6 @@ import { SqliteSessionStore } from "./sqlite/sqlite-session-store.js";
  * PostgreSQL store (and the `pg` driver) is loaded only when a URL asks for it.
  */
 
-// Where a database is named, its URL is shown and scrubbed the same way (see database-url.ts).
-export { isPostgresUrl, redactDatabaseUrl, scrubDatabaseSecrets };
-
 export interface OpenStoreOptions {
   /** PostgreSQL: the name the server shows for these connections (pg_stat_activity). */
   application_name?: string;

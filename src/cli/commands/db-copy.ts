@@ -4,12 +4,10 @@ import { InvalidInputError } from "../../domain/errors.js";
 import type { SessionExport } from "../../domain/session-export.js";
 import {
   isPostgresUrl,
-  labExists,
-  openExistingSessionStore,
-  openSessionStore,
   redactDatabaseUrl,
   scrubDatabaseSecrets,
-} from "../../store/open-store.js";
+} from "../../store/database-url.js";
+import { labExists, openExistingSessionStore, openSessionStore } from "../../store/open-store.js";
 import type { SessionStore } from "../../store/session-store.js";
 
 /**
@@ -54,6 +52,8 @@ export interface CopyOptions {
   dry_run: boolean;
   /** Progress lines (stderr). */
   progress: (line: string) => void;
+  /** How often a progress line is written (default 2 s; 0: after every session). */
+  progress_every_ms?: number;
 }
 
 const emptyTotals = (): CopyTotals => ({
@@ -270,7 +270,7 @@ async function copySessions(
     const payloads = await copyPayloads(source, options.dry_run ? null : target, document);
     addDocument(outcome.source, document, payloads.source);
     if (stored !== null) addDocument(outcome.target, stored, payloads.target);
-    if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+    if (Date.now() - lastProgress >= (options.progress_every_ms ?? PROGRESS_EVERY_MS)) {
       lastProgress = Date.now();
       options.progress(
         `db copy: ${index + 1} of ${ids.length} sessions (${outcome.copied} copied, ${outcome.present} already there, ${outcome.conflicts.length} conflicting)`,

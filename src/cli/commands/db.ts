@@ -1,5 +1,7 @@
 import type { Command } from "commander";
-import { redactDatabaseUrl } from "../../store/open-store.js";
+import { z } from "zod";
+import { parseInput } from "../../domain/validation.js";
+import { redactDatabaseUrl } from "../../store/database-url.js";
 import type { CommandContext } from "../command-context.js";
 import { type CliIo, formatTable, plural, terminalSafe, writeJson } from "../output.js";
 import { type CopyOutcome, type CopyTotals, copyDatabase } from "./db-copy.js";
@@ -9,7 +11,14 @@ interface CopyFlags {
   to: string;
   dryRun?: boolean;
   json?: boolean;
+  progressEvery?: string;
 }
+
+/** `--progress-every`: seconds, 0 (a line after every session) to an hour. */
+const ProgressEvery = z.coerce
+  .number({ error: "must be a number of seconds" })
+  .min(0, "must be 0 to 3600 seconds")
+  .max(3600, "must be 0 to 3600 seconds");
 
 export function registerDbCommand(program: Command, context: CommandContext): void {
   const db = program
@@ -33,6 +42,10 @@ Examples:
     )
     .option("--dry-run", "say what would be copied; write nothing, create nothing")
     .option("--json", "print the outcome as JSON: { copied, present, conflicts, source, target }")
+    .option(
+      "--progress-every <seconds>",
+      "how often a progress line goes to stderr (default 2; 0: after every session)",
+    )
     .addHelpText(
       "after",
       `
@@ -40,7 +53,7 @@ Each session is copied whole or not at all, with its ids, then read back from th
 compared with the source. A copy run again (after Ctrl-C, a lost connection) copies only what is
 missing: sessions already in the target with the same records are counted, not written twice. A
 session the target holds with other records is left alone and listed (exit code 1); delete it there
-to copy it again. Progress goes to stderr every few seconds. Passwords come from the URL, $PGPASSWORD
+to copy it again. Progress goes to stderr every 2 s (--progress-every). Passwords come from the URL, $PGPASSWORD
 or ~/.pgpass and are never printed: URLs are shown as postgres://user:***@host/db.
 
 Examples:
@@ -50,11 +63,16 @@ Examples:
     )
     .action(async (flags: CopyFlags) => {
       const { io } = context;
+      const every =
+        flags.progressEvery === undefined
+          ? undefined
+          : parseInput(ProgressEvery, flags.progressEvery, "--progress-every");
       const outcome = await copyDatabase({
         from: flags.from,
         to: flags.to,
         dry_run: flags.dryRun === true,
         progress: (line) => io.stderr.write(`${line}\n`),
+        ...(every === undefined ? {} : { progress_every_ms: every * 1000 }),
       });
       if (flags.json) writeJson(io, outcome);
       else printOutcome(io, flags, outcome);
