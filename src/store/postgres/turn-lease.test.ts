@@ -124,22 +124,29 @@ describe("PostgresSessionStore: turn leases across processes", () => {
         END $$;
         CREATE TRIGGER refuse_first_renewal BEFORE UPDATE OF lease_expires_at ON turns
           FOR EACH ROW EXECUTE FUNCTION refuse_first_renewal();`);
-      // Past two whole leases the turn is still held, for a claimer that trusts only the lease.
-      const until = Date.now() + 2 * LEASE_MS;
-      while (Date.now() < until) {
-        const refusal = await store
-          .claimTurn("kept", {
-            user_message: "too soon",
-            runner: "2@here",
-            is_runner_alive: () => false,
-          })
-          .catch((error: unknown) => error);
-        expect(refusal).toBeInstanceOf(TurnInProgressError);
-        await sleep(100);
-      }
-      const attempts = await store.pool.query("SELECT last_value FROM renewals");
-      // The refused renewal and at least one after it.
-      expect(Number(attempts.rows[0].last_value)).toBeGreaterThanOrEqual(3);
+      const leaseOf = async () =>
+        (
+          await store.pool.query(
+            "SELECT lease_expires_at FROM turns WHERE session_id = 'kept' AND turn_index = 1",
+          )
+        ).rows[0].lease_expires_at as Date;
+      const claimed = await leaseOf();
+      // The refused renewal, then at least one that went through (one tick each, a third of a lease).
+      const deadline = Date.now() + 20_000;
+      const attempts = async () =>
+        Number((await store.pool.query("SELECT last_value FROM renewals")).rows[0].last_value);
+      while ((await attempts()) < 3 && Date.now() < deadline) await sleep(50);
+      expect(await attempts()).toBeGreaterThanOrEqual(3);
+      // Renewed after the refusal: the lease moved on, and a claimer trusting only it is refused.
+      expect((await leaseOf()).getTime()).toBeGreaterThan(claimed.getTime());
+      const refusal = await store
+        .claimTurn("kept", {
+          user_message: "too soon",
+          runner: "2@here",
+          is_runner_alive: () => false,
+        })
+        .catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(TurnInProgressError);
       expect((await store.listTurns("kept")).map((turn) => turn.status)).toEqual(["running"]);
     } finally {
       await holder.close();
