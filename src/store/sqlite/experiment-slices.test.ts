@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../../test/paths.js";
 import { experimentTag as tag } from "../experiment-records.contract.js";
 import { sessionsSql } from "./experiment-records.js";
@@ -12,13 +12,16 @@ import { SqliteSessionStore } from "./sqlite-session-store.js";
  * one an import kept) must each come exactly once.
  */
 describe("SqliteSessionStore: an experiment's slices", () => {
-  let directory: ReturnType<typeof temporaryDirectory>;
-  let path: string;
-  beforeEach(() => {
-    directory = temporaryDirectory();
-    path = join(directory.path, "lab.sqlite3");
+  const folders: { remove(): void }[] = [];
+  afterEach(() => {
+    for (const folder of folders.splice(0)) folder.remove();
   });
-  afterEach(() => directory.remove());
+  /** A fresh database file's path, removed after the test. */
+  function freshPath(): string {
+    const folder = temporaryDirectory();
+    folders.push(folder);
+    return join(folder.path, "lab.sqlite3");
+  }
 
   async function sliceIds(store: SqliteSessionStore, limit: number): Promise<string[][]> {
     const slices: string[][] = [];
@@ -35,6 +38,7 @@ describe("SqliteSessionStore: an experiment's slices", () => {
   }
 
   it("reads sessions sharing a created_at (or an empty one) once each, in insertion order", async () => {
+    const path = freshPath();
     const store = new SqliteSessionStore(path);
     try {
       for (let run = 1; run <= 7; run++) {
@@ -70,6 +74,7 @@ describe("SqliteSessionStore: an experiment's slices", () => {
   });
 
   it("seeks each slice's start in the experiment's index, not scanning from its first session", () => {
+    const path = freshPath();
     new SqliteSessionStore(path).close();
     const raw = new Database(path, { readonly: true });
     try {
