@@ -55,7 +55,8 @@ async function measureReport(path: string, runs: number): Promise<ReportMeasure>
     const cold = await peakGrowth(async () => {
       const start = performance.now();
       try {
-        // Until the whole body has arrived; parsing it is the client's work, not the report's.
+        // Until the whole body has arrived; decoding and parsing it are the client's work, not
+        // the report's (see ScaleLab.get).
         await lab.get(`/api/experiments/${id}`, { parse: false });
       } catch (failure) {
         error = (failure as Error).message;

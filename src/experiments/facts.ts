@@ -51,26 +51,46 @@ export function runFactsOf(rows: RunRows): TurnFacts[] {
   const messagesByTurn = groupByTurn(rows.messages);
   const callsByTurn = groupByTurn(rows.calls);
   const auditByTurn = groupByTurn(rows.audit);
+  // Plain loops, no intermediate arrays: a report scores tens of thousands of runs at once.
   return rows.turns.map((turn): TurnFacts => {
     const index = turn.turn_index;
-    const turnMessages = messagesByTurn.get(index) ?? [];
-    const calls = callsByTurn.get(index) ?? [];
-    const chatCalls = calls
-      .filter((call) => call.call_kind === "chat_completion")
-      .sort((a, b) => a.round_index - b.round_index || a.id - b.id);
-    const assistants = turnMessages.filter((message) => message.role === "assistant");
+    const turnMessages = messagesByTurn.get(index) ?? NONE;
+    const calls = callsByTurn.get(index) ?? NONE;
+    // The turn's first chat call, by round then id (its ttft), and how many there are.
+    let rounds = 0;
+    let first: ScoringCall | undefined;
+    for (const call of calls) {
+      if (call.call_kind !== "chat_completion") continue;
+      rounds += 1;
+      if (
+        first === undefined ||
+        call.round_index < first.round_index ||
+        (call.round_index === first.round_index && call.id < first.id)
+      ) {
+        first = call;
+      }
+    }
+    let responses = 0;
+    let answer = "";
+    for (const message of turnMessages) {
+      if (message.role !== "assistant") continue;
+      responses += 1;
+      answer = message.content;
+    }
     return {
       status: turn.status,
-      answer: assistants.at(-1)?.content ?? "",
-      rounds: chatCalls.length,
-      responses: assistants.length,
-      tool_calls: toolCallsOf(turnMessages, calls, auditByTurn.get(index) ?? []),
-      ttft_ms: chatCalls[0]?.ttft_ms ?? null,
+      answer,
+      rounds,
+      responses,
+      tool_calls: toolCallsOf(turnMessages, calls, auditByTurn.get(index) ?? NONE),
+      ttft_ms: first?.ttft_ms ?? null,
       wall_time_ms: turn.wall_time_ms,
       ...turnTotals(calls),
     };
   });
 }
+
+const NONE: readonly never[] = [];
 
 type TurnTotals = Pick<
   TurnFacts,
@@ -125,6 +145,10 @@ function toolCallsOf(
   calls: readonly ScoringCall[],
   audit: readonly ScoringToolEnd[],
 ): TurnFacts["tool_calls"] {
+  const made: TurnFacts["tool_calls"] = [];
+  // Most turns call nothing: their replies, executions and audit rows are not even looked at.
+  if (!messages.some((message) => message.role === "assistant" && message.tool_calls.length > 0))
+    return made;
   const replies = new Map<string, string>();
   for (const message of messages) {
     if (message.role === "tool" && message.tool_call_id !== null) {
@@ -144,22 +168,23 @@ function toolCallsOf(
       ended.set(details.data.event_id, details.data.ok);
     }
   }
-  return messages
-    .filter((message) => message.role === "assistant")
-    .flatMap((message, response) =>
-      message.tool_calls.map((call) => ({ call, round: response + 1 })),
-    )
-    .map(({ call, round }) => {
+  let round = 0;
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    round += 1;
+    for (const call of message.tool_calls) {
       const reply = replies.get(call.id);
-      return {
+      made.push({
         name: call.name,
         arguments: call.arguments,
         raw_arguments: call.raw_arguments,
         round,
         ok: reply !== undefined ? !isErrorReply(reply) : (ended.get(call.id) ?? null),
         used_fallback: executions.get(call.id)?.used_fallback ?? false,
-      };
-    });
+      });
+    }
+  }
+  return made;
 }
 
 const ToolEndDetails = z.looseObject({ event_id: z.string(), ok: z.boolean() });

@@ -3,7 +3,6 @@ import type {
   CellRun,
   CellSummary,
   ExperimentReport,
-  ExperimentTag,
   Price,
   RunResult,
 } from "../domain/experiment.js";
@@ -54,14 +53,14 @@ export interface ExperimentView {
   pending: PendingRun[];
 }
 
-function runFieldsOf(sessionId: string, tag: ExperimentTag): PendingRun {
+function runFieldsOf(sessionId: string, stored: StoredTag): PendingRun {
   return {
     session_id: sessionId,
-    run_key: tag.run_key,
-    cell: tag.cell,
-    scenario: tag.scenario,
-    category: tag.category,
-    repetition: tag.repetition,
+    run_key: stored.run_key,
+    cell: stored.tag.cell,
+    scenario: stored.tag.scenario,
+    category: stored.tag.category,
+    repetition: stored.repetition,
   };
 }
 
@@ -90,7 +89,10 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   const tagLabels = new Map<string, string>();
   const scenarioOrder = new Map<string, number>();
   for (const id of options.scenarios ?? []) scenarioOrder.set(id, scenarioOrder.size);
-  const tagPrices: Record<string, Price> = {};
+  // Each distinct price table the tags carry (one object per distinct tag, see TagReader), by the
+  // last session that carried it: assigned in that order at the end, the same table results as
+  // from assigning every session's in turn.
+  const tagPriceTables = new Set<Record<string, Price>>();
   const keepRuns = options.keep_runs ?? true;
   const finishedKeys = new Set<string>();
   const kept: RunResult[] = [];
@@ -118,7 +120,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
   // with one have it read whole (scoring rows hold only the config's tag and chat model).
   const configs = new Map<string, Record<string, unknown>>();
   const visit = (sessionId: string, stored: StoredTag, slice: ExperimentScoringRows) => {
-    const { tag } = stored;
+    const { tag, run_key: runKey } = stored;
     storedRuns += 1;
     suite ??= tag.suite;
     if (!storedCells.has(tag.cell)) {
@@ -129,16 +131,18 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       });
     }
     if (!scenarioOrder.has(tag.scenario)) scenarioOrder.set(tag.scenario, scenarioOrder.size);
-    if (options.prices === undefined) Object.assign(tagPrices, stored.prices);
-    if (finishedKeys.has(tag.run_key)) return;
+    if (options.prices === undefined) {
+      tagPriceTables.delete(stored.prices);
+      tagPriceTables.add(stored.prices);
+    }
+    if (finishedKeys.has(runKey)) return;
     if (!tagLabels.has(tag.cell)) tagLabels.set(tag.cell, tag.cell_label);
-    const fields = runFieldsOf(sessionId, tag);
     const runTurns = slice.turns.get(sessionId) ?? [];
     if (!isRunComplete(runTurns, tag.expect.length)) {
-      pending.set(tag.run_key, fields);
+      pending.set(runKey, runFieldsOf(sessionId, stored));
       return;
     }
-    pending.delete(tag.run_key);
+    pending.delete(runKey);
     if (stored.chat_model.startsWith("sim")) simulatedRun = true;
     const calls = slice.calls.get(sessionId) ?? [];
     const turns = runFactsOf({
@@ -149,13 +153,21 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     });
     // Only a call recorded without any price needs the table (and the config read for it).
     const config = configs.get(sessionId);
+    const cost = callsCost(calls, config ?? {}, options.prices ?? {});
+    // Spelled out in RunResult's key order (the report's JSON), not spread from a PendingRun.
     const result: RunResult = {
-      ...fields,
+      session_id: sessionId,
+      run_key: runKey,
+      cell: tag.cell,
+      scenario: tag.scenario,
+      category: tag.category,
+      repetition: stored.repetition,
       turns,
       score: scoreRun(tag.expect, turns, tag),
-      ...callsCost(calls, config ?? {}, options.prices ?? {}),
+      cost_usd: cost.cost_usd,
+      cost_source: cost.cost_source,
     };
-    finishedKeys.add(tag.run_key);
+    finishedKeys.add(runKey);
     if (keepRuns) kept.push(result);
     // Such a run is priced at the end, once every tag's prices are known (rare: upgrades and
     // imports fill estimates in).
@@ -183,6 +195,8 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     }
     cursor = slice.next_cursor;
   } while (cursor !== null);
+  const tagPrices: Record<string, Price> = {};
+  for (const prices of tagPriceTables) Object.assign(tagPrices, prices);
   for (const { result, calls, config } of unpriced) {
     Object.assign(result, callsCost(calls, config, tagPrices));
     if (!keepRuns) cellOf(result.cell).add(result);

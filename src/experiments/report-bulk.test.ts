@@ -168,3 +168,26 @@ it("prices calls recorded without any price from each session's config and the t
   expect(fromStore.runs).toStrictEqual(reference.runs);
   expect(fromStore.cells).toStrictEqual(reference.cells);
 });
+
+it("prices them by the latest session's tag when the tags' prices disagree", async () => {
+  const outcome = await runExperiment({ store: lab.store, suite, providers: createLabProviders() });
+  const raw = new Database(lab.store.path);
+  raw.exec("UPDATE usage_stats SET cost_usd = NULL, cost_estimated_usd = NULL");
+  // One run in the middle carries other prices; the latest run still carries the suite's.
+  const ids = raw
+    .prepare("SELECT id FROM sessions WHERE experiment_id = ? ORDER BY created_at, rowid")
+    .pluck()
+    .all(outcome.experiment_id) as string[];
+  raw
+    .prepare(
+      `UPDATE sessions SET config_json =
+         json_set(config_json, '$.experiment.prices.sim', json('{"input": 100, "output": 100}'))
+       WHERE id = ?`,
+    )
+    .run(ids[Math.floor(ids.length / 2)]);
+  raw.close();
+  const reference = await reportSessionBySession(outcome.experiment_id);
+  const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
+  expect(fromStore.runs).toStrictEqual(reference.runs);
+  expect(fromStore.cells).toStrictEqual(reference.cells);
+});

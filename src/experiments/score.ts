@@ -196,6 +196,12 @@ function mismatchOf(
 /** Integers written as floats (`10.0`) for integer parameters, read from the raw argument text. */
 function numberProblems(call: Call, types: Readonly<Record<string, string>> | undefined): string[] {
   if (types === undefined || !call.raw_arguments) return [];
+  // Only integer parameters are judged: most calls have none, and their text need not be scanned.
+  const judged = Object.keys(call.arguments).some((name) => {
+    const type = types[name];
+    return type === "integer" || type === "array<integer>";
+  });
+  if (!judged) return [];
   const floats = floatLiteralPaths(call.raw_arguments);
   if (floats === null || floats.size === 0) return [];
   const problems: string[] = [];

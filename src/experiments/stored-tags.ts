@@ -10,7 +10,13 @@ import type { ScoringSession } from "../store/experiment-records.js";
  */
 
 export interface StoredTag {
-  tag: ExperimentTag;
+  /**
+   * The tag but for its repetition and run key, shared by the runs of one cell and scenario (not
+   * copied for each run: a report reads tens of thousands).
+   */
+  tag: SharedTag;
+  repetition: number;
+  run_key: string;
   /** The chat agent's model ("sim" when the config names none). */
   chat_model: string;
   /** The suite's prices the tag carries (none when malformed). */
@@ -18,7 +24,7 @@ export interface StoredTag {
 }
 
 const SharedTag = ExperimentTag.omit({ repetition: true, run_key: true });
-type SharedTag = z.output<typeof SharedTag>;
+export type SharedTag = z.output<typeof SharedTag>;
 const Repetition = ExperimentTag.shape.repetition;
 const RunKey = ExperimentTag.shape.run_key;
 const PriceTable = z.record(z.string(), Price);
@@ -84,7 +90,9 @@ export class TagReader {
       this.#models.set(session.chat_model_json, model);
     }
     return {
-      tag: { ...shared.tag, repetition, run_key: runKey },
+      tag: shared.tag,
+      repetition,
+      run_key: runKey,
       chat_model: model,
       prices: shared.prices,
     };

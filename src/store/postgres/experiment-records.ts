@@ -35,10 +35,13 @@ import { inTransaction, READ_SNAPSHOT } from "./transaction.js";
 
 const IN_SLICE = "session_id = ANY($1::text[])";
 
+// The position as one row value, one index range on (experiment_id, created_at, seq) read in order
+// up to the limit (an OR of two comparisons is no single range), as SQLite's slices. The first
+// slice's NULL test is folded away when the statement is planned with its parameters.
 const sessionsSql = (columns: string) => `
   SELECT seq AS position, created_at, ${columns} FROM sessions
   WHERE experiment_id = $1
-    AND ($2::text IS NULL OR created_at > $2 OR (created_at = $2 AND seq > $3::bigint))
+    AND ($2::text IS NULL OR (created_at, seq) > ($2::text, $3::bigint))
   ORDER BY created_at, seq LIMIT $4`;
 
 const RECORDS = {

@@ -30,15 +30,24 @@ import { USAGE_COLUMNS } from "./statements.js";
 // The slice's session ids travel as one JSON array: one statement, whatever the slice's size.
 export const IN_SLICE = "session_id IN (SELECT value FROM json_each(@ids))";
 
-/** A slice of the experiment's sessions (`columns` of each, after its list position). */
+/**
+ * A slice of the experiment's sessions (`columns` of each, after its list position). The position
+ * is one row value, so the `(experiment_id, created_at)` index seeks to it: spelled as an OR, each
+ * slice scanned the experiment's index entries from its first session, quadratic in its size.
+ * The first slice starts before every position (see FIRST_POSITION).
+ */
 export function sessionsSql(columns: string): string {
   return `
     SELECT rowid AS position, created_at, ${columns} FROM sessions
-    WHERE experiment_id = @experiment
-      AND (@after_at IS NULL OR created_at > @after_at
-           OR (created_at = @after_at AND rowid > @after_position))
+    WHERE experiment_id = @experiment AND (created_at, rowid) > (@after_at, @after_position)
     ORDER BY created_at, rowid LIMIT @limit`;
 }
+
+/**
+ * Before every session: `created_at` is NOT NULL with TEXT affinity, so each is a text (or a
+ * blob, sorted after texts) no lower than '', and every rowid is above -Infinity.
+ */
+const FIRST_POSITION = ["", Number.NEGATIVE_INFINITY] as const;
 
 const SQL = {
   sessions: sessionsSql("id, title, updated_at, config_json"),
@@ -151,7 +160,7 @@ export function readExperimentSlice<Row extends Positioned & { id: string }, Sli
 ): Slice & { next_cursor: string | null } {
   const { limit, cursor } = parseInput(ExperimentRecordsPage, page, "experimentRecords");
   const [afterAt, afterPosition] =
-    cursor === undefined ? [null, null] : decodeCursor(cursor, ["string", "number"]);
+    cursor === undefined ? FIRST_POSITION : decodeCursor(cursor, ["string", "number"]);
   return db.transaction(() => {
     const rows = Array.from(
       rowsOf<Row>(sessions, {

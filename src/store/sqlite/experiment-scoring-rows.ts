@@ -25,8 +25,10 @@ import { storedObject } from "./rows.js";
  */
 
 const SQL = {
+  // The tag cut out as JSONB and made text once (as text, `->` and json_remove each wrote it).
   sessions: sessionsSql(`id,
-    json_remove(config_json -> '$.experiment', '$.repetition', '$.run_key') AS tag_json,
+    json(jsonb_remove(jsonb_extract(config_json, '$.experiment'), '$.repetition', '$.run_key'))
+      AS tag_json,
     config_json -> '$.experiment.repetition' AS repetition_json,
     config_json -> '$.experiment.run_key' AS run_key_json,
     config_json -> '$.chat_agent.model' AS chat_model_json`),
