@@ -1,7 +1,7 @@
 /**
- * A database's name as it may be shown. A `postgres://` URL carries its password, a secret like
- * an API key: every printed, logged or thrown database name and every driver message that may
- * echo the URL goes through here, for both the CLI and the PostgreSQL store.
+ * A database's URL as it may be shown. A `postgres://` URL carries its password, a secret like
+ * an API key: every printed, logged or thrown URL and every driver message that may echo one goes
+ * through here, for both the CLI and the PostgreSQL store.
  */
 
 export function isPostgresUrl(target: string): boolean {

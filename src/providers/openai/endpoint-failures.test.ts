@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { collectStream, errorReply, FakeOpenAIServer } from "../../../test/fake-openai-server.js";
+import {
+  collectStream,
+  completionStream,
+  errorReply,
+  FakeOpenAIServer,
+  streamReply,
+} from "../../../test/fake-openai-server.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { ChatModelRequest } from "../chat-model.js";
 import { createChatModel } from "../create-chat-model.js";
@@ -134,5 +140,47 @@ describe("a wrong base URL", () => {
       new RegExp(`^could not reach ${server.baseUrl.replace(/\./g, "\\.")}: connection failed`),
     );
     expect(parts.map((part) => part.type)).toEqual(["retry", "retry"]);
+  });
+});
+
+describe("a call's own fetch (StreamOptions.fetch, the gateway's tapped call)", () => {
+  it("carries every attempt of that call, retries included, and the model's own fetch none", async () => {
+    const own: string[] = [];
+    const perCall: string[] = [];
+    const counting =
+      (log: string[]): typeof fetch =>
+      (input, init) => {
+        log.push(String(input));
+        return fetch(input, init);
+      };
+    const shared = new OpenAIChatModel(
+      {
+        model: "m",
+        base_url: server.baseUrl,
+        api_key_env: "LAB_KEY",
+        max_retries: 2,
+        retry_base_delay_ms: 1,
+      },
+      { env: { LAB_KEY: KEY }, fetch: counting(own) },
+    );
+    server.enqueue(
+      errorReply(429, "slow down"),
+      streamReply(completionStream({ text: ["hel", "lo"] })),
+      streamReply(completionStream({ text: ["again"] })),
+    );
+    const first = await collectStream(shared.stream(request, { fetch: counting(perCall) }));
+    expect(first.error).toBeNull();
+    expect(
+      first.parts.filter((part) => part.type === "text-delta").map((part) => part.text),
+    ).toEqual(["hel", "lo"]);
+    expect(perCall).toEqual([
+      `${server.baseUrl}/chat/completions`,
+      `${server.baseUrl}/chat/completions`,
+    ]);
+    expect(own).toEqual([]);
+    // The next call without one goes through the model's own.
+    expect((await collectStream(shared.stream(request))).error).toBeNull();
+    expect(own).toHaveLength(1);
+    expect(perCall).toHaveLength(2);
   });
 });

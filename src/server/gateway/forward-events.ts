@@ -1,6 +1,7 @@
 /**
- * Pass-through forwarding: the upstream's response bytes, as the adapter's capture hook hands
- * them over, turned into the bytes the gateway writes to its client. They go unchanged, byte for
+ * Pass-through forwarding: the upstream's response bytes, as they arrive (the first call's from
+ * its tapped fetch, later rounds' from the adapter's capture hook), turned into the bytes the
+ * gateway writes to its client. They go unchanged, byte for
  * byte, with one exception: the lab always asks the upstream for usage
  * (`stream_options.include_usage`), so when the client did not, the usage-only event the upstream
  * adds at the end (a chunk with `choices: []` and `usage`) is the lab's, not the client's, and is
@@ -43,8 +44,8 @@ export function clientIncludesUsage(body: Readonly<Record<string, unknown>>): bo
 }
 
 /**
- * One per response: `push` each piece the capture hook hands over and write what it returns,
- * then write what `end` returns when the upstream's body is over.
+ * One per response: hand each piece that arrives to `pushInto` (or `push`) and write what it
+ * gives, then write what `end` returns when the upstream's body is over.
  */
 export class ForwardEvents {
   readonly #filter: boolean;

@@ -1,6 +1,6 @@
 import type { ChatModel } from "../../providers/chat-model.js";
 import { createChatModel } from "../../providers/create-chat-model.js";
-import type { UpstreamTap } from "./upstream-fetch.js";
+import type { TappedFetch } from "./upstream-fetch.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
 
 /** A request's two models. */
@@ -12,7 +12,7 @@ export interface GatewayModels {
    * that tells `tap` of each read of the upstream's answer as it arrives, before the adapter reads
    * it.
    */
-  tappedFetch?: (tap: UpstreamTap) => typeof globalThis.fetch;
+  tappedFetch?: TappedFetch;
 }
 
 /** Distinct selections kept (a client may name any `openai:MODEL`: the cache stays bounded). */
@@ -33,7 +33,7 @@ export class GatewayModelCache {
   constructor(
     readonly fetch: typeof globalThis.fetch,
     /** The same fetch telling a tap of a 2xx response's reads (see `GatewayModels.tappedFetch`). */
-    readonly tapped?: (tap: UpstreamTap) => typeof globalThis.fetch,
+    readonly tapped?: TappedFetch,
   ) {}
 
   models(resolution: GatewayModelResolution): GatewayModels {

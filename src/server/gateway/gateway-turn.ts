@@ -15,7 +15,7 @@ import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment } from "./gateway-segment.js";
-import type { UpstreamTap } from "./upstream-fetch.js";
+import type { TappedFetch } from "./upstream-fetch.js";
 
 /**
  * One turn of a gateway session, run by the lab's own runtime (runTurn), so it is recorded exactly
@@ -35,7 +35,7 @@ export interface GatewayTurnSetup {
    * Pass-through: a fetch for the turn's first call that tells `tap` of each read of the
    * upstream's answer as it arrives, so the client's first bytes do not wait for the adapter.
    */
-  tapped_fetch?: (tap: UpstreamTap) => typeof globalThis.fetch;
+  tapped_fetch?: TappedFetch;
   event_model: ChatModel;
   models: ModelProvider;
   tools: readonly RequestTool[];

@@ -249,7 +249,7 @@ export class HttpSegment implements GatewaySegment {
     for (const bytes of pieces) {
       if (bytes.length === 0) continue;
       this.#start();
-      // A view of the adapter's buffer is copied: the reader may reuse it once we return.
+      // A piece not ours (a view of a buffer its reader may reuse once we return) is copied.
       const piece = owned ? bytes : bytes.slice();
       if (this.#outgoing !== null) {
         if (!this.#outgoing.destroyed) this.#outgoing.write(piece);

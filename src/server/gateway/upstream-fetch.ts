@@ -116,10 +116,11 @@ export interface UpstreamTap {
 
 export const upstreamFetch: typeof globalThis.fetch = (input, init) => send(input, init, null);
 
+/** A fetch made for one call, telling `tap` of each read of a 2xx response's body. */
+export type TappedFetch = (tap: UpstreamTap) => typeof globalThis.fetch;
+
 /** The same fetch, telling `tap` of each read of a 2xx response's body as it arrives. */
-export function tappedUpstreamFetch(tap: UpstreamTap): typeof globalThis.fetch {
-  return (input, init) => send(input, init, tap);
-}
+export const tappedUpstreamFetch: TappedFetch = (tap) => (input, init) => send(input, init, tap);
 
 function send(
   input: Parameters<typeof globalThis.fetch>[0],
