@@ -181,27 +181,37 @@ describe("ForwardEvents: property over recorded streams", () => {
   });
 });
 
-describe("ForwardEvents.pushInto", () => {
-  it("appends the same bytes as push to what the caller has, for any split", () => {
+describe("ForwardEvents.pushInto (what the gateway calls)", () => {
+  it("appends every byte but the usage-only event (or every byte, asked for usage) to what the caller has", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...streams),
+        lineEndingMix,
         fc.array(fc.nat(), { maxLength: 12 }),
-        (stream, rawOffsets) => {
-          const input = encoder.encode(stream.events.map((event) => event.text).join(""));
+        fc.boolean(),
+        (stream, mix, rawOffsets, client_include_usage) => {
+          let line = 0;
+          const events = withLineEndings(stream.events, (previous) => {
+            const pick = mix[line++ % mix.length] as LineEnding;
+            return previous === "\r" && pick === "\n" ? "\r" : pick;
+          });
+          const input = encoder.encode(events.map((event) => event.text).join(""));
           const pieces = splitAt(
             input,
             rawOffsets.map((offset) => offset % (input.length + 1)),
           );
-          const viaPush = run(pieces, false).output;
-          const forwarder = new ForwardEvents({ client_include_usage: false });
+          const forwarder = new ForwardEvents({ client_include_usage });
           const out: Uint8Array[] = [Uint8Array.of(0x21)];
           for (const piece of pieces) forwarder.pushInto(piece, out);
           out.push(forwarder.end());
-          expect(concat(out)).toBe(`!${concat(viaPush)}`);
+          const expected = events
+            .filter((event) => client_include_usage || !event.usage_only)
+            .map((event) => event.text)
+            .join("");
+          expect(concat(out)).toBe(`!${expected}`);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
   });
 });
