@@ -80,8 +80,18 @@ async function comparable(db: string, id: string) {
   };
 }
 
+const copyArgs = (from: string, to: string, ...more: string[]) => [
+  "db",
+  "copy",
+  "--from",
+  from,
+  "--to",
+  to,
+  ...more,
+];
+
 async function copy(from: string, to: string, ...more: string[]): Promise<CliResult> {
-  return runCli(["db", "copy", "--from", from, "--to", to, ...more]);
+  return runCli(copyArgs(from, to, ...more));
 }
 
 describe("agent-lab --db postgres://…", { timeout: 180_000 }, () => {
@@ -180,15 +190,7 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     // An interrupted copy leaves whole sessions: one missing stands for the rest not yet copied.
     const removed = await runCli(["--db", url, "delete", ids[1] as string, "--yes"]);
     expect(removed.status).toBe(0);
-    const dry = await runCliJson<CopyOutcome>([
-      "db",
-      "copy",
-      "--from",
-      lab.db,
-      "--to",
-      url,
-      "--dry-run",
-    ]);
+    const dry = await runCliJson<CopyOutcome>(copyArgs(lab.db, url, "--dry-run"));
     expect(dry).toMatchObject({ copied: 1, present: 1 });
     const listed = await runCliJson<{ sessions: SessionListItem[] }>(["--db", url, "sessions"]);
     expect(listed.sessions.map((session) => session.id)).toEqual([ids[0]]);
@@ -220,16 +222,7 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     }
     const { url } = await postgres();
     // A progress line after every session: killed after the first, the copy is surely mid-way.
-    const running = startCli([
-      "db",
-      "copy",
-      "--from",
-      lab.db,
-      "--to",
-      url,
-      "--progress-every",
-      "0",
-    ]);
+    const running = startCli(copyArgs(lab.db, url, "--progress-every", "0"));
     const progress = await new Promise<string>((resolve, reject) => {
       let stderr = "";
       running.child.stderr?.on("data", (text: string) => {

@@ -108,6 +108,15 @@ const streams: { name: string; events: StreamEvent[] }[] = fixtures.flatMap((fix
   ];
 });
 
+/** The events with their lines ended by `mix` in turn (never `\r` then `\n`: see below). */
+function withMixedEndings(events: readonly StreamEvent[], mix: readonly LineEnding[]) {
+  let line = 0;
+  return withLineEndings(events, (previous) => {
+    const pick = mix[line++ % mix.length] as LineEnding;
+    return previous === "\r" && pick === "\n" ? "\r" : pick;
+  });
+}
+
 /** A line ending per line; `\r` then `\n` would read as one CRLF, so that pair is never made. */
 const lineEndingMix = fc.array(fc.constantFrom<LineEnding>("\n", "\r\n", "\r"), {
   minLength: 1,
@@ -131,11 +140,7 @@ describe("ForwardEvents: property over recorded streams", () => {
         lineEndingMix,
         fc.array(fc.nat(), { maxLength: 40 }),
         (stream, mix, rawOffsets) => {
-          let line = 0;
-          const events = withLineEndings(stream.events, (previous) => {
-            const pick = mix[line++ % mix.length] as LineEnding;
-            return previous === "\r" && pick === "\n" ? "\r" : pick;
-          });
+          const events = withMixedEndings(stream.events, mix);
           const input = encoder.encode(events.map((event) => event.text).join(""));
           const offsets = rawOffsets.map((offset) => offset % (input.length + 1));
           const pieces = splitAt(input, offsets);
@@ -190,11 +195,7 @@ describe("ForwardEvents.pushInto (what the gateway calls)", () => {
         fc.array(fc.nat(), { maxLength: 12 }),
         fc.boolean(),
         (stream, mix, rawOffsets, client_include_usage) => {
-          let line = 0;
-          const events = withLineEndings(stream.events, (previous) => {
-            const pick = mix[line++ % mix.length] as LineEnding;
-            return previous === "\r" && pick === "\n" ? "\r" : pick;
-          });
+          const events = withMixedEndings(stream.events, mix);
           const input = encoder.encode(events.map((event) => event.text).join(""));
           const pieces = splitAt(
             input,
