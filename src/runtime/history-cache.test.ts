@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  collectTurn,
   completedTurn,
   MODES,
   openTemporaryStore,
   RecordingModel,
   type TemporaryStore,
 } from "../../test/runtime/turn-harness.js";
+import type { ChatModel } from "../providers/chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
@@ -69,6 +71,60 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     expect(kept.requests.length).toBeGreaterThan(messages.length);
     expect(kept.requests.map((request) => request.messages)).toEqual(
       read.requests.map((request) => request.messages),
+    );
+  });
+
+  it("a failed turn keeps nothing: the next turn sends what a read from the store gives", async () => {
+    temporary.store.createSession({
+      title: "fresh",
+      session_id: "fresh",
+      config: { tool_invocation_mode: mode },
+    });
+    // The model fails the turn whose message is "fail here", after its user message is stored
+    // (and, in this process, pushed onto the history the cache handed over).
+    const failing = (inner: RecordingModel): ChatModel => ({
+      provider: inner.provider,
+      model: inner.model,
+      simulated: inner.simulated,
+      stream(request, options) {
+        const stream = inner.stream(request, options);
+        const last = request.messages.filter((message) => message.role === "user").at(-1);
+        if (last?.content !== "fail here") return stream;
+        return (async function* () {
+          yield* [];
+          throw new Error("the model failed");
+        })();
+      },
+    });
+    const { store } = counting(temporary.store);
+    const kept = new RecordingModel(new SimChatModel());
+    const read = new RecordingModel(new SimChatModel());
+    for (const message of ["search for sqlite wal mode", "fail here", "thanks"]) {
+      const failed = message === "fail here";
+      const here = await collectTurn({
+        store,
+        session_id: "s",
+        message,
+        models: { chat: failing(kept), event: failing(kept) },
+      });
+      const there = await collectTurn({
+        store: counting(temporary.store).store,
+        session_id: "fresh",
+        message,
+        models: { chat: failing(read), event: failing(read) },
+      });
+      expect(
+        here.end?.status,
+        JSON.stringify(
+          here.events.filter((event) => event.type === "turn_end" || event.type === "error"),
+        ),
+      ).toBe(failed ? "failed" : "completed");
+      expect(there.end?.status).toBe(here.end?.status);
+    }
+    // The third turn's requests are the same either way: "fail here" as often as the store has it.
+    expect(sent(kept)).toEqual(sent(read));
+    expect(sent(kept).filter((message) => message.content === "fail here")).toHaveLength(
+      temporary.store.listMessages("s").filter((message) => message.content === "fail here").length,
     );
   });
 

@@ -99,6 +99,49 @@ function onlySession() {
 }
 
 describe("pass-through", () => {
+  it("streams two sessions at once, interleaved: each client gets only its own upstream's bytes, each session records its own answer", async () => {
+    const replies = ["alpha", "beta"].map((word) => {
+      const [role, ...rest] = completionStream({ text: [word, ` ${word}`, ` ${word}!`] });
+      // Each answer pauses after its first bytes, so the two streams overlap.
+      return [role as string, rest[0] as string, { waitMs: 150 }, ...rest.slice(1)];
+    });
+    for (const reply of replies) upstream.enqueue(streamReply(reply));
+    const texts = await Promise.all(
+      ["one", "two"].map(async (name) => {
+        const response = await post(
+          {
+            model: "fake",
+            messages: [{ role: "user", content: `hi ${name}` }],
+            stream: true,
+            // Usage asked for: the bytes come through unfiltered.
+            stream_options: { include_usage: true },
+          },
+          { "X-Agent-Lab-Session": `parallel-${name}` },
+        );
+        expect(response.status).toBe(200);
+        return { name, text: await response.text() };
+      }),
+    );
+    const expected = replies.map((reply) =>
+      reply.filter((step): step is string => typeof step === "string").join(""),
+    );
+    // Which request met which reply is the upstream's order; each got one of them whole.
+    expect(texts.map((entry) => entry.text).sort()).toEqual([...expected].sort());
+    for (const { name, text } of texts) {
+      const answer = text.includes("alpha") ? "alpha alpha alpha!" : "beta beta beta!";
+      const session = server.store
+        .listSessions()
+        .map((item) => server.store.getSession(item.id))
+        .find((found) => found?.title === `hi ${name}`);
+      const id = session?.id as string;
+      await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+      expect(server.store.listMessages(id).map((message) => message.content)).toEqual([
+        `hi ${name}`,
+        answer,
+      ]);
+    }
+  });
+
   it("streams the upstream's bytes unchanged and sends the client's own request, with the lab's key", async () => {
     const events = completionStream({ text: ["Hel", "lo", " there"] });
     upstream.enqueue(streamReply(events));
