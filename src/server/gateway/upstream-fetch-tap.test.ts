@@ -109,6 +109,10 @@ describe("tappedUpstreamFetch", () => {
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     expect(decoder.decode((await reader.read()).value)).toBe("data: one\n\n");
     controller.abort(new Error("the client left"));
+    const heardBefore = heard.length;
     await expect(reader.read()).rejects.toThrow("the client left");
+    // Whatever the upstream would write after the abort reaches no one.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(heard).toHaveLength(heardBefore);
   });
 });
