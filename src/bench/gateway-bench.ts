@@ -40,7 +40,7 @@ interface LabProcess {
  * A floor in its own process: the bare node:http proxy (bare-proxy-server.ts) or the TCP relay
  * (gateway-tcp-relay.ts).
  */
-function startBareProxy(
+function startFloor(
   upstreamUrl: string,
   file = "./bare-proxy-server.js",
 ): Promise<{ url: string; stop(): void }> {
@@ -117,8 +117,8 @@ export async function runGatewayBench(): Promise<Figure[]> {
     `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${ROUNDS} rounds after ${WARMUP} warm-up`,
   );
   const upstream = await startStreamServer();
-  const proxy = await startBareProxy(upstream.baseUrl);
-  const relay = await startBareProxy(upstream.baseUrl, "./gateway-tcp-relay.js");
+  const proxy = await startFloor(upstream.baseUrl);
+  const relay = await startFloor(upstream.baseUrl, "./gateway-tcp-relay.js");
   const figures: Figure[] = [];
   try {
     for (const payloads of ["off", "auto"] as const) {

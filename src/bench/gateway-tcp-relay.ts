@@ -16,7 +16,8 @@ const upstream = new URL(upstreamUrl);
 const server = net.createServer({ noDelay: true }, (client) => {
   const relay = net.connect({
     host: upstream.hostname,
-    port: Number(upstream.port),
+    // A URL on its scheme's default port has no port of its own.
+    port: Number(upstream.port) || (upstream.protocol === "https:" ? 443 : 80),
     noDelay: true,
   });
   client.pipe(relay);
