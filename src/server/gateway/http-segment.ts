@@ -18,10 +18,9 @@ export interface HttpSegmentOptions {
   report?: (error: unknown) => void;
   /**
    * The request's Node response, when served by @hono/node-server: a stream is written to it
-   * directly (see #start), with these headers besides its own (what the lab's middleware puts on
-   * every response, which a response written past Hono would not get).
+   * directly (see #start) with `head`, made once by `streamHead`.
    */
-  direct?: { outgoing: ServerResponse; headers: Readonly<Record<string, string>> } | undefined;
+  direct?: { outgoing: ServerResponse; head: Readonly<Record<string, string>> } | undefined;
 }
 
 /** The most of an upstream's first read that goes out first (see bytes). */
@@ -281,7 +280,7 @@ export class HttpSegment implements GatewaySegment {
       // without the Response, its body stream and the adapter's read loop between (about half a
       // millisecond of the client's first token, and a promise per write).
       this.#outgoing = direct.outgoing;
-      direct.outgoing.writeHead(200, streamHeaders(direct.headers));
+      direct.outgoing.writeHead(200, direct.head);
       // Tells @hono/node-server the response is written already.
       this.#resolve(RESPONSE_ALREADY_SENT);
       return;
@@ -309,16 +308,14 @@ export class HttpSegment implements GatewaySegment {
   }
 }
 
-/** The head of a stream written past Hono, merged once per set of middleware headers. */
-const mergedHeaders = new WeakMap<object, Record<string, string>>();
-
-function streamHeaders(middleware: Readonly<Record<string, string>>): Record<string, string> {
-  let merged = mergedHeaders.get(middleware);
-  if (merged === undefined) {
-    merged = { ...middleware, ...SSE_HEADERS };
-    mergedHeaders.set(middleware, merged);
-  }
-  return merged;
+/**
+ * The head of a stream written past Hono: what the lab's middleware puts on every response (which
+ * such a response would not get otherwise) and the stream's own headers.
+ */
+export function streamHead(
+  middleware: Readonly<Record<string, string>>,
+): Readonly<Record<string, string>> {
+  return { ...middleware, ...SSE_HEADERS };
 }
 
 function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {

@@ -5,7 +5,7 @@ import { ChatCompletionRequest, MODE_HEADER, SESSION_HEADER } from "../../domain
 import { parseInput } from "../../domain/validation.js";
 import { SessionId } from "../../store/store-inputs.js";
 import { GatewayModelCache } from "../gateway/gateway-model-cache.js";
-import { HttpSegment } from "../gateway/http-segment.js";
+import { HttpSegment, streamHead } from "../gateway/http-segment.js";
 import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
 import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
 import { tappedUpstreamFetch, upstreamFetch } from "../gateway/upstream-fetch.js";
@@ -19,11 +19,11 @@ import type { ServerDependencies } from "../server-dependencies.js";
  * recorded as sessions (see gateway-sessions.ts). Every refusal is in OpenAI's error format.
  */
 export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void {
-  const headers = everyResponseHeaders();
-  // Kept once known: each request then starts its segment without a promise's turn.
-  let knownHeaders: Record<string, string> | null = null;
-  void headers.then((value) => {
-    knownHeaders = value;
+  // Made once; kept once known, so each request then starts its segment without a promise's turn.
+  const head = everyResponseHeaders().then(streamHead);
+  let knownHead: Readonly<Record<string, string>> | null = null;
+  void head.then((value) => {
+    knownHead = value;
   });
   const models = new GatewayModelCache(upstreamFetch, tappedUpstreamFetch);
   app.post("/v1/chat/completions", async (c) => {
@@ -66,7 +66,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         stream: body.stream === true,
         direct:
           outgoing instanceof ServerResponse
-            ? { outgoing, headers: knownHeaders ?? (await headers) }
+            ? { outgoing, head: knownHead ?? (await head) }
             : undefined,
         include_usage: body.stream_options?.include_usage === true,
         model: body.model,
