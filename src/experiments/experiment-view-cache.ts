@@ -22,8 +22,10 @@ interface CachedView {
 
 /**
  * Experiment reports, built once and served until the experiment changes: each request reads the
- * experiment's revision (one row of the summaries SQLite keeps, moved by every write to one of its
- * sessions: a run finishing, a session added or deleted) and rebuilds only when it differs. Bounded: the
+ * experiment's revision (one row of the summaries SQLite keeps, moved by every write that moves one
+ * of its sessions' updated_at: a run starting or finishing, a session added or deleted; a running
+ * turn's middle rounds do not, and a report shows nothing of an unfinished run that they change)
+ * and rebuilds only when it differs. Bounded: the
  * least recently used report leaves once more than `capacity` are kept.
  */
 export class ExperimentViewCache {

@@ -34,8 +34,9 @@ export async function runRounds(
     context.records.messages(group);
     history.push(...group);
     const last = state.calls.length === 0 || context.cancelled() || round_index === max_rounds;
-    // A round that ends the turn is written with the turn's end (run-turn.ts), one commit fewer.
-    if (!last) await context.records.flush();
+    // A round that ends the turn is written with the turn's end (run-turn.ts), one commit fewer;
+    // one that does not leaves updated_at to the end.
+    if (!last) await context.records.flush({ round: true });
     context.emit({
       type: "round_end",
       round_index,

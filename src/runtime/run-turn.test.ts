@@ -399,6 +399,43 @@ describe.each(MODES)("runTurn scenarios, %s", (mode) => {
     expect(end?.answer).toBe("That tool does not exist; here is what I know.");
   });
 
+  it("a turn moves the session's updated_at at its claim and at its end, not at each round", async () => {
+    const seen: { updated_at: string | undefined; roles: string[] }[] = [];
+    const inner = sim();
+    // Each chat call first notes what the store holds, then waits a few ms: a round written
+    // with its own timestamp would show as a later updated_at at the next call.
+    const chat: ChatModel = {
+      provider: inner.provider,
+      model: inner.model,
+      simulated: inner.simulated,
+      async *stream(request, options) {
+        seen.push({
+          updated_at: lab.store.getSession("s")?.updated_at,
+          roles: lab.store.listMessages("s").map((message) => message.role),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        yield* inner.stream(request, options);
+      },
+    };
+    const end = await completedTurn({
+      store: lab.store,
+      session_id: "s",
+      message: SEARCH,
+      config: { tool_invocation_mode: mode },
+      models: { chat },
+    });
+    expect(end.status).toBe("completed");
+    const [first, second] = seen;
+    expect(seen).toHaveLength(2);
+    // Round 1 is stored before round 2 is asked for, and the claim's updated_at still stands.
+    expect(first?.roles).toEqual(["user"]);
+    expect(second?.roles.slice(0, 3)).toEqual(["user", "assistant", "tool"]);
+    expect(second?.updated_at).toBe(first?.updated_at);
+    const after = lab.store.getSession("s")?.updated_at ?? "";
+    expect(after > (first?.updated_at ?? after)).toBe(true);
+    expect(after).toBe(lab.store.listTurns("s")[0]?.completed_at);
+  });
+
   it("a session's next turn is sent the whole stored history", async () => {
     await completedTurn({
       store: lab.store,

@@ -90,10 +90,12 @@ export class TurnRecords {
 
   /**
    * Writes what is held in one transaction. With `rollup`, the turn's roll-up is read in the
-   * same transaction, from the turn's own calls (see `rollup()`). Refused, the rows stay held, so
-   * the turn's failure path may try them once more (see `flushLeftovers`).
+   * same transaction, from the turn's own calls (see `rollup()`). A `round` (one that does not
+   * end the turn) leaves the session's updated_at as the claim set it: the turn's end moves it.
+   * Refused, the rows stay held, so the turn's failure path may try them once more (see
+   * `flushLeftovers`).
    */
-  async flush(options: { rollup?: boolean; end?: TurnEnd } = {}): Promise<void> {
+  async flush(options: { rollup?: boolean; end?: TurnEnd; round?: boolean } = {}): Promise<void> {
     const batch = this.#pending;
     const held =
       batch.message_groups.length + batch.usage.length + batch.audit.length + batch.payloads.length;
@@ -111,6 +113,7 @@ export class TurnRecords {
         audit: end ? [...batch.audit, this.#entry("turn_end", end.details)] : batch.audit,
         payloads: batch.payloads,
         ...(options.rollup ? { rollup_turn: this.#turnIndex } : {}),
+        ...(options.round ? { touch_session: false } : {}),
         ...(end
           ? {
               complete_turn: {

@@ -37,6 +37,7 @@ const RECORD_KEYS = new Set([
   "payloads",
   "rollup_turn",
   "complete_turn",
+  "touch_session",
 ]);
 const AppendRecordsRest = AppendRecordsOptions.omit({
   audit: true,
@@ -227,11 +228,14 @@ type RecordsRest = z.output<typeof AppendRecordsRest>;
  * end), or null: ask zod. A key given as undefined is zod's to judge.
  */
 function fastRest(input: Record<string, unknown>): { success: true; data: RecordsRest } | null {
-  const { payloads, rollup_turn, complete_turn: end } = input;
-  if (!definedOnly(input, ["payloads", "rollup_turn", "complete_turn"])) return null;
+  const { payloads, rollup_turn, complete_turn: end, touch_session = true } = input;
+  if (!definedOnly(input, ["payloads", "rollup_turn", "complete_turn", "touch_session"])) {
+    return null;
+  }
   if (!(payloads === undefined || (Array.isArray(payloads) && payloads.length === 0))) return null;
   if (!(rollup_turn === undefined || isIndex(rollup_turn))) return null;
-  const data: RecordsRest = { payloads: [] };
+  if (typeof touch_session !== "boolean") return null;
+  const data: RecordsRest = { payloads: [], touch_session };
   if (rollup_turn !== undefined) data.rollup_turn = rollup_turn;
   if (end !== undefined) {
     if (!isStrictRecord(end, COMPLETE_KEYS)) return null;

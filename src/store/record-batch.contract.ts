@@ -192,6 +192,52 @@ export function recordBatchContract(getStore: () => SessionStore): void {
     expect(await snapshot(store, id)).toEqual(before);
   });
 
+  it("appendRecords with touch_session false writes the round, leaves updated_at, and still refuses unknown sessions and turns", async () => {
+    const store = getStore();
+    const id = await session(store);
+    const before = (await store.getSession(id))?.updated_at;
+    // A later clock tick could only make a moved updated_at visible, never hide one.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const result = await store.appendRecords(id, { ...round(), touch_session: false });
+    expect(result).toEqual({
+      usage_inserted: [true, true],
+      payloads_inserted: [true],
+      turn_rollup: null,
+      updated_at: null,
+    });
+    const written = await snapshot(store, id);
+    expect(written.session?.updated_at).toBe(before);
+    expect(written.messages.map((message) => message.role)).toEqual(["assistant", "tool"]);
+    expect(written.calls).toHaveLength(2);
+    expect(written.audit.map((entry) => entry.event)).toEqual(["chat_agent_request", "tool_end"]);
+
+    await expect(
+      Promise.resolve().then(() =>
+        store.appendRecords("missing", { ...round(), touch_session: false }),
+      ),
+    ).rejects.toBeInstanceOf(SessionNotFoundError);
+    const laterTurn = { ...round(), touch_session: false };
+    laterTurn.message_groups = [{ turn_index: 2, messages: [{ role: "user", content: "x" }] }];
+    laterTurn.usage = [];
+    laterTurn.payloads = [];
+    await expect(
+      Promise.resolve().then(() => store.appendRecords(id, laterTurn)),
+    ).rejects.toBeInstanceOf(TurnNotFoundError);
+    expect(await snapshot(store, id)).toEqual(written);
+
+    // An end moves updated_at whatever the flag says.
+    const ended = await store.appendRecords(id, {
+      touch_session: false,
+      complete_turn: { turn_index: 1, wall_time_ms: 1 },
+    });
+    expect(ended.updated_at).not.toBeNull();
+    expect((await store.getSession(id))?.updated_at).toBe(ended.updated_at);
+    expect(ended.updated_at).not.toBe(before);
+    await expect(
+      Promise.resolve().then(() => store.appendRecords(id, { touch_session: "no" } as never)),
+    ).rejects.toThrow(/appendRecords: touch_session/);
+  });
+
   it("appendRecords rolls up the turn it is asked for from that turn's calls, as usageRollups does", async () => {
     const store = getStore();
     const id = await session(store);

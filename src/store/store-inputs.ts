@@ -188,6 +188,14 @@ export const AppendRecordsOptions = z.strictObject({
    * roll-up): a turn's last round and its end commit together.
    */
   complete_turn: CompleteTurnOptions.optional(),
+  /**
+   * false: the batch leaves the session's `updated_at` where it is, unless it ends a turn (an end
+   * always moves it); the session and the batch's turns must still exist. For a turn's
+   * intermediate rounds, written by the runner that holds the turn: its claim moved `updated_at`
+   * when it started and its end moves it again, so a turn of any number of rounds moves it twice.
+   * (Each move rewrites the session's row and the seven list indexes that hold `updated_at`.)
+   */
+  touch_session: z.boolean().default(true),
 });
 export type AppendRecordsOptions = z.input<typeof AppendRecordsOptions>;
 
@@ -200,7 +208,7 @@ export interface AppendRecordsResult {
   turn_rollup: TurnUsageRollup | null;
   /**
    * The session's `updated_at` as this batch left it (the time every row of the batch carries);
-   * null when the batch wrote nothing, so moved nothing. What a caller that keeps state between
+   * null when the batch wrote nothing or was told not to (`touch_session: false`), so moved nothing. What a caller that keeps state between
    * writes compares with later, without reading the session back.
    */
   updated_at: string | null;

@@ -28,7 +28,7 @@ export async function appendBatch(
   const end = input.complete_turn;
   const written =
     input.message_groups.length + input.usage.length + input.audit.length + payloadRows.length;
-  const touched = written > 0 || end !== undefined;
+  const touched = (written > 0 && input.touch_session) || end !== undefined;
   const turns = batchTurns(input);
   const [only] = turns;
   if (touched && turns.length === 1 && only !== undefined) {
