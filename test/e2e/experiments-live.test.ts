@@ -180,7 +180,7 @@ describe("experiments started from the web UI", () => {
       await row.waitFor({ state: "visible" });
       expect(await row.getByTestId("experiment-running").count()).toBe(0);
       await page.goto(new URL("/", e2e.lab.origin).href);
-      await expect.poll(() => sessionRows(page).count()).toBe(1);
+      await expect.poll(() => sessionRows(page).count(), { timeout: WAIT_MS }).toBe(1);
       expect(await sessionRows(page).getAttribute("data-session-id")).toBe(ordinarySession);
       await page.getByTestId("filter-include-experiments").check();
       await expect.poll(() => sessionRows(page).count(), { timeout: WAIT_MS }).toBe(9);
@@ -261,7 +261,7 @@ describe("experiments started from the web UI", () => {
       await row.waitFor({ state: "visible" });
       expect(await row.getByTestId("experiment-running").count()).toBe(0);
       await other.page.goto(new URL("/", e2e.lab.origin).href);
-      await expect.poll(() => sessionRows(other.page).count()).toBe(1);
+      await expect.poll(() => sessionRows(other.page).count(), { timeout: WAIT_MS }).toBe(1);
       expectCleanPage(opened);
       // The refused start is a 409 the browser logs as a failed load: only escapes are checked.
       expect(other.blocked).toEqual([]);

@@ -12,7 +12,8 @@ import { isEstimatedMessages, messageSegments, messagesJsonParts } from "./messa
 import { cachedPromptTokens } from "./prefix-cache.js";
 import { reasoningFor } from "./reasoning.js";
 import { type PlannedToolCall, planReply, type ReplyPlan } from "./reply-plan.js";
-import { digestParts, hashString, SeededRandom } from "./seeded-random.js";
+import { RequestDigests } from "./request-digests.js";
+import { hashString, SeededRandom } from "./seeded-random.js";
 import {
   parseSimModelSettings,
   type SimModelSettingsInput,
@@ -41,6 +42,8 @@ export class SimChatModel implements ChatModel {
   readonly model: string;
   /** The validated options, defaults filled in. */
   readonly options: SimOptions;
+  /** Each conversation's last request digest states: a call hashes only what is new. */
+  readonly #digests = new RequestDigests();
 
   /** @throws InvalidInputError naming every bad field of `settings`. */
   constructor(settings: SimModelSettingsInput = {}) {
@@ -61,7 +64,7 @@ export class SimChatModel implements ChatModel {
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
     signal?.throwIfAborted();
 
-    const requestDigest = digestParts(fingerprint(request));
+    const requestDigest = this.#digests.digest(request.conversation_id, fingerprint(request));
     const responseId = `chatcmpl-sim-${requestDigest.slice(0, 16)}`;
     const wire = options.capture
       ? new SimWireCapture(options.capture, this.model, responseId, request)
