@@ -275,7 +275,11 @@ export interface ExperimentListItem {
   last_created_at: string;
   /** The latest change to any of its sessions (a run finishing moves it). */
   last_updated_at: string;
-  /** Moves with every write to one of its sessions: a report built at one revision is current. */
+  /**
+   * Moves with every write to one of its sessions but a running turn's middle rounds (its start
+   * and end move it, and a report shows nothing of an unfinished run): a report built at one
+   * revision is current.
+   */
   revision: number;
 }
 

@@ -8,7 +8,11 @@ const MAX_SESSIONS = 32;
 interface Kept {
   /** The turn that ended with this history. */
   turn_index: number;
-  /** The session's `updated_at` once that turn was stored: any later write moves it. */
+  /**
+   * The session's `updated_at` once that turn was stored: any later write moves it. (A turn's
+   * middle rounds leave it, `touch_session: false`, but only the runner holding that turn's claim
+   * writes them, and the claim moved it and took the next turn index.)
+   */
   updated_at: string;
   history: ChatMessage[];
 }

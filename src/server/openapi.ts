@@ -567,7 +567,11 @@ function experimentSchemas(): JsonObject {
         first_created_at: string,
         last_created_at: string,
         last_updated_at: { ...string, description: "the latest change to any of its sessions" },
-        revision: { ...integer, description: "moves with every write to one of its sessions" },
+        revision: {
+          ...integer,
+          description:
+            "moves with every write to one of its sessions but a running turn's middle rounds (its start and end move it)",
+        },
         running: { type: "boolean", description: "this server is running it now" },
         progress: { ...ref("ExperimentRunProgress"), description: "when running" },
       },

@@ -70,6 +70,8 @@ const CALL_ROUND = {
       },
     },
   ],
+  // A middle round leaves updated_at to the turn's end, as the runtime writes it.
+  touch_session: false,
 };
 
 const RECORDS = {

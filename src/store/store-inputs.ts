@@ -208,8 +208,9 @@ export interface AppendRecordsResult {
   turn_rollup: TurnUsageRollup | null;
   /**
    * The session's `updated_at` as this batch left it (the time every row of the batch carries);
-   * null when the batch wrote nothing or was told not to (`touch_session: false`), so moved nothing. What a caller that keeps state between
-   * writes compares with later, without reading the session back.
+   * null when the batch wrote nothing or was told not to (`touch_session: false`), so moved
+   * nothing. What a caller that keeps state between writes compares with later, without reading
+   * the session back.
    */
   updated_at: string | null;
 }

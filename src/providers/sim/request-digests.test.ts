@@ -38,9 +38,9 @@ describe("RequestDigests", () => {
         history.length = Math.max(0, history.length - random.integer(1, 3));
       }
       histories.set(id, history);
-      // Equal texts that are other strings than the cached ones, as a new system message is.
+      // Equal texts in other string objects than the last request's, as a new system message is.
       const parts = request(
-        [...history.map((text) => `${text}`)],
+        history.map((text) => ` ${text}`.slice(1)),
         random.next() < 0.9 ? "null]" : `${step}]`,
       );
       const chars = parts.reduce((sum, part) => sum + part.length, 0);
@@ -54,7 +54,7 @@ describe("RequestDigests", () => {
     expect(long).toBeLessThan(350);
   });
 
-  it("hashes a request whole without a conversation id, and after the id was forgotten", () => {
+  it("gives the whole request's digest without a conversation id, past 70 conversations, and after the caller changed its array", () => {
     const digests = new RequestDigests();
     const parts = request(['{"role":"user","content":"hi"}']);
     expect(digests.digest(undefined, parts)).toBe(digestParts(parts));
@@ -62,6 +62,10 @@ describe("RequestDigests", () => {
       digests.digest(`c${conversation}`, request([`{"n":${conversation}}`]));
     }
     const again = request(['{"n":0}', '{"n":"more"}']);
+    expect(digests.digest("c0", again)).toBe(digestParts(again));
+    // The memo keeps its own copy: an array changed in place after a call is a new request.
+    again[2] = '{"n":"changed"}';
+    again.push("tail");
     expect(digests.digest("c0", again)).toBe(digestParts(again));
   });
 });

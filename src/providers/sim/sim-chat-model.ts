@@ -42,8 +42,6 @@ export class SimChatModel implements ChatModel {
   readonly model: string;
   /** The validated options, defaults filled in. */
   readonly options: SimOptions;
-  /** Each conversation's last request digest states: a call hashes only what is new. */
-  readonly #digests = new RequestDigests();
 
   /** @throws InvalidInputError naming every bad field of `settings`. */
   constructor(settings: SimModelSettingsInput = {}) {
@@ -64,7 +62,7 @@ export class SimChatModel implements ChatModel {
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
     signal?.throwIfAborted();
 
-    const requestDigest = this.#digests.digest(request.conversation_id, fingerprint(request));
+    const requestDigest = DIGESTS.digest(request.conversation_id, fingerprint(request));
     const responseId = `chatcmpl-sim-${requestDigest.slice(0, 16)}`;
     const wire = options.capture
       ? new SimWireCapture(options.capture, this.model, responseId, request)
@@ -151,6 +149,12 @@ export class SimChatModel implements ChatModel {
     };
   }
 }
+
+/**
+ * Each conversation's last request's hash states, for every sim of the process: a call hashes
+ * only what is new since the conversation's last one.
+ */
+const DIGESTS = new RequestDigests();
 
 /** Everything that decides the reply; equal fingerprints give equal replies. */
 function fingerprint(request: ChatModelRequest): string[] {

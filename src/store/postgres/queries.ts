@@ -81,6 +81,10 @@ export const SQL = {
   selectSession:
     "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = $1",
   selectSessionId: "SELECT 1 FROM sessions WHERE id = $1",
+  // A batch that writes rows but leaves updated_at (touch_session false): the key-share lock waits
+  // for a deleteSession holding the row (FOR UPDATE) and then sees it gone, as the touching UPDATE
+  // would; a claim's UPDATE of the row does not conflict with it.
+  lockSessionKey: "SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE",
   selectSessionMode: "SELECT mode FROM sessions WHERE id = $1",
   selectSessionsByExperiment: `SELECT id, title, created_at, updated_at, config_json FROM sessions
     WHERE experiment_id = $1 ORDER BY created_at, seq`,

@@ -40,9 +40,11 @@ export async function appendBatch(
       throw new TurnNotFoundError(sessionId, only);
     }
   } else {
+    // Rows written without the touch hold the session's row, so a delete cannot pass them by.
+    const check = written > 0 ? "lockSessionKey" : "selectSessionId";
     const known = touched
       ? (await run(client, "touchSession", [createdAt, sessionId])).rowCount === 1
-      : (await run(client, "selectSessionId", [sessionId])).rowCount === 1;
+      : (await run(client, check, [sessionId])).rowCount === 1;
     if (!known) throw new SessionNotFoundError(sessionId);
     for (const turnIndex of turns) {
       if ((await run(client, "selectTurn", [sessionId, turnIndex])).rowCount === 0) {

@@ -123,7 +123,8 @@ export const TRIGGERS: readonly string[] = [
         PERFORM agent_lab_refresh_experiment(NEW.experiment_id);
       END IF;
     ELSE
-      -- The hot path: every write to a session moves its updated_at.
+      -- The hot path: every write to a session moves its updated_at (a running turn's middle
+      -- rounds excepted: its claim and its end do).
       UPDATE experiment_summaries SET
         revision = revision + 1,
         last_updated_at = CASE WHEN NEW.updated_at >= last_updated_at THEN NEW.updated_at

@@ -8,7 +8,8 @@ import type { TableLayout } from "./schema.js";
  * it in the writer's transaction, whoever writes a session (createSession, an import, a delete, an
  * older build's statements); the migration fills it from the sessions themselves.
  *
- * `revision` moves with every write to one of its sessions. A row whose sessions are all deleted
+ * `revision` moves with every write that moves one of its sessions' updated_at (all but a running
+ * turn's middle rounds, whose claim moved it). A row whose sessions are all deleted
  * stays, with `sessions = 0`, so its revision never goes back (a cached report keyed by it would
  * otherwise come back to life).
  */
@@ -107,7 +108,8 @@ export const EXPERIMENT_SUMMARY_TRIGGERS: readonly string[] = [
   WHEN OLD.experiment_id IS NOT NULL BEGIN
     ${REMOVE("OLD")};
   END`,
-  // The hot path: every write to a session moves its updated_at.
+  // The hot path: every write to a session moves its updated_at (a running turn's middle rounds
+  // excepted: its claim and its end do).
   `CREATE TRIGGER IF NOT EXISTS sessions_experiment_touch AFTER UPDATE OF updated_at ON sessions
   WHEN NEW.experiment_id IS NOT NULL AND NOT ${RESHAPED} BEGIN
     UPDATE experiment_summaries SET
