@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import { hostname, networkInterfaces } from "node:os";
 import { createAdaptorServer } from "@hono/node-server";
 import { InvalidInputError } from "../domain/errors.js";
+import { loadTokenizer } from "../providers/tokenizer.js";
 import { generateToken } from "./access-token.js";
 import { buildApp, type CreateAppOptions } from "./app.js";
 import { ServerListenError, TokenRequiredError } from "./http-errors.js";
@@ -90,6 +91,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   if (typeof options.token === "string") checkToken(options.token);
   const token = options.token === false ? null : (options.token ?? generateToken());
 
+  // The o200k encoder (the sim's counts, every estimate) loads synchronously, in about half a
+  // second: loaded before the server listens, no request waits behind the first turn that needs it.
+  loadTokenizer();
   let allowed: string[] = [];
   const { app, turns, experiments, gateway } = buildApp({
     ...options,
