@@ -25,6 +25,8 @@ const ROUNDS = Number(process.env.AGENT_LAB_GATEWAY_ROUNDS ?? 40);
 
 interface Run {
   cpu_us: number;
+  /** The lab's share of `cpu_us` (0 without the gateway). */
+  lab_us: number;
   ttft_ms: number;
   deltas: number;
 }
@@ -102,12 +104,14 @@ async function stream(
   }
   const used = process.cpuUsage(before);
   const labUsed = lab === null ? 0 : (await lab.cpu()) - labBefore;
-  return { cpu_us: used.user + used.system + labUsed, ttft_ms: ttft, deltas };
+  return { cpu_us: used.user + used.system + labUsed, lab_us: labUsed, ttft_ms: ttft, deltas };
 }
 
 interface Side {
   long: number[];
   short: number[];
+  /** The lab's CPU alone, per call (empty but for the gateway). */
+  lab: { long: number[]; short: number[] };
   ttfts: number[];
   deltas: number;
 }
@@ -154,10 +158,10 @@ async function measure(
   const proxied = new OpenAI({ baseURL: floors.proxy, apiKey: "bench", maxRetries: 0 });
   const relayed = new OpenAI({ baseURL: floors.relay, apiKey: "bench", maxRetries: 0 });
   const sides: Record<"direct" | "gateway" | "proxy" | "relay", Side> = {
-    direct: { long: [], short: [], ttfts: [], deltas: 0 },
-    gateway: { long: [], short: [], ttfts: [], deltas: 0 },
-    proxy: { long: [], short: [], ttfts: [], deltas: 0 },
-    relay: { long: [], short: [], ttfts: [], deltas: 0 },
+    direct: { long: [], short: [], lab: { long: [], short: [] }, ttfts: [], deltas: 0 },
+    gateway: { long: [], short: [], lab: { long: [], short: [] }, ttfts: [], deltas: 0 },
+    proxy: { long: [], short: [], lab: { long: [], short: [] }, ttfts: [], deltas: 0 },
+    relay: { long: [], short: [], lab: { long: [], short: [] }, ttfts: [], deltas: 0 },
   };
   const runners: [keyof typeof sides, (length: StreamLength) => Promise<Run>][] = [
     ["direct", (length) => stream(direct, "bench-model", length, null)],
@@ -174,6 +178,7 @@ async function measure(
           if (round < WARMUP) continue;
           const side = sides[name];
           side[length].push(result.cpu_us);
+          side.lab[length].push(result.lab_us);
           if (length === "long") {
             side.ttfts.push(result.ttft_ms);
             side.deltas = result.deltas;
@@ -196,13 +201,13 @@ async function measure(
     `    direct   ${cpuPerChunk(alone).toFixed(2)} µs/chunk, ${(median(alone.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call, TTFT ${median(alone.ttfts).toFixed(2)} ms, deltas ${alone.deltas}`,
   );
   console.log(
-    `    gateway  ${cpuPerChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
+    `    gateway  ${cpuPerChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), of which the lab ${cpuPerChunk(through.lab).toFixed(2)} µs/chunk, TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
   );
   console.log(
-    `    bare node:http proxy (records nothing; the floor of any gateway)  TTFT ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), deltas ${proxy.deltas}`,
+    `    bare node:http proxy (records nothing; the floor of any gateway)  client ${cpuPerChunk(proxy).toFixed(2)} µs/chunk, TTFT ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), deltas ${proxy.deltas}`,
   );
   console.log(
-    `    TCP relay (parses no HTTP; the cost of one more local hop)  TTFT ${median(relay.ttfts).toFixed(2)} ms (+${relayAddedTtft.toFixed(2)} ms), deltas ${relay.deltas}`,
+    `    TCP relay (parses no HTTP; the cost of one more local hop)  client ${cpuPerChunk(relay).toFixed(2)} µs/chunk, TTFT ${median(relay.ttfts).toFixed(2)} ms (+${relayAddedTtft.toFixed(2)} ms), deltas ${relay.deltas}`,
   );
   return [
     {

@@ -14,6 +14,7 @@ import {
   isObject,
   type ToolCallChunk,
 } from "./chunk-schema.js";
+import { ChunkTemplate } from "./chunk-template.js";
 import { endpointMessageFromValue, sanitizeIdentity } from "./endpoint-message.js";
 import { ThinkTagSplitter } from "./think-tag-splitter.js";
 import { hasUsageCounts, type NormalizedUsage, normalizeUsage } from "./usage-normalization.js";
@@ -65,7 +66,21 @@ export interface DecoderOptions {
   apiKey?: string | null;
   /** For tool calls whose endpoint sent no id (some local servers); must be unique per call. */
   createToolCallId?: (index: number) => string;
+  /**
+   * Chunks that repeat the last one's text around new content are read without JSON.parse (see
+   * chunk-template.ts); false parses every chunk, which gives the same parts, only slower.
+   */
+  reuseChunkText?: boolean;
 }
+
+/**
+ * Templates made before any was used: a stream's first content chunk often carries the role, and
+ * a thinking model's reasoning chunks differ from its answer's. Past these, a new one is made
+ * only once the last has served a while, so a stream whose every chunk differs (a timestamp per
+ * chunk) stops paying a trial parse per chunk for nothing.
+ */
+const FREE_TEMPLATES = 4;
+const TEMPLATE_SERVICE = 16;
 
 export class CompletionStreamDecoder {
   // Node's StringDecoder, not TextDecoder: the same text for every split of the bytes (complete
@@ -94,9 +109,14 @@ export class CompletionStreamDecoder {
   #done = false;
   #ending = false;
   #progress = 0;
+  readonly #reuseChunkText: boolean;
+  #template: ChunkTemplate | null = null;
+  #templatesMade = 0;
+  #templateUses = 0;
 
   constructor(options: DecoderOptions = {}) {
     this.#apiKey = options.apiKey ?? null;
+    this.#reuseChunkText = options.reuseChunkText ?? true;
     this.#createToolCallId =
       options.createToolCallId ?? (() => `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`);
     this.#parser = createParser({ onEvent: (event) => this.#onEvent(event) });
@@ -212,6 +232,15 @@ export class CompletionStreamDecoder {
       this.#done = true;
       return;
     }
+    const template = this.#template;
+    const match = template === null ? null : template.match(data);
+    if (template !== null && match !== null && match !== "escaped") {
+      // The template's chunk with other strings: its identity fields, this delta, nothing else.
+      this.#templateUses++;
+      this.#noteIdentity(template.value);
+      this.#onDelta(match);
+      return;
+    }
     const value = parseJson(data);
     // An unterminated last event that is not whole JSON was cut, not malformed.
     if (value === NOT_JSON && this.#ending) return;
@@ -254,6 +283,19 @@ export class CompletionStreamDecoder {
       if (choice.finish_reason) {
         this.#finishReason = choice.finish_reason;
         this.#progress++;
+      }
+    }
+    if (
+      this.#reuseChunkText &&
+      chunk === value &&
+      match === null &&
+      (this.#templatesMade < FREE_TEMPLATES || this.#templateUses >= TEMPLATE_SERVICE)
+    ) {
+      const made = ChunkTemplate.of(data, value);
+      if (made !== null) {
+        this.#template = made;
+        this.#templatesMade++;
+        this.#templateUses = 0;
       }
     }
   }
