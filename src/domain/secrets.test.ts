@@ -1,5 +1,13 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactSecrets, redactSecretText, rememberSecretValue } from "./secrets.js";
+import {
+  REDACTED,
+  redactSecrets,
+  redactSecretText,
+  rememberSecretValue,
+  SECRET_SHAPES,
+  SHAPE_HINT,
+} from "./secrets.js";
 
 describe("redactSecretText", () => {
   it.each([
@@ -31,5 +39,97 @@ describe("redactSecretText", () => {
     expect(
       redactSecrets({ a: [{ api_key: "x" }, "Bearer abcdefgh12345678"], n: 1, ok: true, z: null }),
     ).toStrictEqual({ a: [{ api_key: REDACTED }, `Bearer ${REDACTED}`], n: 1, ok: true, z: null });
+  });
+
+  it("skips the shapes only for texts none of them matches (property)", () => {
+    // Every literal the shapes need, in other cases, inside words and beside separators.
+    const fragment = fc.constantFrom(
+      ...["key", "KEY", "Key", "token", "Token", "_tokens", "tokens", "x-", "api", "Api", "_"],
+      ...["-", "sig", "SIG", "signature", "secret", "password", "bearer", "BEARER", "Basic"],
+      ...["sk-", "pk-", "rk-", "AIza", "aiza", "ghp_", "gho_", "github_pat_", "xoxb-", "glpat-"],
+      ...["access_token", "access-token", "apikey", "api_key", "api-key", ":", "=", "'", '"'],
+      ...[
+        " ",
+        "\t",
+        "\n",
+        "a",
+        "Z",
+        "9",
+        "é",
+        "abcdefgh12345678",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123",
+      ],
+      ...["prompt_tokens", "max_tokens", "9key", "_key", "ékey"],
+    );
+    // And texts shaped like secrets: a name (maybe after `x-` or inside a word), a separator, a
+    // value; a prefix and a value; a scheme and a value.
+    const value = fc.constantFrom("abcdefgh12345678", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "a1");
+    const names = ["api_key", "api-key", "apikey", "key", "token", "access_token", "access-token"];
+    const named = fc
+      .tuple(
+        fc.constantFrom("", " ", "x-", "_", "9", "é", '"', "?"),
+        fc.constantFrom(...names, "sig", "signature", "secret", "password"),
+        fc.constantFrom("", '"', "'"),
+        fc.constantFrom("=", ":", " : ", "= "),
+        fc.constantFrom("", '"', "'"),
+        value,
+      )
+      .map((parts) => parts.join(""));
+    const prefixed = fc
+      .tuple(
+        fc.constantFrom("", " ", "_", "9", "é"),
+        fc.constantFrom(
+          "sk-",
+          "pk-",
+          "rk-",
+          "AIza",
+          "ghp_",
+          "ghs_",
+          "github_pat_",
+          "xoxp-",
+          "glpat-",
+        ),
+        value,
+      )
+      .map((parts) => parts.join(""));
+    const scheme = fc
+      .tuple(
+        fc.constantFrom("", " ", "_"),
+        fc.constantFrom("Bearer", "basic", "TOKEN"),
+        fc.constantFrom(" ", "\t", "  "),
+        value,
+      )
+      .map((parts) => parts.join(""));
+    const cased = (text: fc.Arbitrary<string>) =>
+      fc.tuple(text, fc.boolean()).map(([t, upper]) => (upper ? t.toUpperCase() : t));
+    const text = fc
+      .tuple(
+        fc.array(fragment, { maxLength: 6 }).map((parts) => parts.join("")),
+        fc.oneof(fc.constant(""), cased(named), cased(prefixed), cased(scheme)),
+        fc.array(fragment, { maxLength: 6 }).map((parts) => parts.join("")),
+      )
+      .map((parts) => parts.join(""));
+    let matched = 0;
+    fc.assert(
+      fc.property(text, (text) => {
+        const shaped = SECRET_SHAPES.some(([pattern]) =>
+          new RegExp(pattern.source, pattern.flags.replace("g", "")).test(text),
+        );
+        if (shaped) matched++;
+        if (shaped) expect(SHAPE_HINT.test(text), text).toBe(true);
+        if (!SHAPE_HINT.test(text)) expect(redactSecretText(text)).toBe(text);
+      }),
+      { numRuns: 5000 },
+    );
+    // The texts did reach the shapes, so the check above was made.
+    expect(matched).toBeGreaterThan(1000);
+  });
+
+  it("reads a captured stream's usage field names as no secret, and still blanks a token", () => {
+    const usage = '{"usage":{"prompt_tokens":12,"completion_tokens":1000,"total_tokens":1012}}';
+    expect(SHAPE_HINT.test(usage)).toBe(false);
+    expect(redactSecretText(`${usage} token: abcdefgh12345678`)).toBe(
+      `${usage} token: ${REDACTED}`,
+    );
   });
 });
