@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CaptureSink, characterBoundary } from "./capture-sink.js";
 
@@ -72,6 +73,51 @@ describe("CaptureSink", () => {
     sink.response(buffer);
     buffer.fill(0x7a);
     expect(sink.bodies().response_body).toBe("abc");
+  });
+});
+
+/**
+ * What a body is, said the plain way: every byte received, kept up to the cap, cut back to the
+ * last whole character when something was left out, decoded at once.
+ */
+function referenceBody(chunks: readonly (Uint8Array | string)[], cap: number) {
+  const all = Buffer.concat(chunks.map((chunk) => Buffer.from(chunk)));
+  const kept = all.subarray(0, cap);
+  const truncated = all.length > kept.length;
+  const end = truncated ? characterBoundary(kept, kept.length) : kept.length;
+  return { text: kept.subarray(0, end).toString("utf8"), bytes: all.length, truncated };
+}
+
+describe("CaptureSink against the plain way (property)", () => {
+  it("keeps the text the whole body's bytes, cut at the cap and decoded at once, would give", () => {
+    // Text (one to four bytes a character) and raw bytes, valid or not, split anywhere.
+    const text = fc.string({ unit: fc.constantFrom("a", "é", "€", "𝄞", "\n"), maxLength: 6 });
+    const raw = fc.oneof(
+      fc.uint8Array({ maxLength: 8 }),
+      text.chain((whole) => {
+        const encoded = new TextEncoder().encode(whole);
+        return fc
+          .nat({ max: encoded.length })
+          .map((cut) => [encoded.subarray(0, cut), encoded.subarray(cut)]);
+      }),
+    );
+    const chunks = fc
+      .array(fc.oneof(text, raw), { maxLength: 10 })
+      .map((items) => items.flat() as (Uint8Array | string)[]);
+    fc.assert(
+      fc.property(chunks, fc.nat({ max: 48 }), (items, cap) => {
+        const sink = new CaptureSink(cap);
+        for (const chunk of items) sink.response(chunk);
+        const body = sink.bodies();
+        const expected = referenceBody(items, cap);
+        expect({
+          text: body.response_body,
+          bytes: body.response_bytes,
+          truncated: body.response_truncated,
+        }).toEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
