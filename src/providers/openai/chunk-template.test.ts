@@ -66,10 +66,20 @@ const delta = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(piece, piece).map(([a, b]) => ({ content: a, reasoning: b })) },
   { weight: 1, arbitrary: piece.map((refusal) => ({ refusal })) },
   {
-    weight: 1,
-    arbitrary: piece.map((text) => ({
-      tool_calls: [{ index: 0, function: { arguments: text } }],
-    })),
+    weight: 4,
+    arbitrary: fc
+      .tuple(piece, fc.constantFrom(0, 1), fc.constantFrom("plain", "named", "null", "two"))
+      .map(([text, index, form]) => ({
+        ...(form === "null" ? { content: null } : {}),
+        tool_calls: [
+          {
+            index,
+            ...(form === "named" ? { id: "call_1", type: "function" } : {}),
+            function: { ...(form === "named" ? { name: "f" } : {}), arguments: text },
+          },
+          ...(form === "two" ? [{ index: 2, function: { arguments: "x" } }] : []),
+        ],
+      })),
   },
   { weight: 1, arbitrary: fc.constant({}) },
 );
@@ -173,7 +183,7 @@ describe("chunk templates", () => {
           expect(pieces.templated).toEqual(pieces.parsed);
         },
       ),
-      { numRuns: Number(process.env.AGENT_LAB_PROPERTY_RUNS ?? 400) },
+      { numRuns: Number(process.env.AGENT_LAB_PROPERTY_RUNS ?? 1000) },
     );
   });
 
@@ -273,6 +283,68 @@ describe("chunk templates", () => {
     );
     // Ten chunks with escapes, the first chunk and its check, the finish chunk.
     expect(parsesOf(chunks)).toBeLessThanOrEqual(14);
+  });
+
+  it("read a tool call's argument deltas as they read content", () => {
+    const chunks = [
+      JSON.stringify({
+        id: "c",
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                {
+                  index: 0,
+                  id: "call_1",
+                  type: "function",
+                  function: { name: "f", arguments: "" },
+                },
+              ],
+            },
+          },
+        ],
+      }),
+      ...Array.from({ length: 200 }, (_, index) =>
+        JSON.stringify({
+          id: "c",
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, function: { arguments: `a${index}` } }] },
+            },
+          ],
+        }),
+      ),
+    ];
+    const parse = vi.spyOn(JSON, "parse");
+    const text = [
+      ...chunks,
+      JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }),
+    ]
+      .map(event)
+      .join("");
+    const { summary } = decodeCompletionStream([encoder.encode(text)]);
+    expect(parse.mock.calls.length).toBeLessThanOrEqual(6);
+    parse.mockRestore();
+    expect(summary.tool_calls).toMatchObject([
+      {
+        id: "call_1",
+        name: "f",
+        raw_arguments: Array.from({ length: 200 }, (_, i) => `a${i}`).join(""),
+      },
+    ]);
+  });
+
+  it("stop being tried for a stream whose cuts are never found (repeated keys)", () => {
+    // The reviewer's case: every trial parse fails, as the slot comes after repeats of its key.
+    const chunks = Array.from(
+      { length: 200 },
+      (_, index) =>
+        `{"choices":[{"index":0,"delta":{"content":"a","content":"b","content":"w${index}"}}],"obfuscation":"1","obfuscation":"p${index}"}`,
+    );
+    // Each chunk parsed once; a few rounds of at most two trial parses, then no more.
+    expect(parsesOf(chunks)).toBeLessThanOrEqual(201 + 4 * 2);
   });
 
   it("stop being made for a stream whose every chunk differs (a timestamp per chunk)", () => {

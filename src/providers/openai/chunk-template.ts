@@ -2,7 +2,7 @@ import { type Fields, isCommonChunk, isObject } from "./chunk-schema.js";
 
 /**
  * Nearly every chunk of a stream is the text of the chunk before it with one string changed: the
- * delta's content (or its reasoning), plus, in OpenAI's streams, the random `obfuscation` padding.
+ * delta's content (or its reasoning, or a tool call's arguments), plus, in OpenAI's streams, the random `obfuscation` padding.
  * JSON.parse of each ~180-byte chunk was the largest single cost of decoding a long stream (about
  * 1.5 µs a chunk on the lab's 2-core machine, as much as the rest of the decoding together).
  *
@@ -14,7 +14,8 @@ import { type Fields, isCommonChunk, isObject } from "./chunk-schema.js";
  *
  * Only chunks whose whole effect on the decoder is the one string become templates: one choice
  * at index 0, no finish reason, no usage, error or llama.cpp timings, and a delta holding a role
- * and one of content, reasoning_content or reasoning as a string, the others absent or null.
+ * and one varying string, the others absent or null: content, reasoning_content or reasoning, or
+ * the `arguments` of a tool-call list of one call (a call's later deltas).
  */
 
 const SLOTS: ReadonlySet<string> = new Set(["content", "reasoning_content", "reasoning"]);
@@ -27,16 +28,25 @@ const ESCAPED_OR_CONTROL = /[\\\u0000-\u001f]/;
 // Put in place of the cut-out strings to check, by parsing once, that they are the ones meant.
 const DELTA_PROBE = "agent-lab\u00a0delta\u00a0probe";
 const PADDING_PROBE = "agent-lab\u00a0padding\u00a0probe";
-/** Where a key's occurrences are looked for; a chunk repeats a key only in odd cases. */
-const MAX_OCCURRENCES = 4;
+/**
+ * The trial parses one template may cost: the cuts tried are the first string values of the slot's
+ * key (and of the padding's). A chunk repeats a key only in odd cases, and a slot behind repeats
+ * is simply parsed; the bound keeps such a stream from paying many trial parses per chunk.
+ */
+const MAX_TRIALS = 2;
 
 interface Shape {
   delta: Fields;
-  /** The delta's field that varies from chunk to chunk. */
-  slot: string;
+  /**
+   * The JSON key of the string that varies from chunk to chunk: a delta field, or `arguments`
+   * inside the delta's one tool call.
+   */
+  key: string;
+  /** That string in this chunk. */
+  value: string;
 }
 
-/** The delta and its varying field, when `value` is a chunk a template can be made of. */
+/** The delta and its varying string, when `value` is a chunk a template can be made of. */
 function shapeOf(value: unknown): Shape | null {
   if (!isCommonChunk(value) || (value as Fields).timings !== undefined) return null;
   const choice = value.choices?.[0];
@@ -44,16 +54,32 @@ function shapeOf(value: unknown): Shape | null {
   if (choice.finish_reason !== null && choice.finish_reason !== undefined) return null;
   const delta = choice.delta as unknown;
   if (!isObject(delta)) return null;
-  let slot: string | null = null;
+  let shape: Shape | null = null;
   for (const key of Object.keys(delta)) {
     if (key === "role") continue;
-    if (!SLOTS.has(key)) return null;
     const field = delta[key];
-    if (field === null) continue;
-    if (typeof field !== "string" || slot !== null) return null;
-    slot = key;
+    if (field === null && SLOTS.has(key)) continue;
+    if (shape !== null) return null;
+    if (key === "tool_calls") {
+      const argumentsDelta = onlyArguments(field);
+      if (argumentsDelta === null) return null;
+      shape = { delta, key: "arguments", value: argumentsDelta };
+    } else if (SLOTS.has(key) && typeof field === "string") {
+      shape = { delta, key, value: field };
+    } else {
+      return null;
+    }
   }
-  return slot === null ? null : { delta, slot };
+  return shape;
+}
+
+/** The arguments string of a tool-call list holding one call (a later delta of a call), if any. */
+function onlyArguments(calls: unknown): string | null {
+  if (!Array.isArray(calls) || calls.length !== 1) return null;
+  const call: unknown = calls[0];
+  if (!isObject(call) || !isObject(call.function)) return null;
+  const argumentsDelta = call.function.arguments;
+  return typeof argumentsDelta === "string" ? argumentsDelta : null;
 }
 
 /** Start (after the opening quote) and end (the closing quote) of each string value of `key`. */
@@ -62,7 +88,7 @@ function stringsOf(text: string, key: string): [number, number][] {
   const name = `"${key}"`;
   for (
     let at = text.indexOf(name);
-    at !== -1 && found.length < MAX_OCCURRENCES;
+    at !== -1 && found.length < MAX_TRIALS;
     at = text.indexOf(name, at + 1)
   ) {
     let index = at + name.length;
@@ -104,20 +130,22 @@ export class ChunkTemplate {
     this.#slotAt = slotAt;
   }
 
-  /** A template of `text`, whose parse is `value`, or null when it cannot be one. */
-  static of(text: string, value: unknown): ChunkTemplate | null {
+  /**
+   * A template of `text`, whose parse is `value`; null when it cannot be one (nothing was tried),
+   * "failed" when trial parses were spent without finding its cuts.
+   */
+  static of(text: string, value: unknown): ChunkTemplate | "failed" | null {
     const shape = shapeOf(value);
     if (shape === null) return null;
     const fields = value as Fields;
     const padded = typeof fields.obfuscation === "string";
-    if (shape.delta[shape.slot] === DELTA_PROBE || fields.obfuscation === PADDING_PROBE) {
-      return null;
-    }
+    if (shape.value === DELTA_PROBE || fields.obfuscation === PADDING_PROBE) return null;
     const paddings = padded ? stringsOf(text, "obfuscation") : [null];
-    for (const slotString of stringsOf(text, shape.slot)) {
+    let trials = 0;
+    for (const slotString of stringsOf(text, shape.key)) {
       for (const padding of paddings) {
+        if (trials++ === MAX_TRIALS) return "failed";
         const cuts = padding === null ? [slotString] : [slotString, padding];
-        if (padding !== null && padding[0] === slotString[0]) continue;
         cuts.sort((left, right) => left[0] - right[0]);
         const fixed: string[] = [];
         let from = 0;
@@ -128,18 +156,20 @@ export class ChunkTemplate {
         fixed.push(text.slice(from));
         const slotAt = cuts.indexOf(slotString);
         const probes = cuts.map((cut) => (cut === slotString ? DELTA_PROBE : PADDING_PROBE));
-        if (!confirms(fixed, probes, shape.slot, padded)) continue;
-        return new ChunkTemplate(fields, shape, fixed, slotAt);
+        if (confirms(fixed, probes, shape, padded)) {
+          return new ChunkTemplate(fields, shape, fixed, slotAt);
+        }
       }
     }
-    return null;
+    return trials === 0 ? null : "failed";
   }
 
   /**
    * The delta of `text` when it is this template's chunk with other strings cut in: a copy of the
    * template's delta with the slot's new value, what JSON.parse would give. "escaped" when the
-   * text begins as the template's but a string in it holds an escape (the template still fits
-   * the stream: parse this chunk, keep it); null when the text is not the template's.
+   * text begins as the template's, up to a string holding an escape (most likely the template
+   * still fits the stream: parse this chunk and keep it; only the speed depends on that guess);
+   * null when the text is not the template's.
    */
   match(text: string): Fields | "escaped" | null {
     const fixed = this.#fixed;
@@ -171,25 +201,41 @@ export class ChunkTemplate {
  * template's delta with a computed key (a quarter of a chunk's reading when measured).
  */
 function deltaMaker(shape: Shape): (slot: string) => Fields {
-  const keys = Object.keys(shape.delta);
-  if (keys.length === 1) {
-    if (shape.slot === "content") return (content) => ({ content });
-    if (shape.slot === "reasoning_content") return (reasoning_content) => ({ reasoning_content });
-    if (shape.slot === "reasoning") return (reasoning) => ({ reasoning });
+  const { delta, key } = shape;
+  const keys = Object.keys(delta);
+  if (key === "arguments") {
+    const calls = delta.tool_calls as Fields[];
+    const call = calls[0] as Fields;
+    const fn = call.function as Fields;
+    if (keys.length === 1 && Object.keys(fn).length === 1) {
+      const callKeys = Object.keys(call);
+      if (callKeys.length === 2 && callKeys[0] === "index" && callKeys[1] === "function") {
+        const { index } = call;
+        return (value) => ({ tool_calls: [{ index, function: { arguments: value } }] });
+      }
+    }
+    return (value) => ({
+      ...delta,
+      tool_calls: [{ ...call, function: { ...fn, arguments: value } }],
+    });
   }
-  if (keys.length === 2 && keys[0] === "role" && shape.slot === "content") {
-    const { role } = shape.delta;
+  if (keys.length === 1) {
+    if (key === "content") return (content) => ({ content });
+    if (key === "reasoning_content") return (reasoning_content) => ({ reasoning_content });
+    if (key === "reasoning") return (reasoning) => ({ reasoning });
+  }
+  if (keys.length === 2 && keys[0] === "role" && key === "content") {
+    const { role } = delta;
     return (content) => ({ role, content });
   }
-  const { delta, slot: name } = shape;
-  return (value) => ({ ...delta, [name]: value });
+  return (value) => ({ ...delta, [key]: value });
 }
 
 /**
  * True when the text with the probes in place of the cut-out strings parses to a template chunk
  * whose slot (and padding) are the probes: the cuts are those strings, and no others.
  */
-function confirms(fixed: string[], probes: string[], slot: string, padded: boolean): boolean {
+function confirms(fixed: string[], probes: string[], expected: Shape, padded: boolean): boolean {
   let text = fixed[0] as string;
   for (let index = 0; index < probes.length; index++) {
     text += `${probes[index]}${fixed[index + 1]}`;
@@ -201,6 +247,6 @@ function confirms(fixed: string[], probes: string[], slot: string, padded: boole
     return false;
   }
   const shape = shapeOf(probe);
-  if (shape === null || shape.slot !== slot || shape.delta[slot] !== DELTA_PROBE) return false;
+  if (shape === null || shape.key !== expected.key || shape.value !== DELTA_PROBE) return false;
   return !padded || (probe as Fields).obfuscation === PADDING_PROBE;
 }

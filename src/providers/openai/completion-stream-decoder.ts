@@ -74,10 +74,10 @@ export interface DecoderOptions {
 }
 
 /**
- * Templates made before any was used: a stream's first content chunk often carries the role, and
- * a thinking model's reasoning chunks differ from its answer's. Past these, a new one is made
- * only once the last has served a while, so a stream whose every chunk differs (a timestamp per
- * chunk) stops paying a trial parse per chunk for nothing.
+ * Templates made (or tried in vain) before any was used: a stream's first content chunk often
+ * carries the role, and a thinking model's reasoning chunks differ from its answer's. Past these,
+ * a new one is made only once the last has served a while, so a stream whose every chunk differs
+ * (a timestamp per chunk) stops paying trial parses per chunk for nothing.
  */
 const FREE_TEMPLATES = 4;
 const TEMPLATE_SERVICE = 16;
@@ -292,8 +292,10 @@ export class CompletionStreamDecoder {
       (this.#templatesMade < FREE_TEMPLATES || this.#templateUses >= TEMPLATE_SERVICE)
     ) {
       const made = ChunkTemplate.of(data, value);
+      // Trial parses spent in vain count as a template made: a stream of chunks whose cuts are
+      // never found (repeated keys) must not pay them on every chunk.
       if (made !== null) {
-        this.#template = made;
+        if (made !== "failed") this.#template = made;
         this.#templatesMade++;
         this.#templateUses = 0;
       }
