@@ -32,6 +32,8 @@ function queryOf(c: Context): Record<string, string> {
 
 const Include = z.enum(["experiments"], { error: "include must be experiments" }).optional();
 
+const IncludeQuery = z.strictObject({ include: Include });
+
 /**
  * The session list's query: experiment runs are left out unless the query asks for them
  * (`include=experiments`, an `experiment` id, or `experiments` itself), so one benchmark's hundreds
@@ -39,7 +41,7 @@ const Include = z.enum(["experiments"], { error: "include must be experiments" }
  */
 export function sessionListQuery(query: Record<string, string>): Record<string, string> {
   const { include, ...rest } = query;
-  const included = parseInput(z.strictObject({ include: Include }), { include }, "query").include;
+  const included = parseInput(IncludeQuery, { include }, "query").include;
   const shown = included === "experiments" || rest.experiment !== undefined ? "include" : "exclude";
   return { experiments: shown, ...rest };
 }
