@@ -190,6 +190,7 @@ async function measure(
     lab.stop();
   }
   const { direct: alone, gateway: through, proxy, relay } = sides;
+  const paired = pairedChunkRatio(through, alone);
   const chunkRatio = cpuPerChunk(through) / cpuPerChunk(alone);
   const addedTtft = median(through.ttfts) - median(alone.ttfts);
   const proxyAddedTtft = median(proxy.ttfts) - median(alone.ttfts);
@@ -202,6 +203,9 @@ async function measure(
   );
   console.log(
     `    gateway  ${cpuPerChunk(through).toFixed(2)} µs/chunk, ${(median(through.short) / 1000).toFixed(2)} ms CPU per ${SHORT_CHUNKS}-chunk call (+${(callAdded / 1000).toFixed(2)} ms: the lab's turn), of which the lab ${cpuPerChunk(through.lab).toFixed(2)} µs/chunk, TTFT ${median(through.ttfts).toFixed(2)} ms, deltas ${through.deltas}`,
+  );
+  console.log(
+    `    paired by round (the median of each round's gateway per chunk over its direct, drift cancels): ${paired.toFixed(2)}x`,
   );
   console.log(
     `    bare node:http proxy (records nothing; the floor of any gateway)  client ${cpuPerChunk(proxy).toFixed(2)} µs/chunk, TTFT ${median(proxy.ttfts).toFixed(2)} ms (+${proxyAddedTtft.toFixed(2)} ms), deltas ${proxy.deltas}`,
@@ -227,4 +231,20 @@ async function measure(
       met: addedTtft <= 1,
     },
   ];
+}
+
+/**
+ * The median over rounds of one side's CPU per chunk against another's in the same round: the
+ * machine's speed drifts during a run (the same client's figure moved 2x between runs), and a
+ * ratio taken within a round cancels what both sides met.
+ */
+function pairedChunkRatio(side: Side, baseline: Side): number {
+  const ratios: number[] = [];
+  for (let round = 0; round < side.long.length; round++) {
+    const chunkOf = (of: Side) =>
+      ((of.long[round] as number) - (of.short[round] as number)) / (LONG_CHUNKS - SHORT_CHUNKS);
+    const base = chunkOf(baseline);
+    if (base > 0) ratios.push(chunkOf(side) / base);
+  }
+  return median(ratios);
 }
