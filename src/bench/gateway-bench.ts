@@ -110,7 +110,7 @@ async function stream(
 interface Side {
   long: number[];
   short: number[];
-  /** The lab's CPU alone, per call (empty but for the gateway). */
+  /** The lab's CPU alone, per call (zeros but for the gateway). */
   lab: { long: number[]; short: number[] };
   ttfts: number[];
   deltas: number;
