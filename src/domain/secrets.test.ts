@@ -60,6 +60,8 @@ describe("redactSecretText", () => {
         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123",
       ],
       ...["prompt_tokens", "max_tokens", "9key", "_key", "ékey"],
+      // Letters that fold to s and k under a `u` flag: the hint must follow any such change.
+      ...["ſk-", "\u212Aey", "toſen"],
     );
     // And texts shaped like secrets: a name (maybe after `x-` or inside a word), a separator, a
     // value; a prefix and a value; a scheme and a value.

@@ -72,6 +72,12 @@ export class CaptureSink implements CallCapture {
 class BodyBuffer {
   #text = "";
   #utf8: StringDecoder | null = null;
+  /**
+   * The last bytes given to the decoder (four, as many as a character has): a body read while a
+   * character is still open shows those bytes as the end of a stream would, and the decoder keeps
+   * them, so the character completes if the rest comes.
+   */
+  #tail: Uint8Array = NO_BYTES;
   #kept = 0;
   #bytes = 0;
   #full = false;
@@ -85,36 +91,47 @@ class BodyBuffer {
     if (length <= this.maxBytes - this.#kept) {
       this.#kept += length;
       if (typeof chunk !== "string") {
-        this.#text += this.#decoder().write(chunk);
+        this.#write(chunk);
         return;
       }
       // Bytes of a character left open before this text can no longer be completed.
       if (this.#utf8 !== null) this.#text += this.#utf8.end();
-      this.#text += chunk;
+      this.#tail = NO_BYTES;
+      // As its bytes were counted (and would be stored): a lone surrogate is U+FFFD in UTF-8.
+      this.#text += wellFormed(chunk);
       return;
     }
     // The cap falls in this piece: what fits, up to the last whole character, and nothing more.
     this.#full = true;
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    const room = this.maxBytes - this.#kept;
+    const room = Math.max(0, this.maxBytes - this.#kept);
     this.#kept = this.maxBytes;
     // A character still open at the cut is dropped with the rest (the decoder is not ended).
-    this.#text += this.#decoder().write(bytes.subarray(0, room));
+    this.#write(bytes.subarray(0, room));
   }
 
-  #decoder(): StringDecoder {
+  #write(bytes: Uint8Array): void {
     if (this.#utf8 === null) this.#utf8 = new StringDecoder("utf8");
-    return this.#utf8;
+    this.#text += this.#utf8.write(bytes);
+    this.#tail =
+      bytes.length >= 4 ? bytes.slice(-4) : Buffer.concat([this.#tail, bytes]).subarray(-4);
   }
 
+  /** The body so far; reading it changes nothing, so more may come after. */
   result(): { text: string; bytes: number; truncated: boolean } {
-    if (!this.#full && this.#utf8 !== null) {
-      this.#text += this.#utf8.end();
-      this.#utf8 = null;
-    }
-    return { text: this.#text, bytes: this.#bytes, truncated: this.#bytes > this.#kept };
+    const tail = this.#tail;
+    const open = this.#full ? 0 : tail.length - characterBoundary(tail, tail.length);
+    const text =
+      open === 0 ? this.#text : this.#text + Buffer.from(tail.subarray(-open)).toString("utf8");
+    return { text, bytes: this.#bytes, truncated: this.#bytes > this.#kept };
   }
 }
+
+const NO_BYTES = new Uint8Array(0);
+
+/** `String.prototype.toWellFormed` (in Node 20; TypeScript's ES2023 library does not declare it). */
+const wellFormed = (text: string): string =>
+  (text as unknown as { toWellFormed(): string }).toWellFormed();
 
 /** The largest index ≤ `end` that does not split a UTF-8 sequence of `bytes`. */
 export function characterBoundary(bytes: Uint8Array, end: number): number {
