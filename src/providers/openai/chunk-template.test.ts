@@ -36,6 +36,10 @@ const event = (json: string) =>
     .map((line) => `data: ${line}`)
     .join("\n")}\n\n`;
 
+/** The chunk that ends a stream. */
+const finishChunk = (reason = "stop") =>
+  JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: reason }] });
+
 // Every character class the cut-out strings must handle: escapes, raw controls, quotes, astral
 // characters, the probe text itself. Most strings a stream carries have no escape, so most here
 // have none either, or the template would seldom be tried.
@@ -172,10 +176,8 @@ describe("chunk templates", () => {
         fc.boolean(),
         fc.array(fc.nat(), { maxLength: 8 }),
         (chunks, done, cuts) => {
-          const stop = JSON.stringify({
-            choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
-          });
-          const text = [...chunks, stop].map(event).join("") + (done ? "data: [DONE]\n\n" : "");
+          const text =
+            [...chunks, finishChunk()].map(event).join("") + (done ? "data: [DONE]\n\n" : "");
           const bytes = encoder.encode(text);
           const whole = decodeBothWays([bytes]);
           expect(whole.templated).toEqual(whole.parsed);
@@ -209,7 +211,7 @@ describe("chunk templates", () => {
         chunk({ content: "b" }, extra),
         chunk(toolCall, otherExtra),
         chunk({ content: "c" }, extra),
-        JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+        finishChunk(),
       ]
         .map(event)
         .join("");
@@ -227,26 +229,22 @@ describe("chunk templates", () => {
       content: "top",
       choices: [{ index: 0, delta: { content: probeText } }],
     });
-    const stop = JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
-    const both = decodeBothWays([encoder.encode([chunk, chunk, stop].map(event).join(""))]);
+    const both = decodeBothWays([
+      encoder.encode([chunk, chunk, finishChunk()].map(event).join("")),
+    ]);
     expect(both.templated).toEqual(both.parsed);
     expect((both.parsed as { summary: { text: string } }).summary.text).toBe(probeText.repeat(2));
   });
 
-  /** A long stream of `content` chunks (OpenAI's shape), counting the JSON.parse calls. */
-  function parsesOf(chunks: string[]): number {
+  /** A stream of `chunks` and a finish chunk, decoded while counting the JSON.parse calls. */
+  function parsesOf(chunks: string[], reason = "stop") {
     const parse = vi.spyOn(JSON, "parse");
-    const text = [
-      ...chunks,
-      JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
-    ]
-      .map(event)
-      .join("");
+    const text = [...chunks, finishChunk(reason)].map(event).join("");
     const { summary } = decodeCompletionStream([encoder.encode(`${text}data: [DONE]\n\n`)]);
-    const calls = parse.mock.calls.length;
+    const parses = parse.mock.calls.length;
     parse.mockRestore();
-    expect(summary.finish_reason).toBe("stop");
-    return calls;
+    expect(summary.finish_reason).toBe(reason);
+    return { parses, summary };
   }
 
   const contentChunk = (content: string, extra: Record<string, unknown> = {}) =>
@@ -267,14 +265,14 @@ describe("chunk templates", () => {
       ...Array.from({ length: 200 }, (_, index) => contentChunk(`word${index} `)),
     ];
     // The role chunk, the first content chunk, each one's check, the finish chunk.
-    expect(parsesOf(chunks)).toBeLessThanOrEqual(6);
+    expect(parsesOf(chunks).parses).toBeLessThanOrEqual(6);
   });
 
   it("read OpenAI's padded chunks, whose padding differs every time, as fast", () => {
     const chunks = Array.from({ length: 200 }, (_, index) =>
       contentChunk(`w${index}`, { obfuscation: `pad${index % 7}x` }),
     );
-    expect(parsesOf(chunks)).toBeLessThanOrEqual(4);
+    expect(parsesOf(chunks).parses).toBeLessThanOrEqual(4);
   });
 
   it("keep their template over a chunk with an escape, which alone is parsed", () => {
@@ -282,7 +280,7 @@ describe("chunk templates", () => {
       contentChunk(index % 20 === 5 ? 'line\n"quoted"' : `w${index}`),
     );
     // Ten chunks with escapes, the first chunk and its check, the finish chunk.
-    expect(parsesOf(chunks)).toBeLessThanOrEqual(14);
+    expect(parsesOf(chunks).parses).toBeLessThanOrEqual(14);
   });
 
   it("read a tool call's argument deltas as they read content", () => {
@@ -317,16 +315,8 @@ describe("chunk templates", () => {
         }),
       ),
     ];
-    const parse = vi.spyOn(JSON, "parse");
-    const text = [
-      ...chunks,
-      JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }),
-    ]
-      .map(event)
-      .join("");
-    const { summary } = decodeCompletionStream([encoder.encode(text)]);
-    expect(parse.mock.calls.length).toBeLessThanOrEqual(6);
-    parse.mockRestore();
+    const { parses, summary } = parsesOf(chunks, "tool_calls");
+    expect(parses).toBeLessThanOrEqual(6);
     expect(summary.tool_calls).toMatchObject([
       {
         id: "call_1",
@@ -344,7 +334,7 @@ describe("chunk templates", () => {
         `{"choices":[{"index":0,"delta":{"content":"a","content":"b","content":"w${index}"}}],"obfuscation":"1","obfuscation":"p${index}"}`,
     );
     // Each chunk parsed once; a few rounds of at most two trial parses, then no more.
-    expect(parsesOf(chunks)).toBeLessThanOrEqual(201 + 4 * 2);
+    expect(parsesOf(chunks).parses).toBeLessThanOrEqual(201 + 4 * 2);
   });
 
   it("stop being made for a stream whose every chunk differs (a timestamp per chunk)", () => {
@@ -352,6 +342,6 @@ describe("chunk templates", () => {
       contentChunk(`w${index}`, { created: 1_700_000_000 + index }),
     );
     // Each chunk parsed once; a few trial templates, each one extra parse, then no more.
-    expect(parsesOf(chunks)).toBeLessThanOrEqual(201 + 4);
+    expect(parsesOf(chunks).parses).toBeLessThanOrEqual(201 + 4);
   });
 });

@@ -157,7 +157,7 @@ export class ChunkTemplate {
         fixed.push(text.slice(from));
         const slotAt = cuts.indexOf(slotString);
         const probes = cuts.map((cut) => (cut === slotString ? DELTA_PROBE : PADDING_PROBE));
-        if (confirms(fixed, probes, shape, padded)) {
+        if (confirms(fixed, probes, shape)) {
           return new ChunkTemplate(fields, shape, fixed, slotAt);
         }
       }
@@ -236,7 +236,7 @@ function deltaMaker(shape: Shape): (slot: string) => Fields {
  * True when the text with the probes in place of the cut-out strings parses to a template chunk
  * whose slot (and padding) are the probes: the cuts are those strings, and no others.
  */
-function confirms(fixed: string[], probes: string[], expected: Shape, padded: boolean): boolean {
+function confirms(fixed: string[], probes: string[], expected: Shape): boolean {
   let text = fixed[0] as string;
   for (let index = 0; index < probes.length; index++) {
     text += `${probes[index]}${fixed[index + 1]}`;
@@ -249,5 +249,5 @@ function confirms(fixed: string[], probes: string[], expected: Shape, padded: bo
   }
   const shape = shapeOf(probe);
   if (shape === null || shape.key !== expected.key || shape.value !== DELTA_PROBE) return false;
-  return !padded || (probe as Fields).obfuscation === PADDING_PROBE;
+  return !probes.includes(PADDING_PROBE) || (probe as Fields).obfuscation === PADDING_PROBE;
 }
