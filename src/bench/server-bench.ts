@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { runTurn } from "../composition/run-turn.js";
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from "../domain/pagination.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { type RunningServer, startServer } from "../server/start-server.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
@@ -10,9 +11,10 @@ import { type Figure, median, printFigures, timeMedian } from "./measure.js";
 import { healthDuringHeavyTurn } from "./server-health-bench.js";
 
 /**
- * What the HTTP face adds: a turn streamed over SSE against the same turn consumed in-process, and
- * the session list over HTTP against the in-process call, on a file with 10,000 sessions, and the
- * health endpoint's latency while a heavy turn runs against the idle server.
+ * What the HTTP face adds: a turn streamed over SSE against the same turn consumed in-process, the
+ * session list over HTTP (its first page, and the whole list page by page) against the same pages
+ * in-process on a file with 10,000 sessions, and the health endpoint's latency while a heavy turn
+ * runs against the idle server.
  */
 
 const TURNS = 50;
@@ -130,42 +132,97 @@ function populate(path: string, sessions: number, rows: number): void {
   db.close();
 }
 
+const SESSIONS = 10_000;
+
+/** The page size of the list walks: the API's largest, so the whole list is 20 requests. */
+const LIST_PAGE = MAX_PAGE_LIMIT;
+
+/**
+ * The session list over HTTP against the store in-process, on 10,000 sessions: the first page as
+ * the web UI asks for it (the figure), and the whole list as a client walks it, page by page
+ * following `next_cursor`, where every session must arrive exactly once.
+ */
 async function sessionListFigure(directory: string): Promise<Figure> {
   const path = join(directory, "ten-thousand-sessions.sqlite3");
   const started = performance.now();
-  populate(path, 10_000, 200_000);
+  populate(path, SESSIONS, 200_000);
   console.log(
     `  (built 10,000 sessions and 200,000 usage rows in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
   const store = new SqliteSessionStore(path);
   const server = await startServer({ store, port: 0 });
   try {
-    const url = new URL("/api/sessions", server.url);
-    const fetchList = async () => {
-      const response = await fetch(url, { headers: { authorization: `Bearer ${server.token}` } });
-      const body = (await response.json()) as { sessions: unknown[] };
-      if (body.sessions.length !== 10_000) throw new Error("the list lost sessions");
+    const headers = { authorization: `Bearer ${server.token}` };
+    const walkHttp = async () => {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const url = new URL("/api/sessions", server.url);
+        url.searchParams.set("limit", String(LIST_PAGE));
+        if (cursor !== null) url.searchParams.set("cursor", cursor);
+        const response = await fetch(url, { headers });
+        if (!response.ok) throw new Error(`GET /api/sessions answered ${response.status}`);
+        const page = (await response.json()) as {
+          sessions: { id: string }[];
+          next_cursor: string | null;
+        };
+        for (const session of page.sessions) ids.push(session.id);
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return ids;
     };
+    const walkStore = () => {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = store.listSessionPage({
+          limit: LIST_PAGE,
+          ...(cursor === null ? {} : { cursor }),
+        });
+        for (const session of page.sessions) ids.push(session.id);
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return ids;
+    };
+    const walked = await walkHttp();
+    if (walked.length !== SESSIONS || new Set(walked).size !== SESSIONS) {
+      throw new Error(
+        `the list walked ${walked.length} sessions (${new Set(walked).size} distinct), not ${SESSIONS}`,
+      );
+    }
     const times: number[] = [];
-    await fetchList();
     for (let sample = 0; sample < 15; sample++) {
       const start = performance.now();
-      await fetchList();
+      await walkHttp();
       times.push(performance.now() - start);
     }
-    const overHttp = median(times);
-    const inProcess = timeMedian(() => store.listSessionOverviews(), 15);
+    const walkHttpMs = median(times);
+    const walkStoreMs = timeMedian(walkStore, 15);
     const plain = timeMedian(() => store.listSessions(), 15);
+    // The figure of record is what the web UI asks for: the first page, at the default size.
+    const firstPage = new URL("/api/sessions", server.url);
+    const pageTimes: number[] = [];
+    for (let sample = 0; sample < 50; sample++) {
+      const start = performance.now();
+      const response = await fetch(firstPage, { headers });
+      const page = (await response.json()) as { sessions: unknown[] };
+      pageTimes.push(performance.now() - start);
+      if (page.sessions.length !== DEFAULT_PAGE_LIMIT) throw new Error("the first page is short");
+    }
+    const pageHttp = median(pageTimes);
+    const pageStore = timeMedian(() => store.listSessionPage({}), 50);
     console.log(
-      `  GET /api/sessions (10,000 sessions): ${overHttp.toFixed(1)} ms; listSessionOverviews in-process ${inProcess.toFixed(1)} ms; listSessions ${plain.toFixed(1)} ms`,
+      `  GET /api/sessions (10,000 sessions): the first page of ${DEFAULT_PAGE_LIMIT} ${pageHttp.toFixed(2)} ms, in-process ${pageStore.toFixed(2)} ms; ` +
+        `the whole list in ${SESSIONS / LIST_PAGE} pages of ${LIST_PAGE} ${walkHttpMs.toFixed(1)} ms, in-process ${walkStoreMs.toFixed(1)} ms; listSessions (the seed's whole list at once) ${plain.toFixed(1)} ms`,
     );
     return {
-      name: "GET /api/sessions on 10,000 sessions, parsed by the client (median of 15)",
-      value: `${overHttp.toFixed(1)} ms`,
-      baseline: `${inProcess.toFixed(1)} ms (listSessionOverviews in-process; listSessions ${plain.toFixed(1)} ms)`,
-      ratio: overHttp / inProcess,
-      target: "<= 100 ms",
-      met: overHttp <= 100,
+      name: `GET /api/sessions on 10,000 sessions, the first page of ${DEFAULT_PAGE_LIMIT} as the web UI asks for it, parsed by the client (median of 50)`,
+      value: `${pageHttp.toFixed(2)} ms`,
+      baseline: `${pageStore.toFixed(2)} ms (listSessionPage in-process); the whole list over HTTP ${walkHttpMs.toFixed(1)} ms against ${walkStoreMs.toFixed(1)} ms in-process`,
+      ratio: pageHttp / pageStore,
+      // Issue 12's target for this request at 100,000 sessions (the scale bench measures that).
+      target: "<= 5 ms",
+      met: pageHttp <= 5,
     };
   } finally {
     await server.close();
