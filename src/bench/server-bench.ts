@@ -205,6 +205,7 @@ async function sessionListFigure(directory: string): Promise<Figure> {
     for (let sample = 0; sample < 50; sample++) {
       const start = performance.now();
       const response = await fetch(firstPage, { headers });
+      if (!response.ok) throw new Error(`GET /api/sessions answered ${response.status}`);
       const page = (await response.json()) as { sessions: unknown[] };
       pageTimes.push(performance.now() - start);
       if (page.sessions.length !== DEFAULT_PAGE_LIMIT) throw new Error("the first page is short");
