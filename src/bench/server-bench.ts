@@ -119,7 +119,8 @@ function populate(path: string, sessions: number, rows: number): void {
   db.transaction(() => {
     for (let index = 0; index < sessions; index++) {
       const id = `session-${index}`;
-      const stamp = new Date(start + index * 1000).toISOString();
+      // Seven sessions share each second: the list's pages must break ties by id.
+      const stamp = new Date(start + Math.floor(index / 7) * 1000).toISOString();
       insertSession.run(id, `Session ${index}`, stamp, stamp, CONFIGS[index % 2] as string);
       insertTurn.run(id, 1, "hello", stamp, 900);
       insertTurn.run(id, 2, "again", stamp, 700);
@@ -137,6 +138,22 @@ const SESSIONS = 10_000;
 /** The page size of the list walks: the API's largest, so the whole list is 20 requests. */
 const LIST_PAGE = MAX_PAGE_LIMIT;
 
+/** A walk's cursor, refused when it repeats or the walk outgrows the list: it would never end. */
+class PageWalk {
+  cursor: string | null = null;
+  readonly #seen = new Set<string>();
+
+  next(cursor: string | null): void {
+    if (cursor !== null && (this.#seen.has(cursor) || this.#seen.size >= SESSIONS / LIST_PAGE)) {
+      throw new Error(
+        `the list's walk does not end: cursor ${cursor} after ${this.#seen.size} pages`,
+      );
+    }
+    if (cursor !== null) this.#seen.add(cursor);
+    this.cursor = cursor;
+  }
+}
+
 /**
  * The session list over HTTP against the store in-process, on 10,000 sessions: the first page as
  * the web UI asks for it (the figure), and the whole list as a client walks it, page by page
@@ -153,13 +170,16 @@ async function sessionListFigure(directory: string): Promise<Figure> {
   const server = await startServer({ store, port: 0 });
   try {
     const headers = { authorization: `Bearer ${server.token}` };
+    // What the route asks the store for by default (experiment runs left out), so both sides
+    // read the same rows the same way.
+    const query = { experiments: "exclude", limit: LIST_PAGE } as const;
     const walkHttp = async () => {
       const ids: string[] = [];
-      let cursor: string | null = null;
+      const walk = new PageWalk();
       do {
         const url = new URL("/api/sessions", server.url);
         url.searchParams.set("limit", String(LIST_PAGE));
-        if (cursor !== null) url.searchParams.set("cursor", cursor);
+        if (walk.cursor !== null) url.searchParams.set("cursor", walk.cursor);
         const response = await fetch(url, { headers });
         if (!response.ok) throw new Error(`GET /api/sessions answered ${response.status}`);
         const page = (await response.json()) as {
@@ -167,21 +187,21 @@ async function sessionListFigure(directory: string): Promise<Figure> {
           next_cursor: string | null;
         };
         for (const session of page.sessions) ids.push(session.id);
-        cursor = page.next_cursor;
-      } while (cursor !== null);
+        walk.next(page.next_cursor);
+      } while (walk.cursor !== null);
       return ids;
     };
     const walkStore = () => {
       const ids: string[] = [];
-      let cursor: string | null = null;
+      const walk = new PageWalk();
       do {
         const page = store.listSessionPage({
-          limit: LIST_PAGE,
-          ...(cursor === null ? {} : { cursor }),
+          ...query,
+          ...(walk.cursor === null ? {} : { cursor: walk.cursor }),
         });
         for (const session of page.sessions) ids.push(session.id);
-        cursor = page.next_cursor;
-      } while (cursor !== null);
+        walk.next(page.next_cursor);
+      } while (walk.cursor !== null);
       return ids;
     };
     const walked = await walkHttp();
@@ -189,6 +209,9 @@ async function sessionListFigure(directory: string): Promise<Figure> {
       throw new Error(
         `the list walked ${walked.length} sessions (${new Set(walked).size} distinct), not ${SESSIONS}`,
       );
+    }
+    if (walkStore().join() !== walked.join()) {
+      throw new Error("the list in-process is not the list over HTTP, in the same order");
     }
     const times: number[] = [];
     for (let sample = 0; sample < 15; sample++) {
@@ -208,10 +231,14 @@ async function sessionListFigure(directory: string): Promise<Figure> {
       if (!response.ok) throw new Error(`GET /api/sessions answered ${response.status}`);
       const page = (await response.json()) as { sessions: unknown[] };
       pageTimes.push(performance.now() - start);
-      if (page.sessions.length !== DEFAULT_PAGE_LIMIT) throw new Error("the first page is short");
+      if (page.sessions.length !== DEFAULT_PAGE_LIMIT) {
+        throw new Error(
+          `the first page has ${page.sessions.length} sessions, not ${DEFAULT_PAGE_LIMIT}`,
+        );
+      }
     }
     const pageHttp = median(pageTimes);
-    const pageStore = timeMedian(() => store.listSessionPage({}), 50);
+    const pageStore = timeMedian(() => store.listSessionPage({ experiments: "exclude" }), 50);
     console.log(
       `  GET /api/sessions (10,000 sessions): the first page of ${DEFAULT_PAGE_LIMIT} ${pageHttp.toFixed(2)} ms, in-process ${pageStore.toFixed(2)} ms; ` +
         `the whole list in ${SESSIONS / LIST_PAGE} pages of ${LIST_PAGE} ${walkHttpMs.toFixed(1)} ms, in-process ${walkStoreMs.toFixed(1)} ms; listSessions (the seed's whole list at once) ${plain.toFixed(1)} ms`,
