@@ -32,19 +32,40 @@ const SMALLEST = {
 };
 
 const folders: { remove(): void }[] = [];
+/** Each run's process group: a run that timed out or failed must not go on beside the suite. */
+const groups: number[] = [];
 afterEach(() => {
+  for (const group of groups.splice(0)) {
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {
+      // Ended already.
+    }
+  }
   for (const folder of folders.splice(0)) folder.remove();
 });
 
 function runBench(
   parts: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cache = temporaryDirectory();
-  folders.push(cache);
+  // Every file a part makes (its databases, the scale fixtures) goes in a folder removed after.
+  const scratch = temporaryDirectory();
+  folders.push(scratch);
+  // A developer's NODE_OPTIONS (--trace-warnings, a loader) would change what the parts print.
+  const { NODE_OPTIONS: _options, ...env } = process.env;
   const child = spawn(process.execPath, [join(distDir, "bench", "main.js"), ...parts], {
-    env: { ...process.env, ...SMALLEST, AGENT_LAB_SCALE_CACHE: cache.path, NO_COLOR: "1" },
+    env: {
+      ...env,
+      ...SMALLEST,
+      TMPDIR: scratch.path,
+      AGENT_LAB_SCALE_CACHE: scratch.path,
+      NO_COLOR: "1",
+    },
     stdio: ["ignore", "pipe", "pipe"],
+    // A group of its own, so the parts' children are stopped with it.
+    detached: true,
   });
+  if (child.pid !== undefined) groups.push(child.pid);
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -78,7 +99,9 @@ describe("npm run bench, each part on its smallest settings", () => {
     { timeout: 240_000 },
     async (parts) => {
       const { code, stdout, stderr } = await runBench(parts);
-      expect(stderr, stdout.slice(-2000)).not.toMatch(/Error|at .*\.js:\d+/);
+      // A part that throws prints its error; Node's warnings are no failure.
+      const printed = stderr.replace(/^\(node:\d+\) \w*Warning: .*$/gm, "");
+      expect(printed, stdout.slice(-2000)).not.toMatch(/^\w*Error\b/m);
       expect(code, stderr.slice(-2000)).toBe(0);
       for (const part of parts) {
         const title = TITLES[part] as string;
@@ -95,6 +118,6 @@ describe("npm run bench, each part on its smallest settings", () => {
     const { code, stdout, stderr } = await runBench(["server", "no-such-part"]);
     expect(code).toBe(2);
     expect(stderr).toContain("unknown benchmark(s): no-such-part");
-    expect(stdout).not.toContain("HTTP server");
+    expect(stdout).not.toContain("server benchmark");
   });
 });
