@@ -5,11 +5,11 @@
  * side, and a slow experiment cancelled mid-run (a second start of it refused meanwhile).
  * Screenshots: test-artifacts/screenshots/14-experiment-*.png.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectCleanPage, requireChromium, screenshot, setUpLab, WAIT_MS } from "./harness.js";
 
 requireChromium();
@@ -72,6 +72,7 @@ writeFileSync(join(suitesDir, "quick.yaml"), QUICK);
 writeFileSync(join(suitesDir, "slow.yaml"), SLOW);
 
 const e2e = setUpLab({ suitesDirs: [suitesDir] });
+afterAll(() => rmSync(suitesDir, { recursive: true, force: true }));
 const { newPage } = e2e;
 let ordinarySession = "";
 
