@@ -12,6 +12,8 @@ import { distDir, temporaryDirectory } from "../../test/paths.js";
  */
 
 const TITLES: Record<string, string> = {
+  store: "SqliteSessionStore",
+  bfcl: "BFCL import and bench",
   server: "HTTP server",
   tools: "Tools",
   otel: "OpenTelemetry export (npm run bench -- otel)",
@@ -22,6 +24,8 @@ const TITLES: Record<string, string> = {
 };
 
 const SMALLEST = {
+  AGENT_LAB_STORE_SIZE: "small",
+  AGENT_LAB_BFCL_CASES: "200",
   AGENT_LAB_GATEWAY_ROUNDS: "2",
   AGENT_LAB_BENCH_TURNS: "100",
   AGENT_LAB_PROVIDER_ROUNDS: "2",
@@ -94,25 +98,24 @@ function figuresOf(stdout: string, title: string): string[] {
 }
 
 describe("npm run bench, each part on its smallest settings", () => {
-  it.each([[["server", "tools", "otel", "gateway", "runtime", "providers"]], [["scale"]]])(
-    "%j runs to its figures and its summary",
-    { timeout: 240_000 },
-    async (parts) => {
-      const { code, stdout, stderr } = await runBench(parts);
-      // A part that throws prints its error; Node's warnings are no failure.
-      const printed = stderr.replace(/^\(node:\d+\) \w*Warning: .*$/gm, "");
-      expect(printed, stdout.slice(-2000)).not.toMatch(/^\w*Error\b/m);
-      expect(code, stderr.slice(-2000)).toBe(0);
-      for (const part of parts) {
-        const title = TITLES[part] as string;
-        expect(
-          figuresOf(stdout, title).length,
-          `${part}: no figures under "${title}"`,
-        ).toBeGreaterThan(0);
-      }
-      expect(stdout.trimEnd()).toMatch(/\n(all targets met|\d+ target\(s\) missed: .+)$/);
-    },
-  );
+  it.each([
+    [["store", "providers", "runtime", "server"]],
+    [["tools", "bfcl", "gateway", "otel", "scale"]],
+  ])("%j runs to its figures and its summary", { timeout: 240_000 }, async (parts) => {
+    const { code, stdout, stderr } = await runBench(parts);
+    // A part that throws prints its error; Node's warnings are no failure.
+    const printed = stderr.replace(/^\(node:\d+\) \w*Warning: .*$/gm, "");
+    expect(printed, stdout.slice(-2000)).not.toMatch(/^\w*Error\b/m);
+    expect(code, stderr.slice(-2000)).toBe(0);
+    for (const part of parts) {
+      const title = TITLES[part] as string;
+      expect(
+        figuresOf(stdout, title).length,
+        `${part}: no figures under "${title}"`,
+      ).toBeGreaterThan(0);
+    }
+    expect(stdout.trimEnd()).toMatch(/\n(all targets met|\d+ target\(s\) missed: .+)$/);
+  });
 
   it("names an unknown part and runs none", async () => {
     const { code, stdout, stderr } = await runBench(["server", "no-such-part"]);

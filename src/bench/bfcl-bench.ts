@@ -17,9 +17,11 @@ import { type Figure, median, printFigures } from "./measure.js";
  * (instant: what is measured is the lab), at concurrency 1 and 8.
  */
 
-const CASES = 5_000;
+/** AGENT_LAB_BFCL_CASES makes the file smaller (the smoke test's run); the figures are at 5,000. */
+const CASES = Math.max(100, Number.parseInt(process.env.AGENT_LAB_BFCL_CASES ?? "", 10) || 5_000);
 const SAMPLES = 3;
-const BENCH_SCENARIOS = 100;
+/** A fiftieth of the cases, 100 at the default size. */
+const BENCH_SCENARIOS = Math.min(100, Math.floor(CASES / 50));
 
 function generatedCase(index: number): { line: string; answer: string } {
   const id = `live_multiple_${index}-${index % 97}-${index % 7}`;

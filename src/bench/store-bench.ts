@@ -16,6 +16,25 @@ const RAW_INSERT = `
 
 const DUAL_AGENT = '{"tool_invocation_mode":"dual_agent"}';
 
+/**
+ * AGENT_LAB_STORE_SIZE=small divides the files by ten (the smoke test's run); the figures and
+ * their targets are for the default sizes.
+ */
+const SIZES = {
+  default: { calls: 20_000, sessions: 10_000, rows: 1_000_000, big_session_calls: 100_000 },
+  small: { calls: 2_000, sessions: 1_000, rows: 100_000, big_session_calls: 10_000 },
+};
+
+function sizes(): (typeof SIZES)["default"] {
+  const wanted = process.env.AGENT_LAB_STORE_SIZE?.trim() || "default";
+  if (wanted !== "default" && wanted !== "small") {
+    throw new Error(`AGENT_LAB_STORE_SIZE=${wanted}: choose default or small`);
+  }
+  return SIZES[wanted];
+}
+
+const count = (value: number) => value.toLocaleString("en");
+
 function freshStore(directory: string, name: string): { store: SqliteSessionStore; path: string } {
   const path = join(directory, name);
   const store = new SqliteSessionStore(path);
@@ -66,7 +85,7 @@ export function usageRow(
 
 /** appendUsage against a raw prepared INSERT of the same row into the same schema and pragmas. */
 function appendThroughput(directory: string): Figure {
-  const calls = 20_000;
+  const { calls } = sizes();
   const storeRates: number[] = [];
   const rawRates: number[] = [];
   for (let round = 0; round < 3; round++) {
@@ -194,11 +213,12 @@ export function populate(
 }
 
 function listSessionsFigure(directory: string): Figure {
-  const path = join(directory, "ten-thousand-sessions.sqlite3");
+  const { sessions, rows } = sizes();
+  const path = join(directory, "list-sessions.sqlite3");
   const started = performance.now();
-  populate(path, 10_000, 1_000_000);
+  populate(path, sessions, rows);
   console.log(
-    `  (built 10,000 sessions and 1,000,000 usage rows in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    `  (built ${count(sessions)} sessions and ${count(rows)} usage rows in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
   const store = new SqliteSessionStore(path);
   const raw = new Database(path, { readonly: true });
@@ -218,7 +238,7 @@ function listSessionsFigure(directory: string): Figure {
   raw.close();
   if (!agree) throw new Error("listSessions totals disagree with the raw aggregate");
   return {
-    name: "listSessions, 10,000 sessions and 1,000,000 usage rows (median of 15)",
+    name: `listSessions, ${count(sessions)} sessions and ${count(rows)} usage rows (median of 15)`,
     value: `${storeMs.toFixed(1)} ms`,
     baseline: `${rawMs.toFixed(1)} ms (raw per-session aggregate query)`,
     ratio: storeMs / rawMs,
@@ -228,8 +248,9 @@ function listSessionsFigure(directory: string): Figure {
 }
 
 function rollupFigures(directory: string): Figure[] {
+  const { big_session_calls: calls } = sizes();
   const path = join(directory, "big-session.sqlite3");
-  populate(path, 10, 1000, { id: "big", calls: 100_000 });
+  populate(path, 10, 1000, { id: "big", calls });
   const store = new SqliteSessionStore(path);
   const raw = new Database(path, { readonly: true });
   const aggregate = raw.prepare(TURN_AGGREGATE_SQL);
@@ -244,10 +265,10 @@ function rollupFigures(directory: string): Figure[] {
   const rollups = store.usageRollups("big");
   store.close();
   raw.close();
-  if (rollups.session.call_count !== 100_000) throw new Error("roll-up lost calls");
+  if (rollups.session.call_count !== calls) throw new Error("roll-up lost calls");
   return [
     {
-      name: "usageSummary roll-ups (turns + session) of a 100,000-call session (median of 15)",
+      name: `usageSummary roll-ups (turns + session) of a ${count(calls)}-call session (median of 15)`,
       value: `${rollupMs.toFixed(1)} ms`,
       baseline: `${aggregateMs.toFixed(1)} ms (raw GROUP BY turn aggregate)`,
       ratio: rollupMs / aggregateMs,
@@ -255,7 +276,7 @@ function rollupFigures(directory: string): Figure[] {
       met: rollupMs / aggregateMs <= 2,
     },
     {
-      name: "usageSummary in full (100,000 typed call records + roll-ups), for reference",
+      name: `usageSummary in full (${count(calls)} typed call records + roll-ups), for reference`,
       value: `${summaryMs.toFixed(1)} ms`,
       baseline: `${rowsMs.toFixed(1)} ms (raw SELECT * of the calls + aggregate)`,
       ratio: summaryMs / rowsMs,
