@@ -6,6 +6,7 @@ import { startStreamServer } from "./provider-bench.js";
 import {
   cpuPerChunk,
   LONG_CHUNKS,
+  perChunk,
   SHORT_CHUNKS,
   type StreamLength,
 } from "./provider-stream-bodies.js";
@@ -241,8 +242,7 @@ async function measure(
 function pairedChunkRatio(side: Side, baseline: Side): number {
   const ratios: number[] = [];
   for (let round = 0; round < side.long.length; round++) {
-    const chunkOf = (of: Side) =>
-      ((of.long[round] as number) - (of.short[round] as number)) / (LONG_CHUNKS - SHORT_CHUNKS);
+    const chunkOf = (of: Side) => perChunk(of.long[round] as number, of.short[round] as number);
     const base = chunkOf(baseline);
     if (base > 0) ratios.push(chunkOf(side) / base);
   }

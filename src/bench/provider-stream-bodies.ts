@@ -15,9 +15,12 @@ export function cpuPerChunk(samples: {
   long: readonly number[];
   short: readonly number[];
 }): number {
-  return (
-    (leastDisturbed(samples.long) - leastDisturbed(samples.short)) / (LONG_CHUNKS - SHORT_CHUNKS)
-  );
+  return perChunk(leastDisturbed(samples.long), leastDisturbed(samples.short));
+}
+
+/** The CPU of the chunks between a short stream's and a long one's, per chunk. */
+export function perChunk(long: number, short: number): number {
+  return (long - short) / (LONG_CHUNKS - SHORT_CHUNKS);
 }
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {

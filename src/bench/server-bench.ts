@@ -4,10 +4,15 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { runTurn } from "../composition/run-turn.js";
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from "../domain/pagination.js";
+import { SessionQuery } from "../domain/session-query.js";
 import type { TurnEvent } from "../domain/turn-events.js";
+import { parseInput } from "../domain/validation.js";
+import { sessionListQuery } from "../server/routes/sessions.js";
 import { type RunningServer, startServer } from "../server/start-server.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { type Figure, median, printFigures, timeMedian } from "./measure.js";
+import { startScaleLab } from "./scale-http.js";
+import { sampleMedian } from "./scale-measure.js";
 import { healthDuringHeavyTurn } from "./server-health-bench.js";
 
 /**
@@ -138,19 +143,29 @@ const SESSIONS = 10_000;
 /** The page size of the list walks: the API's largest, so the whole list is 20 requests. */
 const LIST_PAGE = MAX_PAGE_LIMIT;
 
-/** A walk's cursor, refused when it repeats or the walk outgrows the list: it would never end. */
-class PageWalk {
-  cursor: string | null = null;
-  readonly #seen = new Set<string>();
+interface SessionsPage {
+  sessions: { id: string }[];
+  next_cursor: string | null;
+}
 
-  next(cursor: string | null): void {
-    if (cursor !== null && (this.#seen.has(cursor) || this.#seen.size >= SESSIONS / LIST_PAGE)) {
-      throw new Error(
-        `the list's walk does not end: cursor ${cursor} after ${this.#seen.size} pages`,
-      );
+/**
+ * The ids of every page `read` gives, following `next_cursor`; a cursor that repeats, or a walk
+ * longer than the list, is an error (it would never end).
+ */
+async function walkPages(
+  read: (cursor: string | null) => SessionsPage | Promise<SessionsPage>,
+): Promise<string[]> {
+  const ids: string[] = [];
+  const seen = new Set<string>();
+  for (let cursor: string | null = null; ; ) {
+    const page: SessionsPage = await read(cursor);
+    for (const session of page.sessions) ids.push(session.id);
+    cursor = page.next_cursor;
+    if (cursor === null) return ids;
+    if (seen.has(cursor) || seen.size >= SESSIONS / LIST_PAGE) {
+      throw new Error(`the list's walk does not end: cursor ${cursor} after ${seen.size} pages`);
     }
-    if (cursor !== null) this.#seen.add(cursor);
-    this.cursor = cursor;
+    seen.add(cursor);
   }
 }
 
@@ -166,79 +181,44 @@ async function sessionListFigure(directory: string): Promise<Figure> {
   console.log(
     `  (built 10,000 sessions and 200,000 usage rows in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
-  const store = new SqliteSessionStore(path);
-  const server = await startServer({ store, port: 0 });
+  const lab = await startScaleLab(path);
   try {
-    const headers = { authorization: `Bearer ${server.token}` };
-    // What the route asks the store for by default (experiment runs left out), so both sides
-    // read the same rows the same way.
-    const query = { experiments: "exclude", limit: LIST_PAGE } as const;
-    const walkHttp = async () => {
-      const ids: string[] = [];
-      const walk = new PageWalk();
-      do {
-        const url = new URL("/api/sessions", server.url);
-        url.searchParams.set("limit", String(LIST_PAGE));
-        if (walk.cursor !== null) url.searchParams.set("cursor", walk.cursor);
-        const response = await fetch(url, { headers });
-        if (!response.ok) throw new Error(`GET /api/sessions answered ${response.status}`);
-        const page = (await response.json()) as {
-          sessions: { id: string }[];
-          next_cursor: string | null;
-        };
-        for (const session of page.sessions) ids.push(session.id);
-        walk.next(page.next_cursor);
-      } while (walk.cursor !== null);
-      return ids;
-    };
-    const walkStore = () => {
-      const ids: string[] = [];
-      const walk = new PageWalk();
-      do {
-        const page = store.listSessionPage({
-          ...query,
-          ...(walk.cursor === null ? {} : { cursor: walk.cursor }),
-        });
-        for (const session of page.sessions) ids.push(session.id);
-        walk.next(page.next_cursor);
-      } while (walk.cursor !== null);
-      return ids;
-    };
+    // The store asked what the route asks it, from the same query string.
+    const storePage = (query: Record<string, string>) =>
+      lab.store.listSessionPage(parseInput(SessionQuery, sessionListQuery(query), "query"));
+    const pageQuery = (cursor: string | null): Record<string, string> => ({
+      limit: String(LIST_PAGE),
+      ...(cursor === null ? {} : { cursor }),
+    });
+    const walkHttp = () =>
+      walkPages(
+        async (cursor) =>
+          (await lab.get(
+            `/api/sessions?${new URLSearchParams(pageQuery(cursor))}`,
+          )) as SessionsPage,
+      );
+    const walkStore = () => walkPages((cursor) => storePage(pageQuery(cursor)));
     const walked = await walkHttp();
     if (walked.length !== SESSIONS || new Set(walked).size !== SESSIONS) {
       throw new Error(
         `the list walked ${walked.length} sessions (${new Set(walked).size} distinct), not ${SESSIONS}`,
       );
     }
-    if (walkStore().join() !== walked.join()) {
+    if ((await walkStore()).join() !== walked.join()) {
       throw new Error("the list in-process is not the list over HTTP, in the same order");
     }
-    const times: number[] = [];
-    for (let sample = 0; sample < 15; sample++) {
-      const start = performance.now();
-      await walkHttp();
-      times.push(performance.now() - start);
-    }
-    const walkHttpMs = median(times);
-    const walkStoreMs = timeMedian(walkStore, 15);
-    const plain = timeMedian(() => store.listSessions(), 15);
+    const walkHttpMs = (await sampleMedian(walkHttp, 15)).median_ms;
+    const walkStoreMs = (await sampleMedian(walkStore, 15)).median_ms;
+    const plain = timeMedian(() => lab.store.listSessions(), 15);
     // The figure of record is what the web UI asks for: the first page, at the default size.
-    const firstPage = new URL("/api/sessions", server.url);
-    const pageTimes: number[] = [];
-    for (let sample = 0; sample < 50; sample++) {
-      const start = performance.now();
-      const response = await fetch(firstPage, { headers });
-      if (!response.ok) throw new Error(`GET /api/sessions answered ${response.status}`);
-      const page = (await response.json()) as { sessions: unknown[] };
-      pageTimes.push(performance.now() - start);
-      if (page.sessions.length !== DEFAULT_PAGE_LIMIT) {
-        throw new Error(
-          `the first page has ${page.sessions.length} sessions, not ${DEFAULT_PAGE_LIMIT}`,
-        );
-      }
+    const firstPage = (await lab.get("/api/sessions")) as SessionsPage;
+    if (firstPage.sessions.length !== DEFAULT_PAGE_LIMIT) {
+      throw new Error(
+        `the first page has ${firstPage.sessions.length} sessions, not ${DEFAULT_PAGE_LIMIT}`,
+      );
     }
-    const pageHttp = median(pageTimes);
-    const pageStore = timeMedian(() => store.listSessionPage({ experiments: "exclude" }), 50);
+    const pageHttp = (await sampleMedian(() => lab.get("/api/sessions"), 50)).median_ms;
+    const pageStore = timeMedian(() => storePage({}), 50);
     console.log(
       `  GET /api/sessions (10,000 sessions): the first page of ${DEFAULT_PAGE_LIMIT} ${pageHttp.toFixed(2)} ms, in-process ${pageStore.toFixed(2)} ms; ` +
         `the whole list in ${SESSIONS / LIST_PAGE} pages of ${LIST_PAGE} ${walkHttpMs.toFixed(1)} ms, in-process ${walkStoreMs.toFixed(1)} ms; listSessions (the seed's whole list at once) ${plain.toFixed(1)} ms`,
@@ -253,8 +233,7 @@ async function sessionListFigure(directory: string): Promise<Figure> {
       met: pageHttp <= 5,
     };
   } finally {
-    await server.close();
-    store.close();
+    await lab.close();
   }
 }
 
