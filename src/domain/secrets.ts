@@ -155,14 +155,26 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
 
 /**
  * Text every shape above needs somewhere (each one's literal part, case aside, and where a shape
- * needs a word boundary before it, that too): a text without any is left as it is after one scan
- * instead of one per shape. Most texts an audit row holds (ids, names, counts) have none, and
+ * needs a word boundary before it, that too): a text without any is left as it is after these
+ * scans instead of one per shape. Most texts an audit row holds (ids, names, counts) have none, and
  * neither has a captured response whose only near miss is its usage's `prompt_tokens` (without
- * the boundary, every captured stream paid all five scans: 0.6 ms on a 200 KB body). A test
- * checks over random texts that no shape matches where this does not.
+ * the boundary, every captured stream paid all five scans: 0.6 ms on a 200 KB body). Three
+ * scans rather than one alternation of every word: V8 runs a long case-insensitive alternation
+ * at a fraction of the speed of shorter ones (on a 200 KB captured stream, 0.42 ms as one
+ * expression against 0.27 ms as these three). A test checks over random texts that no shape
+ * matches where none of these does.
  */
-export const SHAPE_HINT =
-  /\b(?:key|token|sig|secret|password|bearer|basic|api[_-]?key|apikey|access[_-]?token)|[spr]k-|aiza|gh[pousr]_|github_pat_|xox[abposr]-|glpat-/i;
+const SHAPE_HINTS: readonly RegExp[] = [
+  /\b(?:token|secret|password|bearer|basic|api[_-]?key|apikey|access[_-]?token)/i,
+  /\b(?:key|sig)/i,
+  /[spr]k-|aiza|gh[pousr]_|github_pat_|xox[abposr]-|glpat-/i,
+];
+
+/** False when no key shape can be in the text (see SHAPE_HINTS); true says only "look closer". */
+export function mayHoldKeyShape(text: string): boolean {
+  for (const hint of SHAPE_HINTS) if (hint.test(text)) return true;
+  return false;
+}
 
 /** The text with every known secret value and well-known key shape blanked out. */
 export function redactSecretText(text: string): string {
@@ -170,7 +182,7 @@ export function redactSecretText(text: string): string {
   for (const value of knownSecretValues) {
     if (clean.includes(value)) clean = clean.split(value).join(REDACTED);
   }
-  if (!SHAPE_HINT.test(clean)) return clean;
+  if (!mayHoldKeyShape(clean)) return clean;
   for (const [pattern, replacement] of SECRET_SHAPES) clean = clean.replace(pattern, replacement);
   return clean;
 }
