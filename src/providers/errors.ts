@@ -44,12 +44,15 @@ export class ProviderApiError extends AgentLabError {
 
 export class ProviderConnectionError extends AgentLabError {
   readonly code = "provider_connection_error" as const;
+  /** The endpoint took the request and sent no response headers in time (a stall, not a refusal). */
+  readonly headers_timeout: boolean;
   constructor(
     message: string,
     readonly attempts: number,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { headers_timeout?: boolean },
   ) {
     super(message, options);
+    this.headers_timeout = options?.headers_timeout ?? false;
   }
 }
 

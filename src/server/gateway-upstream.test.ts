@@ -41,6 +41,12 @@ beforeEach(async () => {
         api_key_env: "FAKE_UPSTREAM_KEY",
         options: { max_retries: 0, idle_timeout_ms: 300 },
       },
+      silent: {
+        base_url: upstream.baseUrl,
+        model: "fake-model",
+        api_key_env: "FAKE_UPSTREAM_KEY",
+        options: { max_retries: 0, timeout_ms: 300 },
+      },
       repairing: {
         base_url: upstream.baseUrl,
         model: "fake-model",
@@ -366,6 +372,37 @@ describe("upstream faults as the client sees them", () => {
     await waitFor(() => server.store.listSessions().length === 1);
     const id = onlySession()?.id as string;
     await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
+  });
+
+  it("an upstream that takes the request and sends no headers is a 504 (a stall), not a 502", async () => {
+    upstream.enqueue({ kind: "hang" });
+    const failure = await client()
+      .chat.completions.create({ model: "silent", messages: [{ role: "user", content: "hi" }] })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(504);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe("upstream_timeout");
+    expect(String((failure as Error).message)).toContain("no response headers within 300 ms");
+    // One that refuses the connection is still unreachable: a 502.
+    const closed = LabConfigFile.parse({
+      upstreams: {
+        gone: { base_url: "http://127.0.0.1:1/v1", model: "m", options: { max_retries: 0 } },
+      },
+    });
+    const other = await startTestServer({ runTurnDefaults: { labConfig: closed, env: {} } });
+    try {
+      const refused = await new OpenAI({
+        baseURL: new URL("/v1", other.url).href,
+        apiKey: other.server.token as string,
+        maxRetries: 0,
+      }).chat.completions
+        .create({ model: "gone", messages: [{ role: "user", content: "hi" }] })
+        .catch((error: unknown) => error);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe("upstream_unreachable");
+    } finally {
+      await other.close();
+    }
   });
 
   it("a 429 reaches the client as a 429 in OpenAI's format, without the key", async () => {

@@ -64,7 +64,7 @@ export function describeFailure(
     error: new ProviderConnectionError(
       `${outcome.message}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
       attempts,
-      { cause: outcome.cause },
+      { cause: outcome.cause, headers_timeout: outcome.headers_timeout },
     ),
   };
 }

@@ -120,7 +120,13 @@ export function upstreamError(
     });
   }
   if (error instanceof ProviderConnectionError) {
-    // The adapter's message names the endpoint's base URL.
+    // The adapter's message names the endpoint's base URL. An endpoint that took the request and
+    // never answered stalled, as one that stops mid-answer does: a gateway timeout, not a 502.
+    if (error.headers_timeout) {
+      return openAIError(504, `${who} did not answer: ${error.message}`, {
+        code: "upstream_timeout",
+      });
+    }
     return openAIError(502, `${who} could not be reached: ${error.message}`, {
       code: "upstream_unreachable",
     });
