@@ -130,15 +130,25 @@ const MIN_REMEMBERED_SECRET_LENGTH = 8;
  */
 const MAX_REMEMBERED_SECRETS = 256;
 
+/** The remembered values as UTF-8, for scanning bytes; rebuilt when the set changes. */
+let knownSecretBytesCache: readonly Uint8Array[] | null = null;
+
 export function rememberSecretValue(value: string | null | undefined): void {
   const trimmed = value?.trim();
   if (!trimmed || trimmed.length < MIN_REMEMBERED_SECRET_LENGTH) return;
+  if (!knownSecretValues.has(trimmed)) knownSecretBytesCache = null;
   knownSecretValues.delete(trimmed);
   knownSecretValues.add(trimmed);
   if (knownSecretValues.size > MAX_REMEMBERED_SECRETS) {
     const oldest = knownSecretValues.values().next().value;
     if (oldest !== undefined) knownSecretValues.delete(oldest);
   }
+}
+
+/** The values `rememberSecretValue` keeps, as UTF-8 bytes (see SecretScrubber). */
+export function knownSecretBytes(): readonly Uint8Array[] {
+  knownSecretBytesCache ??= [...knownSecretValues].map((value) => Buffer.from(value, "utf8"));
+  return knownSecretBytesCache;
 }
 
 /** Well-known key shapes; the name part of `key=VALUE` is kept so the text still reads. */

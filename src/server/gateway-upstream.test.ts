@@ -405,6 +405,34 @@ describe("upstream faults as the client sees them", () => {
     }
   });
 
+  it("an upstream error event that quotes the lab's key reaches a pass-through client without it", async () => {
+    const [role, hello] = completionStream({ text: ["Hel"] });
+    const quoting = sseEvent({
+      error: { message: `Invalid key Bearer ${UPSTREAM_KEY}`, type: "invalid_request_error" },
+    });
+    // The key also comes split over two writes: the lab holds back what could begin it.
+    const cut = quoting.indexOf(UPSTREAM_KEY) + 5;
+    upstream.enqueue(
+      streamReply([
+        role as string,
+        hello as string,
+        quoting.slice(0, cut),
+        { waitMs: 30 },
+        quoting.slice(cut),
+      ]),
+    );
+    const response = await post({
+      model: "fake",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const text = await response.text();
+    expect(text.startsWith(`${role}${hello}`)).toBe(true);
+    expect(text).toContain("Invalid key Bearer [redacted]");
+    expect(text).not.toContain(UPSTREAM_KEY.slice(0, 12));
+  });
+
   it("a 429 reaches the client as a 429 in OpenAI's format, without the key", async () => {
     upstream.enqueue(
       errorReply(429, `slow down, key ${UPSTREAM_KEY}`, { "x-should-retry": "false" }),

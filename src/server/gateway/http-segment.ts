@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { SecretScrubber } from "../../domain/secret-scrubber.js";
 import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import type { ClientCall } from "./client-tools.js";
 import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
@@ -58,6 +59,7 @@ export class HttpSegment implements GatewaySegment {
   #ended = false;
   #passThrough = false;
   #forward: ForwardEvents | null = null;
+  #scrubber: SecretScrubber | null = null;
   #writer: CompletionChunkWriter | null = null;
   #onDisconnect: (() => void) | null = null;
   #disconnected = false;
@@ -105,6 +107,7 @@ export class HttpSegment implements GatewaySegment {
     this.#onDisconnect = options.onDisconnect;
     if (this.forwardsBytes) {
       this.#forward = new ForwardEvents({ client_include_usage: this.#options.include_usage });
+      this.#scrubber = new SecretScrubber();
     } else if (this.#options.stream) {
       this.#writer = new CompletionChunkWriter({
         model: this.#options.model,
@@ -132,17 +135,29 @@ export class HttpSegment implements GatewaySegment {
       // before the rest is scanned and sent, and the client, which parses a whole read before it
       // sees the head, gets a small one first.
       this.#forward.pushInto(piece.subarray(0, FIRST_WRITE_BYTES), out);
-      this.#writeAll(out);
+      this.#writeAll(this.#scrubbed(out));
       out.length = 0;
       piece = piece.subarray(FIRST_WRITE_BYTES);
     }
     this.#forward.pushInto(piece, out);
-    this.#writeAll(out);
+    this.#writeAll(this.#scrubbed(out));
+  }
+
+  /** The lab's own keys never reach the client, even where the upstream quotes them. */
+  #scrubbed(pieces: Uint8Array[]): Uint8Array[] {
+    const scrubber = this.#scrubber;
+    if (scrubber !== null) {
+      for (let index = 0; index < pieces.length; index++) {
+        pieces[index] = scrubber.push(pieces[index] as Uint8Array);
+      }
+    }
+    return pieces;
   }
 
   endBytes(): void {
     if (this.#ended || this.#forward === null) return;
-    this.#write(this.#forward.end());
+    this.#writeAll(this.#scrubbed([this.#forward.end()]));
+    if (this.#scrubber !== null) this.#write(this.#scrubber.end());
     this.#succeeded = true;
     this.#close();
   }

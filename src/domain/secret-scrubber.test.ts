@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { SecretScrubber } from "./secret-scrubber.js";
+import { REDACTED, rememberSecretValue } from "./secrets.js";
+
+const KEY = "sk-scrubber-test-0123456789abcdef";
+rememberSecretValue(KEY);
+
+const bytes = (text: string) => Buffer.from(text, "utf8");
+const text = (pieces: Uint8Array[]) => Buffer.concat(pieces).toString("utf8");
+
+/** Every piece through one scrubber, then its end. */
+function scrub(pieces: Uint8Array[]): Uint8Array[] {
+  const scrubber = new SecretScrubber();
+  return [...pieces.map((piece) => scrubber.push(piece)), scrubber.end()];
+}
+
+describe("SecretScrubber", () => {
+  const event = `data: {"error":{"message":"Invalid key Bearer ${KEY} (é, 字)"}}\n\n`;
+  const clean = `data: {"error":{"message":"Invalid key Bearer ${REDACTED} (é, 字)"}}\n\n`;
+
+  it("blanks a remembered key in a piece and hands back a piece without one untouched", () => {
+    expect(text(scrub([bytes(event)]))).toBe(clean);
+    const plain = bytes('data: {"choices":[]}\n\n');
+    const scrubber = new SecretScrubber();
+    expect(scrubber.push(plain)).toBe(plain);
+    expect(scrubber.end()).toHaveLength(0);
+  });
+
+  it("blanks a key split between pieces at every byte, and a key twice in one piece", () => {
+    const whole = bytes(`${event}${event}`);
+    for (let cut = 1; cut < whole.length; cut++) {
+      // Had the key's beginning gone out with the first piece, the rest would not be the key
+      // and would go out too: the text would not be the clean one.
+      const pieces = scrub([whole.subarray(0, cut), whole.subarray(cut)]);
+      expect(text(pieces), `cut at ${cut}`).toBe(`${clean}${clean}`);
+    }
+  });
+
+  it("holds back only what could begin the key, and sends it at the end when the key never came", () => {
+    const scrubber = new SecretScrubber();
+    const sent = scrubber.push(bytes("partial sk-scr"));
+    expect(Buffer.from(sent).toString()).toBe("partial ");
+    expect(Buffer.from(scrubber.push(bytes("ibble and more\n\n"))).toString()).toBe(
+      "sk-scribble and more\n\n",
+    );
+    expect(Buffer.from(scrubber.push(bytes("tail sk-scrubber"))).toString()).toBe("tail ");
+    expect(Buffer.from(scrubber.end()).toString()).toBe("sk-scrubber");
+  });
+});
