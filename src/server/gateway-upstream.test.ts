@@ -559,6 +559,138 @@ describe("retries", () => {
   });
 });
 
+describe("tool replies and the turn they continue", () => {
+  /** A client's first request, and the follow-up that answers its one call with `result`. */
+  const conversation = (city: string) => ({
+    first: {
+      model: "fake",
+      messages: [{ role: "user" as const, content: `Weather in ${city}?` }],
+      tools: [WEATHER],
+    },
+    followUp: (call: unknown, result: string) => ({
+      model: "fake",
+      messages: [
+        { role: "user" as const, content: `Weather in ${city}?` },
+        { role: "assistant" as const, content: null, tool_calls: [call as never] },
+        { role: "tool" as const, tool_call_id: "call_0", content: result },
+      ],
+      tools: [WEATHER],
+    }),
+  });
+
+  it("two conversations waiting for calls of the same id each get their own replies, without a session header", async () => {
+    // An upstream that numbers each answer's calls from call_0, as some local servers do.
+    upstream.enqueue(
+      toolCallReply("call_0", "get_weather", '{"city":"Rome"}'),
+      toolCallReply("call_0", "get_weather", '{"city":"Oslo"}'),
+    );
+    const openai = client();
+    const rome = conversation("Rome");
+    const oslo = conversation("Oslo");
+    const romeCall = (await openai.chat.completions.create(rome.first)).choices[0]?.message
+      .tool_calls?.[0];
+    const osloCall = (await openai.chat.completions.create(oslo.first)).choices[0]?.message
+      .tool_calls?.[0];
+    expect([romeCall?.id, osloCall?.id]).toEqual(["call_0", "call_0"]);
+    // Oslo answers first: its reply must not go to Rome's turn, the older one.
+    upstream.enqueue(
+      streamReply(completionStream({ text: ["Oslo: snow."] })),
+      streamReply(completionStream({ text: ["Rome: sun."] })),
+    );
+    const osloAnswer = await openai.chat.completions.create(oslo.followUp(osloCall, "snow, -3 C"));
+    const romeAnswer = await openai.chat.completions.create(rome.followUp(romeCall, "sun, 24 C"));
+    expect(osloAnswer.choices[0]?.message.content).toBe("Oslo: snow.");
+    expect(romeAnswer.choices[0]?.message.content).toBe("Rome: sun.");
+    await waitFor(() =>
+      server.store.listSessions().every((session) => {
+        const [turn] = server.store.listTurns(session.id);
+        return turn?.status === "completed";
+      }),
+    );
+    const toolReplies = Object.fromEntries(
+      server.store
+        .listSessions()
+        .map((session) => [
+          session.title,
+          server.store.listMessages(session.id).find((message) => message.role === "tool")?.content,
+        ]),
+    );
+    expect(toolReplies).toEqual({
+      "Weather in Rome?": "sun, 24 C",
+      "Weather in Oslo?": "snow, -3 C",
+    });
+  });
+
+  it("refuses replies that two conversations could both be waiting for, naming the header that decides", async () => {
+    upstream.enqueue(
+      toolCallReply("call_0", "get_weather", '{"city":"Rome"}'),
+      toolCallReply("call_0", "get_weather", '{"city":"Rome"}'),
+    );
+    const openai = client();
+    const rome = conversation("Rome");
+    const call = (await openai.chat.completions.create(rome.first)).choices[0]?.message
+      .tool_calls?.[0];
+    await openai.chat.completions.create(rome.first);
+    const response = await post(rome.followUp(call, "sun"));
+    expect(response.status).toBe(409);
+    const { error } = (await response.json()) as { error: { message: string } };
+    expect(error.message).toContain("send X-Agent-Lab-Session");
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  it("a follow-up that answers only some of the calls is refused at once, naming the rest; a whole one then goes on", async () => {
+    upstream.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_a",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Rome"}' },
+            },
+            {
+              index: 1,
+              id: "call_b",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+            },
+          ],
+        }),
+      ),
+    );
+    const openai = client();
+    const messages = [{ role: "user" as const, content: "Weather in Rome and Oslo?" }];
+    const first = await openai.chat.completions.create({
+      model: "fake",
+      messages,
+      tools: [WEATHER],
+    });
+    const calls = first.choices[0]?.message.tool_calls ?? [];
+    expect(calls.map((call) => call.id)).toEqual(["call_a", "call_b"]);
+    const answered = [
+      ...messages,
+      { role: "assistant" as const, content: null, tool_calls: calls },
+      { role: "tool" as const, tool_call_id: "call_a", content: "sun" },
+    ];
+    const partial = await post({ model: "fake", messages: answered, tools: [WEATHER] });
+    expect(partial.status).toBe(400);
+    const { error } = (await partial.json()) as { error: { message: string; type: string } };
+    expect(error.type).toBe("invalid_request_error");
+    expect(error.message).toContain("none answers call_b");
+    expect(upstream.requests).toHaveLength(1);
+    upstream.enqueue(streamReply(completionStream({ text: ["Sun in Rome, snow in Oslo."] })));
+    const whole = await openai.chat.completions.create({
+      model: "fake",
+      messages: [...answered, { role: "tool" as const, tool_call_id: "call_b", content: "snow" }],
+      tools: [WEATHER],
+    });
+    expect(whole.choices[0]?.message.content).toBe("Sun in Rome, snow in Oslo.");
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+  });
+});
+
 describe("the turn and its client, as the review found them", () => {
   it("a non-streaming client gets a call to a tool it did not declare, and its reply goes upstream", async () => {
     upstream.enqueue(

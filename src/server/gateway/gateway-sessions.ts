@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import {
   AgentLabError,
+  InvalidInputError,
   SessionModeMismatchError,
   TurnInProgressError,
 } from "../../domain/errors.js";
@@ -84,7 +85,13 @@ export class GatewaySessions {
     const kind = classifyRequest(body.messages);
     if (kind.kind === "tool_replies") {
       const ids = kind.replies.map((reply) => reply.tool_call_id);
-      const turn = this.#waitingTurn(request.session_header, ids);
+      const turn = this.#waitingTurn(request.session_header, ids, body.messages);
+      const unanswered = turn?.unanswered(kind.replies) ?? [];
+      if (unanswered.length > 0) {
+        throw new InvalidInputError(
+          `messages: an assistant message with tool_calls must be followed by a tool message for each of its calls; none answers ${unanswered.join(", ")}`,
+        );
+      }
       if (turn === null || !turn.continueWith(segmentOf(request), kind.replies)) {
         throw new NoWaitingTurnError(
           `no turn waits for the replies to ${ids.join(", ")}: it ended (its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
@@ -142,6 +149,7 @@ export class GatewaySessions {
         event_model: event,
         models: this.#models,
         tools: body.tools ?? [],
+        opening: body.messages,
         pass_through: resolved.mode === "chat_agent_tools" && chat.provider === "openai",
         client_wait_ms: this.#clientWaitMs,
         onEnd: () => {
@@ -160,13 +168,28 @@ export class GatewaySessions {
     await Promise.all([...this.#turns.values()].map((turn) => turn.cancel("the lab is stopping")));
   }
 
-  #waitingTurn(sessionHeader: string | null, ids: readonly string[]): GatewayTurn | null {
+  /**
+   * The turn these replies continue: the named session's, else the one turn waiting for those
+   * calls. Turns of several conversations may wait for calls of the same ids (dual_agent numbers
+   * its calls per turn, some upstreams per answer): then the one whose first request's messages
+   * the request begins with, and a refusal naming the header when that does not decide.
+   */
+  #waitingTurn(
+    sessionHeader: string | null,
+    ids: readonly string[],
+    messages: readonly unknown[],
+  ): GatewayTurn | null {
     if (sessionHeader !== null) {
       const turn = this.#turns.get(sessionHeader);
       return turn?.waitsFor(ids) ? turn : null;
     }
-    for (const turn of this.#turns.values()) if (turn.waitsFor(ids)) return turn;
-    return null;
+    const waiting = [...this.#turns.values()].filter((turn) => turn.waitsFor(ids));
+    if (waiting.length <= 1) return waiting[0] ?? null;
+    const same = waiting.filter((turn) => turn.opensWith(messages));
+    if (same.length === 1) return same[0] as GatewayTurn;
+    throw new NoWaitingTurnError(
+      `the replies to ${ids.join(", ")} could continue turns of ${waiting.length} sessions (their calls have the same ids) and the conversation does not tell which; send X-Agent-Lab-Session to name the session`,
+    );
   }
 
   #continued(previousAnswer: string | null): string | null {

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { AgentLabError } from "../../domain/errors.js";
 import type { RequestTool } from "../../domain/gateway.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
@@ -39,6 +40,8 @@ export interface GatewayTurnSetup {
   event_model: ChatModel;
   models: ModelProvider;
   tools: readonly RequestTool[];
+  /** The first request's messages: a follow-up of this turn resends them first. */
+  opening: readonly unknown[];
   /**
    * Pass-through: each upstream call sends the client's own request body, and a streaming client
    * gets the upstream's bytes as they are. Else the lab runs the mode and renders the answer.
@@ -58,6 +61,7 @@ export interface SegmentRequest {
 
 export class GatewayTurn {
   readonly session_id: string;
+  readonly #opening: readonly unknown[];
   readonly #controller = new AbortController();
   readonly #bridge: ClientToolBridge;
   readonly #chat: WatchedModel;
@@ -90,6 +94,7 @@ export class GatewayTurn {
 
   constructor(setup: GatewayTurnSetup, first: SegmentRequest) {
     this.session_id = setup.session_id;
+    this.#opening = setup.opening;
     this.#passThrough = setup.pass_through;
     this.#segment = this.#adopt(first.segment);
     this.#clientWaitMs = setup.client_wait_ms;
@@ -141,6 +146,30 @@ export class GatewayTurn {
   }
 
   /**
+   * True when `messages` begin with this turn's first request's messages, as a client's follow-up
+   * does: tells apart turns of different conversations waiting for calls of the same ids (a
+   * dual_agent turn's `evt_1_1_1`, an upstream that numbers its calls `call_0`).
+   */
+  opensWith(messages: readonly unknown[]): boolean {
+    const opening = this.#opening;
+    if (messages.length <= opening.length) return false;
+    return opening.every((message, index) => isDeepStrictEqual(message, messages[index]));
+  }
+
+  /**
+   * The calls waiting for the client that these replies leave unanswered: a follow-up answers
+   * every call of the answer it continues (OpenAI refuses one that does not), and a turn left
+   * waiting for a reply that is not coming would hold the client until the wait runs out.
+   */
+  unanswered(replies: readonly { tool_call_id: string }[]): string[] {
+    const replied = new Set(replyIds(replies));
+    return this.#bridge
+      .waiting()
+      .map((call) => call.id)
+      .filter((id) => !replied.has(id));
+  }
+
+  /**
    * A follow-up request: its tool replies go to the calls waiting for them and the turn goes on
    * into its segment. A reply to an id the upstream repeated goes to the next of its renamed
    * calls (`call_0`, then `call_0_2`); replies to calls nobody waits for are ignored. False when
@@ -156,11 +185,9 @@ export class GatewayTurn {
     const handedOut = this.#handedOut;
     this.#handedOut = new Set();
     if (this.#passThrough) this.#pushBody(request.body);
-    const seen = new Map<string, number>();
-    for (const reply of replies) {
-      const count = (seen.get(reply.tool_call_id) ?? 0) + 1;
-      seen.set(reply.tool_call_id, count);
-      const id = count === 1 ? reply.tool_call_id : `${reply.tool_call_id}_${count}`;
+    const ids = replyIds(replies);
+    for (const [index, reply] of replies.entries()) {
+      const id = ids[index] as string;
       if (this.#bridge.answer(id, reply.content)) continue;
       // Pass-through: the runtime has not reached this call yet; it is answered when it does.
       if (this.#passThrough && handedOut.has(reply.tool_call_id)) {
@@ -474,4 +501,17 @@ export class GatewayTurnEnded extends AgentLabError {
     super(`the turn ended ${status}: ${reason}`);
     this.code = status === "cancelled" ? "turn_cancelled" : "turn_failed";
   }
+}
+
+/**
+ * The call ids the replies answer, in order: an id the upstream repeated was renamed for its
+ * second call on (`call_0`, then `call_0_2`), so its second reply answers that one.
+ */
+function replyIds(replies: readonly { tool_call_id: string }[]): string[] {
+  const seen = new Map<string, number>();
+  return replies.map((reply) => {
+    const count = (seen.get(reply.tool_call_id) ?? 0) + 1;
+    seen.set(reply.tool_call_id, count);
+    return count === 1 ? reply.tool_call_id : `${reply.tool_call_id}_${count}`;
+  });
 }
