@@ -543,6 +543,49 @@ describe("retries", () => {
     expect(upstream.requests).toHaveLength(1);
   });
 
+  it("an Idempotency-Key sent again with another body is refused, not answered with the first body's answer", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["About cats"] })));
+    const cats = { model: "fake", messages: [{ role: "user", content: "cats?" }] };
+    const first = await post(cats, { "Idempotency-Key": "req-9" });
+    expect(first.status).toBe(200);
+    const other = await post(
+      { model: "fake", messages: [{ role: "user", content: "dogs?" }] },
+      { "Idempotency-Key": "req-9" },
+    );
+    expect(other.status).toBe(400);
+    const { error } = (await other.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("idempotency_key_reused");
+    expect(error.message).toContain("another request body");
+    // The same body under the key is still a retry, answered again.
+    const again = (await (await post(cats, { "Idempotency-Key": "req-9" })).json()) as {
+      choices: { message: { content: string } }[];
+    };
+    expect(again.choices[0]?.message.content).toBe("About cats");
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it("openai-node's retry of a request whose first attempt failed is a new turn in the same session", async () => {
+    upstream.enqueue(
+      errorReply(500, "upstream hiccup"),
+      streamReply(completionStream({ text: ["Fine now"] })),
+    );
+    const retrying = new OpenAI({
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: token,
+      maxRetries: 1,
+    });
+    const answer = await retrying.chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "try twice" }],
+    });
+    expect(answer.choices[0]?.message.content).toBe("Fine now");
+    expect(upstream.requests).toHaveLength(2);
+    expect(server.store.listSessions()).toHaveLength(1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id).length === 2);
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed", "completed"]);
+  });
+
   it("a streamed answer is replayed byte for byte to a retry with the same Idempotency-Key", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Streamed once"] })));
     const body = {

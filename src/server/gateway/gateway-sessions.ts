@@ -33,6 +33,8 @@ export interface GatewayRequestContext {
   segment: GatewaySegment;
   /** `X-Agent-Lab-Session`, when given. */
   session_header: string | null;
+  /** A retry whose first attempt failed: the session that attempt ran in. */
+  retried_session?: string;
   resolved: () => ResolvedGatewayModel;
 }
 
@@ -100,7 +102,10 @@ export class GatewaySessions {
       return turn.session_id;
     }
     const resolved = request.resolved();
-    const found = request.session_header ?? this.#continued(previousAnswerOf(body.messages));
+    const found =
+      request.session_header ??
+      request.retried_session ??
+      this.#continued(previousAnswerOf(body.messages));
     const session_id = found ?? randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);

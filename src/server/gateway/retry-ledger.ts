@@ -19,6 +19,8 @@ interface Answered {
   segment: HttpSegment;
   session_id: string | null;
   at: number;
+  /** The body's hash, for a request named by an Idempotency-Key (null: the key is the hash). */
+  body: string | null;
 }
 
 export interface RetryKey {
@@ -31,7 +33,14 @@ export interface RetryKey {
    * then is its answer kept, since only then could a retry of it be recognised.
    */
   retryable: boolean;
+  /**
+   * A hash of the body, when the key is not one: an Idempotency-Key sent again with another body
+   * is a mistake to refuse, not a retry to answer with the first body's answer.
+   */
+  body(): string | null;
 }
+
+const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body)).digest("hex");
 
 /** The key a request is remembered by: its Idempotency-Key, else a hash of its body. */
 export function retryKeyOf(
@@ -40,24 +49,37 @@ export function retryKeyOf(
 ): RetryKey {
   if (headers.idempotency_key) {
     const key = `key:${headers.idempotency_key}`;
-    return { key: () => key, retry: true, retryable: true };
+    let hash: string | null = null;
+    return {
+      key: () => key,
+      retry: true,
+      retryable: true,
+      body: () => {
+        hash ??= bodyHash(body);
+        return hash;
+      },
+    };
   }
   const count = Number(headers.retry_count ?? "0");
   let key: string | null = null;
   return {
     key: () => {
-      key ??= `body:${createHash("sha256").update(JSON.stringify(body)).digest("hex")}`;
+      key ??= `body:${bodyHash(body)}`;
       return key;
     },
     retry: Number.isFinite(count) && count > 0,
     retryable: headers.retry_count !== undefined,
+    body: () => null,
   };
 }
 
 export type RetryVerdict =
-  | { kind: "new" }
+  /** Run it; `session_id`: its first attempt failed in that session, which the retry continues. */
+  | { kind: "new"; session_id?: string }
   | { kind: "pending" }
-  | { kind: "replay"; response: Response; session_id: string | null };
+  | { kind: "replay"; response: Response; session_id: string | null }
+  /** An Idempotency-Key used before for another body. */
+  | { kind: "reused_key" };
 
 export class RetryLedger {
   readonly #answered = new Map<string, Answered>();
@@ -69,19 +91,22 @@ export class RetryLedger {
     if (earlier === undefined || Date.now() - earlier.at > KEEP_MS) {
       return { kind: "new" };
     }
+    if (earlier.body !== key.body()) return { kind: "reused_key" };
     if (earlier.segment.pending) return { kind: "pending" };
     const response = earlier.segment.replay();
-    // The first attempt failed: the retry is a turn of its own, as the failure was.
-    return response === null
+    if (response !== null) return { kind: "replay", response, session_id: earlier.session_id };
+    // The first attempt failed: the retry is a turn of its own, as the failure was, in the same
+    // session (one client call is one conversation, not a session per attempt).
+    return earlier.session_id === null
       ? { kind: "new" }
-      : { kind: "replay", response, session_id: earlier.session_id };
+      : { kind: "new", session_id: earlier.session_id };
   }
 
   remember(key: RetryKey, segment: HttpSegment, session_id: string | null): void {
     if (!key.retryable) return;
     const name = key.key();
     this.#answered.delete(name);
-    this.#answered.set(name, { segment, session_id, at: Date.now() });
+    this.#answered.set(name, { segment, session_id, at: Date.now(), body: key.body() });
     this.#prune();
   }
 

@@ -55,6 +55,15 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
           ),
         );
       }
+      if (verdict.kind === "reused_key") {
+        return openAIErrorResponse(
+          openAIError(
+            400,
+            "this Idempotency-Key was sent before with another request body; a new request needs a new key",
+            { code: "idempotency_key_reused" },
+          ),
+        );
+      }
       if (verdict.kind === "replay") {
         if (verdict.session_id !== null) {
           await deps.store.appendAudit(verdict.session_id, {
@@ -81,6 +90,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         raw_body: raw,
         segment,
         session_header,
+        ...(verdict.session_id === undefined ? {} : { retried_session: verdict.session_id }),
         resolved: () => {
           const { labConfig, env } = deps.runTurnDefaults;
           const resolution = resolveGatewayModel(body.model, labConfig ?? null, {
