@@ -350,6 +350,8 @@ describe("upstream faults as the client sees them", () => {
     expect(String((failure as Error).message)).toContain("upstream exploded");
     const id = onlySession()?.id as string;
     expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed"]);
+    // The upstream's failure, answered as such: not logged as one of the lab's own.
+    expect(server.logs.join("\n")).not.toContain("unexpected failure");
   });
 
   it("an upstream that stalls after its first bytes ends the client's stream with an error event (idle timeout)", async () => {

@@ -6,7 +6,12 @@ import type { ClientCall } from "./client-tools.js";
 import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
 import { ForwardEvents } from "./forward-events.js";
 import type { GatewaySegment, SegmentFinish } from "./gateway-segment.js";
-import { openAIErrorEvent, openAIErrorResponse, toOpenAIError } from "./openai-error.js";
+import {
+  isUpstreamFailure,
+  openAIErrorEvent,
+  openAIErrorResponse,
+  toOpenAIError,
+} from "./openai-error.js";
 
 export interface HttpSegmentOptions {
   /** The client asked for a stream. */
@@ -235,7 +240,8 @@ export class HttpSegment implements GatewaySegment {
   fail(error: unknown): void {
     if (this.#ended) return;
     const failure = toOpenAIError(error);
-    if (failure.status === 500) this.#options.report?.(error);
+    // An upstream's own 500 is the upstream's to report, and its client has it: not the lab's.
+    if (failure.status === 500 && !isUpstreamFailure(error)) this.#options.report?.(error);
     if (!this.#started) {
       this.#ended = true;
       this.#onDisconnect = null;

@@ -150,14 +150,19 @@ const OPENAI_CODE_BY_LAB_CODE: Readonly<Record<string, string | null>> = {
  * status the API gives them (http-errors.ts) and their message; anything else is a generic 500
  * with nothing of the error in it (it may be a bug, and its text was never checked for secrets).
  */
-export function toOpenAIError(error: unknown, upstream: string | null = null): OpenAIError {
-  if (
+/** A failure of the upstream, answered as such: the lab's own code did nothing wrong. */
+export function isUpstreamFailure(
+  error: unknown,
+): error is ProviderApiError | ProviderConnectionError | ProviderStreamError {
+  return (
     error instanceof ProviderApiError ||
     error instanceof ProviderConnectionError ||
     error instanceof ProviderStreamError
-  ) {
-    return upstreamError(error, upstream);
-  }
+  );
+}
+
+export function toOpenAIError(error: unknown, upstream: string | null = null): OpenAIError {
+  if (isUpstreamFailure(error)) return upstreamError(error, upstream);
   if (error instanceof z.ZodError) return invalidRequestError(error);
   if (error instanceof TurnInProgressError) return turnRunningError(error.message);
   if (error instanceof InvalidInputError) return openAIError(400, error.message);
