@@ -44,6 +44,12 @@ export interface RunTurnOptions {
    * call is denied (decided_by `policy`): a library caller that asks nobody gets no side effects.
    */
   approve?: Approver;
+  /**
+   * When the turn's work began (`performance.now()`), if before this call: a gateway turn's first
+   * model call starts the moment its request arrives, before the runtime is asked, and the turn's
+   * wall time must hold that call's. Default: when the turn is claimed.
+   */
+  started_at?: number;
 }
 
 const UserMessage = z.string().trim().min(1, "the message is empty");
@@ -145,7 +151,7 @@ async function driveTurn(
   const kept = takeHistory(store, sessionId, { ...claim, updated_at });
   // Handed over once (the cache let go of it): extended in place, not copied, at any length.
   kept?.push({ role: "user", content: message, tool_calls: [] });
-  const startedAt = performance.now();
+  const startedAt = options.started_at ?? performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();
   const records = new TurnRecords(store, sessionId, turn_index);

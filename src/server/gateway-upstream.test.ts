@@ -238,6 +238,21 @@ describe("pass-through", () => {
     );
   });
 
+  it("a pass-through turn's wall time holds its call, which started before the runtime was asked", async () => {
+    const [role, ...rest] = completionStream({ text: ["Slow", " answer"] });
+    upstream.enqueue(streamReply([role as string, { waitMs: 120 }, ...rest]));
+    await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "take your time" }],
+    });
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    const [turn] = server.store.listTurns(id);
+    const [call] = server.store.usageSummary(id).calls;
+    expect(call?.elapsed_ms).toBeGreaterThanOrEqual(120);
+    expect(turn?.wall_time_ms).toBeGreaterThanOrEqual(call?.elapsed_ms as number);
+  });
+
   it("passes tool calls through as the model wrote them, and the reply request goes upstream as sent", async () => {
     upstream.enqueue(
       toolCallReply("call_w1", "get_weather", '{"city":"Rome"}'),

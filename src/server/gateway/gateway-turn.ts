@@ -101,6 +101,7 @@ export class GatewayTurn {
     // Pass-through: the upstream call starts first (before anything else is built) and the lab's
     // setup (the session, the claim) waits for its first bytes, so the client's first token is
     // the upstream's, not delayed by the lab's own writes (which run while the model goes on).
+    const startedAt = performance.now();
     const early = setup.pass_through ? this.#startEarly(setup, first.body) : null;
     this.#early = early;
     this.#bridge = new ClientToolBridge(setup.tools, {
@@ -118,10 +119,10 @@ export class GatewayTurn {
     // A macrotask later, so the server has written the response's head and first bytes.
     const running =
       early === null
-        ? this.#run(setup)
+        ? this.#run(setup, startedAt)
         : early.answered
             .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
-            .then(() => this.#run(setup));
+            .then(() => this.#run(setup, startedAt));
     this.done = running.finally(() => {
       this.#ended = true;
       // A turn refused or ended before it asked for its first call does not leave it running.
@@ -215,9 +216,11 @@ export class GatewayTurn {
     await this.done;
   }
 
-  async #run(setup: GatewayTurnSetup): Promise<void> {
+  /** `startedAt`: when the request arrived (pass-through's first call started then). */
+  async #run(setup: GatewayTurnSetup, startedAt: number): Promise<void> {
     const bridge = this.#bridge;
     const events = runTurn({
+      started_at: startedAt,
       store: setup.store,
       session_id: setup.session_id,
       title: setup.title,
