@@ -88,7 +88,15 @@ export async function openSessionStore(
 export async function labExists(target: string): Promise<boolean> {
   if (!isPostgresUrl(target)) return existsSync(target);
   const { default: pg } = await import("pg");
-  const client = new pg.Client({ connectionString: target, application_name: "agent-lab" });
+  const { CONNECT_TIMEOUT_MS, watchConnection } = await import("./postgres/connection.js");
+  // Bounded as the pool's connections are: a server that takes the connection and never answers
+  // is an error after the same wait, not a read that hangs.
+  const client = new pg.Client({
+    connectionString: target,
+    application_name: "agent-lab",
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  const watch = watchConnection(client);
   try {
     await client.connect();
     const { rows } = await client.query<{ found: string | null }>(
@@ -98,6 +106,7 @@ export async function labExists(target: string): Promise<boolean> {
   } catch (error) {
     throw new DatabaseOpenError(target, error);
   } finally {
+    watch.done();
     await client.end().catch(() => {});
   }
 }

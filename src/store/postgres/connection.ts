@@ -43,12 +43,38 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     application_name: options.application_name ?? "agent-lab",
     max: Math.max(1, Math.floor(options.pool_size ?? 10)),
     types: TYPES,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
   // An idle client the server dropped: the pool discards it, and the next query opens another
   // (and fails with its own error if the server is gone). Without a listener it would crash.
   pool.on("error", () => {});
   return pool;
+}
+
+/** How long any connection attempt may take before it fails (the pool's, a one-off client's). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * A connection checked out of the pool (or a one-off client) while the lab holds it: one the
+ * server drops between two of its queries emits `error`, which would crash the process without a
+ * listener (a restart, `pg_terminate_backend`). The next query on it then fails, as a refusal the
+ * caller reports; `lost()` says whether it broke, so it is not handed back to the pool.
+ */
+export function watchConnection(client: pg.ClientBase): {
+  lost(): Error | undefined;
+  done(): void;
+} {
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost = error;
+  };
+  client.on("error", onError);
+  return {
+    lost: () => lost,
+    done: () => {
+      client.off("error", onError);
+    },
+  };
 }
 
 /** A failed connect or migration, as a lab error naming host:port and database, no password. */
@@ -63,10 +89,34 @@ export function openError(url: string, error: unknown): DatabaseOpenError {
   );
 }
 
-/** A PostgreSQL refusal as a StorageError naming its reason and SQLSTATE; lab errors pass. */
+/** Socket errors of a connection that broke (the server restarted, a network cut). */
+const LOST_CONNECTION_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"]);
+
+/**
+ * The driver's word for a connection the server dropped: on the query that was running, or on the
+ * next one (`not queryable`). The server rolled back what the connection had open.
+ */
+function isLostConnection(error: unknown): error is Error {
+  if (!(error instanceof Error) || error instanceof pg.DatabaseError) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && LOST_CONNECTION_CODES.has(code)) return true;
+  return /Connection terminated|has encountered a connection error|not queryable/.test(
+    error.message,
+  );
+}
+
+/**
+ * A PostgreSQL refusal as a StorageError naming its reason and SQLSTATE, and so is a connection
+ * the server dropped (nothing it had open was committed); lab errors pass.
+ */
 export function storageError(error: unknown): unknown {
   if (error instanceof pg.DatabaseError) {
     return new StorageError(error.message, error.code ?? null, { cause: error });
+  }
+  if (isLostConnection(error)) {
+    return new StorageError(`the connection to the database was lost (${error.message})`, null, {
+      cause: error,
+    });
   }
   return error;
 }

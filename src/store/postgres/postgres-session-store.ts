@@ -65,7 +65,13 @@ import {
   StartTurnOptions,
 } from "../store-inputs.js";
 import { insertPayload, readPayload } from "./call-payloads.js";
-import { createPool, describeTarget, openError, type PoolOptions } from "./connection.js";
+import {
+  createPool,
+  describeTarget,
+  openError,
+  type PoolOptions,
+  watchConnection,
+} from "./connection.js";
 import {
   experimentScoringRows,
   listExperimentSummaries,
@@ -132,10 +138,12 @@ export class PostgresSessionStore implements SessionStore {
     let migrated: boolean;
     try {
       const client = await pool.connect();
+      const watch = watchConnection(client);
       try {
         migrated = await migrate(client, target);
       } finally {
-        client.release();
+        watch.done();
+        client.release(watch.lost());
       }
     } catch (error) {
       await pool.end().catch(() => {});

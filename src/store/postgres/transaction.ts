@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { storageError } from "./connection.js";
+import { storageError, watchConnection } from "./connection.js";
 
 /**
  * Runs `work` in one transaction on one pooled connection: COMMIT when it returns, ROLLBACK when
@@ -14,6 +14,7 @@ export async function inTransaction<T>(
   const client = await pool.connect().catch((error: unknown) => {
     throw storageError(error);
   });
+  const watch = watchConnection(client);
   let broken: Error | undefined;
   try {
     await client.query(begin);
@@ -27,7 +28,8 @@ export async function inTransaction<T>(
     });
     throw storageError(error);
   } finally {
-    client.release(broken);
+    watch.done();
+    client.release(broken ?? watch.lost());
   }
 }
 
