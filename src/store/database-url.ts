@@ -77,9 +77,19 @@ function secretsOf(target: string): string[] {
   return [...secrets].sort((a, b) => b.length - a.length);
 }
 
-/** A message with every secret of the URL replaced by ***. */
+/**
+ * A message with every secret of the URL replaced by ***, where it stands as a word of its own
+ * (not inside a longer run of letters and digits): a password `e` or `x` replaced inside every
+ * word mangled the message ("auth***ntication fail***d") and showed what the password was.
+ */
 export function scrubDatabaseSecrets(message: string, target: string): string {
   let scrubbed = message;
-  for (const secret of secretsOf(target)) scrubbed = scrubbed.split(secret).join(REDACTED);
+  for (const secret of secretsOf(target)) {
+    const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    scrubbed = scrubbed.replace(
+      new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`, "g"),
+      REDACTED,
+    );
+  }
   return scrubbed;
 }
