@@ -116,6 +116,23 @@ describe("agent-lab --db postgres://…", { timeout: 180_000 }, () => {
     expect(shown.stdout).toContain(`Session ${ids[0]}: Flaky`);
   });
 
+  it("a URL without a password, on a server that asks for one, is refused at once, saying where the password goes", async () => {
+    const withPassword = new URL((await postgres()).url);
+    withPassword.password = "";
+    const url = withPassword.toString();
+    const noPassword = { PGPASSWORD: undefined, PGPASSFILE: "/nonexistent/agent-lab-pgpass" };
+    for (const command of [["run", "hi"], ["sessions"]]) {
+      const started = performance.now();
+      const refused = await runCli(["--db", url, ...command], noPassword);
+      expect(refused.status, command.join(" ")).toBe(1);
+      expect(refused.stderr).toContain("the server asks for a password and none was given");
+      expect(refused.stderr).toMatch(/cannot open database \w+ on 127\.0\.0\.1:\d+/);
+      // The refused connection is closed: the command does not wait for the server's own
+      // authentication timeout (60 s) to exit.
+      expect(performance.now() - started, command.join(" ")).toBeLessThan(20_000);
+    }
+  });
+
   it("serves the web UI and API from a PostgreSQL database named by $AGENT_LAB_DB", async () => {
     const { url } = await postgres();
     const [id] = await seed(url);

@@ -88,13 +88,16 @@ export async function openSessionStore(
 export async function labExists(target: string): Promise<boolean> {
   if (!isPostgresUrl(target)) return existsSync(target);
   const { default: pg } = await import("pg");
-  const { CONNECT_TIMEOUT_MS, watchConnection } = await import("./postgres/connection.js");
+  const { abandonConnections, CONNECT_TIMEOUT_MS, openError, trackedSockets, watchConnection } =
+    await import("./postgres/connection.js");
+  const sockets = {};
   // Bounded as the pool's connections are: a server that takes the connection and never answers
   // is an error after the same wait, not a read that hangs.
   const client = new pg.Client({
     connectionString: target,
     application_name: "agent-lab",
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    stream: trackedSockets(sockets),
   });
   const watch = watchConnection(client);
   try {
@@ -104,7 +107,9 @@ export async function labExists(target: string): Promise<boolean> {
     );
     return rows[0]?.found != null;
   } catch (error) {
-    throw new DatabaseOpenError(target, error);
+    // As the store's open names it (host:port and database), and nothing left connected.
+    abandonConnections(sockets);
+    throw new DatabaseOpenError(target, openError(target, error));
   } finally {
     watch.done();
     await client.end().catch(() => {});

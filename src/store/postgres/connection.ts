@@ -1,3 +1,4 @@
+import { Socket } from "node:net";
 import pg from "pg";
 import { DatabaseOpenError, StorageError } from "../../domain/errors.js";
 import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
@@ -37,14 +38,49 @@ export interface PoolOptions {
   pool_size?: number | undefined;
 }
 
+/** The sockets a pool (or a one-off client) opened and that are not closed yet. */
+const openSockets = new WeakMap<object, Set<Socket>>();
+
+/**
+ * pg's `stream` option: each connection's socket, remembered for `abandonConnections`. A
+ * connection refused during its start (no password for a server that asks for one) is not closed
+ * by the driver: its socket stayed open until the server's own timeout (60 s) and held the CLI's
+ * exit that long.
+ */
+export function trackedSockets(owner: object): () => Socket {
+  const sockets = new Set<Socket>();
+  openSockets.set(owner, sockets);
+  return () => {
+    const socket = new Socket();
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    return socket;
+  };
+}
+
+/** A pool's key in `openSockets` (its sockets are made before the pool exists). */
+const poolSockets = new WeakMap<pg.Pool, object>();
+
+/**
+ * Closes every socket opened for `owner` (a pool, or the key a one-off client's `trackedSockets`
+ * was made with): after a failed open, nothing lingers.
+ */
+export function abandonConnections(owner: object): void {
+  const key = owner instanceof pg.Pool ? (poolSockets.get(owner) ?? owner) : owner;
+  for (const socket of openSockets.get(key) ?? []) socket.destroy();
+}
+
 export function createPool(url: string, options: PoolOptions): pg.Pool {
+  const sockets = {};
   const pool = new pg.Pool({
     connectionString: url,
     application_name: options.application_name ?? "agent-lab",
     max: Math.max(1, Math.floor(options.pool_size ?? 10)),
     types: TYPES,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    stream: trackedSockets(sockets),
   });
+  poolSockets.set(pool, sockets);
   // An idle client the server dropped: the pool discards it, and the next query opens another
   // (and fails with its own error if the server is gone). Without a listener it would crash.
   pool.on("error", () => {});
@@ -77,12 +113,15 @@ export function watchConnection(client: pg.ClientBase): {
   };
 }
 
+/** The driver's words when the server asks for a password and it has none to give. */
+const NO_PASSWORD = /client password must be a (?:non-empty )?string/;
+
 /** A failed connect or migration, as a lab error naming host:port and database, no password. */
 export function openError(url: string, error: unknown): DatabaseOpenError {
-  const reason = scrubDatabaseSecrets(
-    error instanceof Error ? error.message || String(error) : String(error),
-    url,
-  );
+  const message = error instanceof Error ? error.message || String(error) : String(error);
+  const reason = NO_PASSWORD.test(message)
+    ? "the server asks for a password and none was given: put it in the URL, in $PGPASSWORD or in ~/.pgpass"
+    : scrubDatabaseSecrets(message, url);
   const code = (error as { code?: unknown }).code;
   return new DatabaseOpenError(
     `cannot open ${describeTarget(url)} (${redactDatabaseUrl(url)}): ${reason}${typeof code === "string" ? ` (${code})` : ""}`,

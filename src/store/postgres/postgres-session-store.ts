@@ -66,6 +66,7 @@ import {
 } from "../store-inputs.js";
 import { insertPayload, readPayload } from "./call-payloads.js";
 import {
+  abandonConnections,
   createPool,
   describeTarget,
   openError,
@@ -146,6 +147,7 @@ export class PostgresSessionStore implements SessionStore {
         client.release(watch.lost());
       }
     } catch (error) {
+      abandonConnections(pool);
       await pool.end().catch(() => {});
       // A lab error (schema too new) passes as it is; the driver's gets the target named.
       if (error instanceof AgentLabError) throw error;
