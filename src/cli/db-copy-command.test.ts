@@ -226,6 +226,22 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect((await runCli(["--db", nowhere, "sessions"])).stdout).toContain("No sessions yet");
   });
 
+  it("copies a session holding U+0000, which PostgreSQL stores as U+FFFD, and finds it the same on the next run", async () => {
+    const source = await openSessionStore(lab.db);
+    try {
+      await source.createSession({ title: "nul\u0000here", config: {} });
+    } finally {
+      await source.close();
+    }
+    const { url } = await postgres();
+    const first = await runCliJson<CopyOutcome>(copyArgs(lab.db, url));
+    expect(first).toMatchObject({ copied: 1, conflicts: [] });
+    const again = await runCliJson<CopyOutcome>(copyArgs(lab.db, url));
+    expect(again).toMatchObject({ copied: 0, present: 1, conflicts: [] });
+    const listed = await runCliJson<{ sessions: SessionListItem[] }>(["--db", url, "sessions"]);
+    expect(listed.sessions.map((session) => session.title)).toEqual(["nul\uFFFDhere"]);
+  });
+
   it("resumes a copy killed mid-way: progress on stderr, then the rest copied whole and verified", async () => {
     const [original] = await seed(lab.db);
     const source = await openSessionStore(lab.db);

@@ -95,14 +95,23 @@ function comparable(document: SessionExport): string {
   });
 }
 
+/**
+ * U+0000, which PostgreSQL text cannot hold, is stored there as U+FFFD (a model may stream a
+ * `\u0000`): the two are the same character for the comparison, either way round, or a session
+ * holding one could never be copied to PostgreSQL, nor found the same there on the next run.
+ */
+const sameText = (text: string) => text.replaceAll("\u0000", "\uFFFD");
+
 function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item !== null && typeof item === "object" && !Array.isArray(item)
-      ? Object.fromEntries(
-          Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
-        )
-      : item,
-  );
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item === "string") return sameText(item);
+    if (item === null || typeof item !== "object" || Array.isArray(item)) return item;
+    return Object.fromEntries(
+      Object.entries(item as Record<string, unknown>)
+        .map(([key, child]) => [sameText(key), child] as const)
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    );
+  });
 }
 
 /** The first way two documents of one session differ, in words. */
