@@ -61,7 +61,9 @@ describe("agent-lab bench --workers on SQLite", () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).toContain(`worker 2 (pid ${pid}) was ended by SIGKILL`);
     // The killed worker held runs (each worker keeps two going): they were claimed again.
-    const reclaimed = Number(/(\d+) runs were claimed more than once/.exec(result.stderr)?.[1]);
+    const reclaimed = Number(
+      /(\d+) runs? (?:was|were) claimed more than once/.exec(result.stderr)?.[1],
+    );
     expect(reclaimed).toBeGreaterThanOrEqual(1);
     expect(result.stdout).toMatch(/^chat_agent_tools · sim +24 /m);
     expect(result.stdout).toMatch(/^dual_agent · sim +24 /m);
@@ -86,10 +88,10 @@ describe("agent-lab bench --workers on SQLite", () => {
     expect(joined.status, joined.stderr).toBe(0);
     const summary = stderrLines(joined).at(-1) ?? "";
     expect(summary).toMatch(
-      /runs finished here .*; experiment slow-[0-9a-f]{8}: 48 of 48 runs done$/,
+      /runs? finished here .*; experiment slow-[0-9a-f]{8}: 48 of 48 runs done$/,
     );
     const finishedBefore = Number(/stopped: (\d+)/.exec(stopLine)?.[1]);
-    const ranHere = Number(/: (\d+) runs finished here/.exec(summary)?.[1]);
+    const ranHere = Number(/: (\d+) runs? finished here/.exec(summary)?.[1]);
     expect(finishedBefore + ranHere).toBe(48);
 
     const reported = await runCli(["--db", lab.db, "bench", suite, "--workers", "3"]);
@@ -109,9 +111,9 @@ describe("agent-lab bench --workers on SQLite", () => {
     const result = await running.result;
     expect(result.status, result.stderr).toBe(0);
     expect(late.status, late.stderr).toBe(0);
-    const ranLate = Number(/: (\d+) runs finished here/.exec(late.stderr)?.[1]);
+    const ranLate = Number(/: (\d+) runs? finished here/.exec(late.stderr)?.[1]);
     expect(ranLate).toBeGreaterThanOrEqual(1);
-    const ranFirst = Number(/worker 1: .*: (\d+) runs finished here/.exec(result.stderr)?.[1]);
+    const ranFirst = Number(/worker 1: .*: (\d+) runs? finished here/.exec(result.stderr)?.[1]);
     expect(ranFirst + ranLate).toBe(48);
     checkExactlyOnce(await runsOf(experimentOf(result)), 48);
   });

@@ -322,6 +322,13 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
       /^agent-lab: --from: postgres:\/\/agentlab:\*\*\*@.* holds no agent-lab tables: nothing to copy\n$/,
     );
     expectNoSecret(emptySource, url);
+    const memory = await copy(lab.db, ":memory:");
+    expect(memory.status).toBe(1);
+    expect(memory.stderr).toContain("--to: an in-memory database keeps nothing");
+    const mysql = await copy("mysql://lab:pw-9@db/lab", url);
+    expect(mysql.status).toBe(1);
+    expect(mysql.stderr).toContain("--from: agent-lab cannot open a mysql:// database");
+    expect(mysql.stderr).not.toContain("pw-9");
     const same = await copy(lab.db, lab.db);
     expect(same.stderr).toContain("--from and --to name the same database");
     const badEvery = await copy(lab.db, url, "--progress-every", "soon");

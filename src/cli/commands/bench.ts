@@ -164,7 +164,10 @@ async function benchCommand(
           : state.skipped === state.total
             ? " (all already finished: reporting)"
             : ` (${state.skipped} already finished: resuming)`;
-      const on = flags.workers === undefined ? "" : ` on ${flags.workers} workers`;
+      const on =
+        flags.workers === undefined
+          ? ""
+          : ` on ${flags.workers} worker${flags.workers === 1 ? "" : "s"}`;
       io.stderr.write(`experiment ${experimentId}: ${state.total} runs${on}${resumed}\n`);
     }
     progress.update(state);

@@ -173,6 +173,25 @@ async function copyPayloads(
   return counts;
 }
 
+/**
+ * What a copy can read or write: a SQLite file or a PostgreSQL URL. An in-memory database would
+ * take the copy and keep nothing; another scheme would be read as a file path and reported
+ * missing, which says nothing of the mistake.
+ */
+function checkDatabaseName(flag: string, name: string): void {
+  if (name.trim() === ":memory:") {
+    throw new InvalidInputError(
+      `${flag}: an in-memory database keeps nothing once the copy ends: name a SQLite file or a postgres:// URL`,
+    );
+  }
+  if (!isPostgresUrl(name) && /^[a-z][a-z0-9+.-]*:\/\//i.test(name.trim())) {
+    const scheme = name.trim().slice(0, name.trim().indexOf(":"));
+    throw new InvalidInputError(
+      `${flag}: agent-lab cannot open a ${scheme}:// database: name a SQLite file or a postgres:// URL`,
+    );
+  }
+}
+
 /** The same database named twice (a path two ways, or one URL): refused before anything opens. */
 function sameDatabase(from: string, to: string): boolean {
   if (isPostgresUrl(from) !== isPostgresUrl(to)) return false;
@@ -207,6 +226,8 @@ async function opened<T>(flag: string, target: string, open: () => Promise<T>): 
 
 export async function copyDatabase(options: CopyOptions): Promise<CopyOutcome> {
   const { from, to } = options;
+  checkDatabaseName("--from", from);
+  checkDatabaseName("--to", to);
   if (sameDatabase(from, to)) {
     throw new InvalidInputError(
       `--from and --to name the same database (${redactDatabaseUrl(from)}): nothing to copy`,

@@ -223,7 +223,7 @@ async function workerCommand(
     const given = outcome.released > 0 ? `, ${outcome.released} given back unfinished` : "";
     io.stderr.write(
       terminalSafe(
-        `worker ${outcome.worker}: ${outcome.ran} runs finished here (${outcome.failed} with a failed turn, ${outcome.errors.length} could not run${given}); experiment ${experimentId}: ${end.done + end.errors} of ${end.total} runs done\n`,
+        `worker ${outcome.worker}: ${outcome.ran} run${outcome.ran === 1 ? "" : "s"} finished here (${outcome.failed} with a failed turn, ${outcome.errors.length} could not run${given}); experiment ${experimentId}: ${end.done + end.errors} of ${end.total} runs done\n`,
       ),
     );
     for (const error of outcome.errors.slice(0, 3)) {
@@ -286,7 +286,7 @@ export async function benchOnWorkers(
   });
   if (outcome.reclaimed > 0) {
     flags.onNote(
-      `${outcome.reclaimed} runs were claimed more than once (a worker stopped or its lease lapsed); each was finished once`,
+      `${outcome.reclaimed} ${outcome.reclaimed === 1 ? "run was" : "runs were"} claimed more than once (a worker stopped or its lease lapsed); each was finished once`,
     );
   }
   return outcome;
