@@ -15,6 +15,7 @@ export type ErrorCode =
   // Conflicts with the state of things.
   | "session_exists"
   | "session_mode_mismatch"
+  | "session_model_mismatch"
   | "turn_exists"
   | "turn_in_progress"
   | "turn_not_retryable"
@@ -91,6 +92,20 @@ export class SessionModeMismatchError extends AgentLabError {
     readonly requested: string,
   ) {
     super(`session tool invocation mode mismatch: persisted=${persisted} requested=${requested}`);
+  }
+}
+
+/** A gateway request naming a session (`X-Agent-Lab-Session`) with a model the session does not use. */
+export class SessionModelMismatchError extends AgentLabError {
+  readonly code = "session_model_mismatch" as const;
+  constructor(
+    readonly session_id: string,
+    readonly persisted: string,
+    readonly requested: string,
+  ) {
+    super(
+      `session ${session_id} records its calls to ${persisted}; this request asks for ${requested}: name another session for another model`,
+    );
   }
 }
 

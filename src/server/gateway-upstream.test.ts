@@ -871,6 +871,44 @@ describe("the turn and its client, as the review found them", () => {
     expect(upstream.requests).toHaveLength(1);
   });
 
+  it("a named session keeps its model (another one: 409 before any upstream call); a conversation that changes model goes on in a session of its own", async () => {
+    const first = await post(
+      { model: "sim", messages: [{ role: "user", content: "hello there" }] },
+      { "X-Agent-Lab-Session": "pinned" },
+    );
+    expect(first.status).toBe(200);
+    const other = await post(
+      { model: "fake", messages: [{ role: "user", content: "hello there" }] },
+      { "X-Agent-Lab-Session": "pinned" },
+    );
+    expect(other.status).toBe(409);
+    const { error } = (await other.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("session_model_mismatch");
+    expect(error.message).toContain("name another session");
+    expect(upstream.requests).toHaveLength(0);
+
+    const simAnswer = (await (
+      await post({ model: "sim", messages: [{ role: "user", content: "tell me" }] })
+    ).json()) as { choices: { message: { content: string } }[] };
+    const said = simAnswer.choices[0]?.message.content as string;
+    upstream.enqueue(streamReply(completionStream({ text: ["From the upstream."] })));
+    const switched = await post({
+      model: "fake",
+      messages: [
+        { role: "user", content: "tell me" },
+        { role: "assistant", content: said },
+        { role: "user", content: "and more" },
+      ],
+    });
+    expect(switched.status).toBe(200);
+    await waitFor(() => server.store.listSessions().length === 3);
+    const models = server.store
+      .listSessions()
+      .map((session) => server.store.getSession(session.id)?.config.chat_agent.model)
+      .sort();
+    expect(models).toEqual(["openai:fake-model", "sim", "sim"]);
+  });
+
   it("a session whose native turn is running refuses a gateway turn before any upstream call", async () => {
     const created = await server.api("/api/sessions", {
       method: "POST",

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import {
   AgentLabError,
   InvalidInputError,
+  SessionModelMismatchError,
   SessionModeMismatchError,
   TurnInProgressError,
 } from "../../domain/errors.js";
@@ -11,6 +12,7 @@ import {
   type GatewaySessionMark,
 } from "../../domain/gateway.js";
 import { modeOf } from "../../domain/session-config.js";
+import { parseSessionConfig } from "../../runtime/config-cache.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import type { GatewayModels } from "./gateway-model-cache.js";
@@ -102,11 +104,8 @@ export class GatewaySessions {
       return turn.session_id;
     }
     const resolved = request.resolved();
-    const found =
-      request.session_header ??
-      request.retried_session ??
-      this.#continued(previousAnswerOf(body.messages));
-    const session_id = found ?? randomUUID();
+    const named = request.session_header ?? request.retried_session ?? null;
+    let session_id = named ?? this.#continued(previousAnswerOf(body.messages)) ?? randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
@@ -120,6 +119,19 @@ export class GatewaySessions {
     const existing = await this.#store.getSession(session_id);
     if (existing !== null && modeOf(existing.config) !== resolved.mode) {
       throw new SessionModeMismatchError(modeOf(existing.config), resolved.mode);
+    }
+    if (existing !== null) {
+      // A session keeps its models: a call to another one would be recorded and priced as the
+      // session's. A named session refuses it; a conversation that goes on with another model
+      // (a client may route its steps to several) goes on in a session of its own.
+      const stored = parseSessionConfig(existing.config, `session ${existing.id} config`);
+      const held = agentOf(stored.chat_agent);
+      if (held !== agentOf(resolved.chat_agent)) {
+        if (named !== null) {
+          throw new SessionModelMismatchError(existing.id, held, agentOf(resolved.chat_agent));
+        }
+        session_id = randomUUID();
+      }
     }
     const { chat, event, tappedFetch } = resolved.build();
     const mark: GatewaySessionMark = {
@@ -235,4 +247,9 @@ export class NoWaitingTurnError extends AgentLabError {
 
 function segmentOf(request: GatewayRequestContext) {
   return { segment: request.segment, body: request.raw_body };
+}
+
+/** An agent's model as a session holds it: the model string, and the endpoint when it names one. */
+function agentOf(agent: { model: string; base_url?: string | undefined }): string {
+  return agent.base_url === undefined ? agent.model : `${agent.model} at ${agent.base_url}`;
 }
