@@ -55,6 +55,8 @@ export const ChatCompletionRequest = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   temperature: z.number().nullish(),
+  // One choice per answer: a turn records one answer, and the client would get only the first.
+  n: z.literal(1, { error: "only n: 1 is supported (a turn records one answer)" }).nullish(),
 });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequest>;
 

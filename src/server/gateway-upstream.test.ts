@@ -904,9 +904,29 @@ describe("the turn and its client, as the review found them", () => {
     await waitFor(() => server.store.listSessions().length === 3);
     const models = server.store
       .listSessions()
-      .map((session) => server.store.getSession(session.id)?.config.chat_agent.model)
+      .map((session) => {
+        const config = server.store.getSession(session.id)?.config as
+          | { chat_agent?: { model?: string } }
+          | undefined;
+        return config?.chat_agent?.model;
+      })
       .sort();
     expect(models).toEqual(["openai:fake-model", "sim", "sim"]);
+  });
+
+  it("refuses n > 1 by name instead of answering one choice", async () => {
+    const refused = await post({
+      model: "fake",
+      n: 2,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(refused.status).toBe(400);
+    const { error } = (await refused.json()) as { error: { message: string } };
+    expect(error.message).toContain("only n: 1 is supported");
+    expect(upstream.requests).toHaveLength(0);
+    upstream.enqueue(streamReply(completionStream({ text: ["One."] })));
+    const one = await post({ model: "fake", n: 1, messages: [{ role: "user", content: "hi" }] });
+    expect(one.status).toBe(200);
   });
 
   it("a session whose native turn is running refuses a gateway turn before any upstream call", async () => {
