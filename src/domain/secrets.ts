@@ -147,7 +147,8 @@ export function rememberSecretValue(value: string | null | undefined): void {
 
 /** The values `rememberSecretValue` keeps, as UTF-8 bytes (see SecretScrubber). */
 export function knownSecretBytes(): readonly Uint8Array[] {
-  knownSecretBytesCache ??= [...knownSecretValues].map((value) => Buffer.from(value, "utf8"));
+  const utf8 = new TextEncoder();
+  knownSecretBytesCache ??= [...knownSecretValues].map((value) => utf8.encode(value));
   return knownSecretBytesCache;
 }
 

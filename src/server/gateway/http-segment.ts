@@ -1,6 +1,5 @@
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
-import { SecretScrubber } from "../../domain/secret-scrubber.js";
 import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import type { ClientCall } from "./client-tools.js";
 import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
@@ -12,6 +11,7 @@ import {
   openAIErrorResponse,
   toOpenAIError,
 } from "./openai-error.js";
+import { SecretScrubber } from "./secret-scrubber.js";
 
 export interface HttpSegmentOptions {
   /** The client asked for a stream. */

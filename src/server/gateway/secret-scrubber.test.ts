@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { REDACTED, rememberSecretValue } from "../../domain/secrets.js";
 import { SecretScrubber } from "./secret-scrubber.js";
-import { REDACTED, rememberSecretValue } from "./secrets.js";
 
 const KEY = "sk-scrubber-test-0123456789abcdef";
 rememberSecretValue(KEY);

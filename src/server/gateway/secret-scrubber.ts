@@ -1,4 +1,4 @@
-import { knownSecretBytes, REDACTED } from "./secrets.js";
+import { knownSecretBytes, REDACTED } from "../../domain/secrets.js";
 
 const EMPTY = new Uint8Array(0);
 const REDACTED_BYTES = Buffer.from(REDACTED, "utf8");
