@@ -132,11 +132,21 @@ const MAX_REMEMBERED_SECRETS = 256;
 
 /** The remembered values as UTF-8, for scanning bytes; rebuilt when the set changes. */
 let knownSecretBytesCache: readonly Uint8Array[] | null = null;
+/** The remembered values longest first; rebuilt when the set changes. */
+let knownSecretsCache: readonly string[] | null = null;
+
+function knownSecretsLongestFirst(): readonly string[] {
+  knownSecretsCache ??= longestFirst(knownSecretValues);
+  return knownSecretsCache;
+}
 
 export function rememberSecretValue(value: string | null | undefined): void {
   const trimmed = value?.trim();
   if (!trimmed || trimmed.length < MIN_REMEMBERED_SECRET_LENGTH) return;
-  if (!knownSecretValues.has(trimmed)) knownSecretBytesCache = null;
+  if (!knownSecretValues.has(trimmed)) {
+    knownSecretBytesCache = null;
+    knownSecretsCache = null;
+  }
   knownSecretValues.delete(trimmed);
   knownSecretValues.add(trimmed);
   if (knownSecretValues.size > MAX_REMEMBERED_SECRETS) {
@@ -145,10 +155,15 @@ export function rememberSecretValue(value: string | null | undefined): void {
   }
 }
 
+/** Longest first: a key that begins with a shorter one is blanked whole, not its tail left. */
+function longestFirst(values: Iterable<string>): string[] {
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
 /** The values `rememberSecretValue` keeps, as UTF-8 bytes (see SecretScrubber). */
 export function knownSecretBytes(): readonly Uint8Array[] {
   const utf8 = new TextEncoder();
-  knownSecretBytesCache ??= [...knownSecretValues].map((value) => utf8.encode(value));
+  knownSecretBytesCache ??= longestFirst(knownSecretValues).map((value) => utf8.encode(value));
   return knownSecretBytesCache;
 }
 
@@ -190,7 +205,7 @@ export function mayHoldKeyShape(text: string): boolean {
 /** The text with every known secret value and well-known key shape blanked out. */
 export function redactSecretText(text: string): string {
   let clean = text;
-  for (const value of knownSecretValues) {
+  for (const value of knownSecretsLongestFirst()) {
     if (clean.includes(value)) clean = clean.split(value).join(REDACTED);
   }
   if (!mayHoldKeyShape(clean)) return clean;

@@ -681,7 +681,7 @@ describe("tool replies and the turn they continue", () => {
     });
   });
 
-  it("refuses replies that two conversations could both be waiting for, naming the header that decides", async () => {
+  it("two identical conversations waiting for the same call both go on (either turn is the other's twin)", async () => {
     upstream.enqueue(
       toolCallReply("call_0", "get_weather", '{"city":"Rome"}'),
       toolCallReply("call_0", "get_weather", '{"city":"Rome"}'),
@@ -691,11 +691,20 @@ describe("tool replies and the turn they continue", () => {
     const call = (await openai.chat.completions.create(rome.first)).choices[0]?.message
       .tool_calls?.[0];
     await openai.chat.completions.create(rome.first);
-    const response = await post(rome.followUp(call, "sun"));
-    expect(response.status).toBe(409);
-    const { error } = (await response.json()) as { error: { message: string } };
-    expect(error.message).toContain("send X-Agent-Lab-Session");
-    expect(upstream.requests).toHaveLength(2);
+    upstream.enqueue(
+      streamReply(completionStream({ text: ["Sunny."] })),
+      streamReply(completionStream({ text: ["Sunny."] })),
+    );
+    for (const result of ["sun", "sun"]) {
+      const answer = await openai.chat.completions.create(rome.followUp(call, result));
+      expect(answer.choices[0]?.message.content).toBe("Sunny.");
+    }
+    await waitFor(() =>
+      server.store
+        .listSessions()
+        .every((session) => server.store.listTurns(session.id)[0]?.status === "completed"),
+    );
+    expect(server.store.listSessions()).toHaveLength(2);
   });
 
   it("a follow-up that answers only some of the calls is refused at once, naming the rest; a whole one then goes on", async () => {
@@ -748,6 +757,55 @@ describe("tool replies and the turn they continue", () => {
     expect(whole.choices[0]?.message.content).toBe("Sun in Rome, snow in Oslo.");
     const id = onlySession()?.id as string;
     await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+  });
+
+  it("a streaming client's partial follow-up is refused, naming the call it leaves unanswered", async () => {
+    upstream.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_s1",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Rome"}' },
+            },
+            {
+              index: 1,
+              id: "call_s2",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+            },
+          ],
+        }),
+      ),
+    );
+    const messages = [{ role: "user" as const, content: "Both cities, streamed" }];
+    const streamed = await post({ model: "fake", messages, tools: [WEATHER], stream: true });
+    expect(await streamed.text()).toContain("call_s2");
+    // At once: the client has every byte; the lab's runtime may not have read them yet (the
+    // calls the client was handed count then, as the bridge's waiting ones do once it has).
+    const partial = await post({
+      model: "fake",
+      messages: [
+        ...messages,
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: ["call_s1", "call_s2"].map((id) => ({
+            id,
+            type: "function",
+            function: { name: "get_weather", arguments: "{}" },
+          })),
+        },
+        { role: "tool", tool_call_id: "call_s1", content: "sun" },
+      ],
+      tools: [WEATHER],
+    });
+    expect(partial.status).toBe(400);
+    expect(((await partial.json()) as { error: { message: string } }).error.message).toContain(
+      "none answers call_s2",
+    );
   });
 });
 

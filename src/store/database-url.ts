@@ -86,10 +86,11 @@ export function scrubDatabaseSecrets(message: string, target: string): string {
   let scrubbed = message;
   for (const secret of secretsOf(target)) {
     const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    scrubbed = scrubbed.replace(
-      new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`, "g"),
-      REDACTED,
-    );
+    // A side of the password that is a letter or digit must not continue a word; a side that is
+    // a symbol (`-x9Qz!`) is an edge of its own.
+    const before = /^[A-Za-z0-9]/.test(secret) ? "(?<![A-Za-z0-9])" : "";
+    const after = /[A-Za-z0-9]$/.test(secret) ? "(?![A-Za-z0-9])" : "";
+    scrubbed = scrubbed.replace(new RegExp(`${before}${escaped}${after}`, "g"), REDACTED);
   }
   return scrubbed;
 }

@@ -58,6 +58,9 @@ describe("scrubDatabaseSecrets", () => {
     // Standing alone, it goes, however short and whatever it holds.
     const url = "postgres://lab:a.b*c@127.0.0.1:5432/lab";
     expect(scrubDatabaseSecrets("sent a.b*c, (a.b*c)", url)).toBe("sent ***, (***)");
+    // A password whose edge is a symbol goes even where it follows a word.
+    const symbols = "postgres://lab:-x9Qz!@127.0.0.1:5432/lab";
+    expect(scrubDatabaseSecrets("failed for lab-x9Qz!", symbols)).toBe("failed for lab***");
   });
 
   it("removes the password, raw and decoded, from a message", () => {

@@ -109,30 +109,32 @@ export class GatewaySessions {
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
-    if (running !== undefined) {
-      // Still answering another request of this session: that one goes on, this one waits.
-      if (!running.awaitingClient) throw new TurnInProgressError(session_id, null, null);
-      // The client moved on without replying to its last turn's calls: that turn ends now.
-      await running.cancel("the client started a new turn without replying to the tool calls");
+    // Still answering another request of this session: that one goes on, this one waits.
+    if (running !== undefined && !running.awaitingClient) {
+      throw new TurnInProgressError(session_id, null, null);
     }
-    // Refused now, before the upstream call starts (pass-through starts it at once).
+    // Refused now, before the upstream call starts (pass-through starts it at once), and before
+    // a turn waiting for tool replies is ended for it: a refusal changes nothing.
     const existing = await this.#store.getSession(session_id);
     if (existing !== null && modeOf(existing.config) !== resolved.mode) {
       throw new SessionModeMismatchError(modeOf(existing.config), resolved.mode);
     }
-    if (existing !== null) {
-      // A session keeps its models: a call to another one would be recorded and priced as the
-      // session's. A named session refuses it; a conversation that goes on with another model
-      // (a client may route its steps to several) goes on in a session of its own.
-      const stored = parseSessionConfig(existing.config, `session ${existing.id} config`);
-      const held = agentOf(stored.chat_agent);
-      if (held !== agentOf(resolved.chat_agent)) {
-        if (named !== null) {
-          throw new SessionModelMismatchError(existing.id, held, agentOf(resolved.chat_agent));
-        }
-        session_id = randomUUID();
-      }
+    // A session keeps its models: a call to another one would be recorded and priced as the
+    // session's. A named session refuses it; a conversation that goes on with another model (a
+    // client may route its steps to several) goes on in a session of its own.
+    const held =
+      existing === null
+        ? null
+        : agentOf(parseSessionConfig(existing.config, `session ${existing.id} config`).chat_agent);
+    const asked = agentOf(resolved.chat_agent);
+    if (held !== null && held !== asked && named !== null) {
+      throw new SessionModelMismatchError(session_id, held, asked);
     }
+    // The client moved on without replying to its last turn's calls: that turn ends now.
+    if (running !== undefined) {
+      await running.cancel("the client started a new turn without replying to the tool calls");
+    }
+    if (held !== null && held !== asked) session_id = randomUUID();
     const { chat, event, tappedFetch } = resolved.build();
     const mark: GatewaySessionMark = {
       requested_model: body.model,
@@ -189,7 +191,7 @@ export class GatewaySessions {
    * The turn these replies continue: the named session's, else the one turn waiting for those
    * calls. Turns of several conversations may wait for calls of the same ids (dual_agent numbers
    * its calls per turn, some upstreams per answer): then the one whose first request's messages
-   * the request begins with, and a refusal naming the header when that does not decide.
+   * the request begins with.
    */
   #waitingTurn(
     sessionHeader: string | null,
@@ -202,11 +204,19 @@ export class GatewaySessions {
     }
     const waiting = [...this.#turns.values()].filter((turn) => turn.waitsFor(ids));
     if (waiting.length <= 1) return waiting[0] ?? null;
-    const same = waiting.filter((turn) => turn.opensWith(messages));
-    if (same.length === 1) return same[0] as GatewayTurn;
-    throw new NoWaitingTurnError(
-      `the replies to ${ids.join(", ")} could continue turns of ${waiting.length} sessions (their calls have the same ids) and the conversation does not tell which; send X-Agent-Lab-Session to name the session`,
-    );
+    // The turn whose first request's messages the request repeats, the longest such (a later turn
+    // of the same conversation repeats more of it); among equals, or when none is repeated (a
+    // client that rewrote its history), the oldest: their conversations cannot be told apart.
+    let best = waiting[0] as GatewayTurn;
+    let bestLength = best.opensWith(messages);
+    for (const turn of waiting.slice(1)) {
+      const length = turn.opensWith(messages);
+      if (length > bestLength) {
+        best = turn;
+        bestLength = length;
+      }
+    }
+    return best;
   }
 
   #continued(previousAnswer: string | null): string | null {

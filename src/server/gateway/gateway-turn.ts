@@ -147,14 +147,16 @@ export class GatewayTurn {
   }
 
   /**
-   * True when `messages` begin with this turn's first request's messages, as a client's follow-up
-   * does: tells apart turns of different conversations waiting for calls of the same ids (a
-   * dual_agent turn's `evt_1_1_1`, an upstream that numbers its calls `call_0`).
+   * How many messages of `messages` are this turn's first request's, when they begin with them as
+   * a client's follow-up does (else -1): tells apart turns of different conversations waiting for
+   * calls of the same ids (a dual_agent turn's `evt_1_1_1`, an upstream that numbers its calls
+   * `call_0`). The first request's messages are held while the turn lives, as its body is.
    */
-  opensWith(messages: readonly unknown[]): boolean {
+  opensWith(messages: readonly unknown[]): number {
     const opening = this.#opening;
-    if (messages.length <= opening.length) return false;
-    return opening.every((message, index) => isDeepStrictEqual(message, messages[index]));
+    if (messages.length <= opening.length) return -1;
+    const same = opening.every((message, index) => isDeepStrictEqual(message, messages[index]));
+    return same ? opening.length : -1;
   }
 
   /**
@@ -163,11 +165,12 @@ export class GatewayTurn {
    * waiting for a reply that is not coming would hold the client until the wait runs out.
    */
   unanswered(replies: readonly { tool_call_id: string }[]): string[] {
-    const replied = new Set(replyIds(replies));
-    return this.#bridge
-      .waiting()
-      .map((call) => call.id)
-      .filter((id) => !replied.has(id));
+    const replied = new Set([...replyIds(replies), ...replies.map((reply) => reply.tool_call_id)]);
+    // Pass-through: the client has the calls as the upstream wrote them, often before the
+    // runtime has reached them (the bridge is empty until it does).
+    const expected = new Set(this.#bridge.waiting().map((call) => call.id));
+    if (this.#passThrough) for (const id of this.#handedOut) expected.add(id);
+    return [...expected].filter((id) => !replied.has(id));
   }
 
   /**

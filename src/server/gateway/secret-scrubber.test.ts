@@ -36,6 +36,12 @@ describe("SecretScrubber", () => {
     }
   });
 
+  it("blanks a longer key that begins with a shorter one whole", () => {
+    const longer = `${KEY}-and-more-0987`;
+    rememberSecretValue(longer);
+    expect(text(scrub([bytes(`key ${longer} end`)]))).toBe(`key ${REDACTED} end`);
+  });
+
   it("holds back only what could begin the key, and sends it at the end when the key never came", () => {
     const scrubber = new SecretScrubber();
     const sent = scrubber.push(bytes("partial sk-scr"));

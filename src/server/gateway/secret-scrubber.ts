@@ -25,7 +25,8 @@ export class SecretScrubber {
     for (const secret of secrets) bytes = replaceAll(bytes, secret);
     const keep = heldTail(bytes, secrets);
     if (keep === 0) return bytes;
-    this.#held = bytes.slice(bytes.length - keep);
+    // A copy, not a view (a Buffer's `slice` is one): the caller may reuse its buffer.
+    this.#held = Uint8Array.prototype.slice.call(bytes, bytes.length - keep);
     return bytes.subarray(0, bytes.length - keep);
   }
 

@@ -132,8 +132,9 @@ export function openError(url: string, error: unknown): DatabaseOpenError {
 const LOST_CONNECTION_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"]);
 
 /**
- * The driver's word for a connection the server dropped: on the query that was running, or on the
- * next one (`not queryable`). The server rolled back what the connection had open.
+ * The driver's word for a connection that broke or never opened: on the query that was running,
+ * or on the next one (`not queryable`). What the connection had open was rolled back, unless the
+ * break came while its COMMIT was on the way: then whether it took is not known.
  */
 function isLostConnection(error: unknown): error is Error {
   if (!(error instanceof Error) || error instanceof pg.DatabaseError) return false;
@@ -146,14 +147,14 @@ function isLostConnection(error: unknown): error is Error {
 
 /**
  * A PostgreSQL refusal as a StorageError naming its reason and SQLSTATE, and so is a connection
- * the server dropped (nothing it had open was committed); lab errors pass.
+ * that broke (see isLostConnection); lab errors pass.
  */
 export function storageError(error: unknown): unknown {
   if (error instanceof pg.DatabaseError) {
     return new StorageError(error.message, error.code ?? null, { cause: error });
   }
   if (isLostConnection(error)) {
-    return new StorageError(`the connection to the database was lost (${error.message})`, null, {
+    return new StorageError(`the connection to the database failed (${error.message})`, null, {
       cause: error,
     });
   }
