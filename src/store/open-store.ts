@@ -31,7 +31,7 @@ interface PostgresStoreModule {
 }
 
 // A variable specifier: TypeScript leaves the module to load at run time, so a SQLite-only user
-// never loads `pg`, and this file does not depend on the PostgreSQL store's internals.
+// never loads `pg` (labExists loads the connection helpers the same way, when it reads a URL).
 const POSTGRES_STORE_MODULE = "./postgres/postgres-session-store.js";
 
 async function loadPostgresStore(): Promise<PostgresStoreModule> {

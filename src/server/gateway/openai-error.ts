@@ -145,11 +145,6 @@ const OPENAI_CODE_BY_LAB_CODE: Readonly<Record<string, string | null>> = {
   model_not_found: "model_not_found",
 };
 
-/**
- * Any error as OpenAI would write it. Provider failures keep the upstream's status; lab errors the
- * status the API gives them (http-errors.ts) and their message; anything else is a generic 500
- * with nothing of the error in it (it may be a bug, and its text was never checked for secrets).
- */
 /** A failure of the upstream, answered as such: the lab's own code did nothing wrong. */
 export function isUpstreamFailure(
   error: unknown,
@@ -161,6 +156,11 @@ export function isUpstreamFailure(
   );
 }
 
+/**
+ * Any error as OpenAI would write it. Provider failures keep the upstream's status; lab errors the
+ * status the API gives them (http-errors.ts) and their message; anything else is a generic 500
+ * with nothing of the error in it (it may be a bug, and its text was never checked for secrets).
+ */
 export function toOpenAIError(error: unknown, upstream: string | null = null): OpenAIError {
   if (isUpstreamFailure(error)) return upstreamError(error, upstream);
   if (error instanceof z.ZodError) return invalidRequestError(error);
