@@ -86,6 +86,14 @@ export function createOtelPipeline(
   env: TelemetryEnvironment,
   options: { version: string; onFailure?: (reason: string) => void },
 ): OtelPipeline {
+  const url = tracesUrl(env);
+  // The SDK sends to its default (http://localhost:4318) when the variable does not parse: spans
+  // would go where nobody said, so a URL that does not parse turns export off.
+  if (url !== null && !URL.canParse(url)) {
+    throw new Error(
+      "OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is not a URL; set it to the collector's, such as http://127.0.0.1:4318",
+    );
+  }
   const budget_ms = exportTimeoutMs(env);
   const exporter = new CountingExporter(
     new OTLPTraceExporter(hasTimeout(env) ? {} : { timeoutMillis: budget_ms }),
