@@ -265,6 +265,8 @@ describe("pass-through", () => {
       tools: [WEATHER],
     });
     const call = first.choices[0]?.message.tool_calls?.[0];
+    // The model that served it, as the upstream's chunks name it (a streaming client sees the same).
+    expect(first.model).toBe("fake-model");
     expect(first.choices[0]?.finish_reason).toBe("tool_calls");
     expect(call).toMatchObject({
       id: "call_w1",

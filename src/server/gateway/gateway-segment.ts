@@ -28,6 +28,8 @@ export interface GatewaySegment {
   reasoning(delta: string): void;
   /** A model call of this segment, for the usage the client is told (rendered segments). */
   usage(usage: TokenUsage): void;
+  /** The model the endpoint says answered (a router may name another than was asked for). */
+  servedBy(model: string): void;
   /** Ends a rendered segment; `calls` are the tool calls the client is to run. */
   finish(reason: SegmentFinish, calls: readonly ClientCall[]): void;
   /**

@@ -269,6 +269,7 @@ export class GatewayTurn {
       case "usage":
         if (event.agent !== "event_kernel") segment.usage(event.usage);
         if (event.agent === "chat_agent" && event.call_kind === "chat_completion") {
+          if (event.response_model !== null) segment.servedBy(event.response_model);
           this.#round.model_done = true;
           this.#checkHandOver();
         }

@@ -65,6 +65,8 @@ export class HttpSegment implements GatewaySegment {
   #passThrough = false;
   #forward: ForwardEvents | null = null;
   #scrubber: SecretScrubber | null = null;
+  /** The model the endpoint named for the segment's chat call, once known. */
+  #served: string | null = null;
   #writer: CompletionChunkWriter | null = null;
   #onDisconnect: (() => void) | null = null;
   #disconnected = false;
@@ -210,6 +212,10 @@ export class HttpSegment implements GatewaySegment {
     this.#usage = addUsage(this.#usage, usage);
   }
 
+  servedBy(model: string): void {
+    this.#served = model;
+  }
+
   finish(reason: SegmentFinish, calls: readonly ClientCall[]): void {
     if (this.#ended) return;
     const writer = this.#writer;
@@ -224,8 +230,9 @@ export class HttpSegment implements GatewaySegment {
     this.#ended = true;
     this.#succeeded = true;
     this.#onDisconnect = null;
+    // As OpenAI answers: the model that served it (a streamed answer's chunks say so too).
     this.#json = renderCompletion(
-      { model: this.#options.model, id: this.#id },
+      { model: this.#served ?? this.#options.model, id: this.#id },
       {
         content: this.#text,
         ...(this.#reasoning === "" ? {} : { reasoning: this.#reasoning }),
