@@ -349,15 +349,17 @@ describe("a collector that is down", () => {
   });
 
   it("turns export off with one warning when the endpoint is not a URL (the SDK would send to its default)", async () => {
-    const result = await runCli(["--db", lab.db, "run", "--json", "hello there"], {
-      OTEL_EXPORTER_OTLP_ENDPOINT: "not-a-url",
-    });
-    expect(result.status, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed" });
-    const warnings = result.stderr.split("\n").filter((line) => line.includes("OpenTelemetry"));
-    expect(warnings).toEqual([
-      "agent-lab: warning: OpenTelemetry export is off: OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is not a URL; set it to the collector's, such as http://127.0.0.1:4318",
-    ]);
+    for (const endpoint of ["not-a-url", "http://"]) {
+      const result = await runCli(["--db", lab.db, "run", "--json", "hello there"], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      });
+      expect(result.status, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed" });
+      const warnings = result.stderr.split("\n").filter((line) => line.includes("OpenTelemetry"));
+      expect(warnings, endpoint).toEqual([
+        "agent-lab: warning: OpenTelemetry export is off: OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is not a URL; set it to the collector's, such as http://127.0.0.1:4318",
+      ]);
+    }
   });
 });
 

@@ -86,10 +86,12 @@ export function createOtelPipeline(
   env: TelemetryEnvironment,
   options: { version: string; onFailure?: (reason: string) => void },
 ): OtelPipeline {
-  const url = tracesUrl(env);
-  // The SDK sends to its default (http://localhost:4318) when the variable does not parse: spans
-  // would go where nobody said, so a URL that does not parse turns export off.
-  if (url !== null && !URL.canParse(url)) {
+  // The SDK sends to its default (http://localhost:4318) when the variable is not an http(s) URL
+  // with a host (`not-a-url`, `http://`): spans would go where nobody said, so export is off.
+  const given = [env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, env.OTEL_EXPORTER_OTLP_ENDPOINT]
+    .map((value) => value?.trim())
+    .find((value) => value);
+  if (given !== undefined && !isCollectorUrl(given)) {
     throw new Error(
       "OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is not a URL; set it to the collector's, such as http://127.0.0.1:4318",
     );
@@ -139,4 +141,10 @@ function hasTimeout(env: TelemetryEnvironment): boolean {
   return Boolean(
     env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT?.trim() || env.OTEL_EXPORTER_OTLP_TIMEOUT?.trim(),
   );
+}
+
+function isCollectorUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
 }
