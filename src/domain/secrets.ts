@@ -202,12 +202,18 @@ export function mayHoldKeyShape(text: string): boolean {
   return false;
 }
 
-/** The text with every known secret value and well-known key shape blanked out. */
-export function redactSecretText(text: string): string {
+/** The text with the values `rememberSecretValue` keeps blanked out, and nothing else changed. */
+export function redactKnownSecrets(text: string): string {
   let clean = text;
   for (const value of knownSecretsLongestFirst()) {
     if (clean.includes(value)) clean = clean.split(value).join(REDACTED);
   }
+  return clean;
+}
+
+/** The text with every known secret value and well-known key shape blanked out. */
+export function redactSecretText(text: string): string {
+  let clean = redactKnownSecrets(text);
   if (!mayHoldKeyShape(clean)) return clean;
   for (const [pattern, replacement] of SECRET_SHAPES) clean = clean.replace(pattern, replacement);
   return clean;

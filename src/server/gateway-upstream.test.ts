@@ -452,6 +452,24 @@ describe("upstream faults as the client sees them", () => {
     expect(text).not.toContain(UPSTREAM_KEY.slice(0, 12));
   });
 
+  it("a model that writes the lab's key in its answer: no client gets it, rendered or streamed", async () => {
+    const leaking = () =>
+      streamReply(completionStream({ text: ["your key is ", `${UPSTREAM_KEY} ok`] }));
+    upstream.enqueue(leaking(), leaking(), leaking());
+    const ask = { messages: [{ role: "user", content: "what is my key?" }] };
+    const whole = await (await post({ model: "fake", ...ask })).text();
+    const rendered = await (await post({ model: "repairing", ...ask, stream: true })).text();
+    const plain = await (await post({ model: "repairing", ...ask })).text();
+    for (const [how, text] of [
+      ["non-streaming pass-through", whole],
+      ["dual_agent streamed", rendered],
+      ["dual_agent whole", plain],
+    ]) {
+      expect(text, how).toContain("[redacted]");
+      expect(text, how).not.toContain(UPSTREAM_KEY.slice(0, 12));
+    }
+  });
+
   it("a 429 reaches the client as a 429 in OpenAI's format, without the key", async () => {
     upstream.enqueue(
       errorReply(429, `slow down, key ${UPSTREAM_KEY}`, { "x-should-retry": "false" }),

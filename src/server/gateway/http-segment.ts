@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { redactKnownSecrets } from "../../domain/secrets.js";
 import { type TokenUsage, tokenUsage } from "../../domain/usage.js";
 import type { ClientCall } from "./client-tools.js";
 import { CompletionChunkWriter, newCompletionId, renderCompletion } from "./completion-chunks.js";
@@ -112,9 +113,10 @@ export class HttpSegment implements GatewaySegment {
       return;
     }
     this.#onDisconnect = options.onDisconnect;
+    // The lab's own keys never reach the client, whatever the model or the upstream wrote.
+    this.#scrubber = new SecretScrubber();
     if (this.forwardsBytes) {
       this.#forward = new ForwardEvents({ client_include_usage: this.#options.include_usage });
-      this.#scrubber = new SecretScrubber();
     } else if (this.#options.stream) {
       this.#writer = new CompletionChunkWriter({
         model: this.#options.model,
@@ -164,7 +166,6 @@ export class HttpSegment implements GatewaySegment {
   endBytes(): void {
     if (this.#ended || this.#forward === null) return;
     this.#writeAll(this.#scrubbed([this.#forward.end()]));
-    if (this.#scrubber !== null) this.#write(this.#scrubber.end());
     this.#succeeded = true;
     this.#close();
   }
@@ -175,7 +176,7 @@ export class HttpSegment implements GatewaySegment {
    */
   replay(): Response | null {
     if (!this.#succeeded || this.#sentBytes > MAX_REPLAY_BYTES) return null;
-    if (this.#json !== null) return Response.json(this.#json);
+    if (this.#json !== null) return jsonAnswer(this.#json);
     const pieces = this.#sent;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -241,7 +242,7 @@ export class HttpSegment implements GatewaySegment {
         usage: this.#usage,
       },
     );
-    this.#resolve(Response.json(this.#json));
+    this.#resolve(jsonAnswer(this.#json));
   }
 
   fail(error: unknown): void {
@@ -262,8 +263,9 @@ export class HttpSegment implements GatewaySegment {
     this.#close();
   }
 
+  /** A rendered piece (scrubbed), or bytes of the segment's own (an error event, held bytes). */
   #write(data: Uint8Array | string): void {
-    if (typeof data === "string") this.#writeAll([ENCODER.encode(data)], true);
+    if (typeof data === "string") this.#writeAll(this.#scrubbed([ENCODER.encode(data)]), true);
     else this.#writeAll([data], false);
   }
 
@@ -323,6 +325,9 @@ export class HttpSegment implements GatewaySegment {
   }
 
   #close(): void {
+    // What the scrubber held back could have begun a key; the stream ended without one.
+    const held = this.#scrubber?.end();
+    if (held !== undefined && held.length > 0) this.#writeAll([held], true);
     this.#ended = true;
     // An ended segment holds nothing of its turn (a retry ledger may keep it a while).
     this.#onDisconnect = null;
@@ -355,4 +360,12 @@ function addUsage(left: TokenUsage, right: TokenUsage): TokenUsage {
     reasoning_tokens: left.reasoning_tokens + right.reasoning_tokens,
     cache_write_tokens: left.cache_write_tokens + right.cache_write_tokens,
   };
+}
+
+/** A rendered answer as JSON, with the lab's own keys blanked wherever the model wrote one. */
+function jsonAnswer(json: unknown): Response {
+  return new Response(redactKnownSecrets(JSON.stringify(json)), {
+    status: 200,
+    headers: { "content-type": "application/json" },
+  });
 }
