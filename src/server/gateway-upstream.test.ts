@@ -727,6 +727,46 @@ describe("tool replies and the turn they continue", () => {
     expect(server.store.listSessions()).toHaveLength(2);
   });
 
+  it("twin conversations whose answers differ under the same call id each keep their own records", async () => {
+    upstream.enqueue(
+      toolCallReply("call_0", "get_weather", '{"city":"Rome"}'),
+      toolCallReply("call_0", "get_weather", '{"city":"Oslo"}'),
+    );
+    const openai = client();
+    const twin = conversation("Rome or Oslo");
+    const first = (await openai.chat.completions.create(twin.first)).choices[0]?.message
+      .tool_calls?.[0];
+    const second = (await openai.chat.completions.create(twin.first)).choices[0]?.message
+      .tool_calls?.[0];
+    const argumentsOf = (call: unknown) =>
+      (call as { function: { arguments: string } } | undefined)?.function.arguments;
+    expect([argumentsOf(first), argumentsOf(second)]).toEqual([
+      '{"city":"Rome"}',
+      '{"city":"Oslo"}',
+    ]);
+    upstream.enqueue(
+      streamReply(completionStream({ text: ["Oslo: snow."] })),
+      streamReply(completionStream({ text: ["Rome: sun."] })),
+    );
+    // The younger twin answers first: its reply must not go to the older twin's turn.
+    await openai.chat.completions.create(twin.followUp(second, "snow in Oslo"));
+    await openai.chat.completions.create(twin.followUp(first, "sun in Rome"));
+    await waitFor(() =>
+      server.store
+        .listSessions()
+        .every((session) => server.store.listTurns(session.id)[0]?.status === "completed"),
+    );
+    const pairs = server.store.listSessions().map((session) => {
+      const messages = server.store.listMessages(session.id);
+      const asked = messages.find((message) => message.role === "assistant")?.tool_calls[0];
+      return [asked?.raw_arguments, messages.find((message) => message.role === "tool")?.content];
+    });
+    expect(pairs.sort()).toEqual([
+      ['{"city":"Oslo"}', "snow in Oslo"],
+      ['{"city":"Rome"}', "sun in Rome"],
+    ]);
+  });
+
   it("a follow-up that answers only some of the calls is refused at once, naming the rest; a whole one then goes on", async () => {
     upstream.enqueue(
       streamReply(

@@ -10,6 +10,7 @@ import {
   type ChatCompletionRequest,
   GATEWAY_TAG,
   type GatewaySessionMark,
+  type RequestMessage,
 } from "../../domain/gateway.js";
 import { modeOf } from "../../domain/session-config.js";
 import { parseSessionConfig } from "../../runtime/config-cache.js";
@@ -196,7 +197,7 @@ export class GatewaySessions {
   #waitingTurn(
     sessionHeader: string | null,
     ids: readonly string[],
-    messages: readonly unknown[],
+    messages: readonly RequestMessage[],
   ): GatewayTurn | null {
     if (sessionHeader !== null) {
       const turn = this.#turns.get(sessionHeader);
@@ -205,18 +206,18 @@ export class GatewaySessions {
     const waiting = [...this.#turns.values()].filter((turn) => turn.waitsFor(ids));
     if (waiting.length <= 1) return waiting[0] ?? null;
     // The turn whose first request's messages the request repeats, the longest such (a later turn
-    // of the same conversation repeats more of it); among equals, or when none is repeated (a
-    // client that rewrote its history), the oldest: their conversations cannot be told apart.
-    let best = waiting[0] as GatewayTurn;
-    let bestLength = best.opensWith(messages);
-    for (const turn of waiting.slice(1)) {
-      const length = turn.opensWith(messages);
-      if (length > bestLength) {
-        best = turn;
-        bestLength = length;
-      }
+    // of the same conversation repeats more of it); among equals (twin conversations), the one
+    // whose calls the request's last assistant message repeats; else, or when none is repeated
+    // (a client that rewrote its history), the oldest: nothing tells them apart.
+    const openings = waiting.map((turn) => turn.opensWith(messages));
+    const longest = Math.max(...openings);
+    const tied = waiting.filter((_, index) => openings[index] === longest);
+    if (tied.length > 1) {
+      const asked = lastAssistantCalls(messages);
+      const same = tied.find((turn) => turn.handedOut(asked));
+      if (same !== undefined) return same;
     }
-    return best;
+    return tied[0] as GatewayTurn;
   }
 
   #continued(previousAnswer: string | null): string | null {
@@ -262,4 +263,19 @@ function segmentOf(request: GatewayRequestContext) {
 /** An agent's model as a session holds it: the model string, and the endpoint when it names one. */
 function agentOf(agent: { model: string; base_url?: string | undefined }): string {
   return agent.base_url === undefined ? agent.model : `${agent.model} at ${agent.base_url}`;
+}
+
+/** The tool calls of the request's last assistant message, as the client sends them back. */
+function lastAssistantCalls(
+  messages: readonly RequestMessage[],
+): { id: string; arguments: string }[] {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    if (message?.role !== "assistant") continue;
+    return (message.tool_calls ?? []).map((call) => ({
+      id: call.id,
+      arguments: call.function.arguments,
+    }));
+  }
+  return [];
 }

@@ -160,6 +160,20 @@ export class GatewayTurn {
   }
 
   /**
+   * True when the calls the client says it got (the follow-up's last assistant `tool_calls`) are
+   * this turn's last calls, arguments and all, as far as the turn has read them: tells apart twin
+   * conversations (the same first messages) whose answers differ under the same call ids.
+   */
+  handedOut(calls: readonly { id: string; arguments: string }[]): boolean {
+    const mine = this.#round.calls;
+    const compared = calls.filter((call) => mine.has(call.id));
+    return (
+      compared.length > 0 &&
+      compared.every((call) => mine.get(call.id)?.arguments === call.arguments)
+    );
+  }
+
+  /**
    * The calls waiting for the client that these replies leave unanswered: a follow-up answers
    * every call of the answer it continues (OpenAI refuses one that does not), and a turn left
    * waiting for a reply that is not coming would hold the client until the wait runs out.
