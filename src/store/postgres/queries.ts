@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { USAGE_COLUMNS } from "../sqlite/statements.js";
+import { storageError } from "./connection.js";
 import { RUNNING_TURN } from "./schema.js";
 
 /**
@@ -166,13 +167,21 @@ export function storableText(values: readonly unknown[]): unknown[] {
   );
 }
 
-/** Runs a named statement on a pool or a transaction's client. */
-export function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+/**
+ * Runs a named statement on a pool or a transaction's client. A refusal, or a connection that
+ * broke, is a StorageError (a read's too: `serve` reported a restart's raw driver error as one of
+ * its own unexpected failures).
+ */
+export async function run<Row extends pg.QueryResultRow = pg.QueryResultRow>(
   db: pg.Pool | pg.ClientBase,
   name: StatementName,
   values: unknown[],
 ): Promise<pg.QueryResult<Row>> {
-  return db.query<Row>(statement(name, storableText(values)));
+  try {
+    return await db.query<Row>(statement(name, storableText(values)));
+  } catch (error) {
+    throw storageError(error);
+  }
 }
 
 /** The values of a row's named parameters in `columns` order. */
