@@ -99,6 +99,19 @@ const toolCallReply = (id: string, name: string, args: string) =>
     }),
   );
 
+/** A streamed answer of two weather calls, Rome's and Oslo's, under these ids. */
+const romeAndOsloReply = (rome: string, oslo: string) =>
+  streamReply(
+    completionStream({
+      toolCalls: [rome, oslo].map((id, index) => ({
+        index,
+        id,
+        type: "function",
+        function: { name: "get_weather", arguments: `{"city":"${index === 0 ? "Rome" : "Oslo"}"}` },
+      })),
+    }),
+  );
+
 function onlySession() {
   const [item] = server.store.listSessions();
   return server.store.getSession(item?.id as string);
@@ -768,26 +781,7 @@ describe("tool replies and the turn they continue", () => {
   });
 
   it("a follow-up that answers only some of the calls is refused at once, naming the rest; a whole one then goes on", async () => {
-    upstream.enqueue(
-      streamReply(
-        completionStream({
-          toolCalls: [
-            {
-              index: 0,
-              id: "call_a",
-              type: "function",
-              function: { name: "get_weather", arguments: '{"city":"Rome"}' },
-            },
-            {
-              index: 1,
-              id: "call_b",
-              type: "function",
-              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
-            },
-          ],
-        }),
-      ),
-    );
+    upstream.enqueue(romeAndOsloReply("call_a", "call_b"));
     const openai = client();
     const messages = [{ role: "user" as const, content: "Weather in Rome and Oslo?" }];
     const first = await openai.chat.completions.create({
@@ -820,26 +814,7 @@ describe("tool replies and the turn they continue", () => {
   });
 
   it("a streaming client's partial follow-up is refused, naming the call it leaves unanswered", async () => {
-    upstream.enqueue(
-      streamReply(
-        completionStream({
-          toolCalls: [
-            {
-              index: 0,
-              id: "call_s1",
-              type: "function",
-              function: { name: "get_weather", arguments: '{"city":"Rome"}' },
-            },
-            {
-              index: 1,
-              id: "call_s2",
-              type: "function",
-              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
-            },
-          ],
-        }),
-      ),
-    );
+    upstream.enqueue(romeAndOsloReply("call_s1", "call_s2"));
     const messages = [{ role: "user" as const, content: "Both cities, streamed" }];
     const streamed = await post({ model: "fake", messages, tools: [WEATHER], stream: true });
     expect(await streamed.text()).toContain("call_s2");
