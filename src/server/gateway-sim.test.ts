@@ -233,9 +233,12 @@ describe("gateway on the simulated model, through the openai client", () => {
       body: JSON.stringify({ model: "sim", messages: [{ role: "robot", content: "hi" }] }),
     });
     expect(bad.status).toBe(400);
-    const error = (await bad.json()) as { error: { message: string; type: string } };
+    const error = (await bad.json()) as {
+      error: { message: string; type: string; param: string | null };
+    };
     expect(error.error.type).toBe("invalid_request_error");
-    expect(error.error.message).toMatch(/messages\.0\.role/);
+    expect(error.error.message).toMatch(/^request body: messages\.0\.role/);
+    expect(error.error.param).toBe("messages.0.role");
     expect(gatewaySessions()).toHaveLength(0);
   });
 });

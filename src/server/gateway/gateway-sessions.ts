@@ -99,7 +99,7 @@ export class GatewaySessions {
       }
       if (turn === null || !turn.continueWith(segmentOf(request), kind.replies)) {
         throw new NoWaitingTurnError(
-          `no turn waits for the replies to ${ids.join(", ")}: it ended (its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
+          `no turn waits for the replies to ${ids.join(", ")}: it ended (its answer was given, or its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
         );
       }
       return turn.session_id;

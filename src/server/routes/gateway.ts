@@ -6,7 +6,12 @@ import { parseInput } from "../../domain/validation.js";
 import { SessionId } from "../../store/store-inputs.js";
 import { GatewayModelCache } from "../gateway/gateway-model-cache.js";
 import { HttpSegment, streamHead } from "../gateway/http-segment.js";
-import { openAIError, openAIErrorResponse, toOpenAIError } from "../gateway/openai-error.js";
+import {
+  invalidRequestError,
+  openAIError,
+  openAIErrorResponse,
+  toOpenAIError,
+} from "../gateway/openai-error.js";
 import { IDEMPOTENCY_HEADER, RETRY_COUNT_HEADER, retryKeyOf } from "../gateway/retry-ledger.js";
 import { tappedUpstreamFetch, upstreamFetch } from "../gateway/upstream-fetch.js";
 import { resolveGatewayModel } from "../gateway/upstream-resolution.js";
@@ -32,7 +37,12 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
   app.post("/v1/chat/completions", async (c) => {
     try {
       const raw = await readJsonBody(c, JsonObject, deps.maxBodyBytes);
-      const body = parseInput(ChatCompletionRequest, raw, "request body");
+      // Refused as OpenAI refuses a bad body: every offending field named, `param` the first.
+      const parsed = ChatCompletionRequest.safeParse(raw);
+      if (!parsed.success) {
+        return openAIErrorResponse(invalidRequestError(parsed.error, "request body"));
+      }
+      const body = parsed.data;
       const header = c.req.header(SESSION_HEADER);
       const session_header =
         header === undefined ? null : parseInput(SessionId, header, SESSION_HEADER);
