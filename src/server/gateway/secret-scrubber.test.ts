@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { REDACTED, rememberSecretValue } from "../../domain/secrets.js";
+import { REDACTED, redactKnownSecrets, rememberSecretValue } from "../../domain/secrets.js";
 import { SecretScrubber } from "./secret-scrubber.js";
 
 const KEY = "sk-scrubber-test-0123456789abcdef";
@@ -40,6 +41,27 @@ describe("SecretScrubber", () => {
     const longer = `${KEY}-and-more-0987`;
     rememberSecretValue(longer);
     expect(text(scrub([bytes(`key ${longer} end`)]))).toBe(`key ${REDACTED} end`);
+  });
+
+  it("with many keys sharing a prefix, blanks what the text's own redaction blanks, split anywhere (property)", () => {
+    // As a pass_client_key upstream remembers them: one per client, all `sk-…`; one inside another.
+    const clients = Array.from({ length: 40 }, (_, index) => `sk-client-${index}-0123456789ab`);
+    const inner = "AIzaInnerKey0123456789";
+    const outer = `xx-${inner}-outer`;
+    for (const key of [...clients, inner, outer]) rememberSecretValue(key);
+    const fragment = fc.oneof(
+      fc.constantFrom(...clients, inner, outer, "sk-", "sk-client-", "AIza", "xx-", "é字", "\n\n"),
+      fc.string({ maxLength: 8 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fragment, { maxLength: 8 }), fc.nat(), (parts, at) => {
+        const whole = bytes(parts.join(""));
+        const cut = whole.length === 0 ? 0 : at % (whole.length + 1);
+        const sent = text(scrub([whole.subarray(0, cut), whole.subarray(cut)]));
+        expect(sent).toBe(redactKnownSecrets(whole.toString("utf8")));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("holds back only what could begin the key, and sends it at the end when the key never came", () => {

@@ -20,22 +20,55 @@ export class SecretScrubber {
   push(piece: Uint8Array): Uint8Array {
     const secrets = knownSecretBytes();
     if (secrets.length === 0 && this.#held.length === 0) return piece;
-    let bytes = this.#held.length === 0 ? piece : Buffer.concat([this.#held, piece]);
-    this.#held = EMPTY;
-    for (const secret of secrets) bytes = replaceAll(bytes, secret);
-    const keep = heldTail(bytes, secrets);
-    if (keep === 0) return bytes;
+    const bytes = this.#held.length === 0 ? piece : Buffer.concat([this.#held, piece]);
+    const index = indexOf(secrets);
+    const present = presentKeys(bytes, index);
+    // Held back: an end that could begin a key, and any key that reaches into it (a key may hold
+    // another: the inner one, whole already, is blanked with the outer once that one is whole).
+    let holdFrom = bytes.length - heldTail(bytes, index);
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const secret of present) {
+        const at = view(bytes).indexOf(secret, Math.max(0, holdFrom - secret.length + 1));
+        if (at !== -1 && at < holdFrom && at + secret.length > holdFrom) {
+          holdFrom = at;
+          moved = true;
+        }
+      }
+    }
     // A copy, not a view (a Buffer's `slice` is one): the caller may reuse its buffer.
-    this.#held = Uint8Array.prototype.slice.call(bytes, bytes.length - keep);
-    return bytes.subarray(0, bytes.length - keep);
+    this.#held =
+      holdFrom === bytes.length ? EMPTY : Uint8Array.prototype.slice.call(bytes, holdFrom);
+    return blank(holdFrom === bytes.length ? bytes : bytes.subarray(0, holdFrom), present);
   }
 
-  /** What is still held at the end of the stream (it began a key, but the key never came). */
+  /** What is still held at the end of the stream, its keys blanked (the key it began never came). */
   end(): Uint8Array {
     const held = this.#held;
     this.#held = EMPTY;
-    return held;
+    if (held.length === 0) return held;
+    return blank(held, presentKeys(held, indexOf(knownSecretBytes())));
   }
+}
+
+/**
+ * The keys whose first bytes the text holds, longest first (a key inside a longer one goes whole
+ * with it): one search for a prefix many keys share (a `pass_client_key` upstream remembers each
+ * client's `sk-…`), so a read without it is not searched for each of them.
+ */
+function presentKeys(bytes: Uint8Array, index: SecretIndex): Uint8Array[] {
+  const present: Uint8Array[] = [];
+  for (const [prefix, group] of index.byPrefix) {
+    if (view(bytes).indexOf(prefix) !== -1) present.push(...group);
+  }
+  if (present.length > 1) present.sort((a, b) => b.length - a.length);
+  return present;
+}
+
+function blank(bytes: Uint8Array, keys: readonly Uint8Array[]): Uint8Array {
+  let clean = bytes;
+  for (const secret of keys) clean = replaceAll(clean, secret);
+  return clean;
 }
 
 function view(bytes: Uint8Array): Buffer {
@@ -57,23 +90,57 @@ function replaceAll(bytes: Uint8Array, secret: Uint8Array): Uint8Array {
   return Buffer.concat(parts);
 }
 
-/** How many bytes at the end of `bytes` are the beginning (not the whole) of some secret. */
-function heldTail(bytes: Uint8Array, secrets: readonly Uint8Array[]): number {
+/** The remembered keys grouped for scanning, made once per list `knownSecretBytes` returns. */
+interface SecretIndex {
+  /** Keys by their first bytes (a key that begins another shares them). */
+  byPrefix: Map<Buffer, Uint8Array[]>;
+  /** Keys by their first byte, for the tail that could begin one. */
+  byFirstByte: Map<number, Uint8Array[]>;
+  longest: number;
+}
+
+const PREFIX_BYTES = 3;
+const indexes = new WeakMap<readonly Uint8Array[], SecretIndex>();
+
+function indexOf(secrets: readonly Uint8Array[]): SecretIndex {
+  const known = indexes.get(secrets);
+  if (known !== undefined) return known;
+  const prefixes = new Map<string, { prefix: Buffer; group: Uint8Array[] }>();
+  const byFirstByte = new Map<number, Uint8Array[]>();
   let longest = 0;
   for (const secret of secrets) {
-    const first = secret[0];
-    // Candidates: where the secret's first byte sits within its length of the end.
-    for (let start = Math.max(0, bytes.length - secret.length + 1); start < bytes.length; start++) {
-      if (bytes[start] !== first || bytes.length - start <= longest) continue;
+    const prefix = Buffer.from(secret.subarray(0, PREFIX_BYTES));
+    const key = prefix.toString("latin1");
+    const entry = prefixes.get(key) ?? { prefix, group: [] };
+    entry.group.push(secret);
+    prefixes.set(key, entry);
+    const first = secret[0] as number;
+    byFirstByte.set(first, [...(byFirstByte.get(first) ?? []), secret]);
+    longest = Math.max(longest, secret.length);
+  }
+  const index = {
+    byPrefix: new Map([...prefixes.values()].map(({ prefix, group }) => [prefix, group])),
+    byFirstByte,
+    longest,
+  };
+  indexes.set(secrets, index);
+  return index;
+}
+
+/** How many bytes at the end of `bytes` are the beginning (not the whole) of some secret. */
+function heldTail(bytes: Uint8Array, index: SecretIndex): number {
+  // From the farthest start a key could have, so the first that fits is the longest tail.
+  for (let start = Math.max(0, bytes.length - index.longest + 1); start < bytes.length; start++) {
+    const candidates = index.byFirstByte.get(bytes[start] as number);
+    if (candidates === undefined) continue;
+    for (const secret of candidates) {
+      if (secret.length <= bytes.length - start) continue;
       let same = true;
-      for (let index = start + 1; same && index < bytes.length; index++) {
-        same = bytes[index] === secret[index - start];
+      for (let at = start + 1; same && at < bytes.length; at++) {
+        same = bytes[at] === secret[at - start];
       }
-      if (same) {
-        longest = bytes.length - start;
-        break;
-      }
+      if (same) return bytes.length - start;
     }
   }
-  return longest;
+  return 0;
 }
