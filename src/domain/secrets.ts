@@ -162,8 +162,9 @@ function longestFirst(values: Iterable<string>): string[] {
 
 /** The values `rememberSecretValue` keeps, as UTF-8 bytes (see SecretScrubber). */
 export function knownSecretBytes(): readonly Uint8Array[] {
-  const utf8 = new TextEncoder();
-  knownSecretBytesCache ??= longestFirst(knownSecretValues).map((value) => utf8.encode(value));
+  knownSecretBytesCache ??= knownSecretsLongestFirst().map((value) =>
+    new TextEncoder().encode(value),
+  );
   return knownSecretBytesCache;
 }
 

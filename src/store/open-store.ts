@@ -88,16 +88,17 @@ export async function openSessionStore(
 export async function labExists(target: string): Promise<boolean> {
   if (!isPostgresUrl(target)) return existsSync(target);
   const { default: pg } = await import("pg");
-  const { abandonConnections, CONNECT_TIMEOUT_MS, openError, trackedSockets, watchConnection } =
-    await import("./postgres/connection.js");
-  const sockets = {};
+  const { CONNECT_TIMEOUT_MS, openError, trackedSockets, watchConnection } = await import(
+    "./postgres/connection.js"
+  );
+  const sockets = trackedSockets();
   // Bounded as the pool's connections are: a server that takes the connection and never answers
   // is an error after the same wait, not a read that hangs.
   const client = new pg.Client({
     connectionString: target,
     application_name: "agent-lab",
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    stream: trackedSockets(sockets),
+    stream: sockets.stream,
   });
   const watch = watchConnection(client);
   try {
@@ -108,7 +109,7 @@ export async function labExists(target: string): Promise<boolean> {
     return rows[0]?.found != null;
   } catch (error) {
     // As the store's open names it (host:port and database), and nothing left connected.
-    abandonConnections(sockets);
+    sockets.abandon();
     throw new DatabaseOpenError(target, openError(target, error));
   } finally {
     watch.done();

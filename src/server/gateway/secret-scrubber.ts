@@ -58,7 +58,7 @@ export class SecretScrubber {
  */
 function presentKeys(bytes: Uint8Array, index: SecretIndex): Uint8Array[] {
   const present: Uint8Array[] = [];
-  for (const [prefix, group] of index.byPrefix) {
+  for (const { prefix, group } of index.byPrefix.values()) {
     if (view(bytes).indexOf(prefix) !== -1) present.push(...group);
   }
   if (present.length > 1) present.sort((a, b) => b.length - a.length);
@@ -92,8 +92,8 @@ function replaceAll(bytes: Uint8Array, secret: Uint8Array): Uint8Array {
 
 /** The remembered keys grouped for scanning, made once per list `knownSecretBytes` returns. */
 interface SecretIndex {
-  /** Keys by their first bytes (a key that begins another shares them). */
-  byPrefix: Map<Buffer, Uint8Array[]>;
+  /** Keys by their first bytes (a key that begins another shares them), keyed as latin1 text. */
+  byPrefix: Map<string, { prefix: Buffer; group: Uint8Array[] }>;
   /** Keys by their first byte, for the tail that could begin one. */
   byFirstByte: Map<number, Uint8Array[]>;
   longest: number;
@@ -105,24 +105,19 @@ const indexes = new WeakMap<readonly Uint8Array[], SecretIndex>();
 function indexOf(secrets: readonly Uint8Array[]): SecretIndex {
   const known = indexes.get(secrets);
   if (known !== undefined) return known;
-  const prefixes = new Map<string, { prefix: Buffer; group: Uint8Array[] }>();
-  const byFirstByte = new Map<number, Uint8Array[]>();
-  let longest = 0;
+  const index: SecretIndex = { byPrefix: new Map(), byFirstByte: new Map(), longest: 0 };
   for (const secret of secrets) {
     const prefix = Buffer.from(secret.subarray(0, PREFIX_BYTES));
     const key = prefix.toString("latin1");
-    const entry = prefixes.get(key) ?? { prefix, group: [] };
+    const entry = index.byPrefix.get(key) ?? { prefix, group: [] };
     entry.group.push(secret);
-    prefixes.set(key, entry);
+    index.byPrefix.set(key, entry);
     const first = secret[0] as number;
-    byFirstByte.set(first, [...(byFirstByte.get(first) ?? []), secret]);
-    longest = Math.max(longest, secret.length);
+    const sameFirst = index.byFirstByte.get(first) ?? [];
+    sameFirst.push(secret);
+    index.byFirstByte.set(first, sameFirst);
+    index.longest = Math.max(index.longest, secret.length);
   }
-  const index = {
-    byPrefix: new Map([...prefixes.values()].map(({ prefix, group }) => [prefix, group])),
-    byFirstByte,
-    longest,
-  };
   indexes.set(secrets, index);
   return index;
 }

@@ -38,47 +38,50 @@ export interface PoolOptions {
   pool_size?: number | undefined;
 }
 
-/** The sockets a pool (or a one-off client) opened and that are not closed yet. */
-const openSockets = new WeakMap<object, Set<Socket>>();
+/** A pool's sockets, for `abandonConnections`. */
+const poolSockets = new WeakMap<pg.Pool, TrackedSockets>();
+
+export interface TrackedSockets {
+  /** pg's `stream` option: each connection's socket, remembered until it closes. */
+  stream: () => Socket;
+  /** Closes every socket still open. */
+  abandon(): void;
+}
 
 /**
- * pg's `stream` option: each connection's socket, remembered for `abandonConnections`. A
- * connection refused during its start (no password for a server that asks for one) is not closed
- * by the driver: its socket stayed open until the server's own timeout (60 s) and held the CLI's
- * exit that long.
+ * The sockets of a pool or a one-off client, so a failed open leaves none behind: a connection
+ * refused during its start (no password for a server that asks for one) is not closed by the
+ * driver, and its socket stayed open until the server's own timeout (60 s), holding the CLI's exit.
  */
-export function trackedSockets(owner: object): () => Socket {
+export function trackedSockets(): TrackedSockets {
   const sockets = new Set<Socket>();
-  openSockets.set(owner, sockets);
-  return () => {
-    const socket = new Socket();
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    return socket;
+  return {
+    stream: () => {
+      const socket = new Socket();
+      sockets.add(socket);
+      socket.once("close", () => sockets.delete(socket));
+      return socket;
+    },
+    abandon: () => {
+      for (const socket of sockets) socket.destroy();
+    },
   };
 }
 
-/** A pool's key in `openSockets` (its sockets are made before the pool exists). */
-const poolSockets = new WeakMap<pg.Pool, object>();
-
-/**
- * Closes every socket opened for `owner` (a pool, or the key a one-off client's `trackedSockets`
- * was made with): after a failed open, nothing lingers.
- */
-export function abandonConnections(owner: object): void {
-  const key = owner instanceof pg.Pool ? (poolSockets.get(owner) ?? owner) : owner;
-  for (const socket of openSockets.get(key) ?? []) socket.destroy();
+/** Closes every socket the pool opened: after a failed open, nothing lingers. */
+export function abandonConnections(pool: pg.Pool): void {
+  poolSockets.get(pool)?.abandon();
 }
 
 export function createPool(url: string, options: PoolOptions): pg.Pool {
-  const sockets = {};
+  const sockets = trackedSockets();
   const pool = new pg.Pool({
     connectionString: url,
     application_name: options.application_name ?? "agent-lab",
     max: Math.max(1, Math.floor(options.pool_size ?? 10)),
     types: TYPES,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    stream: trackedSockets(sockets),
+    stream: sockets.stream,
   });
   poolSockets.set(pool, sockets);
   // An idle client the server dropped: the pool discards it, and the next query opens another
