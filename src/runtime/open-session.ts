@@ -3,6 +3,7 @@ import { SessionNotFoundError } from "../domain/errors.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
 import type { SessionStore } from "../store/session-store.js";
 import { parseSessionConfig } from "./config-cache.js";
+import type { KeptSession } from "./history-cache.js";
 
 export interface OpenSessionOptions {
   store: SessionStore;
@@ -19,6 +20,8 @@ export interface OpenedSession<Prepared> {
   prepared: Prepared;
   /** The stored session's `updated_at` as read here, before the turn claims it (null: new). */
   updated_at: string | null;
+  /** The stored session's `created_at` (null: created here). */
+  created_at: string | null;
 }
 
 /**
@@ -32,6 +35,8 @@ export interface OpenedSession<Prepared> {
 export async function openSession<Prepared>(
   options: OpenSessionOptions,
   prepare: (config: LabSessionConfig) => Promise<Prepared>,
+  /** What this process's last turn of the session read (keptSession): checked, not trusted. */
+  known: KeptSession | null = null,
 ): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
@@ -39,16 +44,28 @@ export async function openSession<Prepared>(
   // Only a new session needs a title: an existing one's turns do not compute it.
   const title = () => options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
-    const existing = await store.getSession(options.session_id);
+    const sessionId = options.session_id;
+    const stamp = known === null ? null : await store.getSessionStamp(sessionId);
+    const unchanged =
+      known !== null &&
+      stamp?.created_at === known.created_at &&
+      stamp.updated_at === known.updated_at;
+    const existing = unchanged
+      ? { id: sessionId, ...known, tool_invocation_mode: known.config.tool_invocation_mode }
+      : await store.getSession(sessionId);
     if (existing) {
       // The mode is locked: another one is refused (by ensureSession, which names both); the
       // same one needs no write, so a turn that repeats its config costs no transaction for it.
       if (requested && requested.tool_invocation_mode !== existing.tool_invocation_mode) {
-        await store.ensureSession(options.session_id, { title: existing.title, config: requested });
+        const stored = "title" in existing ? existing : await store.getSession(sessionId);
+        await store.ensureSession(sessionId, { title: stored?.title ?? "", config: requested });
       }
-      const config = parseSessionConfig(existing.config, `session ${existing.id} config`);
+      const config = unchanged
+        ? known.config
+        : parseSessionConfig(existing.config, `session ${existing.id} config`);
       const prepared = await prepare(config);
-      return { sessionId: existing.id, config, prepared, updated_at: existing.updated_at };
+      const { updated_at, created_at } = existing;
+      return { sessionId: existing.id, config, prepared, updated_at, created_at };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);
@@ -60,18 +77,19 @@ export async function openSession<Prepared>(
     if (stored === null) throw new SessionNotFoundError(options.session_id);
     const storedConfig = parseSessionConfig(stored.config, `session ${stored.id} config`);
     return isDeepStrictEqual(storedConfig, config)
-      ? { sessionId: stored.id, config, prepared, updated_at: null }
+      ? { sessionId: stored.id, config, prepared, updated_at: null, created_at: null }
       : {
           sessionId: stored.id,
           config: storedConfig,
           prepared: await prepare(storedConfig),
           updated_at: null,
+          created_at: null,
         };
   }
   const config = requested ?? LabSessionConfig.parse({});
   const prepared = await prepare(config);
   const sessionId = await store.createSession({ title: title(), config });
-  return { sessionId, config, prepared, updated_at: null };
+  return { sessionId, config, prepared, updated_at: null, created_at: null };
 }
 
 function titleFrom(message: string): string {

@@ -430,6 +430,29 @@ export function describeSessionStoreContract(
       expect(session?.tool_invocation_mode).toBe("chat_agent_tools");
     });
 
+    it("getSessionStamp gives getSession's timestamps, moves with every write, and tells a session made anew under the same id", async () => {
+      expect(await store.getSessionStamp("stamped")).toBeNull();
+      await store.createSession({ session_id: "stamped", title: "s", config: {} });
+      const created = await store.getSession("stamped");
+      const first = await store.getSessionStamp("stamped");
+      expect(first).toStrictEqual({
+        created_at: created?.created_at,
+        updated_at: created?.updated_at,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 3));
+      const { turn_index } = await store.claimTurn("stamped", { user_message: "hi", runner: "r" });
+      const claimed = await store.getSessionStamp("stamped");
+      expect(claimed?.created_at).toBe(first?.created_at);
+      expect(claimed?.updated_at).not.toBe(first?.updated_at);
+      expect(claimed?.updated_at).toBe((await store.getSession("stamped"))?.updated_at);
+      await store.completeTurn("stamped", { turn_index, wall_time_ms: 1 });
+      await store.deleteSession("stamped");
+      expect(await store.getSessionStamp("stamped")).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, 3));
+      await store.createSession({ session_id: "stamped", title: "again", config: {} });
+      expect((await store.getSessionStamp("stamped"))?.created_at).not.toBe(first?.created_at);
+    });
+
     it("refuses to reuse a session id, to start a turn twice, and to write to unknown sessions or turns", async () => {
       await store.createSession({ title: "one", config: {}, session_id: "taken" });
       await expect(async () =>

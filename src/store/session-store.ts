@@ -36,6 +36,16 @@ import type {
 /** SQLite answers synchronously, a PostgreSQL backend will not; callers simply `await` either. */
 export type Awaitable<T> = T | Promise<T>;
 
+/**
+ * When a session was created and last written: a caller that kept what it read of the session
+ * (its config) checks it against these instead of reading it again. A session deleted and created
+ * anew under the same id has another `created_at`.
+ */
+export interface SessionStamp {
+  created_at: string;
+  updated_at: string;
+}
+
 /** What `claimTurn` took: the new turn's index and the dead runners' turns it marked interrupted. */
 export interface ClaimedTurn {
   turn_index: number;
@@ -52,6 +62,8 @@ export interface SessionStore {
   /** Creates the session when missing; refuses, changing nothing, when its mode differs. */
   ensureSession(sessionId: string, options: EnsureSessionOptions): Awaitable<string>;
   getSession(sessionId: string): Awaitable<SessionRecord | null>;
+  /** `getSession`'s two timestamps alone (see SessionStamp), or null for an unknown session. */
+  getSessionStamp(sessionId: string): Awaitable<SessionStamp | null>;
   /** Most recently updated first. */
   listSessions(): Awaitable<SessionListItem[]>;
   /**

@@ -37,7 +37,7 @@ import type {
   ExperimentScoringRows,
 } from "../experiment-records.js";
 import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-inputs.js";
-import type { ClaimedTurn, SessionStore } from "../session-store.js";
+import type { ClaimedTurn, SessionStamp, SessionStore } from "../session-store.js";
 import {
   type AppendAuditOptions,
   AppendCallPayloadOptions,
@@ -183,6 +183,10 @@ export class SqliteSessionStore implements SessionStore {
   getSession(sessionId: string): SessionRecord | null {
     const row = this.sql.selectSession.get(sessionId) as SessionRow | undefined;
     return row === undefined ? null : toSessionRecord(row);
+  }
+
+  getSessionStamp(sessionId: string): SessionStamp | null {
+    return (this.sql.selectSessionStamp.get(sessionId) as SessionStamp | undefined) ?? null;
   }
 
   /**
