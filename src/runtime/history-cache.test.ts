@@ -186,7 +186,10 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     temporary.store.createSession({
       title: "s again",
       session_id: "s",
-      config: { tool_invocation_mode: mode, chat_agent: { system_prompt: "Answer like a pirate." } },
+      config: {
+        tool_invocation_mode: mode,
+        chat_agent: { system_prompt: "Answer like a pirate." },
+      },
     });
     await turn("hello again");
     expect(sessionReads()).toBe(2);
