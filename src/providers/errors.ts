@@ -16,6 +16,10 @@ export interface ProviderApiFailure {
   base_url?: string | undefined;
   /** A likely cause the user can fix ("is `/v1` missing from the base URL?"). */
   hint?: string | undefined;
+  /** The wait the endpoint asked for before another try (`retry-after-ms`, `retry-after`). */
+  retryAfterMs?: number | null | undefined;
+  /** The endpoint's own `x-should-retry` verdict; null when it gave none. */
+  shouldRetry?: boolean | null | undefined;
 }
 
 export class ProviderApiError extends AgentLabError {
@@ -25,6 +29,9 @@ export class ProviderApiError extends AgentLabError {
   readonly requestId: string | null;
   readonly retryable: boolean;
   readonly attempts: number;
+  /** What the endpoint said about trying again, for a gateway to hand on to its client. */
+  readonly retryAfterMs: number | null;
+  readonly shouldRetry: boolean | null;
   constructor(failure: ProviderApiFailure) {
     const { status, endpointMessage, requestId, attempts, base_url, hint } = failure;
     super(
@@ -39,6 +46,8 @@ export class ProviderApiError extends AgentLabError {
     this.requestId = requestId;
     this.retryable = failure.retryable;
     this.attempts = attempts;
+    this.retryAfterMs = failure.retryAfterMs ?? null;
+    this.shouldRetry = failure.shouldRetry ?? null;
   }
 }
 

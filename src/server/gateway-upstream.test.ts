@@ -54,6 +54,8 @@ beforeEach(async () => {
         mode: "dual_agent",
         options: { max_retries: 0 },
       },
+      // As a user writes one: no adapter options.
+      plain: { base_url: upstream.baseUrl, model: "fake-model", api_key_env: "FAKE_UPSTREAM_KEY" },
     },
   });
   server = await startTestServer({
@@ -382,6 +384,40 @@ describe("upstream faults as the client sees them", () => {
     expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed"]);
     // The upstream's failure, answered as such: not logged as one of the lab's own.
     expect(server.logs.join("\n")).not.toContain("unexpected failure");
+  });
+
+  it("the lab makes one attempt per call: a client that retries twice costs the upstream three calls, not nine, each after the wait the upstream asked for", async () => {
+    const busy = () => errorReply(503, "busy", { "retry-after-ms": "30" });
+    upstream.enqueue(busy(), busy(), busy());
+    const retrying = new OpenAI({
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: token,
+      maxRetries: 2,
+    });
+    const started = performance.now();
+    const failure = await retrying.chat.completions
+      .create({ model: "plain", messages: [{ role: "user", content: "hi" }] })
+      .catch((error: unknown) => error);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect(upstream.requests).toHaveLength(3);
+    // The client waited what the upstream asked (30 ms twice), not its own 0.5 s and 1 s backoff.
+    expect(performance.now() - started).toBeLessThan(1_400);
+
+    // The upstream's word on retrying reaches the client as the upstream gave it.
+    upstream.enqueue(
+      errorReply(429, "slow down", { "retry-after": "2", "x-should-retry": "true" }),
+    );
+    const limited = await post({ model: "plain", messages: [{ role: "user", content: "hi" }] });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("2");
+    expect(limited.headers.get("retry-after-ms")).toBe("2000");
+    expect(limited.headers.get("x-should-retry")).toBe("true");
+    upstream.enqueue(errorReply(500, "broken for good", { "x-should-retry": "false" }));
+    const broken = await post({ model: "plain", messages: [{ role: "user", content: "hi" }] });
+    expect(broken.status).toBe(500);
+    expect(broken.headers.get("x-should-retry")).toBe("false");
+    expect(broken.headers.get("retry-after")).toBeNull();
+    expect(upstream.requests).toHaveLength(5);
   });
 
   it("an upstream that stalls after its first bytes ends the client's stream with an error event (idle timeout)", async () => {

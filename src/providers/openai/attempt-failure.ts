@@ -4,6 +4,8 @@ import {
   connectionRetryLimit,
   isRetryableResponse,
   REFUSED_RETRY_DELAY_MS,
+  requestedRetryDelayMs,
+  shouldRetryVerdict,
 } from "./retry-policy.js";
 import type { AttemptOutcome } from "./send-attempt.js";
 
@@ -52,6 +54,8 @@ export function describeFailure(
         attempts,
         base_url,
         hint: statusHint(outcome.status, context),
+        retryAfterMs: requestedRetryDelayMs(outcome.headers),
+        shouldRetry: shouldRetryVerdict(outcome.headers),
       }),
     };
   }

@@ -21,10 +21,16 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 /** Whether a failed HTTP response may be retried, before counting the retries left. */
 export function isRetryableResponse(status: number, headers: Headers): boolean {
   // Not a standard header, but OpenAI sends it, and the server knows best.
+  return (
+    shouldRetryVerdict(headers) ??
+    (status === 408 || status === 409 || status === 429 || status >= 500)
+  );
+}
+
+/** The server's `x-should-retry` ("true" or "false"), or null when it said neither. */
+export function shouldRetryVerdict(headers: Headers): boolean | null {
   const verdict = headers.get("x-should-retry");
-  if (verdict === "true") return true;
-  if (verdict === "false") return false;
-  return status === 408 || status === 409 || status === 429 || status >= 500;
+  return verdict === "true" ? true : verdict === "false" ? false : null;
 }
 
 /**

@@ -35,6 +35,8 @@ export interface OpenAIErrorBody {
 export interface OpenAIError {
   status: ContentfulStatusCode;
   body: OpenAIErrorBody;
+  /** Headers beside it: the upstream's word on trying again (see retryHeaders). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export const INVALID_REQUEST = "invalid_request_error";
@@ -92,6 +94,21 @@ export function turnRunningError(message: string): OpenAIError {
   return openAIError(409, message, { code: "turn_in_progress" });
 }
 
+/**
+ * What the upstream said about trying again, for the client: the gateway makes one attempt per
+ * call (upstream-resolution.ts), so the client's backoff is the one that waits, and it should
+ * wait as long as the upstream asked. openai-node and the AI SDK read these headers.
+ */
+function retryHeaders(error: ProviderApiError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterMs !== null) {
+    headers["retry-after-ms"] = String(Math.round(error.retryAfterMs));
+    headers["retry-after"] = String(Math.ceil(error.retryAfterMs / 1000));
+  }
+  if (error.shouldRetry !== null) headers["x-should-retry"] = String(error.shouldRetry);
+  return headers;
+}
+
 /** The upstream's status names a real condition the client knows how to treat (retry on 429). */
 const PASSED_UPSTREAM_STATUSES = new Set([400, 401, 403, 404, 408, 409, 413, 422, 429]);
 
@@ -114,10 +131,13 @@ export function upstreamError(
           : 502;
     const type =
       error.status === 429 ? "rate_limit_error" : status >= 500 ? SERVER_ERROR : INVALID_REQUEST;
-    return openAIError(status, `${who} failed: ${error.message}`, {
-      type,
-      code: error.status === 429 ? "rate_limit_exceeded" : "upstream_error",
-    });
+    return {
+      ...openAIError(status, `${who} failed: ${error.message}`, {
+        type,
+        code: error.status === 429 ? "rate_limit_exceeded" : "upstream_error",
+      }),
+      headers: retryHeaders(error),
+    };
   }
   if (error instanceof ProviderConnectionError) {
     // The adapter's message names the endpoint's base URL. An endpoint that took the request and
@@ -200,7 +220,11 @@ export const LabErrorBody = z.strictObject({
 export function openAIErrorResponse(error: OpenAIError): Response {
   return new Response(JSON.stringify(error.body), {
     status: error.status,
-    headers: { "content-type": "application/json", "cache-control": "no-store" },
+    headers: {
+      ...error.headers,
+      "content-type": "application/json",
+      "cache-control": "no-store",
+    },
   });
 }
 
