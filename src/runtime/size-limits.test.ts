@@ -39,11 +39,15 @@ describe("size limits", () => {
 
   it("stops a model answer at max_output_chars, stores the start with a marker, and fails the turn clearly", async () => {
     const chunk = "x".repeat(10_000);
+    // More than the limit, then an open stream that never ends: only the lab closing it ends it.
     lab.server.enqueue(
-      streamReply([
-        sseEvent(completionChunk({ role: "assistant", content: "" })),
-        ...Array.from({ length: 100 }, () => sseEvent(completionChunk({ content: chunk }))),
-      ]),
+      streamReply(
+        [
+          sseEvent(completionChunk({ role: "assistant", content: "" })),
+          ...Array.from({ length: 100 }, () => sseEvent(completionChunk({ content: chunk }))),
+        ],
+        { ending: "stall" },
+      ),
     );
     const turn = await collectTurn({
       store: lab.store,
@@ -56,6 +60,8 @@ describe("size limits", () => {
     expect(turn.events).toContainEqual(
       expect.objectContaining({ type: "error", code: "output_limit" }),
     );
+    // The call was stopped, not read to its end: its connection is closed.
+    await lab.server.requests.at(-1)?.closed;
     const assistant = lab.store.listMessages("big-answer").find((m) => m.role === "assistant");
     expect(assistant?.content.startsWith("x".repeat(CAP))).toBe(true);
     expect(assistant?.content).toMatch(/…\[cut: model output over 10000 characters/);
