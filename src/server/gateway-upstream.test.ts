@@ -371,6 +371,53 @@ describe("dual_agent through the gateway", () => {
   });
 });
 
+describe("dual_agent through the gateway, a call beyond repair", () => {
+  /** The chat agent's bad call, the event agent's bad repair, then the chat agent's answer. */
+  const beyondRepair = () =>
+    upstream.enqueue(
+      streamReply([
+        sseEvent(completionChunk({ role: "assistant", content: "" })),
+        sseEvent(completionChunk({ content: 'One moment.<event name="get_weather">' })),
+        sseEvent(completionChunk({ content: '{"town": "Paris"}</event>' })),
+        sseEvent(completionChunk({}, "stop")),
+        SSE_DONE,
+      ]),
+      streamReply(completionStream({ text: ['{"town": "Paris"}'] })),
+      streamReply(completionStream({ text: ["Hello, I could not check the weather."] })),
+    );
+  const ask = {
+    model: "repairing",
+    messages: [{ role: "user", content: "What is the weather in Paris?" }],
+    tools: [WEATHER],
+  };
+
+  it("is answered by the lab, the chat agent goes on, and the client reads each round's text apart", async () => {
+    beyondRepair();
+    const answer = await client().chat.completions.create(ask as never);
+    expect(answer.choices[0]?.finish_reason).toBe("stop");
+    expect(answer.choices[0]?.message.tool_calls ?? []).toEqual([]);
+    expect(answer.choices[0]?.message.content).toBe(
+      "One moment.\n\nHello, I could not check the weather.",
+    );
+    // The session shows what happened: the repair failed, the call was answered with the error.
+    const id = onlySession()?.id as string;
+    const fallbackEnd = server.store.listAuditLogs(id).find((row) => row.event === "fallback_end");
+    expect(fallbackEnd?.details).toMatchObject({ ok: false });
+    const calls = server.store.usageSummary(id).calls;
+    expect(calls.filter((row) => row.call_kind === "argument_fallback")).toHaveLength(1);
+    const reply = server.store.listMessages(id).find((message) => message.role === "tool");
+    expect(reply?.content).toContain("the event agent's arguments were refused too");
+
+    beyondRepair();
+    const streamed = await client().chat.completions.create({ ...ask, stream: true } as never);
+    let text = "";
+    for await (const chunk of streamed as unknown as AsyncIterable<OpenAI.ChatCompletionChunk>) {
+      text += chunk.choices[0]?.delta.content ?? "";
+    }
+    expect(text).toBe("One moment.\n\nHello, I could not check the weather.");
+  });
+});
+
 describe("upstream faults as the client sees them", () => {
   it("a 500 stays a 500 for the client (its own retries decide), recorded as a failed turn", async () => {
     upstream.enqueue(errorReply(500, "upstream exploded", { "x-should-retry": "false" }));

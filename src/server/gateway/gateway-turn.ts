@@ -85,6 +85,12 @@ export class GatewayTurn {
   /** Pass-through: replies that came before the runtime made their call (see #onClientCall). */
   readonly #earlyReplies = new Map<string, string>();
   #waitTimer: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Rendered segments: where text was last written. A round that follows one whose calls the lab
+   * answered itself (dual_agent arguments beyond repair) writes into the same answer, and its text
+   * must not run on from the last round's ("One moment.Hello").
+   */
+  #lastText: { segment: GatewaySegment; round: RoundWatch } | null = null;
   /** The turn's `error` event, for a failure no upstream explains. */
   #failure: string | null = null;
   #ended = false;
@@ -259,7 +265,7 @@ export class GatewayTurn {
     const segment = this.#segment;
     switch (event.type) {
       case "text_delta":
-        if (!segment.forwardsBytes) segment.text(event.text);
+        if (!segment.forwardsBytes) this.#text(segment, event.text);
         return;
       case "reasoning_delta":
         if (!segment.forwardsBytes) segment.reasoning(event.text);
@@ -308,6 +314,15 @@ export class GatewayTurn {
         // A new event type fails to compile here until the gateway decides what to forward.
         event satisfies never;
     }
+  }
+
+  #text(segment: GatewaySegment, text: string): void {
+    const last = this.#lastText;
+    if (last !== null && last.segment === segment && last.round !== this.#round) {
+      segment.text("\n\n");
+    }
+    this.#lastText = { segment, round: this.#round };
+    segment.text(text);
   }
 
   #endTurn(event: Extract<TurnEvent, { type: "turn_end" }>): void {
