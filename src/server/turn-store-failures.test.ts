@@ -56,6 +56,36 @@ describe("HTTP API: turns when the database refuses", () => {
     },
   );
 
+  it("through the gateway: a 503 storage_failed naming the refusal (an error event once streaming), not a 500 logged as the lab's bug", async () => {
+    refuse("assistant");
+    const ask = (stream: boolean) =>
+      fetch(new URL("/v1/chat/completions", lab.url), {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${lab.server.token}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          model: "sim",
+          messages: [{ role: "user", content: "hello" }],
+          stream,
+        }),
+      });
+    const whole = await ask(false);
+    expect(whole.status).toBe(503);
+    const { error } = (await whole.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("storage_failed");
+    expect(error.message).toContain("no space left for assistant messages");
+    const streamed = await (await ask(true)).text();
+    expect(streamed).toMatch(
+      /data: \{"error":\{"message":"[^"]*no space left for assistant messages/,
+    );
+    expect(streamed).toContain('"code":"storage_failed"');
+    expect(lab.logs.join("\n")).not.toContain("unexpected failure");
+    const turns = lab.store.listSessions().flatMap((session) => lab.store.listTurns(session.id));
+    expect(turns.map((turn) => turn.status)).toEqual(["failed", "failed"]);
+  });
+
   it("before the turn starts: a JSON 503 naming the refusal, nothing stored", async () => {
     const id = lab.store.createSession({ title: "t", config: {} });
     refuse("user");

@@ -92,7 +92,7 @@ export class GatewayTurn {
    */
   #lastText: { segment: GatewaySegment; round: RoundWatch } | null = null;
   /** The turn's `error` event, for a failure no upstream explains. */
-  #failure: string | null = null;
+  #failure: { code: string; message: string } | null = null;
   #ended = false;
   /** The turn's answer once it completed, for grouping the conversation's next request. */
   answer: string | null = null;
@@ -295,7 +295,7 @@ export class GatewayTurn {
         }
         return;
       case "error":
-        this.#failure = event.message;
+        this.#failure = { code: event.code, message: event.message };
         return;
       case "turn_end":
         this.#endTurn(event);
@@ -338,7 +338,11 @@ export class GatewayTurn {
     segment.fail(
       this.#chat.lastError ??
         this.#event.lastError ??
-        new GatewayTurnEnded(event.status, this.#failure ?? "no reason given"),
+        new GatewayTurnEnded(
+          event.status,
+          this.#failure?.message ?? "no reason given",
+          this.#failure?.code === "storage_failed",
+        ),
     );
   }
 
@@ -528,14 +532,16 @@ function newRoundWatch(): RoundWatch {
 }
 
 /**
- * A turn that ended without an upstream failure to report: cancelled (the lab is stopping: 503)
- * or failed in the lab (500, and logged).
+ * A turn that ended without an upstream failure to report: cancelled (the lab is stopping: 503),
+ * failed because the database refused it (503 `storage_failed`, as the API answers: the database's
+ * trouble, named, not a bug to log), or failed in the lab (500, and logged).
  */
 export class GatewayTurnEnded extends AgentLabError {
-  readonly code: "turn_cancelled" | "turn_failed";
-  constructor(status: "cancelled" | "failed", reason: string) {
+  readonly code: "turn_cancelled" | "turn_failed" | "storage_failed";
+  constructor(status: "cancelled" | "failed", reason: string, storage = false) {
     super(`the turn ended ${status}: ${reason}`);
-    this.code = status === "cancelled" ? "turn_cancelled" : "turn_failed";
+    this.code =
+      status === "cancelled" ? "turn_cancelled" : storage ? "storage_failed" : "turn_failed";
   }
 }
 
