@@ -213,6 +213,41 @@ describe("gateway on the simulated model, through the openai client", () => {
     await expect(orphan).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
   });
 
+  it("a user message after calls the client never answered ends the turn waiting for them and goes on in its session", async () => {
+    const client = openai();
+    const asked: ChatCompletionMessageParam = {
+      role: "user",
+      content: 'call lookup with {"city": "Paris"}',
+    };
+    const first = await client.chat.completions.create({
+      model: "sim",
+      messages: [asked],
+      tools: [LOOKUP],
+    });
+    const message = first.choices[0]?.message;
+    expect(message?.tool_calls).toHaveLength(1);
+    const [session] = gatewaySessions();
+    const id = session?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["running"]);
+
+    // The user cut the agent short: no reply to the call, a new question instead.
+    const next = await client.chat.completions.create({
+      model: "sim",
+      messages: [
+        asked,
+        { role: "assistant", content: message?.content ?? null, tool_calls: message?.tool_calls },
+        { role: "user", content: "Never mind. Hello!" },
+      ],
+      tools: [LOOKUP],
+    });
+    expect(next.choices[0]?.finish_reason).toBe("stop");
+    expect(gatewaySessions()).toHaveLength(1);
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual([
+      "cancelled",
+      "completed",
+    ]);
+  });
+
   it("refuses a request without the lab's token, an unknown model and a bad body in OpenAI's format", async () => {
     const stranger = new OpenAI({ baseURL: baseURL(), apiKey: "not-the-token", maxRetries: 0 });
     await expect(

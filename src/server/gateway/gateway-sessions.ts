@@ -106,7 +106,11 @@ export class GatewaySessions {
     }
     const resolved = request.resolved();
     const named = request.session_header ?? request.retried_session ?? null;
-    let session_id = named ?? this.#continued(previousAnswerOf(body.messages)) ?? randomUUID();
+    let session_id =
+      named ??
+      this.#abandonedTurn(body.messages)?.session_id ??
+      this.#continued(previousAnswerOf(body.messages)) ??
+      randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
@@ -218,6 +222,19 @@ export class GatewaySessions {
       if (same !== undefined) return same;
     }
     return tied[0] as GatewayTurn;
+  }
+
+  /**
+   * A user message after calls the client never answered (the user cut the agent short): the turn
+   * that waits for those calls is this conversation's, and ends for the new one (see handle), as in
+   * a named session, instead of waiting out the client's time while the conversation goes on in a
+   * session of its own.
+   */
+  #abandonedTurn(messages: readonly RequestMessage[]): GatewayTurn | null {
+    const ids = lastAssistantCalls(messages).map((call) => call.id);
+    if (ids.length === 0) return null;
+    const turn = this.#waitingTurn(null, ids, messages);
+    return turn?.awaitingClient ? turn : null;
   }
 
   #continued(previousAnswer: string | null): string | null {
