@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -119,6 +119,8 @@ describe("agent-lab bench --workers on SQLite", () => {
   });
 
   it("names bad arguments clearly", async () => {
+    // A lab that exists, without the experiment a case below asks to join.
+    new SqliteSessionStore(lab.db).close();
     const cases: [string[], string][] = [
       [["bench", "bundled", "--workers", "0"], "agent-lab: bench: workers: must be 1 to 64"],
       [
@@ -147,6 +149,14 @@ describe("agent-lab bench --workers on SQLite", () => {
       expect(result.status, args.join(" ")).toBe(1);
       expect(stderrLines(result), args.join(" ")).toEqual([line]);
     }
+    // Joining an experiment in a database that is not there: said so, and nothing left behind.
+    const nowhere = join(lab.folder, "mistyped.sqlite3");
+    const joined = await runCli(["--db", nowhere, "worker", "--experiment", "bundled-1"]);
+    expect(joined.status).toBe(1);
+    expect(stderrLines(joined)).toEqual([
+      `agent-lab: worker: there is no lab at ${nowhere} to join experiment "bundled-1" in: check --db (or $AGENT_LAB_DB), or start the experiment there with "agent-lab bench SUITE --workers N"`,
+    ]);
+    expect(existsSync(nowhere)).toBe(false);
     const memory = await runCli(["--db", ":memory:", "bench", "bundled", "--workers", "2"]);
     expect(memory.status).toBe(1);
     expect(stderrLines(memory)).toEqual([

@@ -325,6 +325,11 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     const memory = await copy(lab.db, ":memory:");
     expect(memory.status).toBe(1);
     expect(memory.stderr).toContain("--to: an in-memory database keeps nothing");
+    const uri = await copy(lab.db, "file::memory:");
+    expect(uri.status).toBe(1);
+    expect(uri.stderr).toContain(
+      '--to: "file::memory:" is a SQLite URI, which agent-lab would take for a file of that name',
+    );
     const mysql = await copy("mysql://lab:pw-9@db/lab", url);
     expect(mysql.status).toBe(1);
     expect(mysql.stderr).toContain("--from: agent-lab cannot open a mysql:// database");

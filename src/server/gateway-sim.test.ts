@@ -235,7 +235,7 @@ describe("gateway on the simulated model, through the openai client", () => {
       model: "sim",
       messages: [
         asked,
-        { role: "assistant", content: message?.content ?? null, tool_calls: message?.tool_calls },
+        message as ChatCompletionMessageParam,
         { role: "user", content: "Never mind. Hello!" },
       ],
       tools: [LOOKUP],

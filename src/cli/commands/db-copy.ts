@@ -179,6 +179,11 @@ async function copyPayloads(
  * missing, which says nothing of the mistake.
  */
 function checkDatabaseName(flag: string, name: string): void {
+  if (/^file:/i.test(name.trim())) {
+    throw new InvalidInputError(
+      `${flag}: ${JSON.stringify(name)} is a SQLite URI, which agent-lab would take for a file of that name: give the file's path`,
+    );
+  }
   if (name.trim() === ":memory:") {
     throw new InvalidInputError(
       `${flag}: an in-memory database keeps nothing once the copy ends: name a SQLite file or a postgres:// URL`,

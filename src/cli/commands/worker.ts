@@ -8,6 +8,7 @@ import type {
   QueuedExperimentOptions,
   QueuedExperimentOutcome,
 } from "../../experiments/queued-experiment.js";
+import { labExists } from "../../store/open-store.js";
 import type { RunQueue } from "../../store/run-queue.js";
 import type { SessionStore } from "../../store/session-store.js";
 import type { CommandContext } from "../command-context.js";
@@ -164,7 +165,14 @@ async function workerCommand(
         ? bundledSuitePath()
         : suiteArgument;
   const loaded = suiteFile === undefined ? undefined : loadSuite(suiteFile);
-  const lab = await openQueuedLab(context.database(command));
+  const location = context.database(command);
+  // Joining needs a lab that holds the experiment: a mistyped --db must not leave an empty one.
+  if (loaded === undefined && !(await labExists(location.path))) {
+    throw new InvalidInputError(
+      `worker: there is no lab at ${location.label} to join experiment ${JSON.stringify(flags.experiment ?? "")} in: check --db (or $AGENT_LAB_DB), or start the experiment there with "agent-lab bench SUITE --workers N"`,
+    );
+  }
+  const lab = await openQueuedLab(location);
   const providers = context.providers(command);
   const stop = listenForStop();
   try {
