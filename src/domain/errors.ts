@@ -159,6 +159,8 @@ export class TurnInProgressError extends AgentLabError {
     readonly sessionId: string,
     readonly turnIndex: number | null,
     readonly runner: string | null,
+    /** For a turn held by another store's lease (PostgreSQL): how long until it runs out. */
+    readonly leaseLeftMs: number | null = null,
   ) {
     const which = [
       turnIndex !== null ? `turn ${turnIndex}` : null,
@@ -166,8 +168,12 @@ export class TurnInProgressError extends AgentLabError {
     ]
       .filter(Boolean)
       .join(", ");
+    const lease =
+      leaseLeftMs === null
+        ? ""
+        : `; if its runner has died, its lease frees the session in ${Math.max(1, Math.ceil(leaseLeftMs / 1000))} s`;
     super(
-      `session ${sessionId} already has a turn running${which ? ` (${which})` : ""}; wait for it to end or cancel it`,
+      `session ${sessionId} already has a turn running${which ? ` (${which})` : ""}; wait for it to end or cancel it${lease}`,
     );
   }
 }

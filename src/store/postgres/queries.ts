@@ -110,7 +110,8 @@ export const SQL = {
   selectTurn: "SELECT 1 FROM turns WHERE session_id = $1 AND turn_index = $2",
   completeTurn: `UPDATE turns SET completed_at = $1, wall_time_ms = $2, status = $3,
     lease_expires_at = NULL WHERE session_id = $4 AND turn_index = $5`,
-  runningTurns: `SELECT turn_index, runner, lease_expires_at < clock_timestamp() AS expired
+  runningTurns: `SELECT turn_index, runner, lease_expires_at < clock_timestamp() AS expired,
+      (EXTRACT(EPOCH FROM lease_expires_at - clock_timestamp()) * 1000)::float8 AS lease_left_ms
     FROM turns WHERE session_id = $1 AND ${RUNNING_TURN} ORDER BY turn_index`,
   lastTurnIndex: "SELECT COALESCE(MAX(turn_index), 0) AS last FROM turns WHERE session_id = $1",
   insertMessage: `INSERT INTO messages (${MESSAGE_COLUMNS.join(", ")})

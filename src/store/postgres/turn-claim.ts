@@ -17,6 +17,8 @@ interface RunningTurn {
   runner: string | null;
   /** Whether its lease has run out; null for a turn without one. */
   expired: boolean | null;
+  /** How long its lease has left; null for a turn without one. */
+  lease_left_ms: number | null;
 }
 
 /**
@@ -58,8 +60,11 @@ export async function claimTurn(
   }
   const running = (await run<RunningTurn>(client, "runningTurns", [sessionId])).rows;
   for (const turn of running) {
-    if (isRunning(turn, holds(sessionId, turn.turn_index), isAlive)) {
-      throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner);
+    const heldHere = holds(sessionId, turn.turn_index);
+    if (isRunning(turn, heldHere, isAlive)) {
+      // Another store's runner may have died: its lease, not its pid, says when the turn is free.
+      const leaseLeft = heldHere || turn.expired === null ? null : turn.lease_left_ms;
+      throw new TurnInProgressError(sessionId, turn.turn_index, turn.runner, leaseLeft);
     }
   }
   const interrupted: number[] = [];

@@ -70,6 +70,10 @@ describe("PostgresSessionStore: turn leases across processes", () => {
             .catch((error: unknown) => error);
           expect(refusal).toBeInstanceOf(TurnInProgressError);
           expect(refusal).toMatchObject({ turnIndex: 1, runner });
+          // Its pid says nothing here (another host): the message says what frees the session.
+          expect((refusal as Error).message).toMatch(
+            /; if its runner has died, its lease frees the session in \d+ s$/,
+          );
         }
       }
 
