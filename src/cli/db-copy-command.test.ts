@@ -309,6 +309,28 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect(turns.turns).toHaveLength(3);
   });
 
+  it("a database that fails mid-copy is named by its side, without a password", async () => {
+    await seed(lab.db);
+    const { url } = await postgres();
+    // The target refuses messages, as a full disk would: a real failed INSERT mid-copy.
+    const target = (await openSessionStore(url)) as unknown as {
+      pool: { query(sql: string): Promise<unknown> };
+      close(): Promise<void>;
+    };
+    await target.pool.query(`
+      CREATE FUNCTION refuse_messages() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'no space left for messages'; END $$;
+      CREATE TRIGGER refuse_messages BEFORE INSERT ON messages
+        FOR EACH ROW EXECUTE FUNCTION refuse_messages();`);
+    await target.close();
+    const result = await copy(lab.db, url);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(
+      /^agent-lab: --to \(postgres:\/\/agentlab:\*\*\*@[^)]*\): the database refused the write: no space left for messages/,
+    );
+    expectNoSecret(result, url);
+  });
+
   it("names a bad source or target clearly, without a password", async () => {
     await seed(lab.db);
     const { url } = await postgres();

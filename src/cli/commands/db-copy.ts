@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { InvalidInputError } from "../../domain/errors.js";
+import { AgentLabError, InvalidInputError, StorageError } from "../../domain/errors.js";
 import type { SessionExport } from "../../domain/session-export.js";
 import {
   isPostgresUrl,
@@ -249,13 +249,53 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyOutcome> {
           openSessionStore(to, { application_name: "agent-lab db copy" }),
         );
     try {
-      return await copySessions(source, target, options);
+      return await copySessions(
+        sided("--from", from, source),
+        target === null ? null : sided("--to", to, target),
+        options,
+      );
     } finally {
       await target?.close();
     }
   } finally {
     await source.close();
   }
+}
+
+/** A database failing mid-copy (a lost connection, a full disk), named by its side of the copy. */
+export class CopySideError extends AgentLabError {
+  readonly code = "storage_failed" as const;
+  constructor(flag: string, label: string, cause: StorageError) {
+    super(`${flag} (${label}): ${cause.message}`, { cause });
+  }
+}
+
+/**
+ * The store, its failures named by the side they happened on: both sides' errors read alike ("the
+ * connection to the database was lost"), and a copy between two servers must say which one.
+ */
+function sided(flag: string, target: string, store: SessionStore): SessionStore {
+  const label = redactDatabaseUrl(target);
+  const named = (error: unknown) =>
+    error instanceof StorageError ? new CopySideError(flag, label, error) : error;
+  return new Proxy(store, {
+    get(inner, property) {
+      const value = Reflect.get(inner, property, inner);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        try {
+          const result = value.apply(inner, args);
+          return result instanceof Promise
+            ? result.catch((error: unknown) => {
+                throw named(error);
+              })
+            : result;
+        } catch (error) {
+          throw named(error);
+        }
+      };
+    },
+  });
 }
 
 const PROGRESS_EVERY_MS = 2_000;
