@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { constants as osConstants, tmpdir } from "node:os";
 import { join } from "node:path";
 
 /**
@@ -80,21 +80,35 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   run("pg_ctl", ["-D", data, "-o", options, "-l", join(root, "log"), "-w", "-t", "60", "start"]);
   let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    process.off("exit", stop);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    try {
+      run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  };
+  // pg_ctl's server outlives the process that started it: Ctrl-C on a test run (which ends vitest
+  // without its teardown) left a server and its folder behind, run after run.
+  const onSignal = (signal: NodeJS.Signals) => {
+    stop();
+    process.exit(128 + (osConstants.signals[signal] ?? 0));
+  };
+  process.once("exit", stop);
+  for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
   return {
     adminUrl: `postgres://agentlab:${password}@127.0.0.1:${port}/postgres`,
     password,
     port,
-    stop() {
-      if (stopped) return;
-      stopped = true;
-      try {
-        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    },
+    stop,
   };
 }
+
+/** The signals that end a test run from outside (Ctrl-C, `timeout`, a closed terminal). */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /** Creates an empty database `name` on the cluster of `adminUrl`; returns its URL (same user). */
 export async function createPostgresDatabase(adminUrl: string, name: string): Promise<string> {
