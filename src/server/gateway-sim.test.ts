@@ -248,6 +248,33 @@ describe("gateway on the simulated model, through the openai client", () => {
     ]);
   });
 
+  it("a user message after calls of another conversation with the same ids leaves that conversation's turn waiting", async () => {
+    const client = openai();
+    const first = await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: 'call lookup with {"city": "Paris"}' }],
+      tools: [LOOKUP],
+    });
+    const message = first.choices[0]?.message as ChatCompletionMessageParam;
+    // Another conversation whose last assistant message carries a call of the same id.
+    await client.chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "user", content: "A different conversation" },
+        message,
+        { role: "user", content: "Hello!" },
+      ],
+      tools: [LOOKUP],
+    });
+    const sessions = gatewaySessions();
+    expect(sessions).toHaveLength(2);
+    const statuses = sessions.map((session) =>
+      server.store.listTurns(session?.id as string).map((turn) => turn.status),
+    );
+    expect(statuses).toContainEqual(["running"]);
+    expect(statuses).toContainEqual(["completed"]);
+  });
+
   it("refuses a request without the lab's token, an unknown model and a bad body in OpenAI's format", async () => {
     const stranger = new OpenAI({ baseURL: baseURL(), apiKey: "not-the-token", maxRetries: 0 });
     await expect(

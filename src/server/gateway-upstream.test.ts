@@ -447,17 +447,22 @@ describe("upstream faults as the client sees them", () => {
       .catch((error: unknown) => error);
     expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
     expect(upstream.requests).toHaveLength(3);
-    // The client waited what the upstream asked (30 ms twice), not its own 0.5 s and 1 s backoff.
-    expect(performance.now() - started).toBeLessThan(1_400);
+    // The client waited what the upstream asked (30 ms twice), not its own backoff (0.5 s, then
+    // 1 s, less up to a quarter of jitter: 1.125 s at the least).
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // The session's config is the upstream's as written: the one attempt is the adapter's only.
+    const options = (onlySession()?.config as { chat_agent: { options: object } }).chat_agent
+      .options;
+    expect(options).not.toHaveProperty("max_retries");
 
-    // The upstream's word on retrying reaches the client as the upstream gave it.
+    // The upstream's word on retrying reaches the client as the upstream gave it, however long.
     upstream.enqueue(
-      errorReply(429, "slow down", { "retry-after": "2", "x-should-retry": "true" }),
+      errorReply(429, "slow down", { "retry-after": "3600", "x-should-retry": "true" }),
     );
     const limited = await post({ model: "plain", messages: [{ role: "user", content: "hi" }] });
     expect(limited.status).toBe(429);
-    expect(limited.headers.get("retry-after")).toBe("2");
-    expect(limited.headers.get("retry-after-ms")).toBe("2000");
+    expect(limited.headers.get("retry-after")).toBe("3600");
+    expect(limited.headers.get("retry-after-ms")).toBe("3600000");
     expect(limited.headers.get("x-should-retry")).toBe("true");
     upstream.enqueue(errorReply(500, "broken for good", { "x-should-retry": "false" }));
     const broken = await post({ model: "plain", messages: [{ role: "user", content: "hi" }] });
@@ -465,6 +470,19 @@ describe("upstream faults as the client sees them", () => {
     expect(broken.headers.get("x-should-retry")).toBe("false");
     expect(broken.headers.get("retry-after")).toBeNull();
     expect(upstream.requests).toHaveLength(5);
+  });
+
+  it("dual_agent keeps the adapter's retries: its request is several calls, which a client's retry would run again", async () => {
+    upstream.enqueue(
+      errorReply(503, "busy", { "retry-after-ms": "10" }),
+      streamReply(completionStream({ text: ["Hello there."] })),
+    );
+    const answer = await client().chat.completions.create(
+      { model: "plain", messages: [{ role: "user", content: "hi" }] },
+      { headers: { "X-Agent-Lab-Mode": "dual_agent" } },
+    );
+    expect(answer.choices[0]?.message.content).toBe("Hello there.");
+    expect(upstream.requests).toHaveLength(2);
   });
 
   it("an upstream that stalls after its first bytes ends the client's stream with an error event (idle timeout)", async () => {

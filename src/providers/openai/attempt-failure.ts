@@ -1,10 +1,10 @@
 import { ProviderApiError, ProviderConnectionError } from "../errors.js";
 import { noKeySentHint } from "./api-key-requirement.js";
 import {
+  askedRetryDelayMs,
   connectionRetryLimit,
   isRetryableResponse,
   REFUSED_RETRY_DELAY_MS,
-  requestedRetryDelayMs,
   shouldRetryVerdict,
 } from "./retry-policy.js";
 import type { AttemptOutcome } from "./send-attempt.js";
@@ -54,7 +54,7 @@ export function describeFailure(
         attempts,
         base_url,
         hint: statusHint(outcome.status, context),
-        retryAfterMs: requestedRetryDelayMs(outcome.headers),
+        retryAfterMs: askedRetryDelayMs(outcome.headers),
         shouldRetry: shouldRetryVerdict(outcome.headers),
       }),
     };

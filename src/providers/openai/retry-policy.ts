@@ -35,17 +35,27 @@ export function shouldRetryVerdict(headers: Headers): boolean | null {
 
 /**
  * The wait the server asked for, in ms, or null if it asked for none (or something unreadable).
- * `retry-after-ms` wins over `retry-after`, which is seconds or an HTTP date.
+ * `retry-after-ms` wins over `retry-after`, which is seconds or an HTTP date. Cut to what this
+ * adapter will wait (MAX_RETRY_AFTER_MS).
  */
 export function requestedRetryDelayMs(headers: Headers, nowMs: number = Date.now()): number | null {
+  const asked = askedRetryDelayMs(headers, nowMs);
+  return asked === null ? null : Math.min(asked, MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * The wait the server asked for, in whole ms, as long as it is (a date in the past is now): what a
+ * gateway hands on to a client, whose own backoff decides how long it waits.
+ */
+export function askedRetryDelayMs(headers: Headers, nowMs: number = Date.now()): number | null {
   const milliseconds = parseNumber(headers.get("retry-after-ms"));
-  if (milliseconds !== null) return clampRequested(milliseconds);
+  if (milliseconds !== null) return atLeastZero(milliseconds);
   const retryAfter = headers.get("retry-after");
   if (retryAfter === null || retryAfter.trim() === "") return null;
   const seconds = parseNumber(retryAfter);
-  if (seconds !== null) return clampRequested(seconds * 1000);
+  if (seconds !== null) return atLeastZero(seconds * 1000);
   const date = Date.parse(retryAfter);
-  return Number.isNaN(date) ? null : clampRequested(date - nowMs);
+  return Number.isNaN(date) ? null : atLeastZero(date - nowMs);
 }
 
 /**
@@ -81,9 +91,9 @@ function parseNumber(text: string | null): number | null {
   return Number(trimmed);
 }
 
-/** A date in the past means "now"; more than a minute is cut to a minute rather than ignored. */
-function clampRequested(milliseconds: number): number {
-  return Math.round(Math.min(Math.max(milliseconds, 0), MAX_RETRY_AFTER_MS));
+/** A date in the past means "now". */
+function atLeastZero(milliseconds: number): number {
+  return Math.round(Math.max(milliseconds, 0));
 }
 
 /** The one retry of a refused connection waits at most this: a local server restarting. */

@@ -15,6 +15,24 @@ export interface GatewayModels {
   tappedFetch?: TappedFetch;
 }
 
+/**
+ * A pass-through request is one upstream call, and the client retries it (openai-node and the AI
+ * SDK twice by default): the adapter's own retries under each of the client's attempts made a
+ * failing call cost the upstream nine requests instead of three. So the call is one attempt,
+ * unless the upstream's `options.max_retries` asks for more. Applied to the adapter only, not to
+ * the session's stored config: a fork or replay of the session runs with the config's retries.
+ * dual_agent keeps them: its request is several calls (chat, repair, the next round), and one
+ * failing would make the client's retry run, and pay for, every call before it again.
+ */
+function oneAttempt(
+  selection: GatewayModelResolution["chat_agent"],
+): GatewayModelResolution["chat_agent"] {
+  if (!selection.model.startsWith("openai:") || "max_retries" in selection.options) {
+    return selection;
+  }
+  return { ...selection, options: { ...selection.options, max_retries: 0 } };
+}
+
 /** Distinct selections kept (a client may name any `openai:MODEL`: the cache stays bounded). */
 const MAX_ENTRIES = 64;
 
@@ -38,14 +56,18 @@ export class GatewayModelCache {
 
   models(resolution: GatewayModelResolution): GatewayModels {
     const upstream = { env: resolution.env, fetch: this.fetch };
+    // The event agent of a pass-through request makes no call; alike, one adapter serves both.
+    const passThrough = resolution.mode === "chat_agent_tools";
+    const chatAgent = passThrough ? oneAttempt(resolution.chat_agent) : resolution.chat_agent;
+    const eventAgent = passThrough ? oneAttempt(resolution.event_agent) : resolution.event_agent;
     const models = resolution.pass_client_key
       ? {
-          chat: createChatModel(resolution.chat_agent, upstream),
-          event: createChatModel(resolution.event_agent, upstream),
+          chat: createChatModel(chatAgent, upstream),
+          event: createChatModel(eventAgent, upstream),
         }
       : {
-          chat: this.#model(resolution.chat_agent, upstream),
-          event: this.#model(resolution.event_agent, upstream),
+          chat: this.#model(chatAgent, upstream),
+          event: this.#model(eventAgent, upstream),
         };
     const tapped = this.tapped;
     return tapped === undefined || models.chat.provider !== "openai"

@@ -231,10 +231,19 @@ export class GatewaySessions {
    * session of its own.
    */
   #abandonedTurn(messages: readonly RequestMessage[]): GatewayTurn | null {
-    const ids = lastAssistantCalls(messages).map((call) => call.id);
-    if (ids.length === 0) return null;
-    const turn = this.#waitingTurn(null, ids, messages);
-    return turn?.awaitingClient ? turn : null;
+    const asked = lastAssistantCalls(messages);
+    if (asked.length === 0) return null;
+    const ids = asked.map((call) => call.id);
+    // Only a turn of this very conversation (its first request's messages begin this one): call
+    // ids collide across conversations (`evt_1_1_1`, `call_0`), and a wrong guess would end
+    // another client's turn and write this conversation into its session.
+    const mine = [...this.#turns.values()].filter(
+      (turn) => turn.awaitingClient && turn.waitsFor(ids) && turn.opensWith(messages) >= 0,
+    );
+    if (mine.length <= 1) return mine[0] ?? null;
+    // Twins (the same first messages): the one whose calls these are, else none is ended.
+    const same = mine.filter((turn) => turn.handedOut(asked));
+    return same.length === 1 ? (same[0] as GatewayTurn) : null;
   }
 
   #continued(previousAnswer: string | null): string | null {

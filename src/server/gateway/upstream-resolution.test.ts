@@ -15,11 +15,6 @@ import {
 const labConfig = LabConfigFile.parse({
   upstreams: {
     local: { base_url: "http://127.0.0.1:11434/v1", model: "qwen3:8b" },
-    patient: {
-      base_url: "http://127.0.0.1:11434/v1",
-      model: "qwen3:8b",
-      options: { max_retries: 3, timeout_ms: 5_000 },
-    },
     paid: {
       base_url: "https://api.example.com/v1",
       model: "big-1",
@@ -45,11 +40,9 @@ describe("resolveGatewayModel", () => {
   it("sim and openai:MODEL are the lab's own model strings, in chat_agent_tools by default", () => {
     for (const model of ["sim", "sim:fast", "openai:gpt-4.1-mini"]) {
       const resolved = resolveGatewayModel(model, labConfig, { env });
-      // One attempt per call of the openai adapter: the client retries (see the next test).
-      const options = model.startsWith("openai:") ? { max_retries: 0 } : {};
       expect(resolved).toEqual({
-        chat_agent: { model, options },
-        event_agent: { model, options },
+        chat_agent: { model, options: {} },
+        event_agent: { model, options: {} },
         mode: "chat_agent_tools",
         pass_client_key: false,
         upstream: null,
@@ -74,7 +67,7 @@ describe("resolveGatewayModel", () => {
       model: "openai:qwen3:8b",
       base_url: "http://127.0.0.1:11434/v1",
       api_key_env: NO_KEY_VARIABLE,
-      options: { max_retries: 0 },
+      options: {},
     });
     expect(resolved.mode).toBe("dual_agent");
     expect(resolved.upstream).toBe("paid");
@@ -82,21 +75,6 @@ describe("resolveGatewayModel", () => {
     const model = createChatModel(resolved.chat_agent, { env: resolved.env }) as OpenAIChatModel;
     expect(model.baseUrl).toBe("https://api.example.com/v1");
     expect(model.model).toBe("big-1");
-  });
-
-  it("an upstream call is one attempt (the client retries it) unless the upstream's options say otherwise", () => {
-    for (const name of ["local", "byok", "repaired"]) {
-      const resolved = resolveGatewayModel(name, labConfig, {
-        env,
-        client_key: "client-key-0000000000",
-      });
-      expect(resolved.chat_agent.options).toEqual({ max_retries: 0 });
-    }
-    const patient = resolveGatewayModel("patient", labConfig, { env });
-    expect(patient.chat_agent.options).toEqual({ max_retries: 3, timeout_ms: 5_000 });
-    expect(patient.event_agent.options).toEqual(patient.chat_agent.options);
-    const model = createChatModel(patient.chat_agent, { env: patient.env }) as OpenAIChatModel;
-    expect(model.baseUrl).toBe("http://127.0.0.1:11434/v1");
   });
 
   it("the event agent defaults to the chat agent's; a lab string is taken as is", () => {
@@ -162,7 +140,6 @@ describe("resolveGatewayModel", () => {
       expect((error as Error).message).toContain(JSON.stringify(model));
       expect((error as GatewayModelNotFoundError).available).toEqual([
         "local",
-        "patient",
         "paid",
         "byok",
         "repaired",
@@ -191,10 +168,7 @@ describe("resolveGatewayModel", () => {
     expect(resolved.env).not.toBe(env);
     expect(env).not.toHaveProperty(CLIENT_KEY_VARIABLE);
     // The event agent is the lab's openai adapter with the lab's own key.
-    expect(resolved.event_agent).toEqual({
-      model: "openai:gpt-4.1-mini",
-      options: { max_retries: 0 },
-    });
+    expect(resolved.event_agent).toEqual({ model: "openai:gpt-4.1-mini", options: {} });
 
     const seen: (string | null)[] = [];
     const model = createChatModel(resolved.chat_agent, {

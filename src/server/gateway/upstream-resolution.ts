@@ -107,14 +107,6 @@ function upstreamNamed(labConfig: LabConfigFile | null, name: string): GatewayUp
   return upstreams !== undefined && Object.hasOwn(upstreams, name) ? upstreams[name] : undefined;
 }
 
-/**
- * A gateway's upstream call is one attempt unless its upstream says otherwise: the client retries
- * a failed request itself (openai-node and the AI SDK twice by default), and the lab's own retries
- * under each of its attempts would make every failure cost the upstream nine calls instead of
- * three. An upstream's `options.max_retries` still wins.
- */
-const ONE_ATTEMPT = { max_retries: 0 } as const;
-
 function upstreamSelection(upstream: GatewayUpstream): GatewayAgentSelection {
   return {
     model: `openai:${upstream.model}`,
@@ -122,14 +114,13 @@ function upstreamSelection(upstream: GatewayUpstream): GatewayAgentSelection {
     api_key_env: upstream.pass_client_key
       ? CLIENT_KEY_VARIABLE
       : (upstream.api_key_env ?? NO_KEY_VARIABLE),
-    options: { ...ONE_ATTEMPT, ...upstream.options },
+    options: { ...upstream.options },
   };
 }
 
 /** A lab model string as a session config holds it: the adapter reads OPENAI_* as usual. */
 function labSelection(model: string): GatewayAgentSelection {
-  // The sim has no retries to take (its options are its own).
-  return { model, options: model.startsWith("openai:") ? { ...ONE_ATTEMPT } : {} };
+  return { model, options: {} };
 }
 
 export function parseModeHeader(value: string | undefined): ToolInvocationMode | undefined {
@@ -160,7 +151,7 @@ export function resolveGatewayModel(
     const selection = labSelection(requested);
     return {
       chat_agent: selection,
-      event_agent: { ...selection, options: { ...selection.options } },
+      event_agent: { ...selection, options: {} },
       mode: headerMode ?? DEFAULT_GATEWAY_MODE,
       pass_client_key: false,
       upstream: null,
