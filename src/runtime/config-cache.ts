@@ -1,4 +1,4 @@
-import { LabSessionConfig } from "../domain/session-config.js";
+import { LabSessionConfig, modeOf, type ToolInvocationMode } from "../domain/session-config.js";
 import { parseInput } from "../domain/validation.js";
 import { deepFreeze } from "./deep-freeze.js";
 
@@ -76,4 +76,43 @@ export function parseSessionConfig(value: unknown, where: string): LabSessionCon
     parsed.delete(oldest);
   }
   return config;
+}
+
+/** A stored config as a turn reads it: parsed, and the mode its raw form says (`modeOf`). */
+export interface StoredConfig {
+  config: LabSessionConfig;
+  mode: ToolInvocationMode;
+}
+
+const storedByText = new Map<string, StoredConfig>();
+
+/**
+ * A session's stored config (its JSON text, `getStoredSessionConfig`), parsed once per text: the
+ * same session's every turn reads the same text, and neither the JSON nor the config is parsed
+ * again. Null for a text that is not a JSON object (the store's own read names the problem).
+ */
+export function parseStoredSessionConfig(text: string, where: string): StoredConfig | null {
+  const known = storedByText.get(text);
+  if (known !== undefined) {
+    storedByText.delete(text);
+    storedByText.set(text, known);
+    return known;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return null;
+  const stored = {
+    config: parseSessionConfig(raw, where),
+    mode: modeOf(raw as Record<string, unknown>),
+  };
+  storedByText.set(text, stored);
+  for (const oldest of storedByText.keys()) {
+    if (storedByText.size <= MAX_CONFIGS) break;
+    storedByText.delete(oldest);
+  }
+  return stored;
 }

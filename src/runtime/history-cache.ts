@@ -1,6 +1,5 @@
 import { isWellFormedText } from "../domain/json-limits.js";
 import type { ChatMessage } from "../domain/messages.js";
-import type { LabSessionConfig } from "../domain/session-config.js";
 import type { SessionStore } from "../store/session-store.js";
 
 /** How many sessions' histories a store keeps in memory at most (least recently used go first). */
@@ -16,15 +15,6 @@ interface Kept {
    */
   updated_at: string;
   history: ChatMessage[];
-  /** The session's creation and parsed config, when the turn read them (see keptSession). */
-  session: { created_at: string; config: LabSessionConfig } | null;
-}
-
-/** What a turn of this process read of a session, for the next one to check and reuse. */
-export interface KeptSession {
-  created_at: string;
-  updated_at: string;
-  config: LabSessionConfig;
 }
 
 const kept = new WeakMap<SessionStore, Map<string, Kept>>();
@@ -51,18 +41,6 @@ export function takeHistory(
     check.interrupted.length === 0 &&
     entry.updated_at === check.updated_at;
   return fresh ? entry.history : null;
-}
-
-/**
- * The config the session's last turn in this process ran with, and the timestamps the session had
- * when that turn ended: a session's config never changes (its mode is locked, nothing rewrites
- * it), so while `getSessionStamp` gives the same two timestamps, the next turn need not read and
- * parse it again. Not taken: `takeHistory` decides about the history after the claim.
- */
-export function keptSession(store: SessionStore, sessionId: string): KeptSession | null {
-  const entry = kept.get(store)?.get(sessionId);
-  if (entry?.session == null) return null;
-  return { ...entry.session, updated_at: entry.updated_at };
 }
 
 /** Whether every string and key in the value is well-formed (nothing for the store to repair). */

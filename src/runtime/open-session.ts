@@ -2,8 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { SessionNotFoundError } from "../domain/errors.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
 import type { SessionStore } from "../store/session-store.js";
-import { parseSessionConfig } from "./config-cache.js";
-import type { KeptSession } from "./history-cache.js";
+import { parseSessionConfig, parseStoredSessionConfig, type StoredConfig } from "./config-cache.js";
 
 export interface OpenSessionOptions {
   store: SessionStore;
@@ -20,8 +19,6 @@ export interface OpenedSession<Prepared> {
   prepared: Prepared;
   /** The stored session's `updated_at` as read here, before the turn claims it (null: new). */
   updated_at: string | null;
-  /** The stored session's `created_at` (null: created here). */
-  created_at: string | null;
 }
 
 /**
@@ -35,8 +32,6 @@ export interface OpenedSession<Prepared> {
 export async function openSession<Prepared>(
   options: OpenSessionOptions,
   prepare: (config: LabSessionConfig) => Promise<Prepared>,
-  /** What this process's last turn of the session read (keptSession): checked, not trusted. */
-  known: KeptSession | null = null,
 ): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
@@ -45,27 +40,23 @@ export async function openSession<Prepared>(
   const title = () => options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
     const sessionId = options.session_id;
-    const stamp = known === null ? null : await store.getSessionStamp(sessionId);
-    const unchanged =
-      known !== null &&
-      stamp?.created_at === known.created_at &&
-      stamp.updated_at === known.updated_at;
-    const existing = unchanged
-      ? { id: sessionId, ...known, tool_invocation_mode: known.config.tool_invocation_mode }
-      : await store.getSession(sessionId);
+    // The config's stored text, not the whole record: parsed once per text, not once per turn.
+    const head = await store.getStoredSessionConfig(sessionId);
+    const where = `session ${sessionId} config`;
+    const existing =
+      head === null
+        ? null
+        : (parseStoredSessionConfig(head.config_json, where) ??
+          (await readStoredConfig(store, sessionId, where)));
     if (existing) {
       // The mode is locked: another one is refused (by ensureSession, which names both); the
       // same one needs no write, so a turn that repeats its config costs no transaction for it.
-      if (requested && requested.tool_invocation_mode !== existing.tool_invocation_mode) {
-        const stored = "title" in existing ? existing : await store.getSession(sessionId);
-        await store.ensureSession(sessionId, { title: stored?.title ?? "", config: requested });
+      if (requested && requested.tool_invocation_mode !== existing.mode) {
+        const title = (await store.getSession(sessionId))?.title ?? "";
+        await store.ensureSession(sessionId, { title, config: requested });
       }
-      const config = unchanged
-        ? known.config
-        : parseSessionConfig(existing.config, `session ${existing.id} config`);
-      const prepared = await prepare(config);
-      const { updated_at, created_at } = existing;
-      return { sessionId: existing.id, config, prepared, updated_at, created_at };
+      const prepared = await prepare(existing.config);
+      return { sessionId, config: existing.config, prepared, updated_at: head?.updated_at ?? null };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);
@@ -77,19 +68,29 @@ export async function openSession<Prepared>(
     if (stored === null) throw new SessionNotFoundError(options.session_id);
     const storedConfig = parseSessionConfig(stored.config, `session ${stored.id} config`);
     return isDeepStrictEqual(storedConfig, config)
-      ? { sessionId: stored.id, config, prepared, updated_at: null, created_at: null }
+      ? { sessionId: stored.id, config, prepared, updated_at: null }
       : {
           sessionId: stored.id,
           config: storedConfig,
           prepared: await prepare(storedConfig),
           updated_at: null,
-          created_at: null,
         };
   }
   const config = requested ?? LabSessionConfig.parse({});
   const prepared = await prepare(config);
   const sessionId = await store.createSession({ title: title(), config });
-  return { sessionId, config, prepared, updated_at: null, created_at: null };
+  return { sessionId, config, prepared, updated_at: null };
+}
+
+/** The config from the whole record: the store's read refuses a text it cannot take, by name. */
+async function readStoredConfig(
+  store: SessionStore,
+  sessionId: string,
+  where: string,
+): Promise<StoredConfig> {
+  const record = await store.getSession(sessionId);
+  if (record === null) throw new SessionNotFoundError(sessionId);
+  return { config: parseSessionConfig(record.config, where), mode: record.tool_invocation_mode };
 }
 
 function titleFrom(message: string): string {

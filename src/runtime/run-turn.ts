@@ -12,7 +12,7 @@ import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory } from "./history.js";
-import { keepHistory, keptSession, takeHistory } from "./history-cache.js";
+import { keepHistory, takeHistory } from "./history-cache.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
 import { openSession } from "./open-session.js";
@@ -126,12 +126,9 @@ async function driveTurn(
     sessionId,
     config,
     updated_at,
-    created_at,
     prepared: { chat_model, event_model, tools },
-  } = await openSession(
-    options,
-    (config) => prepareTurn(config, options.providers, { models: options.models, signal }),
-    options.session_id === undefined ? null : keptSession(store, options.session_id),
+  } = await openSession(options, (config) =>
+    prepareTurn(config, options.providers, { models: options.models, signal }),
   );
   const strategy = STRATEGIES[config.tool_invocation_mode];
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
@@ -163,7 +160,6 @@ async function driveTurn(
       records,
       kept,
       sessionId,
-      created_at,
       turn_index,
       startedAt,
       pauses,
@@ -188,8 +184,6 @@ interface ClaimedTurnSetup {
   /** The history up to this turn's user message, when kept from the last turn (else read). */
   kept: ChatMessage[] | null;
   sessionId: string;
-  /** The session's, when read (null: created by this turn; its next turn reads it). */
-  created_at: string | null;
   turn_index: number;
   startedAt: number;
   pauses: PauseClock;
@@ -278,13 +272,7 @@ async function runClaimedTurn(
   // The time the turn's end was written at is the session's updated_at it left: no read back.
   const { updated_at } = records;
   if (updated_at !== null) {
-    const session = setup.created_at === null ? null : { created_at: setup.created_at, config };
-    keepHistory(
-      store,
-      sessionId,
-      { turn_index, updated_at, history, session },
-      history.slice(before),
-    );
+    keepHistory(store, sessionId, { turn_index, updated_at, history }, history.slice(before));
   }
   emit({
     type: "turn_end",

@@ -407,6 +407,19 @@ describe("dual_agent through the gateway, a call beyond repair", () => {
     expect(calls.filter((row) => row.call_kind === "argument_fallback")).toHaveLength(1);
     const reply = server.store.listMessages(id).find((message) => message.role === "tool");
     expect(reply?.content).toContain("the event agent's arguments were refused too");
+    // The conversation goes on from the answer as the client read it: the same session.
+    upstream.enqueue(streamReply(completionStream({ text: ["You are welcome."] })));
+    const content = answer.choices[0]?.message.content ?? "";
+    await client().chat.completions.create({
+      ...ask,
+      messages: [
+        ...ask.messages,
+        { role: "assistant", content },
+        { role: "user", content: "Thanks" },
+      ],
+    } as never);
+    expect(server.store.listSessions()).toHaveLength(1);
+    expect(server.store.listTurns(id)).toHaveLength(2);
 
     beyondRepair();
     const streamed = await client().chat.completions.create({ ...ask, stream: true } as never);

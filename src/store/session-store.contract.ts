@@ -430,27 +430,30 @@ export function describeSessionStoreContract(
       expect(session?.tool_invocation_mode).toBe("chat_agent_tools");
     });
 
-    it("getSessionStamp gives getSession's timestamps, moves with every write, and tells a session made anew under the same id", async () => {
-      expect(await store.getSessionStamp("stamped")).toBeNull();
-      await store.createSession({ session_id: "stamped", title: "s", config: {} });
-      const created = await store.getSession("stamped");
-      const first = await store.getSessionStamp("stamped");
-      expect(first).toStrictEqual({
-        created_at: created?.created_at,
-        updated_at: created?.updated_at,
-      });
+    it("getStoredSessionConfig gives the config as stored and getSession's updated_at, and follows a session made anew under the same id", async () => {
+      expect(await store.getStoredSessionConfig("stored")).toBeNull();
+      const config = { tool_invocation_mode: "dual_agent" as const, extra: { kept: [1, "two"] } };
+      await store.createSession({ session_id: "stored", title: "s", config });
+      const first = await store.getStoredSessionConfig("stored");
+      expect(JSON.parse(first?.config_json ?? "null")).toStrictEqual(
+        (await store.getSession("stored"))?.config,
+      );
+      expect(first?.updated_at).toBe((await store.getSession("stored"))?.updated_at);
       await new Promise((resolve) => setTimeout(resolve, 3));
-      const { turn_index } = await store.claimTurn("stamped", { user_message: "hi", runner: "r" });
-      const claimed = await store.getSessionStamp("stamped");
-      expect(claimed?.created_at).toBe(first?.created_at);
+      const { turn_index } = await store.claimTurn("stored", { user_message: "hi", runner: "r" });
+      const claimed = await store.getStoredSessionConfig("stored");
       expect(claimed?.updated_at).not.toBe(first?.updated_at);
-      expect(claimed?.updated_at).toBe((await store.getSession("stamped"))?.updated_at);
-      await store.completeTurn("stamped", { turn_index, wall_time_ms: 1 });
-      await store.deleteSession("stamped");
-      expect(await store.getSessionStamp("stamped")).toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, 3));
-      await store.createSession({ session_id: "stamped", title: "again", config: {} });
-      expect((await store.getSessionStamp("stamped"))?.created_at).not.toBe(first?.created_at);
+      expect(claimed?.updated_at).toBe((await store.getSession("stored"))?.updated_at);
+      await store.completeTurn("stored", { turn_index, wall_time_ms: 1 });
+      // Exported, deleted and imported with another config: same timestamps, another text.
+      const document = await store.exportSession("stored");
+      await store.deleteSession("stored");
+      expect(await store.getStoredSessionConfig("stored")).toBeNull();
+      const edited = { ...config, extra: { kept: "edited" } };
+      await store.importSession({ ...document, session: { ...document.session, config: edited } });
+      const imported = await store.getStoredSessionConfig("stored");
+      expect(imported?.updated_at).toBe((await store.getSession("stored"))?.updated_at);
+      expect(JSON.parse(imported?.config_json ?? "null")).toStrictEqual(edited);
     });
 
     it("refuses to reuse a session id, to start a turn twice, and to write to unknown sessions or turns", async () => {

@@ -37,12 +37,11 @@ import type {
 export type Awaitable<T> = T | Promise<T>;
 
 /**
- * When a session was created and last written: a caller that kept what it read of the session
- * (its config) checks it against these instead of reading it again. A session deleted and created
- * anew under the same id has another `created_at`.
+ * A session's config as stored (its JSON text) and when it was last written: for a caller that
+ * keeps what it parsed by the text, so a session's every turn need not parse the same config.
  */
-export interface SessionStamp {
-  created_at: string;
+export interface StoredSessionConfig {
+  config_json: string;
   updated_at: string;
 }
 
@@ -62,8 +61,8 @@ export interface SessionStore {
   /** Creates the session when missing; refuses, changing nothing, when its mode differs. */
   ensureSession(sessionId: string, options: EnsureSessionOptions): Awaitable<string>;
   getSession(sessionId: string): Awaitable<SessionRecord | null>;
-  /** `getSession`'s two timestamps alone (see SessionStamp), or null for an unknown session. */
-  getSessionStamp(sessionId: string): Awaitable<SessionStamp | null>;
+  /** The session's config as its stored JSON text, and its `updated_at`; null: unknown session. */
+  getStoredSessionConfig(sessionId: string): Awaitable<StoredSessionConfig | null>;
   /** Most recently updated first. */
   listSessions(): Awaitable<SessionListItem[]>;
   /**

@@ -90,7 +90,7 @@ export class GatewayTurn {
    * answered itself (dual_agent arguments beyond repair) writes into the same answer, and its text
    * must not run on from the last round's ("One moment.Hello").
    */
-  #lastText: { segment: GatewaySegment; round: RoundWatch } | null = null;
+  #lastText: { segment: GatewaySegment; round: RoundWatch; sent: string } | null = null;
   /** The turn's `error` event, for a failure no upstream explains. */
   #failure: { code: string; message: string } | null = null;
   #ended = false;
@@ -318,15 +318,22 @@ export class GatewayTurn {
 
   #text(segment: GatewaySegment, text: string): void {
     const last = this.#lastText;
+    let sent = last !== null && last.segment === segment ? last.sent : "";
     if (last !== null && last.segment === segment && last.round !== this.#round) {
       segment.text("\n\n");
+      sent += "\n\n";
     }
-    this.#lastText = { segment, round: this.#round };
+    this.#lastText = { segment, round: this.#round, sent: sent + text };
     segment.text(text);
   }
 
   #endTurn(event: Extract<TurnEvent, { type: "turn_end" }>): void {
-    if (event.status === "completed") this.answer = event.answer;
+    if (event.status === "completed") {
+      // What the client read is what its next request carries as the last answer (several
+      // rounds' texts, in a rendered answer that went on past calls the lab answered itself).
+      const last = this.#lastText;
+      this.answer = last !== null && last.segment === this.#segment ? last.sent : event.answer;
+    }
     const segment = this.#segment;
     if (segment.ended) return;
     if (event.status === "completed" || event.status === "max_rounds") {

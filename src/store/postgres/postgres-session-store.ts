@@ -38,7 +38,7 @@ import type {
   ExperimentScoringRows,
 } from "../experiment-records.js";
 import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-inputs.js";
-import type { ClaimedTurn, SessionStamp, SessionStore } from "../session-store.js";
+import type { ClaimedTurn, SessionStore, StoredSessionConfig } from "../session-store.js";
 import { auditRowParams, usageRowParams } from "../sqlite/record-batch.js";
 import {
   type ListedOverviewRow,
@@ -188,8 +188,9 @@ export class PostgresSessionStore implements SessionStore {
     return row === undefined ? null : toSessionRecord(row);
   }
 
-  async getSessionStamp(sessionId: string): Promise<SessionStamp | null> {
-    return (await run<SessionStamp>(this.pool, "selectSessionStamp", [sessionId])).rows[0] ?? null;
+  async getStoredSessionConfig(sessionId: string): Promise<StoredSessionConfig | null> {
+    const result = await run<StoredSessionConfig>(this.pool, "selectStoredConfig", [sessionId]);
+    return result.rows[0] ?? null;
   }
 
   /** LIKE on the "C"-collated primary key reads an index range; its wildcards are escaped. */

@@ -37,7 +37,7 @@ import type {
   ExperimentScoringRows,
 } from "../experiment-records.js";
 import { parseAppendAudit, parseAppendRecords, parseClaimTurn } from "../fast-inputs.js";
-import type { ClaimedTurn, SessionStamp, SessionStore } from "../session-store.js";
+import type { ClaimedTurn, SessionStore, StoredSessionConfig } from "../session-store.js";
 import {
   type AppendAuditOptions,
   AppendCallPayloadOptions,
@@ -185,8 +185,8 @@ export class SqliteSessionStore implements SessionStore {
     return row === undefined ? null : toSessionRecord(row);
   }
 
-  getSessionStamp(sessionId: string): SessionStamp | null {
-    return (this.sql.selectSessionStamp.get(sessionId) as SessionStamp | undefined) ?? null;
+  getStoredSessionConfig(sessionId: string): StoredSessionConfig | null {
+    return (this.sql.selectStoredConfig.get(sessionId) as StoredSessionConfig | undefined) ?? null;
   }
 
   /**

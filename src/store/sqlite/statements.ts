@@ -40,7 +40,7 @@ const SQL = {
   insertSession:
     "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, ?)",
   selectSession: "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = ?",
-  selectSessionStamp: "SELECT created_at, updated_at FROM sessions WHERE id = ?",
+  selectStoredConfig: "SELECT config_json, updated_at FROM sessions WHERE id = ?",
   selectSessionId: "SELECT 1 FROM sessions WHERE id = ?",
   selectSessionsByExperiment: `
       SELECT id, title, created_at, updated_at, config_json FROM sessions
