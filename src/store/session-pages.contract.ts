@@ -141,6 +141,10 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     const day = middle.slice(0, 10);
     expect(await all(store, { updated_from: day, updated_to: day })).toHaveLength(6);
     expect(await all(store, { updated_to: "2000-01-01" })).toStrictEqual([]);
+    // The last day and time a four-digit year holds: everything (its next midnight is year 10000).
+    expect(await all(store, { updated_to: "9999-12-31" })).toHaveLength(6);
+    expect(await all(store, { updated_to: "9999-12-31T23:59:59-05:00" })).toHaveLength(6);
+    expect(await all(store, { updated_from: "9999-12-31" })).toStrictEqual([]);
     expect(await all(store, { updated_from: "2999-01-01T00:00:00+02:00" })).toStrictEqual([]);
   });
 

@@ -177,15 +177,28 @@ export function sessionCursorKey(cursor: string): [string, string] {
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Stored times are `toISOString()` text (UTC, milliseconds), so bounds are compared as such. */
+/** The last time a stored `toISOString()` text can hold with four year digits. */
+const LAST_STORED_TIME = "9999-12-31T23:59:59.999Z";
+
+/**
+ * Stored times are `toISOString()` text (UTC, milliseconds), so bounds are compared as such. Past
+ * year 9999 that text is `+010000-…`, which sorts before every stored time: such a bound is the
+ * last time the text can hold instead (`updated_to=9999-12-31` found nothing).
+ */
+function storedTime(date: Date): string {
+  const text = date.toISOString();
+  return text.startsWith("+") ? LAST_STORED_TIME : text;
+}
+
 export function lowerBound(value: string): string {
-  return new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value).toISOString();
+  return storedTime(new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value));
 }
 
 /** A date bound includes its whole (UTC) day: before the next midnight. */
 export function upperBound(value: string): { at: string; inclusive: boolean } {
-  if (!DATE_ONLY.test(value)) return { at: new Date(value).toISOString(), inclusive: true };
+  if (!DATE_ONLY.test(value)) return { at: storedTime(new Date(value)), inclusive: true };
   const next = new Date(`${value}T00:00:00Z`);
   next.setUTCDate(next.getUTCDate() + 1);
-  return { at: next.toISOString(), inclusive: false };
+  const at = storedTime(next);
+  return { at, inclusive: at === LAST_STORED_TIME };
 }
