@@ -189,8 +189,18 @@ describe("the sessions list in chromium", () => {
     await waitForRows(page, ran.length);
     expect(await shownIds(page)).toEqual([ran[1]?.id, ran[0]?.id]);
 
-    // Nothing matches: the empty state says so and offers the whole list back.
+    // A picked day is the browser's day (the table shows local times): its last millisecond there.
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await page.getByTestId("filter-updated-to").fill(tomorrow);
+    await page.waitForURL((url) =>
+      /^\d{4}-\d{2}-\d{2}T23:59:59\.999[+-]\d{2}:\d{2}$/.test(
+        url.searchParams.get("updated_to") ?? "",
+      ),
+    );
+    expect(await page.getByTestId("filter-updated-to").inputValue()).toBe(tomorrow);
+    await waitForRows(page, ran.length);
+
+    // Nothing matches: the empty state says so and offers the whole list back.
     await page.goto(new URL(`/?updated_from=${tomorrow}`, e2e.lab.origin).href);
     await page.getByTestId("sessions-empty").waitFor({ state: "visible" });
     expect(await page.getByTestId("sessions-empty").textContent()).toMatch(/No session matches/);

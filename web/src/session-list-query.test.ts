@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   filtersFromSearch,
   hasFilters,
+  localDayBound,
   searchFromFilters,
   showsExperimentRuns,
   withFilter,
@@ -54,5 +55,23 @@ describe("the sessions list's filters in the URL", () => {
     // An experiment filter lists that experiment's runs whatever the toggle says.
     expect(showsExperimentRuns({ experiment: "bundled-1" })).toBe(true);
     expect(showsExperimentRuns({})).toBe(false);
+  });
+
+  it("a picked day is that day where the browser is, with its offset (the table shows local times)", () => {
+    const zone = process.env.TZ;
+    try {
+      process.env.TZ = "America/Los_Angeles";
+      expect(localDayBound("2026-01-10", "from")).toBe("2026-01-10T00:00:00.000-08:00");
+      expect(localDayBound("2026-01-10", "to")).toBe("2026-01-10T23:59:59.999-08:00");
+      // A summer day has its own offset.
+      expect(localDayBound("2026-07-10", "to")).toBe("2026-07-10T23:59:59.999-07:00");
+      process.env.TZ = "Asia/Kolkata";
+      expect(localDayBound("2026-03-31", "from")).toBe("2026-03-31T00:00:00.000+05:30");
+      process.env.TZ = "UTC";
+      expect(localDayBound("2026-03-31", "to")).toBe("2026-03-31T23:59:59.999+00:00");
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
   });
 });

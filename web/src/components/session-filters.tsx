@@ -4,6 +4,7 @@ import { modeLabel } from "../format.js";
 import {
   hasFilters,
   INCLUDE_EXPERIMENTS,
+  localDayBound,
   SESSION_STATUSES,
   type SessionFilterKey,
   type SessionFilters,
@@ -78,16 +79,21 @@ export function SessionFiltersBar({
     </div>
   );
 
-  // The input shows a date; a timestamp in the URL (the API takes both) shows as its day.
+  // The input shows a date; the URL holds that local day's bound (the API takes a date or a
+  // timestamp, and a timestamp in the URL shows as its day).
   const dateField = (name: "updated_from" | "updated_to", label: string) => (
     <div className="field">
       <label htmlFor={`${id}-${name}`}>{label}</label>
       <input
         id={`${id}-${name}`}
         type="date"
+        title="A day where you are, as the list shows times"
         data-testid={`filter-${name.replace("_", "-")}`}
         value={filters[name]?.slice(0, 10) ?? ""}
-        onChange={(event) => set(name, event.target.value)}
+        onChange={(event) => {
+          const day = event.target.value;
+          set(name, day === "" ? "" : localDayBound(day, name === "updated_from" ? "from" : "to"));
+        }}
       />
     </div>
   );
