@@ -94,23 +94,44 @@ export function cellRunsOf(view: ExperimentView, cell: string): CellRun[] {
   return listed;
 }
 
-/** A page of a cell's runs (see cellRunsOf); the cursor is the last run's session id. */
-export function cellRunPage(runs: readonly CellRun[], page: PageRequest): Page<CellRun> {
+/**
+ * A page of a cell's runs (see cellRunsOf). The cursor names the list (`experiment`, `cell`), the
+ * last run handed out and its place: a cursor of another cell is refused as such, and when that
+ * run has left the list since (its session deleted), the next page starts where it stood.
+ */
+export function cellRunPage(
+  runs: readonly CellRun[],
+  page: PageRequest,
+  list: { experiment: string; cell: string },
+): Page<CellRun> {
   const { limit, cursor } = parseInput(PageRequest, page, "cell runs");
   let start = 0;
   if (cursor !== undefined) {
-    const [sessionId] = decodeCursor(cursor, ["string"]);
+    const [kind, experiment, cell, sessionId, place] = decodeCursor(cursor, [
+      "string",
+      "string",
+      "string",
+      "string",
+      "number",
+    ]);
+    if (kind !== "cell-runs" || experiment !== list.experiment || cell !== list.cell) {
+      throw new InvalidInputError(
+        `cursor: not a cursor of cell ${list.cell}'s runs in experiment ${list.experiment} (pass the next_cursor of the previous page unchanged)`,
+      );
+    }
     const at = runs.findIndex((run) => run.session_id === sessionId);
-    // A run that left the list (its session deleted) cannot say where the next page starts.
-    if (at < 0) throw new InvalidInputError("cursor: its run is no longer listed; start again");
-    start = at + 1;
+    // Gone: the runs after it moved up by one, so the next one now stands where it stood.
+    start = at >= 0 ? at + 1 : Math.min(Math.max(0, Math.floor(Number(place))), runs.length);
   }
   const items = runs.slice(start, start + limit);
   const last = items.at(-1);
+  const place = start + items.length - 1;
   return {
     items,
     next_cursor:
-      start + limit < runs.length && last !== undefined ? encodeCursor([last.session_id]) : null,
+      start + limit < runs.length && last !== undefined
+        ? encodeCursor(["cell-runs", list.experiment, list.cell, last.session_id, place])
+        : null,
   };
 }
 

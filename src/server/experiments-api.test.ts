@@ -354,6 +354,26 @@ describe("HTTP API: experiments", () => {
     } while (cursor !== null);
     expect(paged).toStrictEqual(whole.sessions);
     expect(paged.map((run) => run.session_id)).toContain(ids.toolsCutOff);
+
+    // The run a cursor names is deleted: the next page starts where it stood, nothing skipped.
+    const firstTwo = await getJson<{ sessions: CellRun[]; next_cursor: string }>(
+      `${cellPath}?limit=2`,
+    );
+    const gone = firstTwo.sessions[1]?.session_id as string;
+    expect((await lab.api(`/api/sessions/${gone}`, { method: "DELETE" })).status).toBe(204);
+    const after = await getJson<{ sessions: CellRun[] }>(
+      `${cellPath}?limit=2&cursor=${firstTwo.next_cursor}`,
+    );
+    expect(after.sessions.map((run) => run.session_id)).toStrictEqual(
+      whole.sessions.slice(2, 4).map((run) => run.session_id),
+    );
+    // Another cell's cursor is not this cell's.
+    const dualPath = `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(DUAL_CELL)}/sessions`;
+    const foreign = await lab.api(`${dualPath}?limit=2&cursor=${firstTwo.next_cursor}`);
+    expect(foreign.status).toBe(400);
+    expect(((await foreign.json()) as ErrorBody).error.message).toMatch(
+      /^cursor: not a cursor of cell .* runs in experiment /,
+    );
   });
 
   it("refuses a bad limit or cursor with 400 naming it", async () => {

@@ -132,8 +132,9 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
 
   app.get("/api/experiments/:id/cells/:cell/sessions", async (c) => {
     const page = pageOf(c, "cell sessions");
-    const { runs: cellRuns, hit } = await views.cellRuns(c.req.param("id"), c.req.param("cell"));
-    const runs = cellRunPage(cellRuns, page);
+    const list = { experiment: c.req.param("id"), cell: c.req.param("cell") };
+    const { runs: cellRuns, hit } = await views.cellRuns(list.experiment, list.cell);
+    const runs = cellRunPage(cellRuns, page, list);
     c.header(CACHE_HEADER, hit ? "hit" : "miss");
     return c.json({ sessions: runs.items, next_cursor: runs.next_cursor });
   });
