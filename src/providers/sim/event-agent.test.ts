@@ -49,6 +49,33 @@ describe("SimChatModel as an event agent", () => {
     }
   });
 
+  it("repairs each of two searches asked together from the arguments the refused call holds", async () => {
+    const repair = (written: string) =>
+      run({
+        messages: [
+          system(
+            `You write arguments for one tool call.\nThe assistant wrote these arguments: ${written}\nThey were refused: query is required`,
+          ),
+          user("search for vector databases, then search for bm25 ranking"),
+        ],
+        response_format: {
+          type: "json_schema",
+          name: SEARCH_DEFINITION.name,
+          schema: SEARCH_DEFINITION.parameters,
+        },
+      });
+    expect(JSON.parse(textOf(await repair('{"q":"bm25 ranking"}')))).toMatchObject({
+      query: "bm25 ranking",
+    });
+    expect(JSON.parse(textOf(await repair('{"q":"vector databases"}')))).toMatchObject({
+      query: "vector databases",
+    });
+    // Arguments that name neither (or are not JSON): the first thing asked, as before.
+    expect(JSON.parse(textOf(await repair("{q: bm25")))).toMatchObject({
+      query: "vector databases",
+    });
+  });
+
   it("finds the tool by the schema's shape when the format's name does not say", async () => {
     const parts = await run({
       messages: [...conversation, user("Fix the arguments.")],

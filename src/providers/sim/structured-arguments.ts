@@ -1,6 +1,6 @@
 import type { ChatModelRequest } from "../chat-model.js";
 import { withoutEventResults } from "./conversation.js";
-import { readIntents } from "./intents.js";
+import { type Intent, readIntents } from "./intents.js";
 import {
   argumentsOf,
   conformToSchema,
@@ -62,10 +62,15 @@ export function extractArguments(request: ChatModelRequest, target: ArgumentTarg
     .reverse();
   let args: JsonObject = {};
   let subject = texts.find((text) => text !== "") ?? "";
+  // What the refused call held: of two searches asked together, the repair of the second call
+  // is about the second one, as a model reading those arguments would see.
+  const written = writtenValues(request);
   for (const text of texts) {
-    const intent = readIntents(text).intents.find(
+    const candidates = readIntents(text).intents.filter(
       (candidate) => kind === null || candidate.kind === kind,
     );
+    const intent =
+      candidates.find((candidate) => written.has(subjectOf(candidate))) ?? candidates[0];
     if (intent === undefined) continue;
     // An unknown tool with no schema-matching intent still gets the subject of what was asked.
     if (target.name === null || kind !== null) args = argumentsOf(intent);
@@ -73,6 +78,33 @@ export function extractArguments(request: ChatModelRequest, target: ArgumentTarg
     break;
   }
   return target.schema === null ? args : conformToSchema(args, target.schema, shorten(subject));
+}
+
+const subjectOf = (intent: Intent) => (intent.kind === "search" ? intent.query : intent.title);
+
+/** The marker the lab's argument fallback quotes a refused call's arguments after. */
+const WROTE = "The assistant wrote these arguments: ";
+
+/** The string values of the arguments a repair request quotes (none when it quotes none). */
+function writtenValues(request: ChatModelRequest): Set<string> {
+  const values = new Set<string>();
+  for (const message of request.messages) {
+    if (message.role !== "system") continue;
+    const at = message.content.indexOf(WROTE);
+    if (at < 0) continue;
+    const line = message.content.slice(at + WROTE.length).split("\n")[0] ?? "";
+    try {
+      const quoted: unknown = JSON.parse(line);
+      if (quoted !== null && typeof quoted === "object") {
+        for (const value of Object.values(quoted)) {
+          if (typeof value === "string") values.add(value.trim());
+        }
+      }
+    } catch {
+      // Arguments that are not JSON quote nothing to go by.
+    }
+  }
+  return values;
 }
 
 function shorten(text: string): string {
