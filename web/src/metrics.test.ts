@@ -4,6 +4,7 @@ import {
   compareMetrics,
   delta,
   estimatedLabel,
+  lastTurnWithCallsRead,
   niceTicks,
   type SessionMetrics,
   servedModel,
@@ -162,6 +163,16 @@ describe("turnTimings and sessionMetrics", () => {
       mean_ttft_ms: 135,
       cost_usd: 0.0042,
     });
+  });
+});
+
+describe("lastTurnWithCallsRead", () => {
+  it("names the last turn the calls read reach, only when they were cut short", () => {
+    const read = [{ turn_index: 1 }, { turn_index: 1 }, { turn_index: 2 }];
+    expect(lastTurnWithCallsRead(read, true)).toBe(2);
+    expect(lastTurnWithCallsRead(read, false)).toBeNull();
+    // Cut before any call: every turn is unread.
+    expect(lastTurnWithCallsRead([], true)).toBe(0);
   });
 });
 

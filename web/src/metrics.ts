@@ -44,6 +44,19 @@ export function turnTimings(usage: UsageSummary, turns: readonly TurnRecord[] = 
     }));
 }
 
+/**
+ * The last turn whose calls the page read, when it read only the first ones (`callsPartial`): the
+ * calls come in recording order, so the turns after it have none read, and their TTFT is unknown
+ * here rather than absent. Null when every call was read.
+ */
+export function lastTurnWithCallsRead(
+  calls: readonly Pick<UsageCallRecord, "turn_index">[],
+  callsPartial: boolean,
+): number | null {
+  if (!callsPartial) return null;
+  return calls.at(-1)?.turn_index ?? 0;
+}
+
 /** When a call started, in epoch ms: it is recorded when it ends, `elapsed_ms` after its start. */
 export function callStart(call: Pick<UsageCallRecord, "created_at" | "elapsed_ms">): number {
   return Date.parse(call.created_at) - call.elapsed_ms;

@@ -32,6 +32,8 @@ export interface SessionRecordData {
   audit: AuditRecord[];
   /** True when some list was longer than the bound: the record shown is its beginning. */
   partial: boolean;
+  /** True when the calls were: the later turns' calls (their TTFT, their waterfall) are not read. */
+  calls_partial: boolean;
 }
 
 type PageReader<T> = (cursor: string | null, signal: AbortSignal) => Promise<Loaded<T>>;
@@ -78,5 +80,6 @@ export async function loadSessionRecord(
     usage: { ...rollups, calls: calls.items },
     audit: audit.items,
     partial: [messages, calls, audit].some((list) => list.next_cursor !== null),
+    calls_partial: calls.next_cursor !== null,
   };
 }

@@ -11,7 +11,7 @@ import { TokensChart } from "../charts/tokens-chart.js";
 import { WaterfallChart } from "../charts/waterfall-chart.js";
 import { rollupCostLabel } from "../cost.js";
 import { formatInt, formatMs } from "../format.js";
-import { turnTimings, waterfallLayout } from "../metrics.js";
+import { lastTurnWithCallsRead, turnTimings, waterfallLayout } from "../metrics.js";
 import { CallInspector } from "./call-inspector.js";
 import { PagedCallsTable } from "./calls-table.js";
 import { CostFigure } from "./cost-figure.js";
@@ -29,11 +29,14 @@ export function UsagePanel({
   sessionId,
   usage,
   turns,
+  callsPartial = false,
   requestedModel,
 }: {
   sessionId: string;
   usage: UsageSummary;
   turns: TurnRecord[];
+  /** The session page read only the first calls: later turns' TTFT is not known here. */
+  callsPartial?: boolean;
   /** The model string the session's config asks of an agent. */
   requestedModel: (agent: AgentRole) => string | null;
 }) {
@@ -54,6 +57,7 @@ export function UsagePanel({
     () => (everyTurn ? usage.turns : usage.turns.slice(-TURN_WINDOW)),
     [usage.turns, everyTurn],
   );
+  const lastReadTurn = lastTurnWithCallsRead(usage.calls, callsPartial);
   const turnIndexes = timings.map((timing) => timing.turn_index);
   const [selected, setSelected] = useState<number | null>(null);
   const waterfallTurn =
@@ -113,6 +117,7 @@ export function UsagePanel({
                   status={statuses.get(timing.turn_index) ?? null}
                   rollup={rollup ?? null}
                   ttft={timing.ttft_ms}
+                  unread={lastReadTurn !== null && timing.turn_index > lastReadTurn}
                   wall={timing.wall_time_ms}
                 />
               );
@@ -183,12 +188,15 @@ function UsageRow({
   status,
   rollup,
   ttft,
+  unread = false,
   wall,
 }: {
   label: string;
   status: string | null;
   rollup: UsageRollup | null;
   ttft: number | null;
+  /** The turn's calls were not (all) read: a missing TTFT is unknown here, not absent. */
+  unread?: boolean;
   wall: number | null;
 }) {
   return (
@@ -216,7 +224,18 @@ function UsageRow({
       <td className="num">{formatInt(rollup?.call_count)}</td>
       <td className="num">{formatInt(rollup?.fallback_count)}</td>
       <td className="num">{formatInt(rollup?.tool_count)}</td>
-      <td className="num">{formatMs(ttft)}</td>
+      <td className="num" data-testid="usage-ttft">
+        {ttft === null && unread ? (
+          <span
+            className="muted"
+            title="This turn's calls are past the first ones the page read: Read further (above) reads more"
+          >
+            not read
+          </span>
+        ) : (
+          formatMs(ttft)
+        )}
+      </td>
       <td className="num">{formatMs(rollup?.elapsed_ms)}</td>
       <td className="num">{formatMs(wall)}</td>
     </tr>

@@ -283,6 +283,7 @@ export function SessionPage({ id }: { id: string }) {
               sessionId={session.id}
               usage={data.usage}
               turns={turns}
+              callsPartial={data.calls_partial}
               requestedModel={requestedModel}
             />
           )}
