@@ -109,6 +109,9 @@ export function parseStoredSessionConfig(text: string, where: string): StoredCon
     config: parseSessionConfig(raw, where),
     mode: modeOf(raw as Record<string, unknown>),
   };
+  // Shared only when frozen: a config parseSessionConfig would not cache (a -0, a deep nesting)
+  // is each caller's own.
+  if (!Object.isFrozen(stored.config)) return stored;
   storedByText.set(text, stored);
   for (const oldest of storedByText.keys()) {
     if (storedByText.size <= MAX_CONFIGS) break;

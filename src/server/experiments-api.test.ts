@@ -355,7 +355,8 @@ describe("HTTP API: experiments", () => {
     expect(paged).toStrictEqual(whole.sessions);
     expect(paged.map((run) => run.session_id)).toContain(ids.toolsCutOff);
 
-    // The run a cursor names is deleted: the next page starts where it stood, nothing skipped.
+    // The run a cursor names is deleted: the next page starts where it stood. (Its place is all the
+    // cursor keeps: a run before it deleted too would shift the list by one more.)
     const firstTwo = await getJson<{ sessions: CellRun[]; next_cursor: string }>(
       `${cellPath}?limit=2`,
     );

@@ -95,7 +95,10 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   // without its teardown) left a server and its folder behind, run after run.
   const onSignal = (signal: NodeJS.Signals) => {
     stop();
-    process.exit(128 + (osConstants.signals[signal] ?? 0));
+    // A process with its own handler (vitest's) ends itself; one without would not end at all.
+    if (process.listenerCount(signal) === 0) {
+      process.exit(128 + (osConstants.signals[signal] ?? 0));
+    }
   };
   process.once("exit", stop);
   for (const signal of STOP_SIGNALS) process.once(signal, onSignal);

@@ -47,7 +47,8 @@ export function turnTimings(usage: UsageSummary, turns: readonly TurnRecord[] = 
 /**
  * The last turn whose calls the page read, when it read only the first ones (`callsPartial`): the
  * calls come in recording order, so the turns after it have none read, and their TTFT is unknown
- * here rather than absent. Null when every call was read.
+ * here rather than absent; this one's may be too (a call is stored when it ends, and a tool's can
+ * end before its turn's first model call is stored). Null when every call was read.
  */
 export function lastTurnWithCallsRead(
   calls: readonly Pick<UsageCallRecord, "turn_index">[],

@@ -65,6 +65,11 @@ describe("the sessions list's filters in the URL", () => {
       expect(localDayBound("2026-01-10", "to")).toBe("2026-01-10T23:59:59.999-08:00");
       // A summer day has its own offset.
       expect(localDayBound("2026-07-10", "to")).toBe("2026-07-10T23:59:59.999-07:00");
+      // Santiago's clock jumps from midnight to 01:00 on 2025-09-07, and repeats 23:00 on
+      // 2025-04-05: that day starts at 01:00, the other ends in its second 23:00 hour.
+      process.env.TZ = "America/Santiago";
+      expect(localDayBound("2025-09-07", "from")).toBe("2025-09-07T01:00:00.000-03:00");
+      expect(localDayBound("2025-04-05", "to")).toBe("2025-04-05T23:59:59.999-04:00");
       process.env.TZ = "Asia/Kolkata";
       expect(localDayBound("2026-03-31", "from")).toBe("2026-03-31T00:00:00.000+05:30");
       process.env.TZ = "UTC";

@@ -81,24 +81,26 @@ export const hasFilters = (filters: SessionFilters): boolean =>
   SESSION_FILTER_KEYS.some((name) => filters[name] !== undefined);
 
 /**
- * A date picked in the list's date fields as the bound the API takes: the start (`from`) or the
+ * A date picked in the list's date fields as the bound the API takes: the first (`from`) or the
  * last millisecond (`to`) of that day where the browser is, with its offset. The table shows local
  * times, and a bare date would be the UTC day (a day's evening sessions missing from "to" west of
- * Greenwich). The offset is the one in force at that moment (a daylight-saving day keeps its own).
+ * Greenwich). The instants are the browser's own: on a day whose clock jumps at midnight the day
+ * starts at 01:00, and a day that repeats its last hour ends in the second one.
  */
 export function localDayBound(date: string, edge: "from" | "to"): string {
   const [year, month, day] = date.split("-").map(Number);
   if (year === undefined || month === undefined || day === undefined) return date;
-  const at =
-    edge === "from"
-      ? new Date(year, month - 1, day, 0, 0, 0, 0)
-      : new Date(year, month - 1, day, 23, 59, 59, 999);
+  const at = new Date(0);
+  // setFullYear, not the constructor: it would read years 0-99 as 1900-1999.
+  at.setFullYear(year, month - 1, edge === "from" ? day : day + 1);
+  at.setHours(0, 0, 0, 0);
+  if (edge === "to") at.setTime(at.getTime() - 1);
   if (Number.isNaN(at.getTime())) return date;
   const minutes = -at.getTimezoneOffset();
   const sign = minutes < 0 ? "-" : "+";
   const abs = Math.abs(minutes);
   const zone = `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-  const time = edge === "from" ? "00:00:00.000" : "23:59:59.999";
+  const time = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${String(at.getMilliseconds()).padStart(3, "0")}`;
   return `${date}T${time}${zone}`;
 }
 

@@ -67,7 +67,7 @@ describe("SimChatModel as an event agent", () => {
     expect(JSON.parse(textOf(await repair('{"q":"bm25 ranking"}')))).toMatchObject({
       query: "bm25 ranking",
     });
-    expect(JSON.parse(textOf(await repair('{"q":"vector databases"}')))).toMatchObject({
+    expect(JSON.parse(textOf(await repair('{\n  "q": "vector databases"\n}')))).toMatchObject({
       query: "vector databases",
     });
     // Arguments that name neither (or are not JSON): the first thing asked, as before.

@@ -84,6 +84,7 @@ const subjectOf = (intent: Intent) => (intent.kind === "search" ? intent.query :
 
 /** The marker the lab's argument fallback quotes a refused call's arguments after. */
 const WROTE = "The assistant wrote these arguments: ";
+const REFUSED = "\nThey were refused: ";
 
 /** The string values of the arguments a repair request quotes (none when it quotes none). */
 function writtenValues(request: ChatModelRequest): Set<string> {
@@ -92,9 +93,11 @@ function writtenValues(request: ChatModelRequest): Set<string> {
     if (message.role !== "system") continue;
     const at = message.content.indexOf(WROTE);
     if (at < 0) continue;
-    const line = message.content.slice(at + WROTE.length).split("\n")[0] ?? "";
+    // Up to the refusal's line: a model may have written its arguments over several lines.
+    const rest = message.content.slice(at + WROTE.length);
+    const end = rest.indexOf(REFUSED);
     try {
-      const quoted: unknown = JSON.parse(line);
+      const quoted: unknown = JSON.parse(end < 0 ? rest : rest.slice(0, end));
       if (quoted !== null && typeof quoted === "object") {
         for (const value of Object.values(quoted)) {
           if (typeof value === "string") values.add(value.trim());

@@ -117,7 +117,7 @@ export function UsagePanel({
                   status={statuses.get(timing.turn_index) ?? null}
                   rollup={rollup ?? null}
                   ttft={timing.ttft_ms}
-                  unread={lastReadTurn !== null && timing.turn_index > lastReadTurn}
+                  unread={lastReadTurn !== null && timing.turn_index >= lastReadTurn}
                   wall={timing.wall_time_ms}
                 />
               );
