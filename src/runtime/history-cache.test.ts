@@ -1,11 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   collectTurn,
   completedTurn,
+  countingCalls,
   MODES,
-  openTemporaryStore,
   RecordingModel,
-  type TemporaryStore,
+  useSessionStore,
 } from "../../test/runtime/turn-harness.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
@@ -14,21 +14,8 @@ import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 
 /** The store, counting the calls that read a session's whole history. */
 function counting(store: SessionStore): { store: SessionStore; reads: () => number } {
-  let reads = 0;
-  const proxy = new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== "function") return value;
-      if (property === "listMessages") {
-        return (...args: unknown[]) => {
-          reads++;
-          return value.apply(target, args);
-        };
-      }
-      return value.bind(target);
-    },
-  });
-  return { store: proxy, reads: () => reads };
+  const counted = countingCalls(store, "listMessages");
+  return { store: counted.store, reads: counted.count };
 }
 
 /** The conversation a request sends, without the system message (it is the same each round). */
@@ -36,32 +23,23 @@ const sent = (model: RecordingModel) =>
   (model.requests.at(-1)?.messages ?? []).filter((message) => message.role !== "system");
 
 describe.each(MODES)("the history kept between turns, %s", (mode) => {
-  let temporary: TemporaryStore;
-  beforeEach(() => {
-    temporary = openTemporaryStore();
-    temporary.store.createSession({
-      title: "s",
-      session_id: "s",
-      config: { tool_invocation_mode: mode },
-    });
-  });
-  afterEach(() => temporary.dispose());
+  const current = useSessionStore(mode);
 
   it("the next turn of this process reads no history from the store, and sends what a read would", async () => {
-    temporary.store.createSession({
+    current().store.createSession({
       title: "fresh",
       session_id: "fresh",
       config: { tool_invocation_mode: mode },
     });
     const messages = ["search for sqlite wal mode", "search for keyset pagination", "thanks"];
-    const { store, reads } = counting(temporary.store);
+    const { store, reads } = counting(current().store);
     const kept = new RecordingModel(new SimChatModel());
     const read = new RecordingModel(new SimChatModel());
     for (const message of messages) {
       await completedTurn({ store, session_id: "s", message, models: { chat: kept, event: kept } });
       // A new wrapper each turn is another store to the runtime: it keeps nothing for it.
       await completedTurn({
-        store: counting(temporary.store).store,
+        store: counting(current().store).store,
         session_id: "fresh",
         message,
         models: { chat: read, event: read },
@@ -75,7 +53,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
   });
 
   it("a failed turn keeps nothing: the next turn sends what a read from the store gives", async () => {
-    temporary.store.createSession({
+    current().store.createSession({
       title: "fresh",
       session_id: "fresh",
       config: { tool_invocation_mode: mode },
@@ -96,7 +74,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
         })();
       },
     });
-    const { store } = counting(temporary.store);
+    const { store } = counting(current().store);
     const kept = new RecordingModel(new SimChatModel());
     const read = new RecordingModel(new SimChatModel());
     for (const message of ["search for sqlite wal mode", "fail here", "thanks"]) {
@@ -108,7 +86,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
         models: { chat: failing(kept), event: failing(kept) },
       });
       const there = await collectTurn({
-        store: counting(temporary.store).store,
+        store: counting(current().store).store,
         session_id: "fresh",
         message,
         models: { chat: failing(read), event: failing(read) },
@@ -124,7 +102,9 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     // The third turn's requests are the same either way: "fail here" as often as the store has it.
     expect(sent(kept)).toEqual(sent(read));
     expect(sent(kept).filter((message) => message.content === "fail here")).toHaveLength(
-      temporary.store.listMessages("s").filter((message) => message.content === "fail here").length,
+      current()
+        .store.listMessages("s")
+        .filter((message) => message.content === "fail here").length,
     );
   });
 
@@ -133,7 +113,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
    * what the second turn's last request sent, and how often the whole history was read.
    */
   async function aroundAWrite(between: () => Promise<void>) {
-    const { store, reads } = counting(temporary.store);
+    const { store, reads } = counting(current().store);
     const chat = new RecordingModel(new SimChatModel());
     const turn = (message: string) =>
       completedTurn({ store, session_id: "s", message, models: { chat, event: chat } });
@@ -147,7 +127,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     const seen = await aroundAWrite(async () => {
       // A later millisecond than the turn's end: updated_at is what tells the write apart.
       await new Promise((resolve) => setTimeout(resolve, 5));
-      temporary.store.appendMessage("s", {
+      current().store.appendMessage("s", {
         turn_index: 1,
         message: { role: "assistant", content: "a note written by hand" },
       });
@@ -159,7 +139,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
   it("a turn run by another store (another process) between two turns of this one is read from the store", async () => {
     const seen = await aroundAWrite(async () => {
       // The same file through another connection: its turn moves the turn index.
-      const elsewhere = new SqliteSessionStore(temporary.path);
+      const elsewhere = new SqliteSessionStore(current().path);
       try {
         await completedTurn({ store: elsewhere, session_id: "s", message: "from elsewhere" });
       } finally {

@@ -14,6 +14,7 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../../src/providers/chat-model.js";
+import type { SessionStore } from "../../src/store/session-store.js";
 import { SqliteSessionStore } from "../../src/store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import type { Tool } from "../../src/tools/tool.js";
@@ -50,6 +51,47 @@ export function openTemporaryStore(): TemporaryStore {
 }
 
 /** What `useServerLab` gives each test: its store, the store's file, and a fake endpoint. */
+/**
+ * Call inside a describe: each test gets a fresh store holding session "s" in `mode`; the
+ * returned function gives the current test's store.
+ */
+export function useSessionStore(mode: ToolInvocationMode): () => TemporaryStore {
+  let temporary: TemporaryStore | null = null;
+  beforeEach(() => {
+    temporary = openTemporaryStore();
+    temporary.store.createSession({
+      title: "s",
+      session_id: "s",
+      config: { tool_invocation_mode: mode },
+    });
+  });
+  afterEach(() => temporary?.dispose());
+  return () => {
+    if (temporary === null) throw new Error("useSessionStore: no test is running");
+    return temporary;
+  };
+}
+
+/** The store, counting the calls of one of its methods (a read a test says was not made). */
+export function countingCalls(
+  store: SessionStore,
+  method: keyof SessionStore,
+): { store: SessionStore; count: () => number } {
+  let count = 0;
+  const proxy = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      if (property !== method) return value.bind(target);
+      return (...args: unknown[]) => {
+        count++;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, count: () => count };
+}
+
 export interface ServerLab {
   readonly store: SqliteSessionStore;
   readonly path: string;
