@@ -338,6 +338,16 @@ describe("HTTP API: experiments", () => {
     );
     expect(second.experiments.map((experiment) => experiment.id)).toStrictEqual([EXPERIMENT]);
     expect(second.next_cursor).toBeNull();
+    // Narrowed to one, as a page watching it polls for its revision.
+    const one = await getJson<{ experiments: ExperimentListItem[] }>(
+      `/api/experiments?experiment=${EXPERIMENT}`,
+    );
+    expect(one.experiments.map((experiment) => [experiment.id, experiment.revision])).toStrictEqual(
+      [[EXPERIMENT, second.experiments[0]?.revision]],
+    );
+    expect(
+      (await getJson<{ experiments: unknown[] }>("/api/experiments?experiment=nope")).experiments,
+    ).toStrictEqual([]);
 
     const cellPath = `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions`;
     const whole = await getJson<{ sessions: CellRun[]; next_cursor: string | null }>(cellPath);

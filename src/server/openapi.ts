@@ -709,8 +709,17 @@ function experimentPaths(): JsonObject {
         operationId: "listExperiments",
         summary: "The experiments in the store, a page at a time",
         description:
-          "Latest `last_created_at` first, then id; from one grouped query over the indexed experiment id of the sessions.",
-        parameters: pageParameters,
+          "Latest `last_created_at` first, then id; from one grouped query over the indexed experiment id of the sessions. `experiment` narrows it to that one (what a page watching it polls for its `revision`).",
+        parameters: [
+          ...pageParameters,
+          {
+            name: "experiment",
+            in: "query",
+            required: false,
+            description: "only this experiment",
+            schema: { type: "string", minLength: 1, maxLength: 200 },
+          },
+        ],
         responses: {
           200: ok(
             "a page of experiments",

@@ -234,4 +234,31 @@ describe("experiments in chromium", () => {
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(1);
     expectCleanPage({ page, ...opened });
   });
+
+  it("follows runs another process stores while its page is open, and the list says they arrive", async () => {
+    const { page, ...opened } = await newPage();
+    await page.goto(new URL(`/experiments/${EXPERIMENT}`, e2e.lab.origin).href);
+    const facts = page.locator(".experiment-facts");
+    await facts.waitFor({ state: "visible" });
+    expect(await facts.textContent()).toContain("7 scored runs");
+    expect(await page.getByTestId("outside-runs").count()).toBe(0);
+    // A run stored through the API, as agent-lab bench against this database stores one: the
+    // server started nothing, so no progress events come.
+    await seedRun({
+      cell: DUAL_CELL,
+      scenario: "chit-chat",
+      category: "irrelevance",
+      repetition: 2,
+      expect: [NO_TOOLS],
+      message: "hello there",
+    });
+    await page.getByTestId("outside-runs").waitFor({ state: "visible", timeout: WAIT_MS });
+    await page
+      .locator(".experiment-facts", { hasText: "8 scored runs" })
+      .waitFor({ state: "visible", timeout: WAIT_MS });
+    await page.getByRole("link", { name: "← Experiments" }).click();
+    await page.getByTestId("experiment-active").waitFor({ state: "visible" });
+    expect(await page.getByTestId("experiment-running").count()).toBe(0);
+    expectCleanPage({ page, ...opened });
+  });
 });

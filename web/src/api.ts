@@ -168,9 +168,12 @@ export const api = {
       `${sessionPath(id)}/approvals/${encodeURIComponent(callId)}`,
       { method: "POST", body: JSON.stringify(body) },
     ),
-  listExperiments: (page?: PageParams, signal?: AbortSignal) =>
+  listExperiments: (page?: PageParams, signal?: AbortSignal, experiment?: string) =>
     request<ExperimentListResponse>(
-      withQuery("/api/experiments", pageQuery(page)),
+      withQuery("/api/experiments", {
+        ...pageQuery(page),
+        ...(experiment !== undefined ? { experiment } : {}),
+      }),
       withSignal(signal),
     ),
   getExperiment: (id: string, signal?: AbortSignal) =>

@@ -4,10 +4,10 @@ import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
 import {
   cellRunPage,
-  listExperiments,
   reportWithProgress,
 } from "../../experiments/experiment-report-from-store.js";
 import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
+import { ExperimentListQuery } from "../../store/experiment-records.js";
 import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
 import { launchExperiment } from "../experiment-launch.js";
 import { readJsonBody } from "../request-body.js";
@@ -59,7 +59,15 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
   const views = new ExperimentViewCache(store);
 
   app.get("/api/experiments", async (c) => {
-    const page = await listExperiments(store, pageOf(c, "experiments"));
+    const { experiment } = c.req.query();
+    // `experiment` narrows the list to one: what a page watching it polls (cheap: one grouped
+    // query), its `revision` telling it when runs from another process changed the report.
+    const query = parseInput(
+      ExperimentListQuery,
+      { ...pageOf(c, "experiments"), ...(experiment !== undefined ? { experiment } : {}) },
+      "experiments",
+    );
+    const page = await store.listExperimentSummaries(query);
     const items = page.items.map((item) => {
       const running = experiments.get(item.id);
       return running === undefined

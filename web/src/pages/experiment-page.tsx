@@ -1,5 +1,5 @@
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { ApiError, api } from "../api.js";
+import { ApiError, api, isAbortError } from "../api.js";
 import type { CellSummary } from "../api-types.js";
 import { ExperimentCellCompare } from "../components/experiment-cell-compare.js";
 import { ExperimentCellRuns } from "../components/experiment-cell-runs.js";
@@ -49,6 +49,7 @@ export function ExperimentPage({
   const report = resource.data;
   const categories = useMemo(() => (report ? matrixCategories(report.cells) : []), [report]);
   const revision = useReportRefresh(live, resource.reload);
+  const arrived = useOutsideRuns(id, !underWay && Boolean(report), resource.reload);
 
   const show = (view: ExperimentView) =>
     navigate(experimentHref(id, { cell, compare, scenario, ...view }), { replace: true });
@@ -143,6 +144,14 @@ export function ExperimentPage({
       </div>
 
       {progress}
+
+      {arrived !== null ? (
+        <p className="notice" data-testid="outside-runs">
+          Runs are arriving from another process (<code>agent-lab bench</code> or a worker), the
+          latest at <time dateTime={arrived}>{formatDateTime(arrived)}</time>: the report follows
+          them.
+        </p>
+      ) : null}
 
       {report.simulated ? (
         <p className="notice notice-sim" data-testid="simulated-note">
@@ -256,6 +265,49 @@ function useReportRefresh(
     [],
   );
   return revision;
+}
+
+/** How often a page that follows no run of this server looks for runs another process stored. */
+const OUTSIDE_POLL_MS = 3_000;
+
+/**
+ * Runs another process stores (`agent-lab bench` against this database, a worker) send this
+ * server no events: while `watching`, the experiment's `revision` is read (one grouped query) and
+ * the report read again when it moves. Gives the time of the latest such run, once one arrived.
+ */
+function useOutsideRuns(id: string, watching: boolean, reload: () => Promise<void>): string | null {
+  const reloadRef = useRef(reload);
+  reloadRef.current = reload;
+  const [arrived, setArrived] = useState<string | null>(null);
+  useEffect(() => {
+    if (!watching) return;
+    const controller = new AbortController();
+    let seen: number | null = null;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const look = async () => {
+      try {
+        const { experiments } = await api.listExperiments({ limit: 1 }, controller.signal, id);
+        const item = experiments[0];
+        if (item !== undefined) {
+          if (seen !== null && item.revision !== seen) {
+            setArrived(item.last_updated_at);
+            void reloadRef.current();
+          }
+          seen = item.revision;
+        }
+      } catch (error) {
+        if (isAbortError(error)) return;
+        // A failed look is tried again at the next tick.
+      }
+      if (!controller.signal.aborted) timer = setTimeout(() => void look(), OUTSIDE_POLL_MS);
+    };
+    void look();
+    return () => {
+      controller.abort();
+      if (timer !== null) clearTimeout(timer);
+    };
+  }, [id, watching]);
+  return arrived;
 }
 
 /** The page while there is no report to show: the way back, a heading, and why. */

@@ -107,6 +107,17 @@ export function ExperimentsPage() {
                           running
                         </span>
                       </>
+                    ) : recentlyWritten(experiment.last_updated_at) ? (
+                      <>
+                        {" "}
+                        <span
+                          className="badge"
+                          data-testid="experiment-active"
+                          title="A run of it was stored in the last minute, by another process (agent-lab bench or a worker)"
+                        >
+                          runs arriving
+                        </span>
+                      </>
                     ) : null}
                   </th>
                   <td className="id-cell">
@@ -140,3 +151,8 @@ export function ExperimentsPage() {
     </div>
   );
 }
+
+/** Runs stored within this long by a process other than this server: the experiment is under way. */
+const ACTIVE_WINDOW_MS = 60_000;
+
+const recentlyWritten = (at: string) => Date.now() - Date.parse(at) < ACTIVE_WINDOW_MS;
