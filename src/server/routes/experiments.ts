@@ -2,10 +2,7 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
-import {
-  cellRunPage,
-  reportWithProgress,
-} from "../../experiments/experiment-report-from-store.js";
+import { cellRunPage, reportWithProgress } from "../../experiments/experiment-report-from-store.js";
 import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
 import { ExperimentListQuery } from "../../store/experiment-records.js";
 import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
