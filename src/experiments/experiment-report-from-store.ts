@@ -1,9 +1,5 @@
 import { AgentLabError, InvalidInputError } from "../domain/errors.js";
-import type {
-  CellRun,
-  ExperimentListItem,
-  ExperimentReportWithProgress,
-} from "../domain/experiment.js";
+import type { CellRun, ExperimentReportWithProgress } from "../domain/experiment.js";
 import { decodeCursor, encodeCursor, type Page, PageRequest } from "../domain/pagination.js";
 import { parseInput } from "../domain/validation.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -133,12 +129,4 @@ export function cellRunPage(
         ? encodeCursor(["cell-runs", list.experiment, list.cell, last.session_id, place])
         : null,
   };
-}
-
-/** Every experiment in the store, a page at a time (see SessionStore.listExperimentSummaries). */
-export async function listExperiments(
-  store: SessionStore,
-  page: PageRequest = {},
-): Promise<Page<ExperimentListItem>> {
-  return store.listExperimentSummaries(page);
 }
