@@ -48,4 +48,15 @@ describe("resolveDatabasePath", () => {
       });
     }
   });
+
+  it("refuses a SQLite URI, which the driver would take for a file of that name, saying where it came from", () => {
+    expect(() => resolveDatabasePath("file::memory:", {})).toThrow(
+      /^--db: "file::memory:" is a SQLite URI, which agent-lab would take for a file of that name/,
+    );
+    expect(() => resolveDatabasePath(undefined, { AGENT_LAB_DB: "FILE:lab.db?mode=ro" })).toThrow(
+      /^\$AGENT_LAB_DB: "FILE:lab.db\?mode=ro" is a SQLite URI/,
+    );
+    // A path that only contains the word is a path.
+    expect(resolveDatabasePath("./file:notes/lab.db", {}).path).toBe("./file:notes/lab.db");
+  });
 });

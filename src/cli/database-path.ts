@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { InvalidInputError } from "../domain/errors.js";
 import { isPostgresUrl, redactDatabaseUrl } from "../store/database-url.js";
 import { openExistingSessionStore, openSessionStore } from "../store/open-store.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -18,6 +19,19 @@ export interface DatabaseLocation {
   is_postgres: boolean;
 }
 
+/**
+ * SQLite's URI filenames (`file:lab.db?mode=ro`, `file::memory:`) are not read as URIs here: the
+ * driver would make a file of that very name. Refused, naming where the name came from.
+ */
+function notUri(source: string, name: string): string {
+  if (/^file:/i.test(name.trim())) {
+    throw new InvalidInputError(
+      `${source}: ${JSON.stringify(name)} is a SQLite URI, which agent-lab would take for a file of that name: give the file's path (or :memory:)`,
+    );
+  }
+  return name;
+}
+
 function locationOf(path: string, is_default: boolean): DatabaseLocation {
   return { path, is_default, label: redactDatabaseUrl(path), is_postgres: isPostgresUrl(path) };
 }
@@ -31,9 +45,9 @@ export function resolveDatabasePath(
   option: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): DatabaseLocation {
-  if (option) return locationOf(option, false);
+  if (option) return locationOf(notUri("--db", option), false);
   const fromEnvironment = env[DATABASE_ENV]?.trim();
-  if (fromEnvironment) return locationOf(fromEnvironment, false);
+  if (fromEnvironment) return locationOf(notUri(`$${DATABASE_ENV}`, fromEnvironment), false);
   // The XDG spec says a relative value is invalid and must be ignored.
   const xdg = env.XDG_DATA_HOME?.trim();
   const dataHome =
