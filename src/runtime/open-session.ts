@@ -40,14 +40,7 @@ export async function openSession<Prepared>(
   const title = () => options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
     const sessionId = options.session_id;
-    // The config's stored text, not the whole record: parsed once per text, not once per turn.
-    const head = await store.getStoredSessionConfig(sessionId);
-    const where = `session ${sessionId} config`;
-    const existing =
-      head === null
-        ? null
-        : (parseStoredSessionConfig(head.config_json, where) ??
-          (await readStoredConfig(store, sessionId, where)));
+    const existing = await storedSessionConfig(store, sessionId);
     if (existing) {
       // The mode is locked: another one is refused (by ensureSession, which names both); the
       // same one needs no write, so a turn that repeats its config costs no transaction for it.
@@ -56,7 +49,7 @@ export async function openSession<Prepared>(
         await store.ensureSession(sessionId, { title, config: requested });
       }
       const prepared = await prepare(existing.config);
-      return { sessionId, config: existing.config, prepared, updated_at: head?.updated_at ?? null };
+      return { sessionId, config: existing.config, prepared, updated_at: existing.updated_at };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);
@@ -82,15 +75,27 @@ export async function openSession<Prepared>(
   return { sessionId, config, prepared, updated_at: null };
 }
 
-/** The config from the whole record: the store's read refuses a text it cannot take, by name. */
-async function readStoredConfig(
+/**
+ * A stored session's config and mode (null: no such session), read as the stored text and parsed
+ * once per text (`parseStoredSessionConfig`), with the `updated_at` read with it. A text the
+ * cache cannot take is read through the whole record, whose read refuses it by name.
+ */
+export async function storedSessionConfig(
   store: SessionStore,
   sessionId: string,
-  where: string,
-): Promise<StoredConfig> {
+): Promise<(StoredConfig & { updated_at: string }) | null> {
+  const head = await store.getStoredSessionConfig(sessionId);
+  if (head === null) return null;
+  const where = `session ${sessionId} config`;
+  const parsed = parseStoredSessionConfig(head.config_json, where);
+  if (parsed !== null) return { ...parsed, updated_at: head.updated_at };
   const record = await store.getSession(sessionId);
   if (record === null) throw new SessionNotFoundError(sessionId);
-  return { config: parseSessionConfig(record.config, where), mode: record.tool_invocation_mode };
+  return {
+    config: parseSessionConfig(record.config, where),
+    mode: record.tool_invocation_mode,
+    updated_at: record.updated_at,
+  };
 }
 
 function titleFrom(message: string): string {

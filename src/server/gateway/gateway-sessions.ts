@@ -12,8 +12,7 @@ import {
   type GatewaySessionMark,
   type RequestMessage,
 } from "../../domain/gateway.js";
-import { modeOf } from "../../domain/session-config.js";
-import { parseSessionConfig } from "../../runtime/config-cache.js";
+import { storedSessionConfig } from "../../runtime/open-session.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import type { GatewayModels } from "./gateway-model-cache.js";
@@ -120,17 +119,14 @@ export class GatewaySessions {
     }
     // Refused now, before the upstream call starts (pass-through starts it at once), and before
     // a turn waiting for tool replies is ended for it: a refusal changes nothing.
-    const existing = await this.#store.getSession(session_id);
-    if (existing !== null && modeOf(existing.config) !== resolved.mode) {
-      throw new SessionModeMismatchError(modeOf(existing.config), resolved.mode);
+    const existing = await storedSessionConfig(this.#store, session_id);
+    if (existing !== null && existing.mode !== resolved.mode) {
+      throw new SessionModeMismatchError(existing.mode, resolved.mode);
     }
     // A session keeps its models: a call to another one would be recorded and priced as the
     // session's. A named session refuses it; a conversation that goes on with another model (a
     // client may route its steps to several) goes on in a session of its own.
-    const held =
-      existing === null
-        ? null
-        : agentOf(parseSessionConfig(existing.config, `session ${existing.id} config`).chat_agent);
+    const held = existing === null ? null : agentOf(existing.config.chat_agent);
     const asked = agentOf(resolved.chat_agent);
     if (held !== null && held !== asked && named !== null) {
       throw new SessionModelMismatchError(session_id, held, asked);
