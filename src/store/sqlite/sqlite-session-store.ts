@@ -61,7 +61,6 @@ import { auditRowParams, RecordBatch, usageRowParams } from "./record-batch.js";
 import {
   type AuditRow,
   type ListedOverviewRow,
-  type ListedSessionRow,
   type MessageRow,
   type SessionRow,
   type TurnRow,
@@ -213,14 +212,12 @@ export class SqliteSessionStore implements SessionStore {
     this.tokenFold.foldIfLarge();
     return this.db.transaction(() => {
       const tail = this.tokenFold.tail();
-      return (this.sql.listSessions.all() as ListedSessionRow[]).map((row) => ({
-        id: row.id,
-        title: row.title,
-        created_at: row.created_at,
-        updated_at: row.updated_at,
-        turn_count: row.turn_count,
-        total_tokens: row.folded_tokens + (tail.get(row.id) ?? 0),
-      }));
+      // total_tokens holds the folded tokens; the few sessions with calls above the fold add them.
+      const listed = JSON.parse(this.sql.listSessions.pluck().get() as string) as SessionListItem[];
+      if (tail.size > 0) {
+        for (const item of listed) item.total_tokens += tail.get(item.id) ?? 0;
+      }
+      return listed;
     })();
   }
 
