@@ -1,7 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { InvalidInputError } from "../domain/errors.js";
-import { isPostgresUrl, redactDatabaseUrl } from "../store/database-url.js";
+import { isPostgresUrl, redactDatabaseUrl, refuseSqliteUri } from "../store/database-url.js";
 import { openExistingSessionStore, openSessionStore } from "../store/open-store.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
@@ -19,16 +18,9 @@ export interface DatabaseLocation {
   is_postgres: boolean;
 }
 
-/**
- * SQLite's URI filenames (`file:lab.db?mode=ro`, `file::memory:`) are not read as URIs here: the
- * driver would make a file of that very name. Refused, naming where the name came from.
- */
+/** The name as given, once it is not a SQLite URI (see refuseSqliteUri). */
 function notUri(source: string, name: string): string {
-  if (/^file:/i.test(name.trim())) {
-    throw new InvalidInputError(
-      `${source}: ${JSON.stringify(name)} is a SQLite URI, which agent-lab would take for a file of that name: give the file's path (or :memory:)`,
-    );
-  }
+  refuseSqliteUri(source, name);
   return name;
 }
 

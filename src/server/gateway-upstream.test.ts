@@ -114,6 +114,19 @@ const romeAndOsloReply = (rome: string, oslo: string) =>
     }),
   );
 
+/** A refusal's status and OpenAI-shaped error body, for one assertion on both. */
+async function refusalOf(response: Response): Promise<{
+  status: number;
+  code: string | null;
+  message: string;
+  type: string;
+}> {
+  const { error } = (await response.json()) as {
+    error: { code: string | null; message: string; type: string };
+  };
+  return { status: response.status, code: error.code, message: error.message, type: error.type };
+}
+
 function onlySession() {
   const [item] = server.store.listSessions();
   return server.store.getSession(item?.id as string);
@@ -698,10 +711,7 @@ describe("retries", () => {
     const reader = first.body?.getReader();
     await reader?.read();
     const retried = await post(body, { "Idempotency-Key": "req-7" });
-    expect(retried.status).toBe(409);
-    expect(((await retried.json()) as { error: { code: string } }).error.code).toBe(
-      "request_in_progress",
-    );
+    expect(await refusalOf(retried)).toMatchObject({ status: 409, code: "request_in_progress" });
     while (!(await reader?.read())?.done);
     expect(upstream.requests).toHaveLength(1);
   });
@@ -715,10 +725,11 @@ describe("retries", () => {
       { model: "fake", messages: [{ role: "user", content: "dogs?" }] },
       { "Idempotency-Key": "req-9" },
     );
-    expect(other.status).toBe(400);
-    const { error } = (await other.json()) as { error: { code: string; message: string } };
-    expect(error.code).toBe("idempotency_key_reused");
-    expect(error.message).toContain("another request body");
+    expect(await refusalOf(other)).toMatchObject({
+      status: 400,
+      code: "idempotency_key_reused",
+      message: expect.stringContaining("another request body"),
+    });
     // The same body under the key is still a retry, answered again.
     const again = (await (await post(cats, { "Idempotency-Key": "req-9" })).json()) as {
       choices: { message: { content: string } }[];
@@ -910,10 +921,11 @@ describe("tool replies and the turn they continue", () => {
       { role: "tool" as const, tool_call_id: "call_a", content: "sun" },
     ];
     const partial = await post({ model: "fake", messages: answered, tools: [WEATHER] });
-    expect(partial.status).toBe(400);
-    const { error } = (await partial.json()) as { error: { message: string; type: string } };
-    expect(error.type).toBe("invalid_request_error");
-    expect(error.message).toContain("none answers call_b");
+    expect(await refusalOf(partial)).toMatchObject({
+      status: 400,
+      type: "invalid_request_error",
+      message: expect.stringContaining("none answers call_b"),
+    });
     expect(upstream.requests).toHaveLength(1);
     upstream.enqueue(streamReply(completionStream({ text: ["Sun in Rome, snow in Oslo."] })));
     const whole = await openai.chat.completions.create({
@@ -950,10 +962,10 @@ describe("tool replies and the turn they continue", () => {
       ],
       tools: [WEATHER],
     });
-    expect(partial.status).toBe(400);
-    expect(((await partial.json()) as { error: { message: string } }).error.message).toContain(
-      "none answers call_s2",
-    );
+    expect(await refusalOf(partial)).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("none answers call_s2"),
+    });
   });
 });
 
@@ -1062,10 +1074,7 @@ describe("the turn and its client, as the review found them", () => {
       { model: "fake", messages: [{ role: "user", content: "second" }] },
       session,
     );
-    expect(second.status).toBe(409);
-    expect(((await second.json()) as { error: { code: string } }).error.code).toBe(
-      "turn_in_progress",
-    );
+    expect(await refusalOf(second)).toMatchObject({ status: 409, code: "turn_in_progress" });
     let rest = "";
     const decoder = new TextDecoder();
     for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) {
@@ -1087,10 +1096,11 @@ describe("the turn and its client, as the review found them", () => {
       { model: "fake", messages: [{ role: "user", content: "hello there" }] },
       { "X-Agent-Lab-Session": "pinned" },
     );
-    expect(other.status).toBe(409);
-    const { error } = (await other.json()) as { error: { code: string; message: string } };
-    expect(error.code).toBe("session_model_mismatch");
-    expect(error.message).toContain("name another session");
+    expect(await refusalOf(other)).toMatchObject({
+      status: 409,
+      code: "session_model_mismatch",
+      message: expect.stringContaining("name another session"),
+    });
     expect(upstream.requests).toHaveLength(0);
 
     const simAnswer = (await (
@@ -1126,9 +1136,10 @@ describe("the turn and its client, as the review found them", () => {
       n: 2,
       messages: [{ role: "user", content: "hi" }],
     });
-    expect(refused.status).toBe(400);
-    const { error } = (await refused.json()) as { error: { message: string } };
-    expect(error.message).toContain("only n: 1 is supported");
+    expect(await refusalOf(refused)).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("only n: 1 is supported"),
+    });
     expect(upstream.requests).toHaveLength(0);
     upstream.enqueue(streamReply(completionStream({ text: ["One."] })));
     const one = await post({ model: "fake", n: 1, messages: [{ role: "user", content: "hi" }] });
@@ -1152,10 +1163,7 @@ describe("the turn and its client, as the review found them", () => {
       { model: "fake", messages: [{ role: "user", content: "cut in" }], stream: true },
       { "X-Agent-Lab-Session": session.id },
     );
-    expect(refused.status).toBe(409);
-    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
-      "turn_in_progress",
-    );
+    expect(await refusalOf(refused)).toMatchObject({ status: 409, code: "turn_in_progress" });
     expect(upstream.requests).toHaveLength(0);
     controller.abort();
     await native.catch(() => {});

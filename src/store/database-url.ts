@@ -1,8 +1,22 @@
+import { InvalidInputError } from "../domain/errors.js";
 /**
  * A database's URL as it may be shown. A `postgres://` URL carries its password, a secret like
  * an API key: every printed, logged or thrown URL and every driver message that may echo one goes
  * through here, for both the CLI and the PostgreSQL store.
  */
+
+/**
+ * SQLite's URI filenames (`file:lab.db?mode=ro`, `file::memory:`) are not read as URIs by the lab:
+ * the driver would make a file of that very name. Refused, naming where the name came from
+ * (`--db`, `$AGENT_LAB_DB`, `--to`, …).
+ */
+export function refuseSqliteUri(source: string, name: string): void {
+  if (/^file:/i.test(name.trim())) {
+    throw new InvalidInputError(
+      `${source}: ${JSON.stringify(name)} is a SQLite URI, which agent-lab would take for a file of that name: give the file's path`,
+    );
+  }
+}
 
 export function isPostgresUrl(target: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(target.trim());

@@ -5,6 +5,7 @@ import type { SessionExport } from "../../domain/session-export.js";
 import {
   isPostgresUrl,
   redactDatabaseUrl,
+  refuseSqliteUri,
   scrubDatabaseSecrets,
 } from "../../store/database-url.js";
 import { labExists, openExistingSessionStore, openSessionStore } from "../../store/open-store.js";
@@ -179,11 +180,7 @@ async function copyPayloads(
  * missing, which says nothing of the mistake.
  */
 function checkDatabaseName(flag: string, name: string): void {
-  if (/^file:/i.test(name.trim())) {
-    throw new InvalidInputError(
-      `${flag}: ${JSON.stringify(name)} is a SQLite URI, which agent-lab would take for a file of that name: give the file's path`,
-    );
-  }
+  refuseSqliteUri(flag, name);
   if (name.trim() === ":memory:") {
     throw new InvalidInputError(
       `${flag}: an in-memory database keeps nothing once the copy ends: name a SQLite file or a postgres:// URL`,
