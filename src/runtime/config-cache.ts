@@ -63,18 +63,10 @@ function plainJson(value: unknown): string | null {
 export function parseSessionConfig(value: unknown, where: string): LabSessionConfig {
   const key = plainJson(value);
   if (key === null) return parseInput(LabSessionConfig, value, where);
-  const known = parsed.get(key);
-  if (known !== undefined) {
-    parsed.delete(key);
-    parsed.set(key, known);
-    return known;
-  }
+  const known = recall(parsed, key);
+  if (known !== undefined) return known;
   const config = deepFreeze(parseInput(LabSessionConfig, value, where));
-  parsed.set(key, config);
-  for (const oldest of parsed.keys()) {
-    if (parsed.size <= MAX_CONFIGS) break;
-    parsed.delete(oldest);
-  }
+  keep(parsed, key, config);
   return config;
 }
 
@@ -92,12 +84,8 @@ const storedByText = new Map<string, StoredConfig>();
  * again. Null for a text that is not a JSON object (the store's own read names the problem).
  */
 export function parseStoredSessionConfig(text: string, where: string): StoredConfig | null {
-  const known = storedByText.get(text);
-  if (known !== undefined) {
-    storedByText.delete(text);
-    storedByText.set(text, known);
-    return known;
-  }
+  const known = recall(storedByText, text);
+  if (known !== undefined) return known;
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -111,11 +99,25 @@ export function parseStoredSessionConfig(text: string, where: string): StoredCon
   };
   // Shared only when frozen: a config parseSessionConfig would not cache (a -0, a deep nesting)
   // is each caller's own.
-  if (!Object.isFrozen(stored.config)) return stored;
-  storedByText.set(text, stored);
-  for (const oldest of storedByText.keys()) {
-    if (storedByText.size <= MAX_CONFIGS) break;
-    storedByText.delete(oldest);
-  }
+  if (Object.isFrozen(stored.config)) keep(storedByText, text, stored);
   return stored;
+}
+
+/** A kept value, moved to the newest end (the caches drop their least recently used first). */
+function recall<Value>(cache: Map<string, Value>, key: string): Value | undefined {
+  const known = cache.get(key);
+  if (known !== undefined) {
+    cache.delete(key);
+    cache.set(key, known);
+  }
+  return known;
+}
+
+/** Keeps a value, dropping the least recently used past MAX_CONFIGS. */
+function keep<Value>(cache: Map<string, Value>, key: string, value: Value): void {
+  cache.set(key, value);
+  for (const oldest of cache.keys()) {
+    if (cache.size <= MAX_CONFIGS) break;
+    cache.delete(oldest);
+  }
 }
