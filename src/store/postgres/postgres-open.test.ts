@@ -92,6 +92,41 @@ describe("PostgresSessionStore.open", () => {
     ]);
   });
 
+  it("upgrades a version-1 database to the list's covering index, and its connections run without JIT", async () => {
+    const first = await PostgresSessionStore.open(database.url);
+    for (const id of ["a", "b", "c"]) {
+      await first.createSession({ title: `title ${id}`, config: {}, session_id: id });
+    }
+    const before = await first.listSessions();
+    await first.close();
+    // As version 1 left it: the order-only index.
+    await sql(database.url, "DROP INDEX sessions_listed");
+    await sql(database.url, "CREATE INDEX sessions_updated ON sessions (updated_at DESC, id DESC)");
+    await sql(database.url, "UPDATE agent_lab_schema SET version = 1");
+    const store = await PostgresSessionStore.open(database.url);
+    try {
+      expect(store.migrated).toBe(true);
+      expect(await store.listSessions()).toStrictEqual(before);
+      const indexes = await sql<{ indexname: string; indexdef: string }>(
+        database.url,
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'sessions' AND indexname IN ('sessions_listed', 'sessions_updated')",
+      );
+      expect(indexes.map((index) => index.indexname)).toStrictEqual(["sessions_listed"]);
+      expect(indexes[0]?.indexdef).toContain("INCLUDE (title, created_at, turn_count)");
+      // Every pooled connection, not only the first: JIT's compile cost a whole list 50 ms.
+      const clients = await Promise.all([store.pool.connect(), store.pool.connect()]);
+      try {
+        for (const client of clients) {
+          expect((await client.query("SHOW jit")).rows).toStrictEqual([{ jit: "off" }]);
+        }
+      } finally {
+        for (const client of clients) client.release();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it("refuses a database written by a newer schema, leaving it untouched", async () => {
     await (await PostgresSessionStore.open(database.url)).close();
     await sql(database.url, "UPDATE agent_lab_schema SET version = $1", [PG_SCHEMA_VERSION + 1]);

@@ -12,7 +12,7 @@
  */
 
 /** Bumped whenever this layout changes; a database with a higher version is refused. */
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** The config as jsonb, or NULL when it is not JSON PostgreSQL accepts (as SQLite's json_valid). */
 const FUNCTIONS = [
@@ -184,7 +184,11 @@ export const INDEXES = [
   "CREATE INDEX IF NOT EXISTS usage_stats_session_id ON usage_stats (session_id, id)",
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
-  "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
+  // Version 2: the list order with what the list reads besides its token totals (replaces
+  // sessions_updated, the order alone), so listSessions scans the index, not rows with configs.
+  "DROP INDEX IF EXISTS sessions_updated",
+  `CREATE INDEX IF NOT EXISTS sessions_listed ON sessions (updated_at DESC, id DESC)
+    INCLUDE (title, created_at, turn_count)`,
   "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at, seq)",
   "CREATE INDEX IF NOT EXISTS sessions_experiment_updated ON sessions (experiment_id, updated_at DESC, id DESC)",
   "CREATE INDEX IF NOT EXISTS sessions_mode_updated ON sessions (mode, updated_at DESC, id DESC)",

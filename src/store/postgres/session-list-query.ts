@@ -14,7 +14,7 @@ import { SESSION_TOKENS } from "./queries.js";
 type ParsedQuery = z.output<typeof SessionQuery>;
 
 /**
- * The paged session list on PostgreSQL: newest first on `sessions_updated` (updated_at DESC,
+ * The paged session list on PostgreSQL: newest first on `sessions_listed` (updated_at DESC,
  * id DESC), the page the rows after the cursor's (updated_at, id), each filter a condition on a
  * column with its own index (schema.ts): mode, either model, status and experiment are btree
  * indexes led by the filter and ordered like the list; a tag is the GIN index on `tags`.

@@ -40,6 +40,16 @@ export interface ListedSessionRow {
   folded_tokens: number;
 }
 
+/** A row of the listSessions JSON: the ListedSessionRow columns in that order, as an array. */
+export type ListedRow = [
+  id: string,
+  title: string,
+  created_at: string,
+  updated_at: string,
+  turn_count: number,
+  folded_tokens: number,
+];
+
 export interface ListedOverviewRow extends ListedSessionRow {
   mode: unknown;
   chat_model: unknown;

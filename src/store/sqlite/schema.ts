@@ -8,7 +8,7 @@ import { TURN_USAGE_TABLE, TURN_USAGE_TRIGGER } from "./turn-usage.js";
  */
 
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** A legacy config that is not JSON belongs to no experiment (json_extract would raise). */
 const EXPERIMENT_ID =
@@ -270,7 +270,11 @@ export const INDEXES: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS usage_stats_session_id ON usage_stats (session_id, id)",
   "CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, id)",
   "CREATE INDEX IF NOT EXISTS audit_logs_session ON audit_logs (session_id, id)",
-  "CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (updated_at DESC, id DESC)",
+  // Version 7: the list order, covering what listSessions reads (replaces sessions_updated, the
+  // order alone): the whole list is read from the index, not from rows holding their configs.
+  "DROP INDEX IF EXISTS sessions_updated",
+  `CREATE INDEX IF NOT EXISTS sessions_listed
+    ON sessions (updated_at DESC, id DESC, title, created_at, turn_count, folded_tokens)`,
   "CREATE INDEX IF NOT EXISTS sessions_experiment_dates ON sessions (experiment_id, created_at, updated_at)",
   "CREATE INDEX IF NOT EXISTS sessions_experiment ON sessions (experiment_id, created_at)",
   // Version 4: each filter of the paged list reads its rows in list order from one index.

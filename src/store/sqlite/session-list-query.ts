@@ -33,7 +33,7 @@ function titlePlans(query: ParsedQuery): TitlePlan[] {
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`;
 
 /**
- * The paged session list: newest first on the `sessions_updated` order (updated_at DESC, id DESC),
+ * The paged session list: newest first on the `sessions_listed` order (updated_at DESC, id DESC),
  * each filter a condition on a schema-v4 column or table with its own index, the page the rows
  * after the cursor's (updated_at, id). Statements are prepared once per combination of filters.
  */

@@ -61,6 +61,7 @@ import { auditRowParams, RecordBatch, usageRowParams } from "./record-batch.js";
 import {
   type AuditRow,
   type ListedOverviewRow,
+  type ListedRow,
   type MessageRow,
   type SessionRow,
   type TurnRow,
@@ -213,11 +214,15 @@ export class SqliteSessionStore implements SessionStore {
     return this.db.transaction(() => {
       const tail = this.tokenFold.tail();
       // total_tokens holds the folded tokens; the few sessions with calls above the fold add them.
-      const listed = JSON.parse(this.sql.listSessions.pluck().get() as string) as SessionListItem[];
-      if (tail.size > 0) {
-        for (const item of listed) item.total_tokens += tail.get(item.id) ?? 0;
-      }
-      return listed;
+      const rows = JSON.parse(this.sql.listSessions.pluck().get() as string) as ListedRow[];
+      return rows.map((row) => ({
+        id: row[0],
+        title: row[1],
+        created_at: row[2],
+        updated_at: row[3],
+        turn_count: row[4],
+        total_tokens: tail.size > 0 ? row[5] + (tail.get(row[0]) ?? 0) : row[5],
+      }));
     })();
   }
 

@@ -51,13 +51,14 @@ const SQL = {
       UPDATE sessions SET updated_at = ? WHERE id = ?
         AND EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?)`,
   countTurn: "UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1 WHERE id = ?",
-  // The whole list as one JSON text, built by SQLite and parsed by V8 at once: 125 ms for
-  // 100,000 sessions against 207 ms for the same columns as rows through the driver (`npm run
-  // bench -- pg`). The subquery's order, on the sessions_updated index, is the array's (an ORDER
-  // BY inside the aggregate would sort instead). PostgreSQL's json_agg was slower than its rows.
+  // The whole list as one JSON text of rows as arrays, built by SQLite and parsed by V8 at once,
+  // read from the covering index `sessions_listed` without touching the table (`npm run bench --
+  // pg`, 100,000 sessions: 125 ms as objects from the table, 207 ms as rows through the driver).
+  // The subquery's order is the array's (an ORDER BY inside the aggregate would sort instead).
+  // PostgreSQL's json_agg was slower than its rows.
   listSessions: `
-      SELECT json_group_array(json_object('id', id, 'title', title, 'created_at', created_at,
-        'updated_at', updated_at, 'turn_count', turn_count, 'total_tokens', folded_tokens))
+      SELECT json_group_array(json_array(id, title, created_at, updated_at, turn_count,
+        folded_tokens))
       FROM (SELECT id, title, created_at, updated_at, turn_count, folded_tokens
         FROM sessions ORDER BY updated_at DESC, id DESC)`,
   // The config fields a session list shows, read in SQL so no config is parsed in JS. A config
