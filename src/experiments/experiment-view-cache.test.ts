@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { ExperimentNotFoundError } from "./experiment-report-from-store.js";
+import { EXPERIMENT_SLICE } from "./experiment-runs.js";
 import { ExperimentViewCache } from "./experiment-view-cache.js";
 import { temporaryStorePerTest } from "./test-fixtures.js";
 
@@ -60,4 +61,60 @@ it("builds once for requests that arrive together, and refuses an unknown experi
   expect(second.view).toBe(first.view);
   expect(first.view.report.runs).toHaveLength(1);
   await expect(cache.get("nope")).rejects.toThrow(ExperimentNotFoundError);
+});
+
+it("builds one report of an experiment at a time: requests for newer runs wait for it, then share one build", async () => {
+  finishedRun("a", 1);
+  let building = 0;
+  let mostAtOnce = 0;
+  let builds = 0;
+  // A slow store (a large experiment, or PostgreSQL): each build's read takes a while, and
+  // the builds of one experiment would run side by side, each holding its runs.
+  const slow = new Proxy(lab.store, {
+    get(target, property, receiver) {
+      if (property !== "experimentScoringRows") return Reflect.get(target, property, receiver);
+      return async (...args: Parameters<typeof target.experimentScoringRows>) => {
+        builds += 1;
+        building += 1;
+        mostAtOnce = Math.max(mostAtOnce, building);
+        try {
+          const rows = await target.experimentScoringRows(...args);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          return rows;
+        } finally {
+          building -= 1;
+        }
+      };
+    },
+  });
+  const cache = new ExperimentViewCache(slow);
+  const first = cache.get("a");
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  finishedRun("a", 2);
+  const second = cache.get("a");
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  finishedRun("a", 3);
+  const third = cache.get("a");
+  const views = await Promise.all([first, second, third]);
+  expect(mostAtOnce).toBe(1);
+  expect(builds).toBe(2);
+  expect(views.map(({ view }) => view.report.runs.length)).toStrictEqual([1, 3, 3]);
+  expect(views[2]?.view).toBe(views[1]?.view);
+  // Current now: served from the cache.
+  expect(await cache.get("a")).toMatchObject({ hit: true, view: views[2]?.view });
+});
+
+it("lets the event loop run between the slices it reads: a server answers others during a large build", async () => {
+  for (let repetition = 1; repetition <= EXPERIMENT_SLICE + 1; repetition++) {
+    finishedRun("big", repetition);
+  }
+  const cache = new ExperimentViewCache(lab.store);
+  const order: string[] = [];
+  // Another request's work, queued as an I/O callback is: after the build began.
+  const building = cache.get("big").then(({ view }) => {
+    order.push(`built ${view.report.runs.length}`);
+  });
+  setImmediate(() => order.push("other request"));
+  await building;
+  expect(order).toStrictEqual(["other request", `built ${EXPERIMENT_SLICE + 1}`]);
 });

@@ -32,8 +32,12 @@ export class ExperimentViewCache {
   readonly #store: SessionStore;
   readonly #capacity: number;
   readonly #entries = new Map<string, CachedView>();
-  /** Builds under way, by experiment and stamp: requests that arrive meanwhile wait for it. */
-  readonly #building = new Map<string, Promise<CachedView>>();
+  /**
+   * The build under way for each experiment, and the revision it was asked for: at most one at a
+   * time (a build yields to the event loop between its slices, so builds of one experiment would
+   * otherwise run side by side, each holding its runs: ten requests while runs finished made ten).
+   */
+  readonly #building = new Map<string, { stamp: string; cached: Promise<CachedView> }>();
 
   readonly #maxRuns: number;
 
@@ -86,28 +90,48 @@ export class ExperimentViewCache {
     return { runs, hit: entry.hit };
   }
 
+  /**
+   * The cached view when it is current; else the build under way for this revision, or a new
+   * one. A request for a newer revision than the build under way waits for that build, then
+   * looks again: by then its view may be cached, or it joins the build another waiter started
+   * (which read the revision after this request did), so it waits for two builds at most.
+   */
   async #entry(experimentId: string) {
-    const stamp = await this.#stamp(experimentId);
-    const known = this.#entries.get(experimentId);
-    this.#entries.delete(experimentId);
-    if (known !== undefined && known.stamp === stamp) {
-      this.#entries.set(experimentId, known);
-      return { view: known.view, cached: known, hit: true };
+    let waited = false;
+    for (;;) {
+      const stamp = await this.#stamp(experimentId);
+      const known = this.#entries.get(experimentId);
+      if (known !== undefined && known.stamp === stamp) {
+        this.#entries.delete(experimentId);
+        this.#entries.set(experimentId, known);
+        return { view: known.view, cached: known, hit: true };
+      }
+      const under = this.#building.get(experimentId);
+      if (under !== undefined && (under.stamp === stamp || waited)) {
+        const cached = await under.cached;
+        return { view: cached.view, cached, hit: false };
+      }
+      if (under !== undefined) {
+        await under.cached.catch(() => {});
+        waited = true;
+        continue;
+      }
+      const cached = this.#build(experimentId, stamp).finally(() => {
+        if (this.#building.get(experimentId)?.cached === cached)
+          this.#building.delete(experimentId);
+      });
+      this.#building.set(experimentId, { stamp, cached });
+      const built = await cached;
+      return { view: built.view, cached: built, hit: false };
     }
-    const key = `${stamp}\n${experimentId}`;
-    let building = this.#building.get(key);
-    if (building === undefined) {
-      building = this.#build(experimentId, stamp).finally(() => this.#building.delete(key));
-      this.#building.set(key, building);
-    }
-    const cached = await building;
-    return { view: cached.view, cached, hit: false };
   }
 
   async #build(experimentId: string, stamp: string): Promise<CachedView> {
     const view = await experimentViewFromStore(this.#store, experimentId);
     // Stamped as read before the build: a change during it makes the next request rebuild.
     const cached: CachedView = { stamp, view, bodies: new Map(), cells: new Map() };
+    // Last in the LRU order, which the eviction below reads from the oldest.
+    this.#entries.delete(experimentId);
     this.#entries.set(experimentId, cached);
     const runsOf = (entry: CachedView) => entry.view.report.runs.length + entry.view.pending.length;
     let runs = 0;

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurnOfEventLoop } from "node:timers/promises";
 import type {
   Cell,
   CellRun,
@@ -194,6 +195,9 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       if (stored !== null && stored.tag.id === experiment_id) visit(session.id, stored, slice);
     }
     cursor = slice.next_cursor;
+    // A server builds reports beside its gateway, API and running turns: on SQLite the slices
+    // are read synchronously, and a 50,000-run report held the event loop for seconds at once.
+    if (cursor !== null) await nextTurnOfEventLoop();
   } while (cursor !== null);
   const tagPrices: Record<string, Price> = {};
   for (const prices of tagPriceTables) Object.assign(tagPrices, prices);
