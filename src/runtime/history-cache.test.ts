@@ -136,6 +136,26 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     expect(seen.sent).toContain("a note written by hand");
   });
 
+  it("a session imported over itself with an edited message, its updated_at the same, is read from the store", async () => {
+    const seen = await aroundAWrite(async () => {
+      // The user fixes a message in an export and imports it over the session: the document's
+      // timestamps are kept, the same updated_at the first turn left.
+      const { store } = current();
+      const document = store.exportSession("s");
+      store.deleteSession("s");
+      store.importSession({
+        ...document,
+        messages: document.messages.map((message) =>
+          message.role === "user" ? { ...message, content: "hello, edited" } : message,
+        ),
+      });
+      expect(store.getSession("s")?.updated_at).toBe(document.session.updated_at);
+    });
+    expect(seen.reads).toBe(2);
+    expect(seen.sent).toContain("hello, edited");
+    expect(seen.sent).not.toContain("hello");
+  });
+
   it("a turn run by another store (another process) between two turns of this one is read from the store", async () => {
     const seen = await aroundAWrite(async () => {
       // The same file through another connection: its turn moves the turn index.

@@ -14,6 +14,11 @@ interface Kept {
    * writes them, and the claim moved it and took the next turn index.)
    */
   updated_at: string;
+  /**
+   * The session's `incarnation` as the turn read it: an import over the session (delete, then
+   * the document written) keeps the document's `updated_at`, which may be the very one kept.
+   */
+  incarnation: number | null;
   history: ChatMessage[];
 }
 
@@ -23,14 +28,19 @@ const kept = new WeakMap<SessionStore, Map<string, Kept>>();
  * The history a turn of this process left, when nothing has been written to the session since:
  * the next turn then reads only its own user message instead of the whole session (whose cost
  * grows with every turn, tool calls parsed row by row). Valid only when the claimed turn is the
- * very next one, none was interrupted, and the session's `updated_at`, read before the claim, is
- * the one that turn left; anything else (another process's turn, a repair, an import, a write by
+ * very next one, none was interrupted, and the session's `updated_at` and `incarnation`, read
+ * before the claim, are the ones that turn left; anything else (another process's turn, a repair, an import, a write by
  * hand) reads the session from the store as before. Taken once: a failed turn leaves nothing.
  */
 export function takeHistory(
   store: SessionStore,
   sessionId: string,
-  check: { turn_index: number; interrupted: readonly number[]; updated_at: string | null },
+  check: {
+    turn_index: number;
+    interrupted: readonly number[];
+    updated_at: string | null;
+    incarnation: number | null;
+  },
 ): ChatMessage[] | null {
   const sessions = kept.get(store);
   const entry = sessions?.get(sessionId);
@@ -39,7 +49,9 @@ export function takeHistory(
   const fresh =
     entry.turn_index + 1 === check.turn_index &&
     check.interrupted.length === 0 &&
-    entry.updated_at === check.updated_at;
+    entry.updated_at === check.updated_at &&
+    entry.incarnation !== null &&
+    entry.incarnation === check.incarnation;
   return fresh ? entry.history : null;
 }
 

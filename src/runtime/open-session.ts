@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { SessionNotFoundError } from "../domain/errors.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { SessionStore, StoredSessionConfig } from "../store/session-store.js";
 import { parseSessionConfig, parseStoredSessionConfig, type StoredConfig } from "./config-cache.js";
 
 export interface OpenSessionOptions {
@@ -19,6 +19,8 @@ export interface OpenedSession<Prepared> {
   prepared: Prepared;
   /** The stored session's `updated_at` as read here, before the turn claims it (null: new). */
   updated_at: string | null;
+  /** The stored session's `incarnation`, read with `updated_at` or just after making it. */
+  incarnation: number | null;
 }
 
 /**
@@ -49,7 +51,8 @@ export async function openSession<Prepared>(
         await store.ensureSession(sessionId, { title, config: requested });
       }
       const prepared = await prepare(existing.config);
-      return { sessionId, config: existing.config, prepared, updated_at: existing.updated_at };
+      const { updated_at, incarnation } = existing;
+      return { sessionId, config: existing.config, prepared, updated_at, incarnation };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);
@@ -60,41 +63,52 @@ export async function openSession<Prepared>(
     const stored = await store.getSession(options.session_id);
     if (stored === null) throw new SessionNotFoundError(options.session_id);
     const storedConfig = parseSessionConfig(stored.config, `session ${stored.id} config`);
+    const incarnation = await incarnationOf(store, stored.id);
     return isDeepStrictEqual(storedConfig, config)
-      ? { sessionId: stored.id, config, prepared, updated_at: null }
+      ? { sessionId: stored.id, config, prepared, updated_at: null, incarnation }
       : {
           sessionId: stored.id,
           config: storedConfig,
           prepared: await prepare(storedConfig),
           updated_at: null,
+          incarnation,
         };
   }
   const config = requested ?? LabSessionConfig.parse({});
   const prepared = await prepare(config);
   const sessionId = await store.createSession({ title: title(), config });
-  return { sessionId, config, prepared, updated_at: null };
+  const incarnation = await incarnationOf(store, sessionId);
+  return { sessionId, config, prepared, updated_at: null, incarnation };
+}
+
+/** The incarnation of a session just made: its next turn may then take the history this one keeps. */
+async function incarnationOf(store: SessionStore, sessionId: string): Promise<number | null> {
+  return (await store.getStoredSessionConfig(sessionId))?.incarnation ?? null;
 }
 
 /**
  * A stored session's config and mode (null: no such session), read as the stored text and parsed
- * once per text (`parseStoredSessionConfig`), with the `updated_at` read with it. A text the
+ * once per text (`parseStoredSessionConfig`), with the `updated_at` and `incarnation` read with
+ * it. A text the
  * cache cannot take is read through the whole record, whose read refuses it by name.
  */
 export async function storedSessionConfig(
   store: SessionStore,
   sessionId: string,
-): Promise<(StoredConfig & { updated_at: string }) | null> {
+): Promise<(StoredConfig & Omit<StoredSessionConfig, "config_json">) | null> {
   const head = await store.getStoredSessionConfig(sessionId);
   if (head === null) return null;
   const where = `session ${sessionId} config`;
   const parsed = parseStoredSessionConfig(head.config_json, where);
-  if (parsed !== null) return { ...parsed, updated_at: head.updated_at };
+  const { updated_at, incarnation } = head;
+  if (parsed !== null) return { ...parsed, updated_at, incarnation };
   const record = await store.getSession(sessionId);
   if (record === null) throw new SessionNotFoundError(sessionId);
   return {
     config: parseSessionConfig(record.config, where),
     mode: record.tool_invocation_mode,
     updated_at: record.updated_at,
+    incarnation,
   };
 }
 

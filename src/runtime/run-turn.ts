@@ -126,6 +126,7 @@ async function driveTurn(
     sessionId,
     config,
     updated_at,
+    incarnation,
     prepared: { chat_model, event_model, tools },
   } = await openSession(options, (config) =>
     prepareTurn(config, options.providers, { models: options.models, signal }),
@@ -148,7 +149,7 @@ async function driveTurn(
   });
   const { turn_index } = claim;
   // This process's last turn of the session, when nothing was written since (history-cache.ts).
-  const kept = takeHistory(store, sessionId, { ...claim, updated_at });
+  const kept = takeHistory(store, sessionId, { ...claim, updated_at, incarnation });
   // Handed over once (the cache let go of it): extended in place, not copied, at any length.
   kept?.push({ role: "user", content: message, tool_calls: [] });
   const startedAt = options.started_at ?? performance.now();
@@ -160,6 +161,7 @@ async function driveTurn(
       records,
       kept,
       sessionId,
+      incarnation,
       turn_index,
       startedAt,
       pauses,
@@ -184,6 +186,8 @@ interface ClaimedTurnSetup {
   /** The history up to this turn's user message, when kept from the last turn (else read). */
   kept: ChatMessage[] | null;
   sessionId: string;
+  /** The session's incarnation as read before the claim (null: created by this turn). */
+  incarnation: number | null;
   turn_index: number;
   startedAt: number;
   pauses: PauseClock;
@@ -272,7 +276,13 @@ async function runClaimedTurn(
   // The time the turn's end was written at is the session's updated_at it left: no read back.
   const { updated_at } = records;
   if (updated_at !== null) {
-    keepHistory(store, sessionId, { turn_index, updated_at, history }, history.slice(before));
+    const { incarnation } = setup;
+    keepHistory(
+      store,
+      sessionId,
+      { turn_index, updated_at, incarnation, history },
+      history.slice(before),
+    );
   }
   emit({
     type: "turn_end",

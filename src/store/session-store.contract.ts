@@ -430,7 +430,7 @@ export function describeSessionStoreContract(
       expect(session?.tool_invocation_mode).toBe("chat_agent_tools");
     });
 
-    it("getStoredSessionConfig gives the config as stored and getSession's updated_at, and follows a session made anew under the same id", async () => {
+    it("getStoredSessionConfig gives the config as stored, getSession's updated_at and an incarnation that changes only with a session made anew under the same id", async () => {
       expect(await store.getStoredSessionConfig("stored")).toBeNull();
       const config = { tool_invocation_mode: "dual_agent" as const, extra: { kept: [1, "two"] } };
       await store.createSession({ session_id: "stored", title: "s", config });
@@ -445,6 +445,14 @@ export function describeSessionStoreContract(
       expect(claimed?.updated_at).not.toBe(first?.updated_at);
       expect(claimed?.updated_at).toBe((await store.getSession("stored"))?.updated_at);
       await store.completeTurn("stored", { turn_index, wall_time_ms: 1 });
+      // The same row, written to: the same incarnation.
+      const completed = await store.getStoredSessionConfig("stored");
+      expect(typeof first?.incarnation).toBe("number");
+      expect(Number.isSafeInteger(first?.incarnation)).toBe(true);
+      expect([claimed?.incarnation, completed?.incarnation]).toStrictEqual([
+        first?.incarnation,
+        first?.incarnation,
+      ]);
       // Exported, deleted and imported with another config: same timestamps, another text.
       const document = await store.exportSession("stored");
       await store.deleteSession("stored");
@@ -454,6 +462,22 @@ export function describeSessionStoreContract(
       const imported = await store.getStoredSessionConfig("stored");
       expect(imported?.updated_at).toBe((await store.getSession("stored"))?.updated_at);
       expect(JSON.parse(imported?.config_json ?? "null")).toStrictEqual(edited);
+      expect(imported?.incarnation).not.toBe(first?.incarnation);
+      // Imported again, unchanged: the very timestamps and text, but a row written anew.
+      await store.deleteSession("stored");
+      await store.importSession({ ...document, session: { ...document.session, config: edited } });
+      const again = await store.getStoredSessionConfig("stored");
+      expect([again?.updated_at, again?.config_json]).toStrictEqual([
+        imported?.updated_at,
+        imported?.config_json,
+      ]);
+      expect(again?.incarnation).not.toBe(imported?.incarnation);
+      // Deleted and created again under its id.
+      await store.deleteSession("stored");
+      await store.createSession({ session_id: "stored", title: "s", config });
+      expect((await store.getStoredSessionConfig("stored"))?.incarnation).not.toBe(
+        again?.incarnation,
+      );
     });
 
     it("refuses to reuse a session id, to start a turn twice, and to write to unknown sessions or turns", async () => {

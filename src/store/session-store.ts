@@ -43,6 +43,12 @@ export type Awaitable<T> = T | Promise<T>;
 export interface StoredSessionConfig {
   config_json: string;
   updated_at: string;
+  /**
+   * Changes whenever the session's row is written anew (an import over a deleted session, a
+   * session deleted and created again with its id), and only then: an import keeps the
+   * document's `updated_at`, so that alone cannot tell the session from the one it replaced.
+   */
+  incarnation: number;
 }
 
 /** What `claimTurn` took: the new turn's index and the dead runners' turns it marked interrupted. */

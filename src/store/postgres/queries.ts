@@ -81,7 +81,9 @@ export const SQL = {
     "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
   selectSession:
     "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = $1",
-  selectStoredConfig: "SELECT config_json, updated_at FROM sessions WHERE id = $1",
+  // seq, an identity, is never handed out twice: a row inserted again has another.
+  selectStoredConfig:
+    "SELECT config_json, updated_at, seq AS incarnation FROM sessions WHERE id = $1",
   selectSessionId: "SELECT 1 FROM sessions WHERE id = $1",
   // A batch that writes rows but leaves updated_at (touch_session false): the key-share lock waits
   // for a deleteSession holding the row (FOR UPDATE) and then sees it gone, as the touching UPDATE

@@ -7,6 +7,9 @@ import { TURN_USAGE_TABLE, TURN_USAGE_TRIGGER } from "./turn-usage.js";
  * added columns that must be NOT NULL carry a default.
  */
 
+/** A session row's `incarnation`: random, within a JS number's exact integers. */
+export const NEW_INCARNATION = "(random() % 9007199254740991)";
+
 /** Bumped whenever the layout changes; a file with a higher `user_version` is refused. */
 export const SCHEMA_VERSION = 7;
 
@@ -73,6 +76,8 @@ export const TABLES: readonly TableLayout[] = [
       ["chat_model", `TEXT GENERATED ALWAYS AS (${CHAT_MODEL}) VIRTUAL`],
       ["event_model", `TEXT GENERATED ALWAYS AS (${EVENT_MODEL}) VIRTUAL`],
       ["last_status", "TEXT"],
+      // Version 7: StoredSessionConfig.incarnation, drawn anew whenever the row is inserted.
+      ["incarnation", "INTEGER NOT NULL DEFAULT 0"],
     ],
   },
   {

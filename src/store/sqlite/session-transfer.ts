@@ -6,6 +6,7 @@ import { redactSecrets } from "../../domain/secrets.js";
 import type { ParsedSessionExport } from "../../domain/session-export.js";
 import { tokenUsage } from "../../domain/usage.js";
 import { toMessageRowParams, toUsageRowParams } from "./rows.js";
+import { NEW_INCARNATION } from "./schema.js";
 import type { Statements } from "./statements.js";
 
 /**
@@ -45,8 +46,9 @@ export class SessionTransfer {
       UPDATE rollup_watermark SET usage_id = (SELECT COALESCE(MAX(id), 0) FROM usage_stats)
       WHERE usage_id > (SELECT COALESCE(MAX(id), 0) FROM usage_stats)`);
     this.insertSession = db.prepare(`
-      INSERT INTO sessions (id, title, created_at, updated_at, config_json, turn_count, folded_tokens)
-      VALUES (@id, @title, @created_at, @updated_at, @config_json, @turn_count, 0)`);
+      INSERT INTO sessions (id, title, created_at, updated_at, config_json, turn_count, folded_tokens,
+        incarnation)
+      VALUES (@id, @title, @created_at, @updated_at, @config_json, @turn_count, 0, ${NEW_INCARNATION})`);
     this.insertTurn = db.prepare(`
       INSERT INTO turns (session_id, turn_index, user_message, started_at, completed_at, wall_time_ms, status, runner)
       VALUES (@session_id, @turn_index, @user_message, @started_at, @completed_at, @wall_time_ms, @status, @runner)`);

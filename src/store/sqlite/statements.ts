@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { NEW_INCARNATION } from "./schema.js";
 
 /**
  * The columns of a usage row as written (rows.ts toUsageRowParams binds each by name).
@@ -37,10 +38,10 @@ export const USAGE_COLUMNS = [
 
 /** Every statement the store runs, prepared once per connection by `prepareStatements`. */
 const SQL = {
-  insertSession:
-    "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, ?)",
+  insertSession: `INSERT INTO sessions (id, title, created_at, updated_at, config_json, incarnation)
+    VALUES (?, ?, ?, ?, ?, ${NEW_INCARNATION})`,
   selectSession: "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = ?",
-  selectStoredConfig: "SELECT config_json, updated_at FROM sessions WHERE id = ?",
+  selectStoredConfig: "SELECT config_json, updated_at, incarnation FROM sessions WHERE id = ?",
   selectSessionId: "SELECT 1 FROM sessions WHERE id = ?",
   selectSessionsByExperiment: `
       SELECT id, title, created_at, updated_at, config_json FROM sessions
