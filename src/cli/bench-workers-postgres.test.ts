@@ -83,6 +83,8 @@ describe("agent-lab bench --workers on PostgreSQL", () => {
     const password = new URL(database.url).password;
     expect(password.length).toBeGreaterThan(0);
     expect(result.stderr).not.toContain(password);
+    // Nothing but the lab's own lines: no driver warning from any process (the workers' too).
+    expect(result.stderr).not.toMatch(/Warning/);
     checkExactlyOnce(await runsOf(experimentOf(result.stderr)), 48);
   });
 
@@ -101,6 +103,7 @@ describe("agent-lab bench --workers on PostgreSQL", () => {
     expect(stderrLines(joined).at(-1)).toMatch(
       /; experiment slow-[0-9a-f]{8}: 48 of 48 runs done$/,
     );
+    expect(`${stopped.stderr}${joined.stderr}`).not.toMatch(/Warning/);
     checkExactlyOnce(await runsOf(experimentId), 48);
   });
 });
