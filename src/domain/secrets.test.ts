@@ -7,6 +7,7 @@ import {
   redactSecretText,
   rememberSecretValue,
   SECRET_SHAPES,
+  SecretTextScrubber,
 } from "./secrets.js";
 
 describe("redactSecretText", () => {
@@ -133,5 +134,42 @@ describe("redactSecretText", () => {
     expect(redactSecretText(`${usage} token: abcdefgh12345678`)).toBe(
       `${usage} token: ${REDACTED}`,
     );
+  });
+});
+
+describe("SecretTextScrubber", () => {
+  const key = "qa-upstream-KEY-0123456789";
+
+  /** The pieces scrubbed one by one, and what `end` gives, joined. */
+  const scrubbed = (pieces: readonly string[]) => {
+    const scrubber = new SecretTextScrubber();
+    return pieces.map((piece) => scrubber.push(piece)).join("") + scrubber.end();
+  };
+
+  it("blanks a kept key however the text is split around it, and leaves the rest as it came", () => {
+    rememberSecretValue(key);
+    const text = `your key is Bearer ${key} (and again: ${key}), done`;
+    const clean = `your key is Bearer ${REDACTED} (and again: ${REDACTED}), done`;
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: text.length - 1 })), (cuts) => {
+        const at = [0, ...[...cuts].sort((a, b) => a - b), text.length];
+        const pieces = at.slice(1).map((end, index) => text.slice(at[index], end));
+        expect(scrubbed(pieces)).toBe(clean);
+      }),
+    );
+  });
+
+  it("holds back only an end that could begin a key, and gives a short one back at the end", () => {
+    rememberSecretValue(key);
+    const scrubber = new SecretTextScrubber();
+    expect(scrubber.push("plain text, qa-up")).toBe("plain text, ");
+    expect(scrubber.push("date later")).toBe("qa-update later");
+    expect(scrubber.push(" ends with qa-")).toBe(" ends with ");
+    expect(scrubber.end()).toBe("qa-");
+  });
+
+  it("blanks most of a key cut off at the end of the text", () => {
+    rememberSecretValue(key);
+    expect(scrubbed(["leaked: ", key.slice(0, 12)])).toBe(`leaked: ${REDACTED}`);
   });
 });

@@ -212,6 +212,45 @@ export function redactKnownSecrets(text: string): string {
   return clean;
 }
 
+/**
+ * Blanks the lab's own keys (the values `rememberSecretValue` keeps) in text that arrives in
+ * pieces, such as a model's streamed answer: an endpoint may echo the key it was sent, and what
+ * the lab stores and shows must never hold it. A key split between pieces is caught by holding
+ * back a piece's end while it could begin one, until the next piece (or `end`) settles it. Without
+ * any key remembered (the sim, an endpoint without one) a piece passes as it is.
+ */
+export class SecretTextScrubber {
+  #held = "";
+
+  push(piece: string): string {
+    const secrets = knownSecretsLongestFirst();
+    if (secrets.length === 0 && this.#held === "") return piece;
+    const text = redactKnownSecrets(this.#held + piece);
+    let hold = 0;
+    for (const secret of secrets) {
+      for (let length = Math.min(secret.length - 1, text.length); length > hold; length--) {
+        if (text.endsWith(secret.slice(0, length))) {
+          hold = length;
+          break;
+        }
+      }
+    }
+    this.#held = text.slice(text.length - hold);
+    return text.slice(0, text.length - hold);
+  }
+
+  /**
+   * What is still held when the text ends: the beginning of a key that never came whole. Most of
+   * a key is still a leak, so a held end as long as the shortest key kept is blanked; a shorter
+   * one (`sk-` closing a sentence) is given as it is.
+   */
+  end(): string {
+    const held = this.#held;
+    this.#held = "";
+    return held.length >= MIN_REMEMBERED_SECRET_LENGTH ? REDACTED : held;
+  }
+}
+
 /** The text with every known secret value and well-known key shape blanked out. */
 export function redactSecretText(text: string): string {
   let clean = redactKnownSecrets(text);

@@ -1,6 +1,6 @@
 import { codeOf, OutputLimitError } from "../domain/errors.js";
 import { cutMarker } from "../domain/limits.js";
-import { redactSecretText } from "../domain/secrets.js";
+import { redactKnownSecrets, redactSecretText, SecretTextScrubber } from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import {
   type ChatModel,
@@ -114,6 +114,36 @@ export async function callModel(
     if (kept.length < delta.length) throw overLimit();
   };
   const chatAgent = agent === "chat_agent";
+  // The lab's keys, should the endpoint echo one, never reach the text, the events or the record.
+  const scrubbers = {
+    text: new SecretTextScrubber(),
+    reasoning: new SecretTextScrubber(),
+    refusal: new SecretTextScrubber(),
+  };
+  const takeText = (text: string) => {
+    if (text === "") return;
+    take(text, (kept) => {
+      progress.text += kept;
+      spec.onText?.(kept);
+    });
+  };
+  const takeAside = (reasoning: boolean, text: string) => {
+    if (text === "") return;
+    take(text, (kept) => {
+      if (reasoning) progress.reasoning += kept;
+      else progress.refusal += kept;
+      (reasoning ? spec.onReasoning : spec.onRefusal)?.(kept);
+      // The event agent's are no one's to watch live; its payload keeps them.
+      const type = reasoning ? "reasoning_delta" : "refusal_delta";
+      if (chatAgent) context.emit({ type, round_index, text: kept });
+    });
+  };
+  /** What the scrubbers still hold, delivered before the call ends (finished or cut). */
+  const flushHeld = () => {
+    takeText(scrubbers.text.end());
+    takeAside(true, scrubbers.reasoning.end());
+    takeAside(false, scrubbers.refusal.end());
+  };
   const finish = async (
     part: Extract<ChatModelPart, { type: "finish" }>,
   ): Promise<ModelCallResult> => {
@@ -171,22 +201,12 @@ export async function callModel(
         progress.first_output_at = part.ttft_ms;
         return null;
       case "text-delta":
-        take(part.text, (kept) => {
-          progress.text += kept;
-          spec.onText?.(kept);
-        });
+        takeText(scrubbers.text.push(part.text));
         return null;
       case "reasoning-delta":
       case "refusal-delta": {
         const reasoning = part.type === "reasoning-delta";
-        take(part.text, (kept) => {
-          if (reasoning) progress.reasoning += kept;
-          else progress.refusal += kept;
-          (reasoning ? spec.onReasoning : spec.onRefusal)?.(kept);
-          // The event agent's are no one's to watch live; its payload keeps them.
-          const type = reasoning ? "reasoning_delta" : "refusal_delta";
-          if (chatAgent) context.emit({ type, round_index, text: kept });
-        });
+        takeAside(reasoning, scrubbers[reasoning ? "reasoning" : "refusal"].push(part.text));
         return null;
       }
       case "tool-call-delta":
@@ -196,12 +216,14 @@ export async function callModel(
         return null;
       case "tool-call": {
         progress.first_output_at ??= elapsedSince(progress.started_at);
+        // Whole by now: the lab's keys blanked before a tool or the record sees them.
+        const raw_arguments = redactKnownSecrets(part.raw_arguments);
         const streamed = toolArguments.get(part.index)?.length ?? 0;
         const extra = Math.max(0, part.raw_arguments.length - streamed);
         if (extra > room) throw overLimit();
         room -= extra;
-        toolArguments.set(part.index, part.raw_arguments);
-        toolCalls.push(part);
+        toolArguments.set(part.index, raw_arguments);
+        toolCalls.push(raw_arguments === part.raw_arguments ? part : { ...part, raw_arguments });
         return null;
       }
       case "retry": {
@@ -224,6 +246,7 @@ export async function callModel(
           )
           .then(() => null);
       case "finish":
+        flushHeld();
         return finish(part);
       case "response-start":
         return null;
@@ -256,6 +279,11 @@ export async function callModel(
     }
   } catch (error) {
     call.abort(error);
+    try {
+      flushHeld();
+    } catch {
+      // At the output limit: what fitted is in `progress` already.
+    }
     if (producedOutput(progress)) {
       // The cut is what the caller must see; a store that fails here fails the turn's next write.
       await recordCutCall(

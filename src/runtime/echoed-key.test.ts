@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { completionStream, streamReply } from "../../test/fake-openai-server.js";
+import { fakeServerConfig } from "../../test/runtime/scripted-turns.js";
+import { collectTurn, eventsOfType, MODES, useServerLab } from "../../test/runtime/turn-harness.js";
+import { REDACTED } from "../domain/secrets.js";
+import { createChatModel } from "../providers/create-chat-model.js";
+
+/**
+ * An endpoint that echoes the key the lab sent it (a debugging proxy, a misconfigured gateway):
+ * the key is the lab's secret, and nothing the lab stores or shows may hold it, however the
+ * answer's stream splits it.
+ */
+const KEY = "sk-lab-echoed-KEY-0123456789abcdef";
+
+describe.each(MODES)("a key the endpoint echoes, %s", (mode) => {
+  const lab = useServerLab({ strict: true });
+
+  it("is blanked in the answer, its events, the stored messages and the export", async () => {
+    lab.server.enqueue(
+      streamReply(
+        completionStream({
+          text: ["Your key is Bearer sk-lab-ec", "hoed-KEY-0123", "456789abcdef, and ", KEY, "."],
+        }),
+      ),
+    );
+    const chat = createChatModel(
+      {
+        model: "openai:fake-model",
+        base_url: lab.server.baseUrl,
+        api_key_env: "LAB_ECHO_KEY",
+        options: { max_retries: 0 },
+      },
+      { env: { LAB_ECHO_KEY: KEY } },
+    );
+    const { events, end, error } = await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "what key did you get?",
+      config: fakeServerConfig(mode, lab.server),
+      models: { chat },
+    });
+    expect(error).toBeNull();
+    // It did reach the endpoint: the echo is the endpoint's, not the test's.
+    expect(lab.server.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+    const answer = `Your key is Bearer ${REDACTED}, and ${REDACTED}.`;
+    expect(end).toMatchObject({ status: "completed", answer });
+    const streamed = eventsOfType(events, "text_delta")
+      .map((event) => event.text)
+      .join("");
+    expect(streamed).toBe(answer);
+    const stored = lab.store.listMessages("s").find((message) => message.role === "assistant");
+    expect(stored?.content).toBe(answer);
+    expect(JSON.stringify(lab.store.exportSession("s"))).not.toContain("0123456789abcdef");
+  });
+});
+
+describe("a key the endpoint writes into a tool call's arguments", () => {
+  const lab = useServerLab({ strict: true });
+
+  it("is blanked before the tool runs and before the call is stored", async () => {
+    lab.server.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_1",
+              type: "function",
+              function: { name: "mock_search", arguments: `{"query":"${KEY}"}` },
+            },
+          ],
+        }),
+      ),
+    );
+    lab.server.enqueue(streamReply(completionStream({ text: ["Searched."] })));
+    const chat = createChatModel(
+      {
+        model: "openai:fake-model",
+        base_url: lab.server.baseUrl,
+        api_key_env: "LAB_ECHO_KEY",
+        options: { max_retries: 0 },
+      },
+      { env: { LAB_ECHO_KEY: KEY } },
+    );
+    const { events, end } = await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "search for my key",
+      config: fakeServerConfig("chat_agent_tools", lab.server),
+      models: { chat },
+    });
+    expect(end?.status).toBe("completed");
+    expect(eventsOfType(events, "tool_call")[0]?.event.arguments).toStrictEqual({
+      query: REDACTED,
+    });
+    const stored = JSON.stringify(lab.store.listMessages("s"));
+    expect(stored).toContain(REDACTED);
+    expect(stored).not.toContain("0123456789abcdef");
+    expect(JSON.stringify(lab.store.exportSession("s"))).not.toContain("0123456789abcdef");
+  });
+});
