@@ -181,6 +181,44 @@ describe("gateway on the simulated model, through the openai client", () => {
     expect(turnsPer.sort()).toEqual([1, 2]);
   });
 
+  it("tells apart two conversations that got the same answer: each goes on in its own session", async () => {
+    const client = openai();
+    const opened = async (content: string) => {
+      const reply = await client.chat.completions.create({
+        model: "sim",
+        messages: [{ role: "user", content }],
+      });
+      return reply.choices[0]?.message.content ?? "";
+    };
+    const alice = await opened("hi, I am Alice");
+    const bob = await opened("hi, I am Bob");
+    // The sim greets both alike, as a model often does: the answer alone cannot tell them apart.
+    expect(bob).toBe(alice);
+    const followUp = async (who: string) =>
+      client.chat.completions.create({
+        model: "sim",
+        messages: [
+          { role: "user", content: `hi, I am ${who}` },
+          { role: "assistant", content: alice },
+          { role: "user", content: `${who}: what did I say first?` },
+        ],
+      });
+    await followUp("Alice");
+    await followUp("Bob");
+    const sessions = gatewaySessions();
+    expect(sessions).toHaveLength(2);
+    const userMessages = sessions.map((session) =>
+      server.store
+        .listMessages(session?.id as string)
+        .filter((message) => message.role === "user")
+        .map((message) => message.content),
+    );
+    expect(userMessages.sort()).toStrictEqual([
+      ["hi, I am Alice", "Alice: what did I say first?"],
+      ["hi, I am Bob", "Bob: what did I say first?"],
+    ]);
+  });
+
   it("groups by X-Agent-Lab-Session when the client names it, and refuses replies no turn waits for", async () => {
     const client = openai({ "X-Agent-Lab-Session": "my-agent-run-1" });
     await client.chat.completions.create({

@@ -56,8 +56,8 @@ const MAX_RECENT = 1_000;
 /**
  * Which session and turn a gateway request belongs to. Tool replies go to the turn that waits for
  * those calls. A user message starts a turn: in the session `X-Agent-Lab-Session` names (created
- * on first use), else in the session whose last answer the request carries as its last assistant
- * message (the same conversation, resent), within the gap; else in a new session.
+ * on first use), else in the session whose last turn the request repeats, its messages and its
+ * answer (the same conversation, resent), within the gap; else in a new session.
  */
 export class GatewaySessions {
   readonly #store: SessionStore;
@@ -68,8 +68,8 @@ export class GatewaySessions {
   readonly #turns = new Map<string, GatewayTurn>();
   /** Answers kept for clients that retry a request whose answer they lost. */
   readonly retries = new RetryLedger();
-  /** Session id → a hash of its last answer and when: the conversations a request may continue. */
-  readonly #recent = new Map<string, { answer: string; at: number }>();
+  /** The conversations a request may continue (see #continued), by session id. */
+  readonly #recent = new Map<string, RecentConversation>();
 
   constructor(options: GatewaySessionsOptions) {
     this.#store = options.store;
@@ -108,7 +108,7 @@ export class GatewaySessions {
     let session_id =
       named ??
       this.#abandonedTurn(body.messages)?.session_id ??
-      this.#continued(previousAnswerOf(body.messages)) ??
+      this.#continued(body.messages) ??
       randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
@@ -174,7 +174,7 @@ export class GatewaySessions {
         client_wait_ms: this.#clientWaitMs,
         onEnd: () => {
           if (this.#turns.get(session_id) === turn) this.#turns.delete(session_id);
-          if (turn.answer !== null) this.#remember(session_id, turn.answer);
+          if (turn.answer !== null) this.#remember(session_id, turn.answer, body.messages);
         },
       },
       segmentOf(request),
@@ -242,14 +242,33 @@ export class GatewaySessions {
     return same.length === 1 ? (same[0] as GatewayTurn) : null;
   }
 
-  #continued(previousAnswer: string | null): string | null {
+  /**
+   * The session whose last turn this request goes on from, within the gap: the request's last
+   * assistant message is that turn's answer, and its messages begin with the ones that turn's
+   * request carried. The answer alone is not enough: two conversations that opened with "hi" got
+   * the same greeting, and one's next message went on in the other's session (the model, in
+   * dual_agent, then answering from the other's history).
+   */
+  #continued(messages: readonly RequestMessage[]): string | null {
+    const previousAnswer = previousAnswerOf(messages);
     if (previousAnswer === null) return null;
     const now = Date.now();
+    const wanted = answerHash(previousAnswer);
+    const openings = new Map<number, string>();
+    const openingOf = (length: number) => {
+      let hash = openings.get(length);
+      if (hash === undefined) {
+        hash = messagesHash(messages.slice(0, length));
+        openings.set(length, hash);
+      }
+      return hash;
+    };
     let found: string | null = null;
     let latest = -1;
-    const wanted = answerHash(previousAnswer);
     for (const [session_id, recent] of this.#recent) {
       if (now - recent.at > this.#gapMs || recent.answer !== wanted) continue;
+      if (messages.length <= recent.opened_with) continue;
+      if (openingOf(recent.opened_with) !== recent.opening) continue;
       if (recent.at > latest) {
         found = session_id;
         latest = recent.at;
@@ -258,14 +277,37 @@ export class GatewaySessions {
     return found;
   }
 
-  #remember(session_id: string, answer: string): void {
+  #remember(session_id: string, answer: string, opening: readonly RequestMessage[]): void {
     this.#recent.delete(session_id);
-    this.#recent.set(session_id, { answer: answerHash(answer), at: Date.now() });
+    this.#recent.set(session_id, {
+      answer: answerHash(answer),
+      opened_with: opening.length,
+      opening: messagesHash(opening),
+      at: Date.now(),
+    });
     if (this.#recent.size > MAX_RECENT) {
       const oldest = this.#recent.keys().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
   }
+}
+
+/** A session's last turn, as a later request of the same conversation repeats it. */
+interface RecentConversation {
+  /** The turn's answer, hashed. */
+  answer: string;
+  /** How many messages the turn's (first) request carried, and their hash. */
+  opened_with: number;
+  opening: string;
+  at: number;
+}
+
+/**
+ * Messages as the client sent them (parsed: the schema's keys in its order), hashed: a client
+ * resends its conversation as it sent it before.
+ */
+function messagesHash(messages: readonly RequestMessage[]): string {
+  return createHash("sha256").update(JSON.stringify(messages)).digest("base64");
 }
 
 /** Answers are kept as hashes: a thousand long answers need not stay in memory to be matched. */
