@@ -219,6 +219,29 @@ describe("gateway on the simulated model, through the openai client", () => {
     ]);
   });
 
+  it("a refusal no retry can change is not retried: openai-node, retrying by default, asks once", async () => {
+    await openai({ "X-Agent-Lab-Session": "fixed" }).chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "hello" }],
+    });
+    let requests = 0;
+    const retrying = new OpenAI({
+      baseURL: baseURL(),
+      apiKey: token,
+      defaultHeaders: { "X-Agent-Lab-Session": "fixed", "X-Agent-Lab-Mode": "dual_agent" },
+      fetch: (input, init) => {
+        requests += 1;
+        return fetch(input, init);
+      },
+    });
+    const refused = retrying.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "hello again" }],
+    });
+    await expect(refused).rejects.toMatchObject({ status: 409, code: "session_mode_mismatch" });
+    expect(requests).toBe(1);
+  });
+
   it("groups by X-Agent-Lab-Session when the client names it, and refuses replies no turn waits for", async () => {
     const client = openai({ "X-Agent-Lab-Session": "my-agent-run-1" });
     await client.chat.completions.create({

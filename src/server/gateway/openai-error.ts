@@ -208,8 +208,20 @@ export function fromLabErrorBody(
   const mapped = Object.hasOwn(OPENAI_CODE_BY_LAB_CODE, code)
     ? (OPENAI_CODE_BY_LAB_CODE[code] ?? null)
     : code;
-  return openAIError(status, message, { code: mapped });
+  const error = openAIError(status, message, { code: mapped });
+  return FINAL_REFUSALS.has(code) ? { ...error, headers: { "x-should-retry": "false" } } : error;
 }
+
+/**
+ * Refusals no retry of the same request can change (the session's mode or model differs, no turn
+ * waits for these replies), answered 409, which openai-node retries twice by default: the
+ * header tells it not to (the AI SDK does not retry a 409).
+ */
+const FINAL_REFUSALS = new Set([
+  "session_mode_mismatch",
+  "session_model_mismatch",
+  "no_waiting_turn",
+]);
 
 /** A lab-shaped error body, as read back from a response (never trusted as more than that). */
 export const LabErrorBody = z.strictObject({
