@@ -219,6 +219,30 @@ describe("gateway on the simulated model, through the openai client", () => {
     ]);
   });
 
+  it("reads X-Agent-Lab-Session as UTF-8 (curl sends a name as typed), and refuses bytes that are not", async () => {
+    // fetch sends each character of a header value as one byte: UTF-8's bytes, written out.
+    const asBytes = (text: string) => Buffer.from(text, "utf8").toString("latin1");
+    const ask = (session: string) =>
+      fetch(`${baseURL()}/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          "x-agent-lab-session": session,
+        },
+        body: JSON.stringify({ model: "sim", messages: [{ role: "user", content: "hello" }] }),
+      });
+    const named = await ask(asBytes("café-1"));
+    expect(named.status).toBe(200);
+    expect(server.store.getSession("café-1")?.title).toBe("hello");
+    const latin1 = await ask("caf\u00e9-2");
+    expect(latin1.status).toBe(400);
+    expect(await latin1.json()).toMatchObject({
+      error: { message: "x-agent-lab-session: not UTF-8 text" },
+    });
+    expect(server.store.listSessions().map((session) => session.id)).toStrictEqual(["café-1"]);
+  });
+
   it("a refusal no retry can change is not retried: openai-node, retrying by default, asks once", async () => {
     await openai({ "X-Agent-Lab-Session": "fixed" }).chat.completions.create({
       model: "sim",
