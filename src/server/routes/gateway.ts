@@ -162,7 +162,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  * the client used. Bytes that are not UTF-8 are refused, naming the header.
  */
 function utf8HeaderValue(value: string, name: string): string {
-  if (/^[\x00-\x7f]*$/.test(value)) return value;
+  if (!/[^\x20-\x7e]/.test(value)) return value;
   try {
     return strictUtf8.decode(Buffer.from(value, "latin1"));
   } catch {
