@@ -168,6 +168,15 @@ describe("SecretTextScrubber", () => {
     expect(scrubber.end()).toBe("qa-");
   });
 
+  it("blanks a kept key that holds another whole, split right after the inner one", () => {
+    const inner = "inner-KEY-abcdefgh";
+    rememberSecretValue(inner);
+    rememberSecretValue(`${inner}:org-xyz`);
+    expect(scrubbed(["a ", inner, ":org-xyz b"])).toBe(`a ${REDACTED} b`);
+    expect(scrubbed(["a ", inner, " b"])).toBe(`a ${REDACTED} b`);
+    expect(scrubbed(["a ", inner])).toBe(`a ${REDACTED}`);
+  });
+
   it("blanks most of a key cut off at the end of the text", () => {
     rememberSecretValue(key);
     expect(scrubbed(["leaked: ", key.slice(0, 12)])).toBe(`leaked: ${REDACTED}`);

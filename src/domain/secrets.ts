@@ -221,33 +221,61 @@ export function redactKnownSecrets(text: string): string {
  */
 export class SecretTextScrubber {
   #held = "";
+  #blanked = false;
+
+  /** Whether any key was blanked (the raw stream it came from holds it, split or whole). */
+  get blanked(): boolean {
+    return this.#blanked;
+  }
 
   push(piece: string): string {
     const secrets = knownSecretsLongestFirst();
     if (secrets.length === 0 && this.#held === "") return piece;
-    const text = redactKnownSecrets(this.#held + piece);
-    let hold = 0;
+    const text = this.#held + piece;
+    // Held back: the longest end that could begin a key, and any key that reaches into it (a key
+    // may hold another: the inner one, whole already, goes with the outer once that one is whole).
+    let holdFrom = text.length;
     for (const secret of secrets) {
-      for (let length = Math.min(secret.length - 1, text.length); length > hold; length--) {
+      for (let length = Math.min(secret.length - 1, text.length); length > 0; length--) {
+        if (text.length - length >= holdFrom) break;
         if (text.endsWith(secret.slice(0, length))) {
-          hold = length;
+          holdFrom = text.length - length;
           break;
         }
       }
     }
-    this.#held = text.slice(text.length - hold);
-    return text.slice(0, text.length - hold);
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const secret of secrets) {
+        const at = text.indexOf(secret, Math.max(0, holdFrom - secret.length + 1));
+        if (at !== -1 && at < holdFrom && at + secret.length > holdFrom) {
+          holdFrom = at;
+          moved = true;
+        }
+      }
+    }
+    this.#held = text.slice(holdFrom);
+    return this.#clean(text.slice(0, holdFrom));
   }
 
   /**
-   * What is still held when the text ends: the beginning of a key that never came whole. Most of
-   * a key is still a leak, so a held end as long as the shortest key kept is blanked; a shorter
-   * one (`sk-` closing a sentence) is given as it is.
+   * What is still held when the text ends: the beginning of a key that never came whole (or a
+   * key inside a longer one that did not follow). Most of a key is still a leak, so a held end as
+   * long as the shortest key kept is blanked; a shorter one (`sk-` closing a sentence) is given
+   * as it is.
    */
   end(): string {
     const held = this.#held;
     this.#held = "";
-    return held.length >= MIN_REMEMBERED_SECRET_LENGTH ? REDACTED : held;
+    if (held.length < MIN_REMEMBERED_SECRET_LENGTH) return this.#clean(held);
+    this.#blanked = true;
+    return REDACTED;
+  }
+
+  #clean(text: string): string {
+    const clean = redactKnownSecrets(text);
+    if (clean !== text) this.#blanked = true;
+    return clean;
   }
 }
 

@@ -19,10 +19,15 @@ export type CapturedBodies = Pick<
  * never inside a UTF-8 character, so a kept body is always valid text. A retried request replaces
  * the body of the attempt before it: the last body sent is the one that was answered.
  */
+/** What a response that held the lab's key is stored as. */
+export const WITHHELD_RESPONSE =
+  "[not kept: the response held a key of the lab's, blanked in the recorded answer]";
+
 export class CaptureSink implements CallCapture {
   readonly #maxBytes: number;
   #request = new BodyBuffer(0);
   readonly #response: BodyBuffer;
+  #withheld = false;
   #seen = false;
 
   constructor(maxBytes: number) {
@@ -42,6 +47,15 @@ export class CaptureSink implements CallCapture {
     this.#response.add(chunk);
   }
 
+  /**
+   * The response held a key of the lab's, blanked in the answer (`SecretTextScrubber`): split
+   * between events, it is in the raw stream in pieces that no redaction of the text can find, so
+   * the raw response is not kept (its sizes are).
+   */
+  withholdResponse(): void {
+    this.#withheld = true;
+  }
+
   /** False when the model reported nothing (a model that does not capture): no payload to keep. */
   get captured(): boolean {
     return this.#seen;
@@ -52,7 +66,7 @@ export class CaptureSink implements CallCapture {
     const response = this.#response.result();
     return {
       request_body: request.text,
-      response_body: response.text,
+      response_body: this.#withheld ? WITHHELD_RESPONSE : response.text,
       request_bytes: request.bytes,
       response_bytes: response.bytes,
       request_truncated: request.truncated,

@@ -4,6 +4,7 @@ import { fakeServerConfig } from "../../test/runtime/scripted-turns.js";
 import { collectTurn, eventsOfType, MODES, useServerLab } from "../../test/runtime/turn-harness.js";
 import { REDACTED } from "../domain/secrets.js";
 import { createChatModel } from "../providers/create-chat-model.js";
+import { WITHHELD_RESPONSE } from "./capture-sink.js";
 
 /**
  * An endpoint that echoes the key the lab sent it (a debugging proxy, a misconfigured gateway):
@@ -36,7 +37,7 @@ describe.each(MODES)("a key the endpoint echoes, %s", (mode) => {
       store: lab.store,
       session_id: "s",
       message: "what key did you get?",
-      config: fakeServerConfig(mode, lab.server),
+      config: fakeServerConfig(mode, lab.server, { capture: { payloads: "on" } }),
       models: { chat },
     });
     expect(error).toBeNull();
@@ -51,6 +52,34 @@ describe.each(MODES)("a key the endpoint echoes, %s", (mode) => {
     const stored = lab.store.listMessages("s").find((message) => message.role === "assistant");
     expect(stored?.content).toBe(answer);
     expect(JSON.stringify(lab.store.exportSession("s"))).not.toContain("0123456789abcdef");
+    // The raw stream holds the key in pieces (`sk-lab-ec`, `hoed-KEY-0123`, …) that no
+    // redaction of its text can find: the captured response is not kept, its sizes are.
+    const payload = lab.store.getCallPayload("s", "chat:1:1");
+    expect(payload?.response_body).toBe(WITHHELD_RESPONSE);
+    expect(payload?.response_bytes).toBeGreaterThan(0);
+    expect(payload?.request_body).toContain("what key did you get?");
+  });
+
+  it("keeps the captured response of an answer that held no key", async () => {
+    lab.server.enqueue(streamReply(completionStream({ text: ["No key ", "here."] })));
+    const chat = createChatModel(
+      {
+        model: "openai:fake-model",
+        base_url: lab.server.baseUrl,
+        api_key_env: "LAB_ECHO_KEY",
+        options: { max_retries: 0 },
+      },
+      { env: { LAB_ECHO_KEY: KEY } },
+    );
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "anything?",
+      config: fakeServerConfig(mode, lab.server, { capture: { payloads: "on" } }),
+      models: { chat },
+    });
+    expect(end?.answer).toBe("No key here.");
+    expect(lab.store.getCallPayload("s", "chat:1:1")?.response_body).toContain("here.");
   });
 });
 
@@ -97,5 +126,40 @@ describe("a key the endpoint writes into a tool call's arguments", () => {
     expect(stored).toContain(REDACTED);
     expect(stored).not.toContain("0123456789abcdef");
     expect(JSON.stringify(lab.store.exportSession("s"))).not.toContain("0123456789abcdef");
+  });
+});
+
+describe("a key's first character held back when the answer reaches the output limit", () => {
+  const lab = useServerLab({ strict: true });
+
+  it("the answer is cut once, its marker written once", async () => {
+    // "s" may begin the key: held back from the delta that also crosses the limit.
+    lab.server.enqueue(
+      streamReply(completionStream({ text: ["abcdefghi", "xxxxxs", "more text"] })),
+    );
+    const chat = createChatModel(
+      {
+        model: "openai:fake-model",
+        base_url: lab.server.baseUrl,
+        api_key_env: "LAB_ECHO_KEY",
+        options: { max_retries: 0 },
+      },
+      { env: { LAB_ECHO_KEY: KEY } },
+    );
+    const { end } = await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "say a lot",
+      config: fakeServerConfig("chat_agent_tools", lab.server, {
+        limits: { max_output_chars: 10 },
+      }),
+      models: { chat },
+    });
+    const stored = lab.store.listMessages("s").find((message) => message.role === "assistant");
+    expect(stored?.content.startsWith("abcdefghix…[cut: model output over 10 characters")).toBe(
+      true,
+    );
+    expect(stored?.content.split("[cut:")).toHaveLength(2);
+    expect(end?.answer).toBe(stored?.content);
   });
 });

@@ -138,6 +138,14 @@ export async function callModel(
       if (chatAgent) context.emit({ type, round_index, text: kept });
     });
   };
+  let argumentsBlanked = false;
+  /** A key blanked anywhere in the answer: the raw response holds it, perhaps in pieces. */
+  const withholdIfScrubbed = () => {
+    const { text, reasoning, refusal } = scrubbers;
+    if (argumentsBlanked || text.blanked || reasoning.blanked || refusal.blanked) {
+      sink?.withholdResponse();
+    }
+  };
   /** What the scrubbers still hold, delivered before the call ends (finished or cut). */
   const flushHeld = () => {
     takeText(scrubbers.text.end());
@@ -218,6 +226,7 @@ export async function callModel(
         progress.first_output_at ??= elapsedSince(progress.started_at);
         // Whole by now: the lab's keys blanked before a tool or the record sees them.
         const raw_arguments = redactKnownSecrets(part.raw_arguments);
+        if (raw_arguments !== part.raw_arguments) argumentsBlanked = true;
         const streamed = toolArguments.get(part.index)?.length ?? 0;
         const extra = Math.max(0, part.raw_arguments.length - streamed);
         if (extra > room) throw overLimit();
@@ -247,6 +256,7 @@ export async function callModel(
           .then(() => null);
       case "finish":
         flushHeld();
+        withholdIfScrubbed();
         return finish(part);
       case "response-start":
         return null;
@@ -279,11 +289,10 @@ export async function callModel(
     }
   } catch (error) {
     call.abort(error);
-    try {
-      flushHeld();
-    } catch {
-      // At the output limit: what fitted is in `progress` already.
-    }
+    // At the output limit there is no room for what the scrubbers hold (and `take` would write
+    // the cut marker again); otherwise it is the cut call's output.
+    if (!(error instanceof OutputLimitError)) flushHeld();
+    withholdIfScrubbed();
     if (producedOutput(progress)) {
       // The cut is what the caller must see; a store that fails here fails the turn's next write.
       await recordCutCall(

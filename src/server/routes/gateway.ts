@@ -1,7 +1,6 @@
 import { ServerResponse } from "node:http";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { InvalidInputError } from "../../domain/errors.js";
 import { ChatCompletionRequest, MODE_HEADER, SESSION_HEADER } from "../../domain/gateway.js";
 import { parseInput } from "../../domain/validation.js";
 import { SessionId } from "../../store/store-inputs.js";
@@ -46,9 +45,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       const body = parsed.data;
       const header = c.req.header(SESSION_HEADER);
       const session_header =
-        header === undefined
-          ? null
-          : parseInput(SessionId, utf8HeaderValue(header, SESSION_HEADER), SESSION_HEADER);
+        header === undefined ? null : parseInput(SessionId, headerText(header), SESSION_HEADER);
       const retryKey = retryKeyOf(
         {
           retry_count: c.req.header(RETRY_COUNT_HEADER),
@@ -158,14 +155,15 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * A header value as the client wrote it: Node reads a header's bytes one character each (Latin-1),
- * so a UTF-8 name (`café-1`) arrived as `cafÃ©-1`, and the session could not be found by the name
- * the client used. Bytes that are not UTF-8 are refused, naming the header.
+ * so a UTF-8 name (`café-1`, as curl sends it) arrived as `cafÃ©-1`, and the session could not be
+ * found by the name the client used. Bytes that are not UTF-8 are the Latin-1 that fetch and
+ * openai-node send for the same name (é as one byte), read as such.
  */
-function utf8HeaderValue(value: string, name: string): string {
+function headerText(value: string): string {
   if (!/[^\x20-\x7e]/.test(value)) return value;
   try {
     return strictUtf8.decode(Buffer.from(value, "latin1"));
   } catch {
-    throw new InvalidInputError(`${name}: not UTF-8 text`);
+    return value;
   }
 }
