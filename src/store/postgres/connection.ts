@@ -82,14 +82,6 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     types: TYPES,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     stream: sockets.stream,
-    // The lab's queries are short and many; the few over JIT's cost threshold (a whole list over
-    // 100,000 sessions) spent 50 ms compiling for a read of 150 (npm run bench -- pg). Awaited
-    // before the connection is handed out (a query sent from the `connect` event ran beside the
-    // pool's first one, which pg warns of on stderr). A server without JIT (before 11) refuses
-    // the setting: the connection is used as it is.
-    onConnect: async (client: pg.ClientBase) => {
-      await client.query("SET jit = off").catch(() => {});
-    },
   });
   poolSockets.set(pool, sockets);
   // An idle client the server dropped: the pool discards it, and the next query opens another

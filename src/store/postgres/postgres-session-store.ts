@@ -209,12 +209,16 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async listSessions(): Promise<SessionListItem[]> {
-    return (await run<SessionListItem>(this.pool, "listSessions", [])).rows;
+    return withoutJit(this.pool, async (client) => {
+      return (await run<SessionListItem>(client, "listSessions", [])).rows;
+    });
   }
 
   async listSessionOverviews(): Promise<SessionOverview[]> {
-    const result = await run<ListedOverviewRow>(this.pool, "listSessionOverviews", []);
-    return result.rows.map((row) => toSessionOverview(row, row.folded_tokens));
+    return withoutJit(this.pool, async (client) => {
+      const result = await run<ListedOverviewRow>(client, "listSessionOverviews", []);
+      return result.rows.map((row) => toSessionOverview(row, row.folded_tokens));
+    });
   }
 
   async deleteSession(sessionId: string): Promise<void> {
@@ -482,4 +486,22 @@ export class PostgresSessionStore implements SessionStore {
       throw new TurnNotFoundError(sessionId, turnIndex);
     }
   }
+}
+
+/**
+ * A whole-list read without JIT: its estimated cost (a sum per session, 100,000 of them) is over
+ * JIT's threshold, and compiling took 47 ms of a 200 ms read (npm run bench -- pg). Set for this
+ * transaction only (`SET LOCAL`): a session-wide setting would stay on a pooler's shared server
+ * connection and reach its other clients. A server before 11 has no such setting and is left so.
+ */
+async function withoutJit<T>(
+  pool: pg.Pool,
+  read: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    await client.query(
+      "SELECT set_config('jit', 'off', true) WHERE current_setting('server_version_num')::int >= 110000",
+    );
+    return read(client);
+  });
 }
