@@ -219,6 +219,37 @@ describe("gateway on the simulated model, through the openai client", () => {
     ]);
   });
 
+  it("goes on in the session when the client marks its earlier messages differently (prompt-cache markers, a part list)", async () => {
+    const ask = async (messages: unknown[]) => {
+      const response = await fetch(`${baseURL()}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "sim", messages }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]
+        ?.message.content;
+    };
+    const answer = await ask([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Tell me about owls" },
+    ]);
+    await ask([
+      { role: "system", content: "Be brief.", cache_control: { type: "ephemeral" } },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Tell me about owls", cache_control: { type: "ephemeral" } },
+        ],
+      },
+      { role: "assistant", content: answer },
+      { role: "user", content: "And about crows?" },
+    ]);
+    const sessions = gatewaySessions();
+    expect(sessions).toHaveLength(1);
+    expect(server.store.listTurns(sessions[0]?.id as string)).toHaveLength(2);
+  });
+
   it("reads X-Agent-Lab-Session as UTF-8 (curl sends a name so) or, when it is not, as Latin-1 (fetch does)", async () => {
     // fetch sends each character of a header value as one byte: UTF-8's bytes, written out.
     const asBytes = (text: string) => Buffer.from(text, "utf8").toString("latin1");

@@ -18,7 +18,7 @@ import type { SessionStore } from "../../store/session-store.js";
 import type { GatewayModels } from "./gateway-model-cache.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import { GatewayTurn } from "./gateway-turn.js";
-import { classifyRequest, previousAnswerOf, systemPromptOf } from "./request-messages.js";
+import { classifyRequest, previousAnswerOf, systemPromptOf, textOf } from "./request-messages.js";
 import { RetryLedger } from "./retry-ledger.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
 
@@ -303,11 +303,24 @@ interface RecentConversation {
 }
 
 /**
- * Messages as the client sent them (parsed: the schema's keys in its order), hashed: a client
- * resends its conversation as it sent it before.
+ * What a conversation's messages say, hashed: role, text, name, the calls (id, name, arguments)
+ * and the call a tool message answers. Not the rest of each message: a client may mark its latest
+ * messages differently on every request (prompt-cache markers, a part list for a string), and the
+ * conversation is still the same.
  */
 function messagesHash(messages: readonly RequestMessage[]): string {
-  return createHash("sha256").update(JSON.stringify(messages)).digest("base64");
+  const said = messages.map((message) => [
+    message.role,
+    textOf(message.content),
+    message.name ?? null,
+    message.tool_call_id ?? null,
+    (message.tool_calls ?? []).map((call) => [
+      call.id,
+      call.function.name,
+      call.function.arguments,
+    ]),
+  ]);
+  return createHash("sha256").update(JSON.stringify(said)).digest("base64");
 }
 
 /** Answers are kept as hashes: a thousand long answers need not stay in memory to be matched. */

@@ -37,7 +37,7 @@ export const USAGE_COLUMNS = [
 ] as const;
 
 /** Every statement the store runs, prepared once per connection by `prepareStatements`. */
-const SQL = {
+export const SQL = {
   insertSession: `INSERT INTO sessions (id, title, created_at, updated_at, config_json, incarnation)
     VALUES (?, ?, ?, ?, ?, ${NEW_INCARNATION})`,
   selectSession: "SELECT id, title, created_at, updated_at, config_json FROM sessions WHERE id = ?",
