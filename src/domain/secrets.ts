@@ -221,11 +221,11 @@ export function redactKnownSecrets(text: string): string {
  */
 export class SecretTextScrubber {
   #held = "";
-  #blanked = false;
+  #blanks = 0;
 
-  /** Whether any key was blanked (the raw stream it came from holds it, split or whole). */
-  get blanked(): boolean {
-    return this.#blanked;
+  /** How many keys (or ends of one) were blanked: the raw stream holds each, split or whole. */
+  get blanks(): number {
+    return this.#blanks;
   }
 
   push(piece: string): string {
@@ -268,15 +268,20 @@ export class SecretTextScrubber {
     const held = this.#held;
     this.#held = "";
     if (held.length < MIN_REMEMBERED_SECRET_LENGTH) return this.#clean(held);
-    this.#blanked = true;
+    this.#blanks += 1;
     return REDACTED;
   }
 
   #clean(text: string): string {
     const clean = redactKnownSecrets(text);
-    if (clean !== text) this.#blanked = true;
+    if (clean !== text) this.#blanks += knownSecretsBlanked(text, clean);
     return clean;
   }
+}
+
+/** How many values `redactKnownSecrets(text)` blanked to give `clean`. */
+export function knownSecretsBlanked(text: string, clean: string): number {
+  return clean.split(REDACTED).length - text.split(REDACTED).length;
 }
 
 /** The text with every known secret value and well-known key shape blanked out. */

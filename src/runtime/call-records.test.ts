@@ -358,8 +358,8 @@ describe.each(MODES)("what a turn records of each call, %s", (mode) => {
 
   it("a key the endpoint echoes never reaches the stored payload, whoever reads it later", async () => {
     const key = "sk-local-test-key-0123456789abcdef";
-    // In one piece, as an endpoint echoes a request field (a key split across chunks would be
-    // the model's own text, kept as its answer is).
+    // In one piece, as an endpoint echoes a request field: the payload is kept, redacted (split
+    // between chunks, it is not kept at all: echoed-key.test.ts).
     lab.server.enqueue(streamReply(completionStream({ text: [`Your key is ${key}.`] })));
     const model = createChatModel(
       {

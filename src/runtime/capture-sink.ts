@@ -1,5 +1,6 @@
 import { StringDecoder } from "node:string_decoder";
 import type { CallPayloadRecord } from "../domain/call-capture.js";
+import { knownSecretsBlanked, redactKnownSecrets } from "../domain/secrets.js";
 import type { CallCapture } from "../providers/chat-model.js";
 
 /** One call's captured bodies, cut to the cap, as `appendCallPayload` takes them. */
@@ -27,7 +28,7 @@ export class CaptureSink implements CallCapture {
   readonly #maxBytes: number;
   #request = new BodyBuffer(0);
   readonly #response: BodyBuffer;
-  #withheld = false;
+  #expectedBlanks = 0;
   #seen = false;
 
   constructor(maxBytes: number) {
@@ -48,12 +49,13 @@ export class CaptureSink implements CallCapture {
   }
 
   /**
-   * The response held a key of the lab's, blanked in the answer (`SecretTextScrubber`): split
-   * between events, it is in the raw stream in pieces that no redaction of the text can find, so
-   * the raw response is not kept (its sizes are).
+   * The answer held `count` keys of the lab's, blanked as it streamed (`SecretTextScrubber`): the
+   * raw response holds each too, and when one was split between events, in pieces that no
+   * redaction of its text can find. The raw response is then not kept (its sizes are); it is
+   * when a redaction of it finds them all whole.
    */
-  withholdResponse(): void {
-    this.#withheld = true;
+  expectBlanked(count: number): void {
+    this.#expectedBlanks = count;
   }
 
   /** False when the model reported nothing (a model that does not capture): no payload to keep. */
@@ -61,12 +63,17 @@ export class CaptureSink implements CallCapture {
     return this.#seen;
   }
 
+  #keysWhole(text: string): boolean {
+    if (this.#expectedBlanks === 0) return true;
+    return knownSecretsBlanked(text, redactKnownSecrets(text)) >= this.#expectedBlanks;
+  }
+
   bodies(): CapturedBodies {
     const request = this.#request.result();
     const response = this.#response.result();
     return {
       request_body: request.text,
-      response_body: this.#withheld ? WITHHELD_RESPONSE : response.text,
+      response_body: this.#keysWhole(response.text) ? response.text : WITHHELD_RESPONSE,
       request_bytes: request.bytes,
       response_bytes: response.bytes,
       request_truncated: request.truncated,

@@ -1,6 +1,11 @@
 import { codeOf, OutputLimitError } from "../domain/errors.js";
 import { cutMarker } from "../domain/limits.js";
-import { redactKnownSecrets, redactSecretText, SecretTextScrubber } from "../domain/secrets.js";
+import {
+  knownSecretsBlanked,
+  redactKnownSecrets,
+  redactSecretText,
+  SecretTextScrubber,
+} from "../domain/secrets.js";
 import type { AgentRole, CallKind, TokenUsage } from "../domain/usage.js";
 import {
   type ChatModel,
@@ -138,13 +143,12 @@ export async function callModel(
       if (chatAgent) context.emit({ type, round_index, text: kept });
     });
   };
-  let argumentsBlanked = false;
-  /** A key blanked anywhere in the answer: the raw response holds it, perhaps in pieces. */
+  let argumentBlanks = 0;
+  /** Keys blanked anywhere in the answer: the raw response holds them, perhaps in pieces. */
   const withholdIfScrubbed = () => {
     const { text, reasoning, refusal } = scrubbers;
-    if (argumentsBlanked || text.blanked || reasoning.blanked || refusal.blanked) {
-      sink?.withholdResponse();
-    }
+    const blanks = argumentBlanks + text.blanks + reasoning.blanks + refusal.blanks;
+    if (blanks > 0) sink?.expectBlanked(blanks);
   };
   /** What the scrubbers still hold, delivered before the call ends (finished or cut). */
   const flushHeld = () => {
@@ -226,7 +230,7 @@ export async function callModel(
         progress.first_output_at ??= elapsedSince(progress.started_at);
         // Whole by now: the lab's keys blanked before a tool or the record sees them.
         const raw_arguments = redactKnownSecrets(part.raw_arguments);
-        if (raw_arguments !== part.raw_arguments) argumentsBlanked = true;
+        argumentBlanks += knownSecretsBlanked(part.raw_arguments, raw_arguments);
         const streamed = toolArguments.get(part.index)?.length ?? 0;
         const extra = Math.max(0, part.raw_arguments.length - streamed);
         if (extra > room) throw overLimit();
