@@ -273,3 +273,17 @@ const shapesAgree: [
   Same<z.output<typeof ExportedTurnRollup>, TurnUsageRollup>,
 ] = [true, true, true, true, true, true, true];
 void shapesAgree;
+
+/**
+ * A document's turns as an import writes them. A turn exported while it ran is nobody's to finish
+ * in the copy: its runner (a process of the lab that exported it, which may live on) would hold
+ * the imported session's lock until that process ended, with no way to cancel it. It arrives
+ * interrupted, as of the export.
+ */
+export function importedTurns(document: ParsedSessionExport): ParsedSessionExport["turns"] {
+  return document.turns.map((turn) =>
+    turn.status === "running"
+      ? { ...turn, status: "interrupted", completed_at: turn.completed_at ?? document.exported_at }
+      : turn,
+  );
+}

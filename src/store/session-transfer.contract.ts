@@ -226,6 +226,33 @@ export function sessionTransferContract(getStore: () => SessionStore): void {
     expect(comparable(await store.exportSession("source"))).toStrictEqual(comparable(first));
   });
 
+  it("importSession brings a turn exported while it ran as interrupted: the copy can go on at once", async () => {
+    const store = getStore();
+    await store.createSession({ title: "live", config: {}, session_id: "live" });
+    // Claimed by a runner that is alive (this very process): its turn stays running.
+    const claimed = await store.claimTurn("live", {
+      user_message: "still going",
+      runner: `${process.pid}@elsewhere`,
+    });
+    const document = await store.exportSession("live");
+    expect(document.turns.map((turn) => turn.status)).toStrictEqual(["running"]);
+    expect(await store.importSession(document, { session_id: "copy-of-live" })).toBe(
+      "copy-of-live",
+    );
+    const [turn] = await store.listTurns("copy-of-live");
+    expect(turn).toMatchObject({
+      turn_index: claimed.turn_index,
+      status: "interrupted",
+      completed_at: document.exported_at,
+      runner: `${process.pid}@elsewhere`,
+    });
+    // Nothing holds the copy: its next turn is claimed.
+    const next = await store.claimTurn("copy-of-live", { user_message: "go on", runner: "me" });
+    expect(next.turn_index).toBe(claimed.turn_index + 1);
+    // The original's turn is still its runner's.
+    expect((await store.listTurns("live"))[0]?.status).toBe("running");
+  });
+
   it("importSession refuses a bad document, naming the field, and stores nothing", async () => {
     const store = getStore();
     await buildSession(store, "source");

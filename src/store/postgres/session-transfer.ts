@@ -2,7 +2,7 @@ import type pg from "pg";
 import { SessionExistsError } from "../../domain/errors.js";
 import { toWellFormed } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
-import type { ParsedSessionExport } from "../../domain/session-export.js";
+import { importedTurns, type ParsedSessionExport } from "../../domain/session-export.js";
 import { toMessageRowParams } from "../sqlite/rows.js";
 import { importedCallRows } from "../sqlite/session-transfer.js";
 import { USAGE_COLUMNS } from "../sqlite/statements.js";
@@ -52,7 +52,7 @@ export async function insertSessionRows(
     ]),
   );
   if (inserted.rowCount === 0) throw new SessionExistsError(sessionId);
-  for (const turn of document.turns) {
+  for (const turn of importedTurns(document)) {
     await client.query(
       `INSERT INTO turns (session_id, turn_index, user_message, started_at, completed_at,
          wall_time_ms, status, runner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,

@@ -3,7 +3,7 @@ import { sessionPrices, tableCost } from "../../domain/call-pricing.js";
 import { SessionExistsError } from "../../domain/errors.js";
 import { toWellFormed } from "../../domain/json-limits.js";
 import { redactSecrets } from "../../domain/secrets.js";
-import type { ParsedSessionExport } from "../../domain/session-export.js";
+import { importedTurns, type ParsedSessionExport } from "../../domain/session-export.js";
 import { tokenUsage } from "../../domain/usage.js";
 import { toMessageRowParams, toUsageRowParams } from "./rows.js";
 import { NEW_INCARNATION } from "./schema.js";
@@ -85,7 +85,9 @@ export class SessionTransfer {
       }
       throw error;
     }
-    for (const turn of document.turns) this.insertTurn.run({ session_id: sessionId, ...turn });
+    for (const turn of importedTurns(document)) {
+      this.insertTurn.run({ session_id: sessionId, ...turn });
+    }
     for (const message of document.messages) {
       this.sql.insertMessage.run(
         toMessageRowParams(sessionId, message.turn_index, message, message.created_at),
