@@ -217,6 +217,29 @@ describe("pass-through", () => {
     expect(JSON.stringify(server.store.exportSession(id))).not.toContain(UPSTREAM_KEY);
   });
 
+  it("sends a user message that is only an image as it is, and records the turn by its parts' kinds", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["A red square."] })));
+    const image = { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } };
+    const response = await post({ model: "fake", messages: [{ role: "user", content: [image] }] });
+    expect(response.status).toBe(200);
+    expect(upstream.requests[0]?.body).toMatchObject({
+      messages: [{ role: "user", content: [image] }],
+    });
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    expect(server.store.listMessages(id).map((message) => message.content)).toEqual([
+      "[image_url]",
+      "A red square.",
+    ]);
+    // Nothing at all is still refused, naming the field.
+    const empty = await post({ model: "fake", messages: [{ role: "user", content: [] }] });
+    expect(await refusalOf(empty)).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("messages.0.content: the last user message is empty"),
+    });
+  });
+
   it("drops only the usage event the lab asked for when the client did not", async () => {
     const events = completionStream({ text: ["Hi"] });
     upstream.enqueue(streamReply(events));

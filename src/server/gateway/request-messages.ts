@@ -25,12 +25,17 @@ export function classifyRequest(messages: readonly RequestMessage[]): RequestKin
   const last = messages.at(-1);
   if (last?.role === "user") {
     const message = textOf(last.content);
-    if (message.trim() === "") {
+    if (message.trim() !== "") return { kind: "user", message };
+    // Only an image, audio…: the model gets it as sent (pass-through); the turn records its kinds.
+    const kinds = Array.isArray(last.content)
+      ? last.content.filter((part) => part.type !== "text").map((part) => `[${part.type}]`)
+      : [];
+    if (kinds.length === 0) {
       throw new InvalidInputError(
-        `messages.${messages.length - 1}.content: the last user message has no text`,
+        `messages.${messages.length - 1}.content: the last user message is empty`,
       );
     }
-    return { kind: "user", message };
+    return { kind: "user", message: kinds.join(" ") };
   }
   if (last?.role === "tool") {
     const replies: { tool_call_id: string; content: string }[] = [];
