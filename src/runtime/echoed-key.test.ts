@@ -13,6 +13,18 @@ import { WITHHELD_RESPONSE } from "./capture-sink.js";
  */
 const KEY = "sk-lab-echoed-KEY-0123456789abcdef";
 
+/** The fake server's model, sent KEY (read from the environment, as the lab reads any key). */
+const keyedModel = (base_url: string) =>
+  createChatModel(
+    {
+      model: "openai:fake-model",
+      base_url,
+      api_key_env: "LAB_ECHO_KEY",
+      options: { max_retries: 0 },
+    },
+    { env: { LAB_ECHO_KEY: KEY } },
+  );
+
 describe.each(MODES)("a key the endpoint echoes, %s", (mode) => {
   const lab = useServerLab({ strict: true });
 
@@ -24,15 +36,7 @@ describe.each(MODES)("a key the endpoint echoes, %s", (mode) => {
         }),
       ),
     );
-    const chat = createChatModel(
-      {
-        model: "openai:fake-model",
-        base_url: lab.server.baseUrl,
-        api_key_env: "LAB_ECHO_KEY",
-        options: { max_retries: 0 },
-      },
-      { env: { LAB_ECHO_KEY: KEY } },
-    );
+    const chat = keyedModel(lab.server.baseUrl);
     const { events, end, error } = await collectTurn({
       store: lab.store,
       session_id: "s",
@@ -62,15 +66,7 @@ describe.each(MODES)("a key the endpoint echoes, %s", (mode) => {
 
   it("keeps the captured response of an answer that held no key", async () => {
     lab.server.enqueue(streamReply(completionStream({ text: ["No key ", "here."] })));
-    const chat = createChatModel(
-      {
-        model: "openai:fake-model",
-        base_url: lab.server.baseUrl,
-        api_key_env: "LAB_ECHO_KEY",
-        options: { max_retries: 0 },
-      },
-      { env: { LAB_ECHO_KEY: KEY } },
-    );
+    const chat = keyedModel(lab.server.baseUrl);
     const { end } = await collectTurn({
       store: lab.store,
       session_id: "s",
@@ -102,15 +98,7 @@ describe("a key the endpoint writes into a tool call's arguments", () => {
       ),
     );
     lab.server.enqueue(streamReply(completionStream({ text: ["Searched."] })));
-    const chat = createChatModel(
-      {
-        model: "openai:fake-model",
-        base_url: lab.server.baseUrl,
-        api_key_env: "LAB_ECHO_KEY",
-        options: { max_retries: 0 },
-      },
-      { env: { LAB_ECHO_KEY: KEY } },
-    );
+    const chat = keyedModel(lab.server.baseUrl);
     const { events, end } = await collectTurn({
       store: lab.store,
       session_id: "s",
@@ -137,15 +125,7 @@ describe("a key's first character held back when the answer reaches the output l
     lab.server.enqueue(
       streamReply(completionStream({ text: ["abcdefghi", "xxxxxs", "more text"] })),
     );
-    const chat = createChatModel(
-      {
-        model: "openai:fake-model",
-        base_url: lab.server.baseUrl,
-        api_key_env: "LAB_ECHO_KEY",
-        options: { max_retries: 0 },
-      },
-      { env: { LAB_ECHO_KEY: KEY } },
-    );
+    const chat = keyedModel(lab.server.baseUrl);
     const { end } = await collectTurn({
       store: lab.store,
       session_id: "s",
