@@ -10,6 +10,7 @@ import type {
   TurnRecordStatus,
 } from "./records.js";
 import { checkStorableConfig, modeOf, ToolInvocationMode } from "./session-config.js";
+import { SessionId } from "./session-id.js";
 import {
   AgentRole,
   CallKind,
@@ -48,7 +49,7 @@ const tokens = z.number().int().nonnegative();
 const milliseconds = z.number().finite().nonnegative();
 
 export const ExportedSession = z.strictObject({
-  id: z.string().min(1).max(200),
+  id: SessionId,
   title: WellFormedString,
   created_at: timestamp,
   updated_at: timestamp,
@@ -257,7 +258,7 @@ export type ParsedSessionExport = z.output<typeof SessionExportDocument>;
 /** Options of `importSession`. */
 export const ImportSessionOptions = z.strictObject({
   /** The id of the imported session; default the document's own session id. */
-  session_id: z.string().min(1).max(200).optional(),
+  session_id: SessionId.optional(),
 });
 export type ImportSessionOptions = z.input<typeof ImportSessionOptions>;
 

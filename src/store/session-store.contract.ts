@@ -480,6 +480,30 @@ export function describeSessionStoreContract(
       );
     });
 
+    it("refuses a new session id that is blank or holds a control character, naming why, and stores nothing", async () => {
+      for (const [id, why] of [
+        ["new\nline", "control characters"],
+        ["a\tb", "control characters"],
+        ["   ", "blank"],
+      ] as const) {
+        await expect(async () =>
+          store.createSession({ title: "t", config: {}, session_id: id }),
+        ).rejects.toThrow(why);
+        await expect(async () =>
+          store.ensureSession(id, { title: "t", config: {} }),
+        ).rejects.toThrow(why);
+      }
+      await store.createSession({ title: "t", config: {}, session_id: "fine id" });
+      const document = JSON.parse(JSON.stringify(await store.exportSession("fine id")));
+      await expect(async () =>
+        store.importSession(document, { session_id: "bad\u0007bell" }),
+      ).rejects.toThrow("control characters");
+      await expect(async () =>
+        store.importSession({ ...document, session: { ...document.session, id: "line\nbreak" } }),
+      ).rejects.toThrow("control characters");
+      expect((await store.listSessions()).map((session) => session.id)).toStrictEqual(["fine id"]);
+    });
+
     it("refuses to reuse a session id, to start a turn twice, and to write to unknown sessions or turns", async () => {
       await store.createSession({ title: "one", config: {}, session_id: "taken" });
       await expect(async () =>

@@ -2,14 +2,12 @@ import { z } from "zod";
 import { boundedRecord, WellFormedString } from "../domain/json-limits.js";
 import { ChatMessage } from "../domain/messages.js";
 import { SessionConfig } from "../domain/session-config.js";
+import { SessionId } from "../domain/session-id.js";
 import { AgentRole, TokenUsage, type TurnUsageRollup, UsageMetadata } from "../domain/usage.js";
 
 /** Every store method validates its arguments with these, so each backend refuses the same input. */
 
-export const SessionId = z
-  .string()
-  .min(1, "a session id cannot be empty")
-  .max(200, "a session id is at most 200 characters");
+export { SessionId };
 
 const index = z.number().int().positive();
 const milliseconds = z.number().finite().nonnegative();
