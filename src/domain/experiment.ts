@@ -173,6 +173,8 @@ export type ExperimentTag = z.output<typeof ExperimentTag>;
 /** What one turn of a run did, read back from the store. */
 export interface TurnFacts {
   status: string;
+  /** A failed turn's reason, `code: message` (absent: not failed, or no reason recorded). */
+  error?: string;
   answer: string;
   rounds: number;
   /** Assistant messages recorded (model responses); absent in facts made before issue 13. */

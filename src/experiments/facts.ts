@@ -83,6 +83,7 @@ export function runFactsOf(rows: RunRows): TurnFacts[] {
       rounds,
       responses,
       tool_calls: toolCallsOf(turnMessages, calls, auditByTurn.get(index) ?? NONE),
+      ...failureOf(turn.status, auditByTurn.get(index) ?? NONE),
       ttft_ms: first?.ttft_ms ?? null,
       wall_time_ms: turn.wall_time_ms,
       ...turnTotals(calls),
@@ -139,6 +140,23 @@ function groupByTurn<Row extends { turn_index: number | null }>(
   }
   return grouped;
 }
+
+/** A failed turn's reason (its `turn_failed` row: code and message), when it has one. */
+function failureOf(
+  status: string,
+  audit: readonly ScoringToolEnd[],
+): Pick<TurnFacts, "error"> | Record<string, never> {
+  if (status !== "failed") return {};
+  for (const entry of audit) {
+    const details = TurnFailedDetails.safeParse(entry.details);
+    if (entry.event === "turn_failed" && details.success) {
+      return { error: `${details.data.code}: ${details.data.message}` };
+    }
+  }
+  return {};
+}
+
+const TurnFailedDetails = z.looseObject({ code: z.string(), message: z.string() });
 
 function toolCallsOf(
   messages: readonly ScoringMessage[],

@@ -150,7 +150,10 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
       turns: runTurns,
       messages: slice.messages.get(sessionId) ?? [],
       calls,
-      audit: slice.tool_ends.get(sessionId) ?? [],
+      audit: [
+        ...(slice.tool_ends.get(sessionId) ?? []),
+        ...(slice.turn_failures.get(sessionId) ?? []),
+      ],
     });
     // Only a call recorded without any price needs the table (and the config read for it).
     const config = configs.get(sessionId);

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { expect, it } from "vitest";
+import { closedLoopbackPort } from "../../test/closed-port.js";
 import { createLabProviders } from "../composition/lab-providers.js";
 import { type ExperimentReport, type RunResult, Suite } from "../domain/experiment.js";
 import { experimentReportFromStore } from "./experiment-report-from-store.js";
@@ -190,4 +191,47 @@ it("prices them by the latest session's tag when the tags' prices disagree", asy
   const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
   expect(fromStore.runs).toStrictEqual(reference.runs);
   expect(fromStore.cells).toStrictEqual(reference.cells);
+});
+
+it("says why a run's turn failed, the same from the bulk read as from the session's own", async () => {
+  const port = await closedLoopbackPort();
+  const down = Suite.parse({
+    name: "down",
+    matrix: {
+      modes: ["chat_agent_tools"],
+      configs: [
+        {
+          name: "unreachable",
+          config: {
+            chat_agent: {
+              model: "openai:nothing",
+              base_url: `http://127.0.0.1:${port}/v1`,
+              options: { max_retries: 0 },
+            },
+          },
+        },
+      ],
+    },
+    repetitions: 1,
+    scenarios: [
+      {
+        id: "search",
+        category: "simple",
+        turns: [{ user: "search for agent lab", expect: { tools: [{ name: "mock_search" }] } }],
+      },
+    ],
+  });
+  const outcome = await runExperiment({
+    store: lab.store,
+    suite: down,
+    providers: createLabProviders(),
+  });
+  const [run] = outcome.report.runs;
+  expect(run?.turns[0]?.status).toBe("failed");
+  expect(run?.score.failures[0]).toMatch(
+    /^turn 1: ended failed \(provider_connection_error: .*127\.0\.0\.1/,
+  );
+  expect(await readRunFacts(lab.store, run?.session_id as string)).toStrictEqual(run?.turns);
+  const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
+  expect(fromStore.runs).toStrictEqual(outcome.report.runs);
 });

@@ -63,10 +63,14 @@ export function scoreRun(
     } else if (firstResponse) {
       // What happens after the first response (mock replies, more rounds) is not scored.
       if ((facts.responses ?? facts.rounds) === 0) {
-        failures.push(`${turn}: ended ${facts.status} before its first response`);
+        const why = facts.error === undefined ? "" : ` (${facts.error})`;
+        failures.push(`${turn}: ended ${facts.status} before its first response${why}`);
       }
     } else {
-      if (facts.status !== "completed") failures.push(`${turn}: ended ${facts.status}`);
+      if (facts.status !== "completed") {
+        const why = facts.error === undefined ? "" : ` (${facts.error})`;
+        failures.push(`${turn}: ended ${facts.status}${why}`);
+      }
       if (expectation.max_rounds !== undefined && facts.rounds > expectation.max_rounds) {
         failures.push(
           `${turn}: took ${facts.rounds} rounds, more than the limit of ${expectation.max_rounds}`,

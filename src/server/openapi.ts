@@ -53,6 +53,12 @@ function sentRecordOf(schema: z.ZodType): JsonObject {
   return requireAll(schemaOf(schema, "input")) as JsonObject;
 }
 
+/** TurnFacts' fields every turn has (`error`, a failed turn's reason, is not among them). */
+const TURN_FACTS_REQUIRED = [
+  ...["status", "answer", "rounds", "tool_calls", "ttft_ms", "wall_time_ms", "prompt_tokens"],
+  ...["cached_tokens", "completion_tokens", "total_tokens", "fallback_count", "tool_count"],
+];
+
 const ERRORS = {
   400: "invalid input: the message names each offending field (code invalid_input)",
   401: "the request lacks the server's token: `Authorization: Bearer TOKEN` or the browser's cookie (unauthorized)",
@@ -595,28 +601,33 @@ function experimentSchemas(): JsonObject {
       success: { type: "boolean" },
       failures: { type: "array", items: string },
     }),
-    TurnFacts: object({
-      status: string,
-      answer: string,
-      rounds: integer,
-      tool_calls: {
-        type: "array",
-        items: object({
-          name: string,
-          arguments: { type: "object" },
-          ok: nullable({ type: "boolean" }),
-          used_fallback: { type: "boolean" },
-        }),
+    TurnFacts: object(
+      {
+        status: string,
+        answer: string,
+        rounds: integer,
+        tool_calls: {
+          type: "array",
+          items: object({
+            name: string,
+            arguments: { type: "object" },
+            ok: nullable({ type: "boolean" }),
+            used_fallback: { type: "boolean" },
+          }),
+        },
+        ttft_ms: nullable(number),
+        wall_time_ms: nullable(number),
+        prompt_tokens: integer,
+        cached_tokens: integer,
+        completion_tokens: integer,
+        total_tokens: integer,
+        fallback_count: integer,
+        tool_count: integer,
+        // A failed turn's reason, `code: message`, when it has one: not required.
+        error: string,
       },
-      ttft_ms: nullable(number),
-      wall_time_ms: nullable(number),
-      prompt_tokens: integer,
-      cached_tokens: integer,
-      completion_tokens: integer,
-      total_tokens: integer,
-      fallback_count: integer,
-      tool_count: integer,
-    }),
+      TURN_FACTS_REQUIRED,
+    ),
     RunResult: object({
       session_id: string,
       run_key: string,

@@ -238,6 +238,26 @@ export function experimentRecordsContract(getStore: () => SessionStore): void {
     expect([...audited.values()].map((rows) => rows.length)).toStrictEqual([0, 1, 0]);
   });
 
+  it("experimentScoringRows gives a failed turn's turn_failed row, and reads none for a run that did not fail", async () => {
+    const store = getStore();
+    const ok = await run(store, "fails", 1);
+    const failed = "fails-2";
+    await store.createSession({
+      session_id: failed,
+      title: failed,
+      config: { tool_invocation_mode: "dual_agent", experiment: experimentTag("fails", 2) },
+    });
+    await store.startTurn(failed, { turn_index: 1, user_message: "hello 2" });
+    await store.completeTurn(failed, { turn_index: 1, wall_time_ms: 5, status: "failed" });
+    const reason = { code: "provider_connection_error", message: "connection refused" };
+    await store.appendAudit(failed, { turn_index: 1, event: "turn_failed", details: reason });
+    const rows = await store.experimentScoringRows("fails");
+    expect(rows.turn_failures.get(failed)).toStrictEqual([
+      { turn_index: 1, event: "turn_failed", details: reason },
+    ]);
+    expect(rows.turn_failures.get(ok)).toStrictEqual([]);
+  });
+
   it("experimentRecords refuses a bad slice by name", async () => {
     const store = getStore();
     await expect(async () => store.experimentRecords("exp", { limit: 0 })).rejects.toThrow(

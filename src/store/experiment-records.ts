@@ -83,6 +83,11 @@ export interface ExperimentScoringRows {
    * (scoring reads the outcome of such a call there), else none: a run's audit rows are many.
    */
   tool_ends: Map<string, ScoringToolEnd[]>;
+  /**
+   * A session's `turn_failed` rows (a failed turn's code and message) when one of its turns
+   * failed, else none: a report says why a run failed, not only that it did.
+   */
+  turn_failures: Map<string, ScoringToolEnd[]>;
   next_cursor: string | null;
 }
 

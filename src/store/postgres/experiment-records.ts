@@ -87,6 +87,8 @@ const SCORING = {
     FROM usage_stats WHERE ${IN_SLICE} ORDER BY session_id, id`,
   toolEnds: `SELECT session_id, id, turn_index, event, details_json
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
+  turnFailures: `SELECT session_id, id, turn_index, event, details_json
+    FROM audit_logs WHERE ${IN_SLICE} AND event = 'turn_failed' ORDER BY session_id, id`,
 };
 
 type ScoringRow = Omit<ScoringSession, "tag_json"> & { experiment_json: string | null };
@@ -212,15 +214,21 @@ export function experimentScoringRows(
       const messages = await grouped(client, SCORING.messages, ids, ids, scoringItems.message);
       // Most runs have no call without a reply: their audit rows are not even looked at.
       const unanswered = ids.filter((id) => hasUnansweredCall(messages.get(id) ?? []));
+      const turns = await grouped(client, SCORING.turns, ids, ids, scoringItems.turn);
+      const failed = ids.filter((id) => turns.get(id)?.some((turn) => turn.status === "failed"));
       return {
         sessions: rows.map((row) => scoringItems.session({ ...row, tag_json: tagJson(row) })),
-        turns: await grouped(client, SCORING.turns, ids, ids, scoringItems.turn),
+        turns,
         messages,
         calls: await grouped(client, SCORING.calls, ids, ids, scoringItems.call),
         tool_ends:
           unanswered.length === 0
             ? new Map(ids.map((id) => [id, []]))
             : await grouped(client, SCORING.toolEnds, ids, unanswered, scoringItems.toolEnd),
+        turn_failures:
+          failed.length === 0
+            ? new Map(ids.map((id) => [id, []]))
+            : await grouped(client, SCORING.turnFailures, ids, failed, scoringItems.toolEnd),
       };
     },
   );

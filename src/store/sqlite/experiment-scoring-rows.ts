@@ -53,6 +53,9 @@ const SQL = {
   toolEnds: `
     SELECT session_id, id, turn_index, event, details_json
     FROM audit_logs WHERE ${IN_SLICE} AND event = 'tool_end' ORDER BY session_id, id`,
+  turnFailures: `
+    SELECT session_id, id, turn_index, event, details_json
+    FROM audit_logs WHERE ${IN_SLICE} AND event = 'turn_failed' ORDER BY session_id, id`,
 } as const;
 
 // Each statement's row as SQLite's array (its columns in the order selected above): a report
@@ -171,9 +174,11 @@ export function readExperimentScoringRows(
       const messages = groupRows(ids, sql.messages, slice, scoringItems.message);
       // Most runs have no call without a reply: their audit rows are not even looked at.
       const unanswered = ids.filter((id) => hasUnansweredCall(messages.get(id) ?? []));
+      const turns = groupRows(ids, sql.turns, slice, scoringItems.turn);
+      const failed = ids.filter((id) => turns.get(id)?.some((turn) => turn.status === "failed"));
       return {
         sessions: sessions.map(scoringItems.session),
-        turns: groupRows(ids, sql.turns, slice, scoringItems.turn),
+        turns,
         messages,
         calls: groupRows(ids, sql.calls, slice, scoringItems.call),
         tool_ends:
@@ -183,6 +188,15 @@ export function readExperimentScoringRows(
                 ids,
                 sql.toolEnds,
                 { ids: JSON.stringify(unanswered) },
+                scoringItems.toolEnd,
+              ),
+        turn_failures:
+          failed.length === 0
+            ? new Map(ids.map((id) => [id, []]))
+            : groupRows(
+                ids,
+                sql.turnFailures,
+                { ids: JSON.stringify(failed) },
                 scoringItems.toolEnd,
               ),
       };
