@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { KeyVariable } from "./key-variable.js";
 
 /**
  * The OpenAI-compatible gateway (`/v1`): what a client sends, how the lab config names upstreams,
@@ -60,11 +61,6 @@ export const ChatCompletionRequest = z.looseObject({
 });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequest>;
 
-/** Environment variable names only: the key itself never enters a file the lab reads. */
-const EnvName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
-
 /**
  * `upstreams:` in agent-lab.yaml: a name a client may put in `model`, the endpoint behind it, and
  * the name of the variable holding its key. `pass_client_key: true` sends the client's own key
@@ -75,7 +71,7 @@ export const GatewayUpstream = z.strictObject({
   base_url: z.string().url(),
   /** The model name sent upstream. */
   model: z.string().min(1),
-  api_key_env: EnvName.optional(),
+  api_key_env: KeyVariable.optional(),
   pass_client_key: z.boolean().default(false),
   /** The mode for requests that do not say (`X-Agent-Lab-Mode` wins). */
   // The modes of session-config.ts, named here: that file imports the lab config's tool shapes.

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  findCredentialProblems,
+  isKeyVariableName,
   mayHoldKeyShape,
   REDACTED,
   redactSecrets,
@@ -180,5 +182,20 @@ describe("SecretTextScrubber", () => {
   it("blanks most of a key cut off at the end of the text", () => {
     rememberSecretValue(key);
     expect(scrubbed(["leaked: ", key.slice(0, 12)])).toBe(`leaked: ${REDACTED}`);
+  });
+});
+
+describe("the environment variables a config may name", () => {
+  it("a key's: a name ending in KEY or TOKEN, in api_key_env and in a header alike, never the lab's token", () => {
+    const headers = (value: string) =>
+      findCredentialProblems({ options: { headers: { Authorization: value } } });
+    for (const name of ["OPENAI_API_KEY", "HF_TOKEN", "router_key"]) {
+      expect(isKeyVariableName(name)).toBe(true);
+      expect(headers(`Bearer \${${name}}`)).toStrictEqual([]);
+    }
+    for (const name of ["PGPASSWORD", "HOME", "PATH", "AGENT_LAB_TOKEN", "KEYRING"]) {
+      expect(isKeyVariableName(name)).toBe(false);
+      expect(headers(`Bearer \${${name}}`)).toHaveLength(1);
+    }
   });
 });

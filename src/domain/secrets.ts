@@ -50,7 +50,7 @@ const SECRET_QUERY_PARAMETER =
 
 const HEADER_MESSAGE =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows the literal syntax
-  "header values name an environment variable (`${NAME}`, or `Bearer ${NAME}`), resolved when a request is sent; a literal value could be a credential stored with the session";
+  "header values name an environment variable holding a key (`${NAME}`, or `Bearer ${NAME}`; a name ending in KEY or TOKEN), resolved when a request is sent; a literal value could be a credential stored with the session (identifying headers such as X-Title may hold a literal)";
 
 /**
  * Every place in a config that would store a credential: secret-named keys at any depth, literal
@@ -86,8 +86,24 @@ export function findSecretKeys(value: unknown): JsonPath[] {
 }
 
 function isEnvironmentReference(value: unknown): boolean {
-  return typeof value === "string" && HEADER_ENV_REFERENCE.test(value);
+  if (typeof value !== "string") return false;
+  const variable = HEADER_ENV_REFERENCE.exec(value)?.[2];
+  return variable !== undefined && isKeyVariableName(variable);
 }
+
+/**
+ * Whether a config may name this environment variable as a key (`api_key_env`, a header's
+ * `${NAME}`): its name ends in KEY or TOKEN, and it is not the lab's own token. Its value goes to
+ * whatever endpoint the config names, and a config comes from anyone holding the API token (a
+ * session, a suite, an endpoint check): any other name let them send the lab's environment
+ * (`PGPASSWORD`, `AGENT_LAB_TOKEN`, `HOME`) to a URL of their choosing.
+ */
+export function isKeyVariableName(name: string): boolean {
+  return /(?:KEY|TOKEN)$/i.test(name) && name !== "AGENT_LAB_TOKEN";
+}
+
+export const KEY_VARIABLE_MESSAGE =
+  "must name the environment variable holding a key: a name ending in KEY or TOKEN (OPENAI_API_KEY, HF_TOKEN), never AGENT_LAB_TOKEN";
 
 function headerIsSafe(name: string, value: unknown): boolean {
   if (isEnvironmentReference(value)) return true;

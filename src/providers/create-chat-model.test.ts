@@ -68,5 +68,15 @@ describe("createChatModel", () => {
     expect(() => createChatModel({ model: "openai:m", options: { max_retries: -1 } })).toThrow(
       "max_retries",
     );
+    // Any other variable would go to the base URL the config names, whoever wrote the config.
+    const naming = (api_key_env: string) => () =>
+      createChatModel(
+        { model: "openai:m", base_url: "http://127.0.0.1:1/v1", api_key_env },
+        { env: { PGPASSWORD: "pw", AGENT_LAB_TOKEN: "t" } },
+      );
+    expect(naming("PGPASSWORD")).toThrow(
+      "api_key_env: must name the environment variable holding a key",
+    );
+    expect(naming("AGENT_LAB_TOKEN")).toThrow("never AGENT_LAB_TOKEN");
   });
 });

@@ -144,6 +144,10 @@ describe("POST /api/endpoints/check", () => {
       ],
       [{ base_url: endpoint.baseUrl, upstream: "local" }, "give base_url or upstream, not both"],
       [{ api_key_env: "not a name" }, "api_key_env"],
+      // Any other variable of the lab's environment would be sent to the URL given (QA).
+      [{ base_url: endpoint.baseUrl, api_key_env: "AGENT_LAB_TOKEN" }, "never AGENT_LAB_TOKEN"],
+      [{ base_url: endpoint.baseUrl, api_key_env: "PGPASSWORD" }, "a name ending in KEY or TOKEN"],
+      [{ base_url: endpoint.baseUrl, api_key_env: "HOME" }, "a name ending in KEY or TOKEN"],
       [{ api_key: KEY }, "api_key"],
     ] as const) {
       const { status, text } = await check(body);

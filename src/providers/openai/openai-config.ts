@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Environment } from "../../domain/env-references.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
+import { KeyVariable } from "../../domain/key-variable.js";
 import { findCredentialProblems, rememberSecretValue } from "../../domain/secrets.js";
 import { parseInput } from "../../domain/validation.js";
 import { isKeyNeeded, missingKeyMessage } from "./api-key-requirement.js";
@@ -30,10 +31,7 @@ export const OpenAIConfig = z.strictObject({
   /** Defaults to $OPENAI_BASE_URL, else OpenAI's own endpoint. */
   base_url: z.string().optional(),
   /** The *name* of the environment variable holding the key; default OPENAI_API_KEY. */
-  api_key_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
-    .optional(),
+  api_key_env: KeyVariable.optional(),
   /**
    * Extra request headers. Values name an environment variable (`${NAME}`, `Bearer ${NAME}`),
    * resolved at each request; only identifying headers (X-Title, OpenAI-Organization, …) may be

@@ -4,6 +4,7 @@ import type { EndpointCheck, UpstreamListing } from "../../domain/endpoint-check
 import type { Environment } from "../../domain/env-references.js";
 import { InvalidInputError } from "../../domain/errors.js";
 import type { GatewayUpstream } from "../../domain/gateway.js";
+import { KeyVariable } from "../../domain/key-variable.js";
 import { missingKeyMessage, NO_KEY_ENV } from "../../providers/openai/api-key-requirement.js";
 import { listEndpointModels } from "../../providers/openai/model-list.js";
 import { resolveEndpoint } from "../../providers/openai/openai-config.js";
@@ -17,10 +18,6 @@ import type { ServerDependencies } from "../server-dependencies.js";
  * from the server's environment and only ever said to be present or not.
  */
 
-const EnvName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
-
 export const EndpointCheckBody = z
   .strictObject({
     /** An OpenAI-compatible base URL (`http://127.0.0.1:11434/v1`); default $OPENAI_BASE_URL, else OpenAI's. */
@@ -30,7 +27,7 @@ export const EndpointCheckBody = z
     /** The model to look for in the list; `openai:` in front is ignored. Default: the upstream's. */
     model: z.string().trim().min(1).optional(),
     /** The variable holding the key; default OPENAI_API_KEY (an upstream: its own). */
-    api_key_env: EnvName.optional(),
+    api_key_env: KeyVariable.optional(),
   })
   .refine((body) => body.base_url === undefined || body.upstream === undefined, {
     message: "give base_url or upstream, not both",

@@ -155,17 +155,18 @@ describe("HTTP tools", () => {
     expect(echoed).toMatchObject({ ok: true, value: { you_sent: "Bearer [redacted]" } });
 
     const unset = await onlyTool(
-      definition("/json", { headers: { "X-Key": envReference("LAB_UNSET_HTTP") } }),
+      definition("/json", { headers: { "X-Key": envReference("LAB_UNSET_HTTP_KEY") } }),
     );
     expect(await unset.run("lookup", {})).toMatchObject({
       ok: false,
-      error: "HTTP tool lookup: headers.X-Key: the environment variable LAB_UNSET_HTTP is not set",
+      error:
+        "HTTP tool lookup: headers.X-Key: the environment variable LAB_UNSET_HTTP_KEY is not set",
     });
 
     expect(() =>
       createHttpToolSource([definition("/json", { headers: { Authorization: "Bearer abc" } })]),
     ).toThrow(
-      /http_tools\[0\]: headers\.Authorization: header values name an environment variable/,
+      /http_tools\[0\]: headers\.Authorization: header values name an environment variable holding a key/,
     );
     expect(() =>
       createHttpToolSource([Definition.parse({ name: "k", url: `${base}/json?api_key=abc` })]),
