@@ -8,6 +8,7 @@ import {
   ExperimentRecordsPage,
   type ExperimentScoringRows,
   type ScoringSession,
+  type ScoringToolEnd,
 } from "../experiment-records.js";
 import { groupBySession, type SummaryRow, summaryPage } from "../sqlite/experiment-records.js";
 import { hasUnansweredCall, scoringItems } from "../sqlite/experiment-scoring-rows.js";
@@ -216,19 +217,18 @@ export function experimentScoringRows(
       const unanswered = ids.filter((id) => hasUnansweredCall(messages.get(id) ?? []));
       const turns = await grouped(client, SCORING.turns, ids, ids, scoringItems.turn);
       const failed = ids.filter((id) => turns.get(id)?.some((turn) => turn.status === "failed"));
+      /** A statement's audit rows for only `some` of the slice's sessions; none read for none. */
+      const auditOf = async (sql: string, some: string[]) =>
+        some.length === 0
+          ? new Map<string, ScoringToolEnd[]>(ids.map((id) => [id, []]))
+          : await grouped(client, sql, ids, some, scoringItems.toolEnd);
       return {
         sessions: rows.map((row) => scoringItems.session({ ...row, tag_json: tagJson(row) })),
         turns,
         messages,
         calls: await grouped(client, SCORING.calls, ids, ids, scoringItems.call),
-        tool_ends:
-          unanswered.length === 0
-            ? new Map(ids.map((id) => [id, []]))
-            : await grouped(client, SCORING.toolEnds, ids, unanswered, scoringItems.toolEnd),
-        turn_failures:
-          failed.length === 0
-            ? new Map(ids.map((id) => [id, []]))
-            : await grouped(client, SCORING.turnFailures, ids, failed, scoringItems.toolEnd),
+        tool_ends: await auditOf(SCORING.toolEnds, unanswered),
+        turn_failures: await auditOf(SCORING.turnFailures, failed),
       };
     },
   );

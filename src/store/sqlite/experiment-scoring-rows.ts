@@ -7,6 +7,7 @@ import type {
   ExperimentScoringRows,
   ScoringMessage,
   ScoringSession,
+  ScoringToolEnd,
 } from "../experiment-records.js";
 import { parseStoredToolCalls } from "../stored-tool-calls.js";
 import {
@@ -176,29 +177,18 @@ export function readExperimentScoringRows(
       const unanswered = ids.filter((id) => hasUnansweredCall(messages.get(id) ?? []));
       const turns = groupRows(ids, sql.turns, slice, scoringItems.turn);
       const failed = ids.filter((id) => turns.get(id)?.some((turn) => turn.status === "failed"));
+      /** A statement's audit rows for only `some` of the slice's sessions; none read for none. */
+      const auditOf = (reader: Reader, some: readonly string[]) =>
+        some.length === 0
+          ? new Map<string, ScoringToolEnd[]>(ids.map((id) => [id, []]))
+          : groupRows(ids, reader, { ids: JSON.stringify(some) }, scoringItems.toolEnd);
       return {
         sessions: sessions.map(scoringItems.session),
         turns,
         messages,
         calls: groupRows(ids, sql.calls, slice, scoringItems.call),
-        tool_ends:
-          unanswered.length === 0
-            ? new Map(ids.map((id) => [id, []]))
-            : groupRows(
-                ids,
-                sql.toolEnds,
-                { ids: JSON.stringify(unanswered) },
-                scoringItems.toolEnd,
-              ),
-        turn_failures:
-          failed.length === 0
-            ? new Map(ids.map((id) => [id, []]))
-            : groupRows(
-                ids,
-                sql.turnFailures,
-                { ids: JSON.stringify(failed) },
-                scoringItems.toolEnd,
-              ),
+        tool_ends: auditOf(sql.toolEnds, unanswered),
+        turn_failures: auditOf(sql.turnFailures, failed),
       };
     },
   );
