@@ -294,8 +294,15 @@ export async function callModel(
   } catch (error) {
     call.abort(error);
     // At the output limit there is no room for what the scrubbers hold (and `take` would write
-    // the cut marker again); otherwise it is the cut call's output.
-    if (!(error instanceof OutputLimitError)) flushHeld();
+    // the cut marker again); otherwise it is the cut call's output, as much of it as fits (the
+    // call's own failure is the one reported).
+    if (!(error instanceof OutputLimitError)) {
+      try {
+        flushHeld();
+      } catch {
+        // Reached the limit: what fitted is in `progress`, marked as cut.
+      }
+    }
     withholdIfScrubbed();
     if (producedOutput(progress)) {
       // The cut is what the caller must see; a store that fails here fails the turn's next write.
