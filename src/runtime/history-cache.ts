@@ -29,8 +29,9 @@ const kept = new WeakMap<SessionStore, Map<string, Kept>>();
  * the next turn then reads only its own user message instead of the whole session (whose cost
  * grows with every turn, tool calls parsed row by row). Valid only when the claimed turn is the
  * very next one, none was interrupted, and the session's `updated_at` and `incarnation`, read
- * before the claim, are the ones that turn left; anything else (another process's turn, a repair, an import, a write by
- * hand) reads the session from the store as before. Taken once: a failed turn leaves nothing.
+ * before the claim, are the ones that turn left; anything else (another process's turn, a
+ * repair, an import, a write by hand) reads the session from the store as before. Taken once: a
+ * failed turn leaves nothing.
  */
 export function takeHistory(
   store: SessionStore,

@@ -59,17 +59,17 @@ export async function openSession<Prepared>(
     // Two turns may start the same new session at once and both see it missing: ensureSession
     // creates it or, when the other turn just did, only checks the mode, leaving the refusal to
     // the turn lock. The stored config is then the one used.
-    await store.ensureSession(options.session_id, { title: title(), config });
-    const stored = await store.getSession(options.session_id);
-    if (stored === null) throw new SessionNotFoundError(options.session_id);
-    const storedConfig = parseSessionConfig(stored.config, `session ${stored.id} config`);
-    const incarnation = await incarnationOf(store, stored.id);
-    return isDeepStrictEqual(storedConfig, config)
-      ? { sessionId: stored.id, config, prepared, updated_at: null, incarnation }
+    await store.ensureSession(sessionId, { title: title(), config });
+    // One read: the stored config (the other turn's, perhaps) and the row's incarnation.
+    const stored = await storedSessionConfig(store, sessionId);
+    if (stored === null) throw new SessionNotFoundError(sessionId);
+    const { incarnation } = stored;
+    return isDeepStrictEqual(stored.config, config)
+      ? { sessionId, config, prepared, updated_at: null, incarnation }
       : {
-          sessionId: stored.id,
-          config: storedConfig,
-          prepared: await prepare(storedConfig),
+          sessionId,
+          config: stored.config,
+          prepared: await prepare(stored.config),
           updated_at: null,
           incarnation,
         };
@@ -89,8 +89,8 @@ async function incarnationOf(store: SessionStore, sessionId: string): Promise<nu
 /**
  * A stored session's config and mode (null: no such session), read as the stored text and parsed
  * once per text (`parseStoredSessionConfig`), with the `updated_at` and `incarnation` read with
- * it. A text the
- * cache cannot take is read through the whole record, whose read refuses it by name.
+ * it. A text the cache cannot take is read through the whole record, whose read refuses it by
+ * name.
  */
 export async function storedSessionConfig(
   store: SessionStore,
