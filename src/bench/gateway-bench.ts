@@ -22,7 +22,11 @@ import {
  */
 
 const WARMUP = 10;
-const ROUNDS = Number(process.env.AGENT_LAB_GATEWAY_ROUNDS ?? 40);
+/**
+ * 100 rounds: at 40, the paired ratio moved by ±0.05 between runs; at 100, three runs in a row
+ * agreed within 0.03 (about 20 s in all).
+ */
+const ROUNDS = Number(process.env.AGENT_LAB_GATEWAY_ROUNDS ?? 100);
 
 interface Run {
   cpu_us: number;
@@ -216,12 +220,15 @@ async function measure(
   );
   return [
     {
-      name: `gateway CPU per chunk, client + lab against the client alone (pass-through, ${kept})`,
-      value: `${cpuPerChunk(through).toFixed(2)} µs/chunk`,
+      // The ratio of record is paired by round: the medians of the two sides, taken over the
+      // whole run, compare the client's CPU at different moments, and that moved by 15% between
+      // the two halves of one run (the direct client at 7.5 and 8.8 µs a chunk).
+      name: `gateway CPU per chunk, client + lab against the client alone, paired by round (pass-through, ${kept})`,
+      value: `${cpuPerChunk(through).toFixed(2)} µs/chunk (median of the run; ${chunkRatio.toFixed(2)}x the direct median)`,
       baseline: `${cpuPerChunk(alone).toFixed(2)} µs/chunk (openai client, directly)`,
-      ratio: chunkRatio,
+      ratio: paired,
       target: "<= 1.2x",
-      met: chunkRatio <= 1.2,
+      met: paired <= 1.2,
     },
     {
       name: `gateway added time to first token (${kept})`,
