@@ -60,6 +60,8 @@ export interface CreateAppOptions {
   suitesDirs?: readonly string[] | undefined;
   /** How long a gateway turn waits for its client's tool replies (default 10 minutes). */
   gatewayClientWaitMs?: number | undefined;
+  /** How long after its last answer an unnamed gateway conversation may go on (default 30 minutes). */
+  gatewayConversationGapMs?: number | undefined;
 }
 
 function packageVersion(): string {
@@ -92,9 +94,13 @@ export function buildApp(options: CreateAppOptions): {
     store: options.store,
     models: providers.models,
     busy: (session_id) => turns.has(session_id),
+    report: (error) => log(describeFailure("gateway conversation markers", error, options.token)),
     ...(options.gatewayClientWaitMs === undefined
       ? {}
       : { client_wait_ms: options.gatewayClientWaitMs }),
+    ...(options.gatewayConversationGapMs === undefined
+      ? {}
+      : { conversation_gap_ms: options.gatewayConversationGapMs }),
   });
   const deps: ServerDependencies = {
     store: options.store,

@@ -49,9 +49,23 @@ export interface GatewaySessionsOptions {
   conversation_gap_ms?: number;
   /** True while a turn of the lab's own API runs in the session (ActiveTurns). */
   busy?: (session_id: string) => boolean;
+  /** Told of a conversation marker the store could not write or read (the server's log). */
+  report?: (error: unknown) => void;
 }
 
 const MAX_RECENT = 1_000;
+
+/**
+ * The audit event that keeps a turn's conversation marker (see #remember), so a restarted server
+ * still continues the conversations of the gap before it.
+ */
+export const CONVERSATION_EVENT = "gateway_conversation";
+
+/**
+ * The most sessions a restarted server reads markers from, newest first: each costs a read of its
+ * audit log, once per process.
+ */
+const MAX_RECALLED = 200;
 
 /**
  * Which session and turn a gateway request belongs to. Tool replies go to the turn that waits for
@@ -65,11 +79,14 @@ export class GatewaySessions {
   readonly #clientWaitMs: number;
   readonly #gapMs: number;
   readonly #busy: (session_id: string) => boolean;
+  readonly #report: (error: unknown) => void;
   readonly #turns = new Map<string, GatewayTurn>();
   /** Answers kept for clients that retry a request whose answer they lost. */
   readonly retries = new RetryLedger();
   /** The conversations a request may continue (see #continued), by session id. */
   readonly #recent = new Map<string, RecentConversation>();
+  /** The markers of the gap before this process started, read once, when first needed. */
+  #recalled: Promise<void> | null = null;
 
   constructor(options: GatewaySessionsOptions) {
     this.#store = options.store;
@@ -77,6 +94,7 @@ export class GatewaySessions {
     this.#clientWaitMs = options.client_wait_ms ?? 10 * 60_000;
     this.#gapMs = options.conversation_gap_ms ?? 30 * 60_000;
     this.#busy = options.busy ?? (() => false);
+    this.#report = options.report ?? (() => {});
   }
 
   /**
@@ -105,11 +123,12 @@ export class GatewaySessions {
     }
     const resolved = request.resolved();
     const named = request.session_header ?? request.retried_session ?? null;
+    const abandoned = named === null ? this.#abandonedTurn(body.messages) : null;
+    if (named === null && abandoned === null && previousAnswerOf(body.messages) !== null) {
+      await this.#recall();
+    }
     let session_id =
-      named ??
-      this.#abandonedTurn(body.messages)?.session_id ??
-      this.#continued(body.messages) ??
-      randomUUID();
+      named ?? abandoned?.session_id ?? this.#continued(body.messages) ?? randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
@@ -174,7 +193,7 @@ export class GatewaySessions {
         client_wait_ms: this.#clientWaitMs,
         onEnd: () => {
           if (this.#turns.get(session_id) === turn) this.#turns.delete(session_id);
-          if (turn.answer !== null) this.#remember(session_id, turn.answer, body.messages);
+          if (turn.answer !== null) void this.#remember(session_id, turn.answer, body.messages);
         },
       },
       segmentOf(request),
@@ -277,28 +296,100 @@ export class GatewaySessions {
     return found;
   }
 
-  #remember(session_id: string, answer: string, opening: readonly RequestMessage[]): void {
-    this.#recent.delete(session_id);
-    this.#recent.set(session_id, {
+  /**
+   * Keeps the turn's marker in memory and in the session's audit log (hashes only): a server
+   * restarted within the gap reads it back (#recall), so the conversation goes on in its session
+   * instead of starting a new one, which in dual_agent would also lose the model its history.
+   */
+  async #remember(
+    session_id: string,
+    answer: string,
+    opening: readonly RequestMessage[],
+  ): Promise<void> {
+    const marker: ConversationMarker = {
       answer: answerHash(answer),
       opened_with: opening.length,
       opening: messagesHash(opening),
-      at: Date.now(),
-    });
+    };
+    this.#keep(session_id, { ...marker, at: Date.now() });
+    try {
+      await this.#store.appendAudit(session_id, {
+        event: CONVERSATION_EVENT,
+        details: { ...marker },
+      });
+    } catch (error) {
+      // Only a restart's continuation depends on it: the turn and its records stand.
+      this.#report(error);
+    }
+  }
+
+  #keep(session_id: string, recent: RecentConversation): void {
+    this.#recent.delete(session_id);
+    this.#recent.set(session_id, recent);
     if (this.#recent.size > MAX_RECENT) {
       const oldest = this.#recent.keys().next().value;
       if (oldest !== undefined) this.#recent.delete(oldest);
     }
   }
+
+  /**
+   * Reads, once per process, the markers of the gateway sessions updated within the gap (the
+   * newest MAX_RECALLED), each session's latest; a session this process has answered since keeps
+   * its own. A store that cannot be read leaves the memory as it is, and is asked again next time.
+   */
+  #recall(): Promise<void> {
+    this.#recalled ??= this.#readMarkers().catch((error: unknown) => {
+      this.#recalled = null;
+      this.#report(error);
+    });
+    return this.#recalled;
+  }
+
+  async #readMarkers(): Promise<void> {
+    const page = await this.#store.listSessionPage({
+      tag: GATEWAY_TAG,
+      experiments: "include",
+      updated_from: new Date(Date.now() - this.#gapMs).toISOString(),
+      limit: MAX_RECALLED,
+    });
+    const found: [string, RecentConversation][] = [];
+    for (const session of page.sessions) {
+      if (this.#recent.has(session.id)) continue;
+      const audit = await this.#store.listAuditLogs(session.id);
+      const row = audit.findLast((entry) => entry.event === CONVERSATION_EVENT);
+      const marker = row === undefined ? null : markerOf(row.details);
+      if (row === undefined || marker === null) continue;
+      found.push([session.id, { ...marker, at: Date.parse(row.created_at) }]);
+    }
+    // Oldest first, as they were remembered; none replaces one this process kept meanwhile.
+    found.sort((a, b) => a[1].at - b[1].at);
+    for (const [session_id, recent] of found) {
+      if (!this.#recent.has(session_id)) this.#keep(session_id, recent);
+    }
+  }
 }
 
-/** A session's last turn, as a later request of the same conversation repeats it. */
-interface RecentConversation {
+interface ConversationMarker {
   /** The turn's answer, hashed. */
   answer: string;
   /** How many messages the turn's (first) request carried, and their hash. */
   opened_with: number;
   opening: string;
+}
+
+/** A stored marker read back, or null when the row is not one (edited, imported from elsewhere). */
+function markerOf(details: Record<string, unknown>): ConversationMarker | null {
+  const { answer, opened_with, opening } = details;
+  if (typeof answer !== "string" || typeof opening !== "string") return null;
+  if (typeof opened_with !== "number" || !Number.isInteger(opened_with) || opened_with < 0) {
+    return null;
+  }
+  return { answer, opened_with, opening };
+}
+
+/** A session's last turn, as a later request of the same conversation repeats it. */
+interface RecentConversation extends ConversationMarker {
+  /** When it was answered (ms since the epoch). */
   at: number;
 }
 
