@@ -105,6 +105,7 @@ describe("gateway conversations across a restart of the server", () => {
     const answer = await opening(await start());
     const [session] = gatewaySessionIds();
     expect(markers(session as string)[0]?.details).toStrictEqual({
+      session_id: session,
       answer: expect.any(String),
       opened_with: 1,
       opening: expect.any(String),
@@ -152,6 +153,21 @@ describe("gateway conversations across a restart of the server", () => {
     await followUp(await start(), answer);
     expect(gatewaySessionIds()).toHaveLength(2);
     expect(store().listTurns(session as string)).toHaveLength(1);
+  });
+
+  it("a copy of the session imported under another id does not take the conversation after a restart", async () => {
+    const answer = await opening(await start());
+    const [session] = gatewaySessionIds();
+    const copy = store().importSession(store().exportSession(session as string), {
+      session_id: "copy-of-the-conversation",
+    });
+    // The copy, imported last, is the session updated last, and holds the same marker row.
+    expect(markers(copy)).toHaveLength(1);
+    await stop();
+
+    await followUp(await start(), answer);
+    expect(store().listTurns(session as string)).toHaveLength(2);
+    expect(store().listTurns(copy)).toHaveLength(1);
   });
 
   it("a conversation read back after its gap has passed starts a new session", async () => {

@@ -389,6 +389,48 @@ describe("gateway on the simulated model, through the openai client", () => {
     expect(statuses).toContainEqual(["completed"]);
   });
 
+  it("tool replies of another conversation never reach a turn waiting for calls of the same ids", async () => {
+    const client = openai();
+    const asked = await client.chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: 'call lookup with {"city": "Paris"}' }],
+      tools: [LOOKUP],
+    });
+    const message = asked.choices[0]?.message as OpenAI.ChatCompletionMessage;
+    const call = message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    const [session] = gatewaySessions();
+    // Another conversation, whose own call (other arguments) has the same id; its turn is gone.
+    const stranger = {
+      ...message,
+      tool_calls: [{ ...call, function: { ...call.function, arguments: '{"city":"Rome"}' } }],
+    };
+    const refused = client.chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "system", content: "You are another agent." },
+        { role: "user", content: "Where am I?" },
+        stranger,
+        { role: "tool", tool_call_id: call.id, content: "A-PRIVATE-DATA" },
+      ],
+      tools: [LOOKUP],
+    });
+    await expect(refused).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
+    const texts = () =>
+      server.store.listMessages(session?.id as string).map((entry) => entry.content);
+    expect(texts()).not.toContain("A-PRIVATE-DATA");
+    // The conversation's own reply, from a client that trimmed its history down to the calls it
+    // got, still goes on in its turn.
+    await client.chat.completions.create({
+      model: "sim",
+      messages: [message, { role: "tool", tool_call_id: call.id, content: "Paris: sunny" }],
+      tools: [LOOKUP],
+    });
+    expect(texts()).toContain("Paris: sunny");
+    expect(server.store.listTurns(session?.id as string).map((turn) => turn.status)).toEqual([
+      "completed",
+    ]);
+  });
+
   it("refuses a request without the lab's token, an unknown model and a bad body in OpenAI's format", async () => {
     const stranger = new OpenAI({ baseURL: baseURL(), apiKey: "not-the-token", maxRetries: 0 });
     await expect(

@@ -18,7 +18,7 @@ import type { SessionStore } from "../../store/session-store.js";
 import type { GatewayModels } from "./gateway-model-cache.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import { GatewayTurn } from "./gateway-turn.js";
-import { classifyRequest, previousAnswerOf, systemPromptOf, textOf } from "./request-messages.js";
+import { classifyRequest, previousAnswerOf, saidOf, systemPromptOf } from "./request-messages.js";
 import { RetryLedger } from "./retry-ledger.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
 
@@ -222,21 +222,23 @@ export class GatewaySessions {
       const turn = this.#turns.get(sessionHeader);
       return turn?.waitsFor(ids) ? turn : null;
     }
+    // Only a turn of this very conversation: call ids collide across conversations (`call_0`,
+    // `evt_1_1_1`), and replies given to another's turn would write one client's data into another
+    // client's session. The turn's first request's messages begin this one (as they say it, see
+    // saidOf), else, for a client that trimmed its history, the calls the request's last assistant
+    // message repeats are the turn's own, arguments and all.
+    const asked = lastAssistantCalls(messages);
     const waiting = [...this.#turns.values()].filter((turn) => turn.waitsFor(ids));
-    if (waiting.length <= 1) return waiting[0] ?? null;
-    // The turn whose first request's messages the request repeats, the longest such (a later turn
-    // of the same conversation repeats more of it); among equals (twin conversations), the one
-    // whose calls the request's last assistant message repeats; else, or when none is repeated
-    // (a client that rewrote its history), the oldest: nothing tells them apart.
     const openings = waiting.map((turn) => turn.opensWith(messages));
-    const longest = Math.max(...openings);
-    const tied = waiting.filter((_, index) => openings[index] === longest);
-    if (tied.length > 1) {
-      const asked = lastAssistantCalls(messages);
-      const same = tied.find((turn) => turn.handedOut(asked));
-      if (same !== undefined) return same;
-    }
-    return tied[0] as GatewayTurn;
+    const mine = waiting.filter(
+      (turn, index) => (openings[index] as number) >= 0 || turn.handedOut(asked),
+    );
+    if (mine.length <= 1) return mine[0] ?? null;
+    // The longest opening (a later turn of the same conversation repeats more of it); among
+    // equals (twin conversations), the one whose calls the request repeats; else the oldest.
+    const longest = Math.max(...mine.map((turn) => openings[waiting.indexOf(turn)] as number));
+    const tied = mine.filter((turn) => openings[waiting.indexOf(turn)] === longest);
+    return tied.find((turn) => turn.handedOut(asked)) ?? (tied[0] as GatewayTurn);
   }
 
   /**
@@ -315,7 +317,9 @@ export class GatewaySessions {
     try {
       await this.#store.appendAudit(session_id, {
         event: CONVERSATION_EVENT,
-        details: { ...marker },
+        // Named: a copy imported under another id carries the row, and must not take the
+        // conversation from the session that answered it.
+        details: { session_id, ...marker },
       });
     } catch (error) {
       // Only a restart's continuation depends on it: the turn and its records stand.
@@ -357,7 +361,7 @@ export class GatewaySessions {
       if (this.#recent.has(session.id)) continue;
       const audit = await this.#store.listAuditLogs(session.id);
       const row = audit.findLast((entry) => entry.event === CONVERSATION_EVENT);
-      const marker = row === undefined ? null : markerOf(row.details);
+      const marker = row === undefined ? null : markerOf(row.details, session.id);
       if (row === undefined || marker === null) continue;
       found.push([session.id, { ...marker, at: Date.parse(row.created_at) }]);
     }
@@ -377,9 +381,13 @@ interface ConversationMarker {
   opening: string;
 }
 
-/** A stored marker read back, or null when the row is not one (edited, imported from elsewhere). */
-function markerOf(details: Record<string, unknown>): ConversationMarker | null {
-  const { answer, opened_with, opening } = details;
+/**
+ * A stored marker read back, or null when the row is not one (edited) or is another session's (a
+ * copy imported under another id).
+ */
+function markerOf(details: Record<string, unknown>, sessionId: string): ConversationMarker | null {
+  const { answer, opened_with, opening, session_id } = details;
+  if (session_id !== sessionId) return null;
   if (typeof answer !== "string" || typeof opening !== "string") return null;
   if (typeof opened_with !== "number" || !Number.isInteger(opened_with) || opened_with < 0) {
     return null;
@@ -393,25 +401,9 @@ interface RecentConversation extends ConversationMarker {
   at: number;
 }
 
-/**
- * What a conversation's messages say, hashed: role, text, name, the calls (id, name, arguments)
- * and the call a tool message answers. Not the rest of each message: a client may mark its latest
- * messages differently on every request (prompt-cache markers, a part list for a string), and the
- * conversation is still the same.
- */
+/** What a conversation's messages say (`saidOf`), hashed. */
 function messagesHash(messages: readonly RequestMessage[]): string {
-  const said = messages.map((message) => [
-    message.role,
-    textOf(message.content),
-    message.name ?? null,
-    message.tool_call_id ?? null,
-    (message.tool_calls ?? []).map((call) => [
-      call.id,
-      call.function.name,
-      call.function.arguments,
-    ]),
-  ]);
-  return createHash("sha256").update(JSON.stringify(said)).digest("base64");
+  return createHash("sha256").update(messages.map(saidOf).join("\n")).digest("base64");
 }
 
 /** Answers are kept as hashes: a thousand long answers need not stay in memory to be matched. */

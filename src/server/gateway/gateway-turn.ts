@@ -1,6 +1,5 @@
-import { isDeepStrictEqual } from "node:util";
 import { AgentLabError } from "../../domain/errors.js";
-import type { RequestTool } from "../../domain/gateway.js";
+import type { RequestMessage, RequestTool } from "../../domain/gateway.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { TurnEvent } from "../../domain/turn-events.js";
 import type {
@@ -16,6 +15,7 @@ import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment } from "./gateway-segment.js";
+import { saidOf } from "./request-messages.js";
 import type { TappedFetch } from "./upstream-fetch.js";
 
 /**
@@ -41,7 +41,7 @@ export interface GatewayTurnSetup {
   models: ModelProvider;
   tools: readonly RequestTool[];
   /** The first request's messages: a follow-up of this turn resends them first. */
-  opening: readonly unknown[];
+  opening: readonly RequestMessage[];
   /**
    * Pass-through: each upstream call sends the client's own request body, and a streaming client
    * gets the upstream's bytes as they are. Else the lab runs the mode and renders the answer.
@@ -61,7 +61,8 @@ export interface SegmentRequest {
 
 export class GatewayTurn {
   readonly session_id: string;
-  readonly #opening: readonly unknown[];
+  /** What the first request's messages say (`saidOf`), in order. */
+  readonly #opening: readonly string[];
   readonly #controller = new AbortController();
   readonly #bridge: ClientToolBridge;
   readonly #chat: WatchedModel;
@@ -100,7 +101,7 @@ export class GatewayTurn {
 
   constructor(setup: GatewayTurnSetup, first: SegmentRequest) {
     this.session_id = setup.session_id;
-    this.#opening = setup.opening;
+    this.#opening = setup.opening.map(saidOf);
     this.#passThrough = setup.pass_through;
     this.#segment = this.#adopt(first.segment);
     this.#clientWaitMs = setup.client_wait_ms;
@@ -158,10 +159,10 @@ export class GatewayTurn {
    * calls of the same ids (a dual_agent turn's `evt_1_1_1`, an upstream that numbers its calls
    * `call_0`). The first request's messages are held while the turn lives, as its body is.
    */
-  opensWith(messages: readonly unknown[]): number {
+  opensWith(messages: readonly RequestMessage[]): number {
     const opening = this.#opening;
     if (messages.length <= opening.length) return -1;
-    const same = opening.every((message, index) => isDeepStrictEqual(message, messages[index]));
+    const same = opening.every((said, index) => said === saidOf(messages[index] as RequestMessage));
     return same ? opening.length : -1;
   }
 
@@ -171,7 +172,8 @@ export class GatewayTurn {
    * conversations (the same first messages) whose answers differ under the same call ids.
    */
   handedOut(calls: readonly { id: string; arguments: string }[]): boolean {
-    const mine = this.#round.calls;
+    // As the client got them: the upstream's own in pass-through, else as the lab validated them.
+    const mine = this.#passThrough ? this.#round.calls : this.#round.at_client;
     const compared = calls.filter((call) => mine.has(call.id));
     return (
       compared.length > 0 &&

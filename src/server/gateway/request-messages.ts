@@ -21,6 +21,26 @@ export function textOf(content: RequestMessage["content"]): string {
     .join("");
 }
 
+/**
+ * What a message says, as text: role, text, name, the call it answers and its calls (id, name,
+ * arguments). Not the rest of it: a client may mark its latest messages differently on every
+ * request (prompt-cache markers, a part list for a string), and the conversation is still the
+ * same one.
+ */
+export function saidOf(message: RequestMessage): string {
+  return JSON.stringify([
+    message.role,
+    textOf(message.content),
+    message.name ?? null,
+    message.tool_call_id ?? null,
+    (message.tool_calls ?? []).map((call) => [
+      call.id,
+      call.function.name,
+      call.function.arguments,
+    ]),
+  ]);
+}
+
 export function classifyRequest(messages: readonly RequestMessage[]): RequestKind {
   const last = messages.at(-1);
   if (last?.role === "user") {
