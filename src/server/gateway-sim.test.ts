@@ -181,6 +181,25 @@ describe("gateway on the simulated model, through the openai client", () => {
     expect(turnsPer.sort()).toEqual([1, 2]);
   });
 
+  it("a conversation that goes on in another mode, unnamed, goes on in a session of its own", async () => {
+    const first = await openai().chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "Tell me about owls" }],
+    });
+    const answer = first.choices[0]?.message.content ?? "";
+    const next = await openai({ "X-Agent-Lab-Mode": "dual_agent" }).chat.completions.create({
+      model: "sim",
+      messages: [
+        { role: "user", content: "Tell me about owls" },
+        { role: "assistant", content: answer },
+        { role: "user", content: "And about crows?" },
+      ],
+    });
+    expect(next.choices[0]?.message.content).toBeTruthy();
+    const modes = gatewaySessions().map((session) => session?.config.tool_invocation_mode);
+    expect(modes.sort()).toEqual(["chat_agent_tools", "dual_agent"]);
+  });
+
   it("tells apart two conversations that got the same answer: each goes on in its own session", async () => {
     const client = openai();
     const opened = async (content: string) => {

@@ -139,12 +139,14 @@ export class GatewaySessions {
     // Refused now, before the upstream call starts (pass-through starts it at once), and before
     // a turn waiting for tool replies is ended for it: a refusal changes nothing.
     const existing = await storedSessionConfig(this.#store, session_id);
-    if (existing !== null && existing.mode !== resolved.mode) {
+    // A session keeps its mode and its models: a call to another model would be recorded and
+    // priced as the session's. A named session refuses either; a conversation that goes on in
+    // another mode or with another model (a client may route its steps to several) goes on in a
+    // session of its own.
+    const otherMode = existing !== null && existing.mode !== resolved.mode;
+    if (otherMode && named !== null) {
       throw new SessionModeMismatchError(existing.mode, resolved.mode);
     }
-    // A session keeps its models: a call to another one would be recorded and priced as the
-    // session's. A named session refuses it; a conversation that goes on with another model (a
-    // client may route its steps to several) goes on in a session of its own.
     const held = existing === null ? null : agentOf(existing.config.chat_agent);
     const asked = agentOf(resolved.chat_agent);
     if (held !== null && held !== asked && named !== null) {
@@ -154,7 +156,7 @@ export class GatewaySessions {
     if (running !== undefined) {
       await running.cancel("the client started a new turn without replying to the tool calls");
     }
-    if (held !== null && held !== asked) session_id = randomUUID();
+    if (otherMode || (held !== null && held !== asked)) session_id = randomUUID();
     const { chat, event, tappedFetch } = resolved.build();
     const mark: GatewaySessionMark = {
       requested_model: body.model,
