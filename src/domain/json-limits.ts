@@ -81,6 +81,16 @@ export function findMalformedText(value: unknown, path: JsonPath = []): JsonPath
   ]);
 }
 
+/**
+ * The first `end` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair: a
+ * title or a cut cut there would hold a lone surrogate, which the store refuses (or repairs).
+ */
+export function sliceWhole(text: string, end: number): string {
+  if (end >= text.length) return text;
+  const last = text.charCodeAt(end - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
+}
+
 /** Text with each lone surrogate replaced by U+FFFD, as a UTF-8 decoder would show it. */
 export function toWellFormedText(text: string): string {
   return isWellFormedText(text) ? text : text.replace(LONE_SURROGATES, "\uFFFD");

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { sliceWhole } from "./json-limits.js";
 
 /**
  * Size limits on what a turn stores (README, "Limits"). Each bounds one row: a model answer, one
@@ -18,7 +19,7 @@ export type Limits = z.output<typeof Limits>;
 /** The start of `text`, at most `max` characters, with a marker saying what was cut. */
 export function cutText(text: string, max: number, what: string): string {
   if (text.length <= max) return text;
-  return `${text.slice(0, max)}…[cut: ${what} over ${max} characters, ${text.length - max} more not stored]`;
+  return `${sliceWhole(text, max)}…[cut: ${what} over ${max} characters, ${text.length - max} more not stored]`;
 }
 
 /** The marker alone, for a stream stopped at the limit (its full length is unknown). */

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { SessionNotFoundError } from "../domain/errors.js";
+import { sliceWhole } from "../domain/json-limits.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
 import type { SessionStore, StoredSessionConfig } from "../store/session-store.js";
 import { parseSessionConfig, parseStoredSessionConfig, type StoredConfig } from "./config-cache.js";
@@ -114,5 +115,5 @@ export async function storedSessionConfig(
 
 function titleFrom(message: string): string {
   const line = message.trim().split("\n")[0] ?? "";
-  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+  return line.length > 60 ? `${sliceWhole(line, 57)}...` : line;
 }

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { z } from "zod";
 import {
   AgentLabError,
   InvalidInputError,
@@ -12,6 +13,7 @@ import {
   type GatewaySessionMark,
   type RequestMessage,
 } from "../../domain/gateway.js";
+import { sliceWhole } from "../../domain/json-limits.js";
 import { storedSessionConfig } from "../../runtime/open-session.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -122,6 +124,9 @@ export class GatewaySessions {
       return turn.session_id;
     }
     const resolved = request.resolved();
+    const { chat, event, tappedFetch } = resolved.build();
+    const pass_through = resolved.mode === "chat_agent_tools" && chat.provider === "openai";
+    const temperature = labTemperature(body.temperature, pass_through);
     const named = request.session_header ?? request.retried_session ?? null;
     const abandoned = named === null ? this.#abandonedTurn(body.messages) : null;
     if (named === null && abandoned === null && previousAnswerOf(body.messages) !== null) {
@@ -157,7 +162,6 @@ export class GatewaySessions {
       await running.cancel("the client started a new turn without replying to the tool calls");
     }
     if (otherMode || (held !== null && held !== asked)) session_id = randomUUID();
-    const { chat, event, tappedFetch } = resolved.build();
     const mark: GatewaySessionMark = {
       requested_model: body.model,
       upstream: resolved.upstream,
@@ -168,13 +172,13 @@ export class GatewaySessions {
       {
         store: this.#store,
         session_id,
-        title: kind.message.slice(0, 80),
+        title: sliceWhole(kind.message, 80),
         config: {
           tool_invocation_mode: resolved.mode,
           chat_agent: {
             ...resolved.chat_agent,
             ...(system_prompt === undefined ? {} : { system_prompt }),
-            ...(typeof body.temperature === "number" ? { temperature: body.temperature } : {}),
+            ...(temperature === undefined ? {} : { temperature }),
           },
           event_agent: { ...resolved.event_agent },
           tools: [],
@@ -191,7 +195,7 @@ export class GatewaySessions {
         models: this.#models,
         tools: body.tools ?? [],
         opening: body.messages,
-        pass_through: resolved.mode === "chat_agent_tools" && chat.provider === "openai",
+        pass_through,
         client_wait_ms: this.#clientWaitMs,
         onEnd: () => {
           if (this.#turns.get(session_id) === turn) this.#turns.delete(session_id);
@@ -411,6 +415,32 @@ function messagesHash(messages: readonly RequestMessage[]): string {
 /** Answers are kept as hashes: a thousand long answers need not stay in memory to be matched. */
 function answerHash(answer: string): string {
   return createHash("sha256").update(answer.trim()).digest("base64");
+}
+
+/** The sampling temperature a session config holds (SessionConfig's range). */
+const Temperature = z.strictObject({
+  temperature: z
+    .number()
+    .min(0, "must be at least 0 when the lab sends the request itself (dual_agent, sim)")
+    .max(2, "must be at most 2 when the lab sends the request itself (dual_agent, sim)"),
+});
+
+/**
+ * The request's temperature as the session records it. In pass-through the request goes upstream
+ * as sent and the upstream judges it (vLLM and Ollama take values OpenAI refuses): one outside
+ * the lab's range is left out of the record. When the lab writes the request itself, it is
+ * refused (400, `param: temperature`) before any call is made.
+ */
+function labTemperature(
+  value: number | null | undefined,
+  passThrough: boolean,
+): number | undefined {
+  if (typeof value !== "number") return undefined;
+  if (value >= 0 && value <= 2) return value;
+  if (passThrough) return undefined;
+  const checked = Temperature.safeParse({ temperature: value });
+  if (!checked.success) throw checked.error;
+  return checked.data.temperature;
 }
 
 /** A follow-up that no turn waits for (409, like any other lab error, through its code). */

@@ -246,7 +246,12 @@ export class HttpSegment implements GatewaySegment {
   }
 
   fail(error: unknown): void {
-    if (this.#ended) return;
+    if (this.#ended) {
+      // The client has its whole answer (pass-through streams it as it comes) and will hear of
+      // nothing: a turn the lab could not record is for the server's log to say.
+      if (this.#succeeded) this.#options.report?.(error);
+      return;
+    }
     const failure = toOpenAIError(error);
     // An upstream's own 500 is the upstream's to report, and its client has it: not the lab's.
     if (failure.status === 500 && !isUpstreamFailure(error)) this.#options.report?.(error);

@@ -1,0 +1,155 @@
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { completionStream, FakeOpenAIServer, streamReply } from "../../test/fake-openai-server.js";
+import { temporaryDirectory } from "../../test/paths.js";
+import { LabConfigFile } from "../domain/tool-sources.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { startServer } from "./start-server.js";
+import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
+
+/**
+ * Requests a client may send that the lab once refused, or left unrecorded, only after the
+ * upstream had been called: everything the lab itself must accept is decided before any call.
+ */
+
+let upstream: FakeOpenAIServer;
+let server: TestServer;
+
+const labConfigOf = (upstream: FakeOpenAIServer) =>
+  LabConfigFile.parse({
+    upstreams: {
+      fake: {
+        base_url: upstream.baseUrl,
+        model: "fake-model",
+        api_key_env: "FAKE_UPSTREAM_KEY",
+        options: { max_retries: 0 },
+      },
+    },
+  });
+const env = { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-0123456789abcdef" };
+
+beforeEach(async () => {
+  upstream = await FakeOpenAIServer.start();
+  server = await startTestServer({ runTurnDefaults: { labConfig: labConfigOf(upstream), env } });
+});
+afterEach(async () => {
+  await server.close();
+  await upstream.close();
+});
+
+const client = () =>
+  new OpenAI({
+    baseURL: new URL("/v1", server.url).href,
+    apiKey: server.server.token as string,
+    maxRetries: 0,
+  });
+
+function sessions() {
+  return server.store.listSessions().map((item) => server.store.getSession(item.id));
+}
+
+// 79 characters, then a character of two UTF-16 units across the title's cut at 80.
+const LONG_WITH_EMOJI = `${"Summarise the reviews and rate the overall sentiment of them, please, kindly ".padEnd(79, ".")}🙂 thanks`;
+
+describe("the gateway decides before any upstream call", () => {
+  it("titles a session from a first message whose 80th character is an emoji, without cutting it in two", async () => {
+    expect(LONG_WITH_EMOJI.codePointAt(79)).toBe(0x1f642);
+    await client().chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: LONG_WITH_EMOJI }],
+    });
+    upstream.enqueue(streamReply(completionStream({ text: ["Mostly glad."] })));
+    const stream = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: LONG_WITH_EMOJI }],
+      stream: true,
+    });
+    for await (const _ of stream) {
+      // read to the end
+    }
+    await waitFor(() => sessions().length === 2);
+    expect(sessions().map((session) => session?.title)).toStrictEqual([
+      LONG_WITH_EMOJI.slice(0, 79),
+      LONG_WITH_EMOJI.slice(0, 79),
+    ]);
+  });
+
+  it("a temperature the lab cannot send itself (sim, dual_agent) is refused naming it, before anything runs", async () => {
+    const refused = client().chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "hello" }],
+      temperature: 2.5,
+    });
+    await expect(refused).rejects.toMatchObject({
+      status: 400,
+      param: "temperature",
+      message: expect.stringContaining("must be at most 2"),
+    });
+    expect(sessions()).toStrictEqual([]);
+  });
+
+  it("in pass-through the upstream judges the temperature: the request goes as sent, the record leaves it out", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Warm."] })));
+    const reply = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "hello" }],
+      temperature: 2.5,
+    });
+    expect(reply.choices[0]?.message.content).toBe("Warm.");
+    expect(upstream.requests[0]?.body).toMatchObject({ temperature: 2.5 });
+    await waitFor(
+      () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
+    );
+    expect(sessions()[0]?.config.chat_agent).not.toHaveProperty("temperature");
+  });
+});
+
+describe("a pass-through answer the lab could not record", () => {
+  it("reaches the client whole, and the server's log says the turn was not recorded and why", async () => {
+    const directory = temporaryDirectory();
+    const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
+    const logs: string[] = [];
+    // The claim fails once the client has had the whole answer: nothing else would tell of it.
+    const failing = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === "claimTurn") {
+          return async () => {
+            await new Promise((resolve) => setTimeout(resolve, 150));
+            throw new Error("database or disk is full");
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const lab = await startServer({
+      store: failing,
+      port: 0,
+      webRoot: join(directory.path, "no-web-build"),
+      log: (line) => logs.push(line),
+      runTurnDefaults: { labConfig: labConfigOf(upstream), env },
+    });
+    try {
+      upstream.enqueue(streamReply(completionStream({ text: ["All", " of", " it."] })));
+      const stream = await new OpenAI({
+        baseURL: new URL("/v1", lab.url).href,
+        apiKey: lab.token as string,
+        maxRetries: 0,
+      }).chat.completions.create({
+        model: "fake",
+        messages: [{ role: "user", content: "hello" }],
+        stream: true,
+      });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      expect(text).toBe("All of it.");
+      await waitFor(() => logs.some((line) => line.includes("database or disk is full")));
+      expect(store.listTurns(store.listSessions()[0]?.id as string)).toEqual([]);
+    } finally {
+      await lab.close();
+      store.close();
+      directory.remove();
+    }
+  });
+});
