@@ -1,7 +1,14 @@
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { completionStream, FakeOpenAIServer, streamReply } from "../../test/fake-openai-server.js";
+import {
+  completionChunk,
+  completionStream,
+  FakeOpenAIServer,
+  SSE_DONE,
+  sseEvent,
+  streamReply,
+} from "../../test/fake-openai-server.js";
 import { temporaryDirectory } from "../../test/paths.js";
 import { LabConfigFile } from "../domain/tool-sources.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
@@ -102,6 +109,46 @@ describe("the gateway decides before any upstream call", () => {
       () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
     );
     expect(sessions()[0]?.config.chat_agent).not.toHaveProperty("temperature");
+  });
+});
+
+describe("what a client that asked for no stream is told of how the answer ended", () => {
+  it("an answer cut at the upstream's token limit ends with finish_reason length, as the upstream said", async () => {
+    upstream.enqueue(
+      streamReply(completionStream({ text: ["It was the best"], finishReason: "length" })),
+    );
+    const reply = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Tell me a long story" }],
+      max_tokens: 4,
+    });
+    expect(reply.choices[0]).toMatchObject({
+      finish_reason: "length",
+      message: { content: "It was the best" },
+    });
+  });
+
+  it("a refusal reaches the client as `refusal`, not as an empty answer", async () => {
+    const refusing = {
+      ...completionChunk({}),
+      choices: [{ index: 0, delta: { refusal: "I can't help with that." }, finish_reason: null }],
+    };
+    upstream.enqueue(
+      streamReply([
+        sseEvent(completionChunk({ role: "assistant", content: "" })),
+        sseEvent(refusing),
+        sseEvent(completionChunk({}, "stop")),
+        SSE_DONE,
+      ]),
+    );
+    const reply = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Something it refuses" }],
+    });
+    expect(reply.choices[0]?.message).toMatchObject({
+      content: null,
+      refusal: "I can't help with that.",
+    });
   });
 });
 

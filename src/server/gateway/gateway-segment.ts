@@ -7,7 +7,7 @@ import type { ClientCall } from "./client-tools.js";
  * ends when the model's part of the round is over and its calls wait for the client, or with the
  * turn. Pass-through segments carry the upstream's bytes; the others are rendered from the turn.
  */
-export type SegmentFinish = "stop" | "tool_calls" | "length";
+export type SegmentFinish = "stop" | "tool_calls" | "length" | "content_filter";
 
 export interface GatewaySegment {
   /**
@@ -26,6 +26,8 @@ export interface GatewaySegment {
   endBytes(): void;
   text(delta: string): void;
   reasoning(delta: string): void;
+  /** What the model said when it refused (`refusal`, as OpenAI sends it). */
+  refusal(delta: string): void;
   /** A model call of this segment, for the usage the client is told (rendered segments). */
   usage(usage: TokenUsage): void;
   /** The model the endpoint says answered (a router may name another than was asked for). */

@@ -14,7 +14,7 @@ import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
-import type { GatewaySegment } from "./gateway-segment.js";
+import type { GatewaySegment, SegmentFinish } from "./gateway-segment.js";
 import { saidOf } from "./request-messages.js";
 import type { TappedFetch } from "./upstream-fetch.js";
 
@@ -94,6 +94,8 @@ export class GatewayTurn {
   #lastText: { segment: GatewaySegment; round: RoundWatch; sent: string } | null = null;
   /** The turn's `error` event, for a failure no upstream explains. */
   #failure: { code: string; message: string } | null = null;
+  /** How the chat agent's last round ended, as its endpoint said. */
+  #lastFinish: string | null = null;
   #ended = false;
   /** The turn's answer once it completed, for grouping the conversation's next request. */
   answer: string | null = null;
@@ -272,6 +274,12 @@ export class GatewayTurn {
       case "reasoning_delta":
         if (!segment.forwardsBytes) segment.reasoning(event.text);
         return;
+      case "refusal_delta":
+        if (!segment.forwardsBytes) segment.refusal(event.text);
+        return;
+      case "round_end":
+        this.#lastFinish = event.finish_reason;
+        return;
       case "round_start":
         // The turn moves on: nothing waits for the client now.
         this.#clearWait();
@@ -304,13 +312,11 @@ export class GatewayTurn {
         return;
       // The client sees none of these: its own protocol has no place for them.
       case "turn_start":
-      case "refusal_delta":
       case "retry":
       case "fallback_start":
       case "fallback_end":
       case "approval_required":
       case "approval_decided":
-      case "round_end":
         return;
       default:
         // A new event type fails to compile here until the gateway decides what to forward.
@@ -340,8 +346,12 @@ export class GatewayTurn {
     if (segment.ended) return;
     if (event.status === "completed" || event.status === "max_rounds") {
       // A forwarding segment ended with the upstream's own last bytes.
-      if (!segment.forwardsBytes)
-        segment.finish(event.status === "completed" ? "stop" : "length", []);
+      if (!segment.forwardsBytes) {
+        segment.finish(
+          event.status === "completed" ? answerFinish(this.#lastFinish) : "length",
+          [],
+        );
+      }
       return;
     }
     segment.fail(
@@ -565,4 +575,12 @@ function replyIds(replies: readonly { tool_call_id: string }[]): string[] {
     seen.set(reply.tool_call_id, count);
     return count === 1 ? reply.tool_call_id : `${reply.tool_call_id}_${count}`;
   });
+}
+
+/**
+ * A completed turn's answer ends as its last model call did, when that says something a client
+ * acts on: cut at its token limit (`length`), or filtered (`content_filter`). Else `stop`.
+ */
+function answerFinish(reason: string | null): SegmentFinish {
+  return reason === "length" || reason === "content_filter" ? reason : "stop";
 }

@@ -76,6 +76,7 @@ export class HttpSegment implements GatewaySegment {
   // A non-streaming answer, gathered.
   #text = "";
   #reasoning = "";
+  #refusal = "";
   #usage: TokenUsage = tokenUsage();
   /** Made when a rendered answer needs it: a pass-through answer keeps the upstream's ids. */
   #completionId: string | null = null;
@@ -209,6 +210,12 @@ export class HttpSegment implements GatewaySegment {
     else this.#reasoning += delta;
   }
 
+  refusal(delta: string): void {
+    if (this.#ended) return;
+    if (this.#writer) this.#write(this.#writer.refusal(delta));
+    else this.#refusal += delta;
+  }
+
   usage(usage: TokenUsage): void {
     this.#usage = addUsage(this.#usage, usage);
   }
@@ -237,6 +244,7 @@ export class HttpSegment implements GatewaySegment {
       {
         content: this.#text,
         ...(this.#reasoning === "" ? {} : { reasoning: this.#reasoning }),
+        ...(this.#refusal === "" ? {} : { refusal: this.#refusal }),
         tool_calls: calls,
         finish_reason: reason,
         usage: this.#usage,
