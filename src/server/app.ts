@@ -28,6 +28,8 @@ import { bundledSuitesDir, SuiteCatalog } from "./suites-catalog.js";
 export type { RunTurnDefaults } from "./server-dependencies.js";
 
 export const DEFAULT_MAX_IMPORT_BYTES = 32 * 1024 * 1024;
+/** A gateway request carries a whole conversation, images as data URLs included. */
+export const DEFAULT_MAX_GATEWAY_BODY_BYTES = 32 * 1024 * 1024;
 
 export interface CreateAppOptions {
   store: SessionStore;
@@ -47,6 +49,8 @@ export interface CreateAppOptions {
   maxBodyBytes?: number | undefined;
   /** Largest import document in bytes (default 32 MiB). */
   maxImportBytes?: number | undefined;
+  /** Largest `/v1/chat/completions` body in bytes (default 32 MiB). */
+  maxGatewayBodyBytes?: number | undefined;
   /** The built web UI (default `dist/web` of this package). */
   webRoot?: string | undefined;
   /** Where unexpected failures are reported (default stderr). Never receives a secret. */
@@ -110,6 +114,7 @@ export function buildApp(options: CreateAppOptions): {
     approvals: new PendingApprovals(),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxImportBytes: options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES,
+    maxGatewayBodyBytes: options.maxGatewayBodyBytes ?? DEFAULT_MAX_GATEWAY_BODY_BYTES,
     runTurnDefaults: {
       ...options.runTurnDefaults,
       providers,

@@ -112,6 +112,48 @@ describe("the gateway decides before any upstream call", () => {
   });
 });
 
+describe("the size of a gateway request", () => {
+  it("takes a screenshot-sized image (a 2 MB data URL) that the API's 1 MiB limit would refuse", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
+    const image = `data:image/png;base64,${"A".repeat(2 * 1024 * 1024)}`;
+    const reply = await client().chat.completions.create({
+      model: "fake",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is on this screen?" },
+            { type: "image_url", image_url: { url: image } },
+          ],
+        },
+      ],
+    });
+    expect(reply.choices[0]?.message.content).toBe("A login page.");
+    expect(JSON.stringify(upstream.requests[0]?.body)).toContain(image);
+  });
+
+  it("past the gateway's own limit, 413 in OpenAI's format, naming the limit, and no upstream call", async () => {
+    const small = await startTestServer({ maxGatewayBodyBytes: 4096 });
+    try {
+      const refused = new OpenAI({
+        baseURL: new URL("/v1", small.url).href,
+        apiKey: small.server.token as string,
+        maxRetries: 0,
+      }).chat.completions.create({
+        model: "sim",
+        messages: [{ role: "user", content: "x".repeat(5000) }],
+      });
+      await expect(refused).rejects.toMatchObject({
+        status: 413,
+        message: expect.stringContaining("larger than 4096 bytes"),
+      });
+      expect(small.store.listSessions()).toStrictEqual([]);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe("what a client that asked for no stream is told of how the answer ended", () => {
   it("an answer cut at the upstream's token limit ends with finish_reason length, as the upstream said", async () => {
     upstream.enqueue(

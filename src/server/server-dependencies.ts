@@ -41,6 +41,7 @@ export interface ServerDependencies {
   maxBodyBytes: number;
   /** Largest accepted import document, in bytes: exports of long sessions are large. */
   maxImportBytes: number;
+  maxGatewayBodyBytes: number;
   runTurnDefaults: RunTurnDefaults;
   /** The turns of the OpenAI-compatible gateway (`/v1/chat/completions`), by session. */
   gateway: GatewaySessions;

@@ -36,7 +36,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
   const models = new GatewayModelCache(upstreamFetch, tappedUpstreamFetch);
   app.post("/v1/chat/completions", async (c) => {
     try {
-      const raw = await readJsonBody(c, JsonObject, deps.maxBodyBytes);
+      const raw = await readJsonBody(c, JsonObject, deps.maxGatewayBodyBytes);
       // Refused as OpenAI refuses a bad body: every offending field named, `param` the first.
       const parsed = ChatCompletionRequest.safeParse(raw);
       if (!parsed.success) {
