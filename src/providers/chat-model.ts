@@ -56,6 +56,12 @@ export type ChatModelPart =
       request_id: string | null;
       /** Milliseconds from the stream's start until the response headers arrived. */
       at_ms: number;
+      /**
+       * `performance.now()` when the stream began, in this process. A call whose parts its
+       * consumer reads late (the gateway starts one before the runtime asks for it) is still timed
+       * from its start when it fails.
+       */
+      started_at?: number;
     }
   | { type: "first-token"; ttft_ms: number }
   | { type: "text-delta"; text: string }

@@ -263,6 +263,10 @@ export async function callModel(
         withholdIfScrubbed();
         return finish(part);
       case "response-start":
+        // A call started before this read it (the gateway's early call): timed from its start.
+        if (part.started_at !== undefined && part.started_at < progress.started_at) {
+          progress.started_at = part.started_at;
+        }
         return null;
       default:
         // A part type added to the port fails to compile here until it is handled.

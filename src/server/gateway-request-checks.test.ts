@@ -194,6 +194,33 @@ describe("what a client that asked for no stream is told of how the answer ended
   });
 });
 
+describe("a pass-through call that fails is timed from its start", () => {
+  it("an upstream that waits, then cuts its stream: the call's elapsed time holds the wait", async () => {
+    const [role, hello] = completionStream({ text: ["Hello"] });
+    upstream.enqueue(
+      streamReply([{ waitMs: 400 }, role as string, hello as string], { ending: "destroy" }),
+    );
+    const stream = await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    const read = (async () => {
+      for await (const _ of stream) {
+        // read until the cut
+      }
+    })();
+    await expect(read).rejects.toThrow();
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = server.store.listSessions()[0]?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
+    const [call] = server.store.usageSummary(id).calls;
+    // The runtime reads the call only once its first bytes are in, 400 ms after it started.
+    expect(call?.ttft_ms).toBeGreaterThanOrEqual(390);
+    expect(call?.elapsed_ms).toBeGreaterThanOrEqual(call?.ttft_ms as number);
+  });
+});
+
 describe("a pass-through answer the lab could not record", () => {
   it("reaches the client whole, and the server's log says the turn was not recorded and why", async () => {
     const directory = temporaryDirectory();

@@ -76,7 +76,7 @@ function ofType<T extends ChatModelPart["type"]>(
 function withoutTiming(parts: readonly ChatModelPart[]): unknown[] {
   return parts.map((part) => {
     if (part.type === "first-token") return { type: part.type };
-    if (part.type === "response-start") return { ...part, at_ms: 0 };
+    if (part.type === "response-start") return { ...part, at_ms: 0, started_at: 0 };
     if (part.type === "finish") return { ...part, ttft_ms: 0, elapsed_ms: 0 };
     return part;
   });

@@ -129,6 +129,7 @@ export class OpenAIChatModel implements ChatModel {
                 status: response.status,
                 request_id: sanitizeRequestId(response.headers.get("x-request-id"), this.#apiKey),
                 at_ms: roundMs(headers_at - startedAt),
+                started_at: startedAt,
               },
             ];
             // From here on nothing is retried: the model may already have acted on the request.

@@ -93,7 +93,7 @@ export function eventTags(text: string): { name: string; raw_arguments: string }
 /** The parts without their timing values, for comparing two runs. */
 export function withoutTimings(parts: readonly ChatModelPart[]): unknown[] {
   return parts.map((part) => {
-    if (part.type === "response-start") return { ...part, at_ms: 0 };
+    if (part.type === "response-start") return { ...part, at_ms: 0, started_at: 0 };
     if (part.type === "first-token") return { ...part, ttft_ms: 0 };
     if (part.type === "finish") return { ...part, ttft_ms: 0, elapsed_ms: 0 };
     return part;
