@@ -33,7 +33,9 @@ export function progressOf(
 
 /**
  * Reads the queue's counts every `intervalMs` and hands on the progress, until stopped; the last
- * reading is taken when stopped, so the final line is the final state.
+ * reading is taken when stopped, so the final line is the final state. A reading that fails (the
+ * database restarting) is skipped and the next one tries again; only the last one's failure is
+ * thrown, by `stop`.
  */
 export function watchQueue(
   queue: RunQueue,
@@ -41,11 +43,18 @@ export function watchQueue(
   intervalMs: number,
   onCounts: (counts: QueueCounts) => void,
 ): { stop(): Promise<void> } {
-  let reading: Promise<void> = Promise.resolve();
+  let reading: Promise<unknown> = Promise.resolve(null);
+  // Each reading's own failure is caught where it is made: one left for the next reading to
+  // catch was an unhandled rejection until then, which ends the process.
   const read = () => {
-    reading = reading.then(
-      async () => onCounts(await queue.counts(experimentId)),
-      () => {},
+    reading = reading.then(() =>
+      queue.counts(experimentId).then(
+        (counts) => {
+          onCounts(counts);
+          return null;
+        },
+        (error: unknown) => ({ error }),
+      ),
     );
   };
   const timer = setInterval(read, intervalMs);
@@ -53,7 +62,8 @@ export function watchQueue(
     async stop() {
       clearInterval(timer);
       read();
-      await reading;
+      const last = await reading;
+      if (last !== null && typeof last === "object" && "error" in last) throw last.error;
     },
   };
 }
