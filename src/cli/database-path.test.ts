@@ -59,4 +59,20 @@ describe("resolveDatabasePath", () => {
     // A path that only contains the word is a path.
     expect(resolveDatabasePath("./file:notes/lab.db", {}).path).toBe("./file:notes/lab.db");
   });
+
+  it("refuses a mistyped PostgreSQL URL instead of opening a SQLite file of that name, its password hidden", () => {
+    for (const url of [
+      "postgress://lab:S3cret!x@127.0.0.1:5291/lab",
+      "pg://lab:S3cret!x@127.0.0.1:5291/lab",
+      "postgres:/lab:S3cret!x@127.0.0.1:5291/lab",
+    ]) {
+      const refusal = () => resolveDatabasePath(url, {});
+      expect(refusal).toThrow(
+        /^--db: agent-lab cannot open ".*lab:\*\*\*@127\.0\.0\.1:5291\/lab": a PostgreSQL URL begins with postgres:\/\//,
+      );
+      expect(refusal).not.toThrow(/S3cret/);
+    }
+    // A drive letter is a path.
+    expect(resolveDatabasePath("C:/labs/lab.sqlite3", {}).path).toBe("C:/labs/lab.sqlite3");
+  });
 });

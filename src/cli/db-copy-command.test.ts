@@ -354,7 +354,7 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     );
     const mysql = await copy("mysql://lab:pw-9@db/lab", url);
     expect(mysql.status).toBe(1);
-    expect(mysql.stderr).toContain("--from: agent-lab cannot open a mysql:// database");
+    expect(mysql.stderr).toContain('--from: agent-lab cannot open "mysql://lab:***@db/lab"');
     expect(mysql.stderr).not.toContain("pw-9");
     const same = await copy(lab.db, lab.db);
     expect(same.stderr).toContain("--from and --to name the same database");

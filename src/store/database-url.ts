@@ -11,11 +11,27 @@ import { InvalidInputError } from "../domain/errors.js";
  * (`--db`, `$AGENT_LAB_DB`, `--to`, …).
  */
 export function refuseSqliteUri(source: string, name: string): void {
-  if (/^file:/i.test(name.trim())) {
+  const trimmed = name.trim();
+  if (/^file:/i.test(trimmed)) {
     throw new InvalidInputError(
       `${source}: ${JSON.stringify(name)} is a SQLite URI, which agent-lab would take for a file of that name: give the file's path`,
     );
   }
+  // A mistyped PostgreSQL URL (`postgress://`, `pg://`, `postgres:/`) would be opened as a SQLite
+  // file of that name (an empty lab, or a missing folder), and shown with its password.
+  if (OTHER_URL.test(trimmed) && !isPostgresUrl(trimmed)) {
+    throw new InvalidInputError(
+      `${source}: agent-lab cannot open ${JSON.stringify(redactUserInfo(trimmed))}: a PostgreSQL URL begins with postgres:// or postgresql://, a SQLite database is a file's path`,
+    );
+  }
+}
+
+/** A URL of some scheme (two letters at least, so a drive letter, `C:/`, stays a path). */
+const OTHER_URL = /^[a-z][a-z0-9+.-]+:\//i;
+
+/** Any URL's user-info password blanked (up to its last "@", as partsOf cuts it). */
+function redactUserInfo(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/*)([^:/@]*):(.*)@/i, `$1$2:${REDACTED}@`);
 }
 
 export function isPostgresUrl(target: string): boolean {

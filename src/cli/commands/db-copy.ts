@@ -176,20 +176,14 @@ async function copyPayloads(
 
 /**
  * What a copy can read or write: a SQLite file or a PostgreSQL URL. An in-memory database would
- * take the copy and keep nothing; another scheme would be read as a file path and reported
- * missing, which says nothing of the mistake.
+ * take the copy and keep nothing; another scheme is refused by refuseSqliteUri (it would be read
+ * as a file path and reported missing, which says nothing of the mistake).
  */
 function checkDatabaseName(flag: string, name: string): void {
   refuseSqliteUri(flag, name);
   if (name.trim() === ":memory:") {
     throw new InvalidInputError(
       `${flag}: an in-memory database keeps nothing once the copy ends: name a SQLite file or a postgres:// URL`,
-    );
-  }
-  if (!isPostgresUrl(name) && /^[a-z][a-z0-9+.-]*:\/\//i.test(name.trim())) {
-    const scheme = name.trim().slice(0, name.trim().indexOf(":"));
-    throw new InvalidInputError(
-      `${flag}: agent-lab cannot open a ${scheme}:// database: name a SQLite file or a postgres:// URL`,
     );
   }
 }
