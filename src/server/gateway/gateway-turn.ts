@@ -1,5 +1,6 @@
 import { AgentLabError } from "../../domain/errors.js";
 import type { RequestMessage, RequestTool } from "../../domain/gateway.js";
+import { redactSecretText } from "../../domain/secrets.js";
 import type { LabSessionConfigInput } from "../../domain/session-config.js";
 import type { TurnEvent } from "../../domain/turn-events.js";
 import type {
@@ -8,6 +9,7 @@ import type {
   ChatModelRequest,
   StreamOptions,
 } from "../../providers/chat-model.js";
+import { ProviderApiError, ProviderConnectionError } from "../../providers/errors.js";
 import { batchesOf, PartStream } from "../../providers/part-stream.js";
 import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
@@ -85,6 +87,10 @@ export class GatewayTurn {
   #handedOut = new Set<string>();
   /** Pass-through: replies that came before the runtime made their call (see #onClientCall). */
   readonly #earlyReplies = new Map<string, string>();
+  /** Pass-through: the ids the last follow-up replied to, for its retry (see #retriedBatches). */
+  #replied: readonly string[] = [];
+  /** Pass-through: a round's call failed before answering; the next follow-up is its retry. */
+  #retrying = false;
   #waitTimer: ReturnType<typeof setTimeout> | null = null;
   /**
    * Rendered segments: where text was last written. A round that follows one whose calls the lab
@@ -212,6 +218,13 @@ export class GatewayTurn {
     this.#round = newRoundWatch();
     const handedOut = this.#handedOut;
     this.#handedOut = new Set();
+    if (this.#retrying) {
+      // The same replies again, for the call that failed: its body is the next attempt's.
+      this.#retrying = false;
+      this.#pushBody(request.body);
+      return true;
+    }
+    this.#replied = replies.map((reply) => reply.tool_call_id);
     if (this.#passThrough) this.#pushBody(request.body);
     const ids = replyIds(replies);
     for (const [index, reply] of replies.entries()) {
@@ -472,41 +485,95 @@ export class GatewayTurn {
       this.#early = null;
       return early.attach(options);
     }
+    return new PartStream(this.#retriedBatches(request, options));
+  }
+
+  /**
+   * A later round's call, attempt after attempt: when the upstream refuses one before answering in
+   * a way a client retries (429, 5xx, 408, 409, no connection), the client hears of it as from the
+   * upstream, and its retry of the same follow-up is the call's next attempt (a `retry` part for
+   * the record). Without this, the retry found no turn waiting and the agent's run ended there,
+   * where talking to the upstream directly it would have gone on. A client that does not come back
+   * within the retry wait leaves the call failed with the upstream's error.
+   */
+  async *#retriedBatches(
+    request: ChatModelRequest,
+    options: StreamOptions,
+  ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
+    let failed: unknown = null;
+    for (let attempt = 1; ; attempt++) {
+      await this.#nextBody(options, failed);
+      const body = this.#bodies.shift() as Record<string, unknown>;
+      const segment = this.#segment;
+      const capture = options.capture;
+      const parts = this.#chat.inner.stream(request, {
+        ...options,
+        raw_body: body,
+        capture: {
+          request: (text) => capture?.request(text),
+          // The openai adapter hands raw bytes (the sim, which is never passed through, strings).
+          response: (bytes) => {
+            if (typeof bytes !== "string" && segment.forwardsBytes) segment.bytes(bytes);
+            capture?.response(bytes);
+          },
+        },
+      });
+      let answered = false;
+      try {
+        for await (const batch of this.#forwardedBatches(parts, segment)) {
+          answered ||= batch.some((part) => part.type !== "retry");
+          yield batch;
+        }
+        return;
+      } catch (error) {
+        if (answered || options.signal?.aborted || !clientRetries(error)) throw error;
+        failed = error;
+        segment.fail(error);
+        this.#retrying = true;
+        this.#handedOut = new Set(this.#replied);
+        yield [
+          {
+            type: "retry",
+            attempt,
+            status: error instanceof ProviderApiError ? error.status : null,
+            reason: `${redactSecretText(error.message)}; the client's retry of the request makes the next attempt`,
+            delay_ms: 0,
+          },
+        ];
+      }
+    }
+  }
+
+  /**
+   * Waits for the client's next request (its body is the next call's). After a failed attempt
+   * (`failed`), for its retry: past the retry wait, that failure is the call's.
+   */
+  async #nextBody(options: StreamOptions, failed: unknown): Promise<void> {
     while (this.#bodies.length === 0) {
-      this.#awaitClient();
+      if (failed === null) this.#awaitClient();
+      else this.#clearWait();
       await new Promise<void>((resolve, reject) => {
-        this.#bodyArrived = resolve;
-        options.signal?.addEventListener("abort", () => reject(options.signal?.reason), {
-          once: true,
-        });
+        const timer =
+          failed === null
+            ? null
+            : setTimeout(() => reject(failed), Math.min(this.#clientWaitMs, RETRY_WAIT_MS));
+        timer?.unref?.();
+        this.#bodyArrived = () => {
+          if (timer !== null) clearTimeout(timer);
+          resolve();
+        };
+        options.signal?.addEventListener(
+          "abort",
+          () => {
+            if (timer !== null) clearTimeout(timer);
+            reject(options.signal?.reason);
+          },
+          { once: true },
+        );
       });
     }
     // The client is back: the timer must not run while the model answers.
     this.#clearWait();
-    const body = this.#bodies.shift() as Record<string, unknown>;
-    const segment = this.#segment;
-    const capture = options.capture;
-    const parts = this.#chat.inner.stream(request, {
-      ...options,
-      raw_body: body,
-      capture: {
-        request: (text) => capture?.request(text),
-        // The openai adapter hands raw bytes (the sim, which is never passed through, strings).
-        response: (bytes) => {
-          if (typeof bytes !== "string" && segment.forwardsBytes) segment.bytes(bytes);
-          capture?.response(bytes);
-        },
-      },
-    });
-    return this.#forwarded(parts, segment);
-  }
-
-  /** The call's parts, noting its tool calls; its segment ends with them (a failure ends it too). */
-  #forwarded(
-    parts: AsyncIterable<ChatModelPart>,
-    segment: GatewaySegment,
-  ): PartStream<ChatModelPart> {
-    return new PartStream(this.#forwardedBatches(parts, segment));
   }
 
   async *#forwardedBatches(
@@ -583,4 +650,16 @@ function replyIds(replies: readonly { tool_call_id: string }[]): string[] {
  */
 function answerFinish(reason: string | null): SegmentFinish {
   return reason === "length" || reason === "content_filter" ? reason : "stop";
+}
+
+/** How long a round whose call failed waits for the client's retry (openai-node's is seconds). */
+const RETRY_WAIT_MS = 2 * 60_000;
+
+/** Statuses openai-node and the AI SDK retry (and a connection that failed). */
+function clientRetries(error: unknown): error is ProviderApiError | ProviderConnectionError {
+  if (error instanceof ProviderConnectionError) return true;
+  if (!(error instanceof ProviderApiError)) return false;
+  return (
+    error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500
+  );
 }

@@ -1,0 +1,188 @@
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  completionStream,
+  errorReply,
+  FakeOpenAIServer,
+  streamReply,
+} from "../../test/fake-openai-server.js";
+import { LabConfigFile } from "../domain/tool-sources.js";
+import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
+
+/**
+ * An agent's tool loop through the gateway, in pass-through, when the upstream refuses a later
+ * step once: the openai client retries the step, as it would against the upstream itself, and the
+ * retry is the failed call's next attempt in the same turn.
+ */
+
+let upstream: FakeOpenAIServer;
+let server: TestServer;
+
+async function start(clientWaitMs?: number): Promise<void> {
+  upstream = await FakeOpenAIServer.start();
+  const labConfig = LabConfigFile.parse({
+    upstreams: {
+      fake: {
+        base_url: upstream.baseUrl,
+        model: "fake-model",
+        api_key_env: "FAKE_UPSTREAM_KEY",
+        options: { max_retries: 0 },
+      },
+    },
+  });
+  server = await startTestServer({
+    runTurnDefaults: {
+      labConfig,
+      env: { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-0123456789abcdef" },
+    },
+    ...(clientWaitMs === undefined ? {} : { gatewayClientWaitMs: clientWaitMs }),
+  });
+}
+afterEach(async () => {
+  await server.close();
+  await upstream.close();
+});
+
+const WEATHER = {
+  type: "function" as const,
+  function: {
+    name: "get_weather",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+
+const client = (maxRetries: number) =>
+  new OpenAI({
+    baseURL: new URL("/v1", server.url).href,
+    apiKey: server.server.token as string,
+    maxRetries,
+  });
+
+/** Step one: the model asks for the weather; returns the messages of step two. */
+async function stepOne(openai: OpenAI, stream: boolean) {
+  upstream.enqueue(
+    streamReply(
+      completionStream({
+        toolCalls: [
+          {
+            index: 0,
+            id: "call_w",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+          },
+        ],
+      }),
+    ),
+  );
+  const messages: OpenAI.ChatCompletionMessageParam[] = [
+    { role: "user", content: "Weather in Oslo?" },
+  ];
+  let calls: OpenAI.ChatCompletionMessageToolCall[] = [];
+  if (stream) {
+    const chunks = await openai.chat.completions.create({
+      model: "fake",
+      messages,
+      tools: [WEATHER],
+      stream: true,
+    });
+    const args: string[] = [];
+    for await (const chunk of chunks) {
+      for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
+        args[call.index] = (args[call.index] ?? "") + (call.function?.arguments ?? "");
+      }
+    }
+    calls = [
+      {
+        id: "call_w",
+        type: "function",
+        function: { name: "get_weather", arguments: args[0] ?? "" },
+      },
+    ];
+  } else {
+    const reply = await openai.chat.completions.create({
+      model: "fake",
+      messages,
+      tools: [WEATHER],
+    });
+    calls = reply.choices[0]?.message.tool_calls ?? [];
+  }
+  return [
+    ...messages,
+    { role: "assistant" as const, content: null, tool_calls: calls },
+    { role: "tool" as const, tool_call_id: "call_w", content: "Oslo: 3°C, snow" },
+  ];
+}
+
+describe.each([false, true])(
+  "a tool loop whose second step the upstream refuses once (stream: %s)",
+  (stream) => {
+    it("goes on when the client retries the step: one turn, completed, the failed attempt recorded", async () => {
+      await start();
+      const openai = client(1);
+      const messages = await stepOne(openai, stream);
+      upstream.enqueue(
+        errorReply(503, "overloaded", { "retry-after-ms": "10" }),
+        streamReply(completionStream({ text: ["Snow in Oslo, 3°C."] })),
+      );
+      let answer = "";
+      if (stream) {
+        const chunks = await openai.chat.completions.create({
+          model: "fake",
+          messages,
+          tools: [WEATHER],
+          stream: true,
+        });
+        for await (const chunk of chunks) answer += chunk.choices[0]?.delta.content ?? "";
+      } else {
+        const reply = await openai.chat.completions.create({
+          model: "fake",
+          messages,
+          tools: [WEATHER],
+        });
+        answer = reply.choices[0]?.message.content ?? "";
+      }
+      expect(answer).toBe("Snow in Oslo, 3°C.");
+      expect(upstream.requests).toHaveLength(3);
+      const [session] = server.store.listSessions();
+      const id = session?.id as string;
+      await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+      expect(server.store.listSessions()).toHaveLength(1);
+      expect(server.store.listTurns(id)).toHaveLength(1);
+      expect(server.store.listMessages(id).map((message) => message.role)).toEqual([
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+      ]);
+      // One model call a round, the second after its refused attempt.
+      const calls = server.store.usageSummary(id).calls;
+      expect(
+        calls.filter((call) => call.call_kind === "chat_completion").map((call) => call.metric_key),
+      ).toEqual(["chat:1:1", "chat:1:2"]);
+      const retries = server.store
+        .listAuditLogs(id)
+        .filter((row) => row.event === "provider_retry");
+      expect(retries).toHaveLength(1);
+      expect(retries[0]?.details).toMatchObject({ status: 503, attempt: 1 });
+    });
+  },
+);
+
+describe("a client that does not retry the refused step", () => {
+  it("gets the upstream's refusal, and the turn ends failed with it once the wait for a retry is over", async () => {
+    await start(300);
+    const openai = client(0);
+    const messages = await stepOne(openai, false);
+    upstream.enqueue(errorReply(503, "overloaded"));
+    const refused = openai.chat.completions.create({
+      model: "fake",
+      messages,
+      tools: [WEATHER],
+    });
+    await expect(refused).rejects.toMatchObject({ status: 503 });
+    const id = server.store.listSessions()[0]?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
+    const failure = server.store.listAuditLogs(id).find((row) => row.event === "turn_failed");
+    expect(JSON.stringify(failure?.details)).toContain("overloaded");
+  });
+});
