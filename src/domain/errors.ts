@@ -184,15 +184,17 @@ export class TurnInProgressError extends AgentLabError {
  */
 export class StorageError extends AgentLabError {
   readonly code = "storage_failed" as const;
+  /**
+   * `what` says what happened: a refusal of the write by default; a connection that failed says
+   * so itself (it fails reads as well as writes).
+   */
   constructor(
     readonly reason: string,
     readonly storageCode: string | null,
     options?: ErrorOptions,
+    what = "the database refused the write",
   ) {
-    super(
-      `the database refused the write: ${reason}${storageCode ? ` (${storageCode})` : ""}`,
-      options,
-    );
+    super(`${what}: ${reason}${storageCode ? ` (${storageCode})` : ""}`, options);
   }
 }
 

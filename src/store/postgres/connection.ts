@@ -1,6 +1,6 @@
 import { Socket } from "node:net";
 import pg from "pg";
-import { DatabaseOpenError, StorageError } from "../../domain/errors.js";
+import { AgentLabError, DatabaseOpenError, StorageError } from "../../domain/errors.js";
 import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
 
 /**
@@ -153,13 +153,18 @@ function isLostConnection(error: unknown): error is Error {
  * that broke (see isLostConnection); lab errors pass.
  */
 export function storageError(error: unknown): unknown {
+  // Already one (a read inside a transaction): wrapped again, its message said it twice.
+  if (error instanceof AgentLabError) return error;
   if (error instanceof pg.DatabaseError) {
     return new StorageError(error.message, error.code ?? null, { cause: error });
   }
   if (isLostConnection(error)) {
-    return new StorageError(`the connection to the database failed (${error.message})`, null, {
-      cause: error,
-    });
+    return new StorageError(
+      error.message,
+      null,
+      { cause: error },
+      "the connection to the database failed",
+    );
   }
   return error;
 }

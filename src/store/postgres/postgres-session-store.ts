@@ -385,11 +385,12 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   listSessionPage(query: SessionQuery): Promise<SessionPage> {
-    return sessionListPage(this.pool, parseInput(SessionQuery, query, "listSessionPage"));
+    const parsed = parseInput(SessionQuery, query, "listSessionPage");
+    return write(() => sessionListPage(this.pool, parsed));
   }
 
   listExperimentSummaries(query?: ExperimentListQuery): Promise<Page<ExperimentListItem>> {
-    return listExperimentSummaries(this.pool, query);
+    return write(() => listExperimentSummaries(this.pool, query));
   }
 
   listUsageCalls(sessionId: string, page: PageRequest): Promise<Page<UsageCallRecord>> {

@@ -36,7 +36,7 @@ export async function inTransaction<T>(
 /** A consistent snapshot for reads of several statements (an export, a page and its session). */
 export const READ_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
-/** One statement's refusal as a StorageError (see inTransaction). */
+/** One statement's refusal (or a read's lost connection) as a StorageError (see inTransaction). */
 export async function write<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
