@@ -1,4 +1,5 @@
 import { policyApprover } from "../domain/approvals.js";
+import { StorageError } from "../domain/errors.js";
 import { runTurn } from "../runtime/run-turn.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -15,7 +16,9 @@ export interface RunExecution extends PlanContext {
 /**
  * One run: a fresh session `sessionId` (after removing the run key's unfinished ones, so results
  * never mix), its scenario's turns in order on one pair of models. A failed turn does not stop the
- * run (the next turn still runs on a valid history); a cancelled one does, leaving it incomplete.
+ * run (the next turn still runs on a valid history); a cancelled one does, leaving it incomplete,
+ * and so does one the lab's own database failed (thrown, its session removed: the run could not
+ * run).
  */
 export async function executeRun(
   run: PlannedRun,
@@ -42,6 +45,7 @@ export async function executeRun(
   for (const turn of run.scenario.turns) {
     if (signal?.aborted) return "cancelled";
     let status: string | null = null;
+    let storage: string | null = null;
     for await (const event of runTurn({
       store,
       message: turn.user,
@@ -52,8 +56,17 @@ export async function executeRun(
       ...(signal !== undefined ? { signal } : {}),
     })) {
       if (event.type === "turn_end") status = event.status;
+      if (event.type === "error" && event.code === "storage_failed") storage = event.message;
     }
     if (status === null || status === "cancelled") return "cancelled";
+    // The lab's own database failed the turn, not the model: the run could not run. Its session
+    // goes (a failed turn would make it a complete run that counts against its cell), so a
+    // resume runs it again; if the database is still away, its turn was not ended either, and a
+    // run with a running turn is incomplete anyway.
+    if (status === "failed" && storage !== null) {
+      await Promise.resolve(store.deleteSession(sessionId)).catch(() => {});
+      throw new StorageError(storage, null, undefined, "a turn of the run could not be recorded");
+    }
     if (status === "failed") failed = true;
   }
   return failed ? "failed" : "finished";

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
 import { createLabProviders } from "../composition/lab-providers.js";
@@ -268,6 +269,31 @@ describe("runExperiment", () => {
       expect(store.getSession(run.session.id)).toBeNull();
     }
     expect(resumed.report.runs).toHaveLength(8);
+  });
+
+  it("a run whose turn the lab's database failed could not run: it is not scored, and a resume runs it again", async () => {
+    const suite = smallSuite();
+    // As a full disk (or a database restart) would: the answers cannot be stored.
+    const refuse = new Database(store.path);
+    refuse.exec(`
+      CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant'
+      BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
+    const broken = await runExperiment({ store, suite, providers: createLabProviders() });
+    expect(broken.finished).toBe(0);
+    expect(broken.errors).toHaveLength(8);
+    expect(broken.errors[0]?.message).toMatch(
+      /^a turn of the run could not be recorded: the database refused the write: no space left on device/,
+    );
+    refuse.exec("DROP TRIGGER refuse_answers");
+    refuse.close();
+    const resumed = await runExperiment({ store, suite, providers: createLabProviders() });
+    expect(resumed).toMatchObject({ skipped: 0, finished: 8, errors: [] });
+    const clean = await runExperiment({
+      store,
+      suite: smallSuite(),
+      providers: createLabProviders(),
+    });
+    expect(comparable(resumed.report)).toStrictEqual(comparable(clean.report));
   });
 
   it("refuses a cell whose model cannot be built before storing anything", async () => {
