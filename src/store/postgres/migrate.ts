@@ -27,7 +27,12 @@ export async function migrate(client: pg.ClientBase, target: string): Promise<bo
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK.toString()]);
-    await client.query(VERSION_TABLE);
+    // Created only when missing: PostgreSQL checks the CREATE privilege even for a table that
+    // exists, and a role that may only read (or write rows) must still open an up-to-date lab.
+    const exists = await client.query<{ found: boolean }>(
+      "SELECT to_regclass('agent_lab_schema') IS NOT NULL AS found",
+    );
+    if (exists.rows[0]?.found !== true) await client.query(VERSION_TABLE);
     const found = await client.query<{ version: number }>(
       "SELECT version FROM agent_lab_schema WHERE singleton = 1",
     );

@@ -129,6 +129,32 @@ describe("PostgresSessionStore.open", () => {
     }
   });
 
+  it("opens an up-to-date lab as a role that may only read (no CREATE on the schema)", async () => {
+    const writer = await PostgresSessionStore.open(database.url);
+    await writer.createSession({ session_id: "s", title: "kept" });
+    await writer.close();
+    const role = `reader_${database.name.slice(-12)}`;
+    await sql(database.url, `CREATE ROLE ${role} LOGIN PASSWORD 'read-only-pw'`);
+    try {
+      await sql(database.url, `REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+      await sql(database.url, `GRANT USAGE ON SCHEMA public TO ${role}`);
+      await sql(database.url, `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+      const url = new URL(database.url);
+      url.username = role;
+      url.password = "read-only-pw";
+      const reader = await PostgresSessionStore.open(url.toString());
+      try {
+        expect((await reader.listSessions()).map((session) => session.title)).toEqual(["kept"]);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await sql(database.url, `REASSIGN OWNED BY ${role} TO CURRENT_USER`);
+      await sql(database.url, `DROP OWNED BY ${role}`);
+      await sql(database.url, `DROP ROLE ${role}`);
+    }
+  });
+
   it("refuses a database written by a newer schema, leaving it untouched", async () => {
     await (await PostgresSessionStore.open(database.url)).close();
     await sql(database.url, "UPDATE agent_lab_schema SET version = $1", [PG_SCHEMA_VERSION + 1]);
