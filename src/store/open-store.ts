@@ -88,14 +88,13 @@ export async function openSessionStore(
 export async function labExists(target: string): Promise<boolean> {
   if (!isPostgresUrl(target)) return existsSync(target);
   const { default: pg } = await import("pg");
-  const { CONNECT_TIMEOUT_MS, openError, trackedSockets, watchConnection } = await import(
-    "./postgres/connection.js"
-  );
+  const { CONNECT_TIMEOUT_MS, openError, trackedSockets, watchConnection, withPasswordFile } =
+    await import("./postgres/connection.js");
   const sockets = trackedSockets();
   // Bounded as the pool's connections are: a server that takes the connection and never answers
   // is an error after the same wait, not a read that hangs.
   const client = new pg.Client({
-    connectionString: target,
+    connectionString: await withPasswordFile(target),
     application_name: "agent-lab",
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     stream: sockets.stream,

@@ -1,5 +1,7 @@
 import { Socket } from "node:net";
+import { userInfo } from "node:os";
 import pg from "pg";
+import pgPass from "pgpass";
 import { AgentLabError, DatabaseOpenError, StorageError } from "../../domain/errors.js";
 import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
 
@@ -71,6 +73,35 @@ export function trackedSockets(): TrackedSockets {
 /** Closes every socket the pool opened: after a failed open, nothing lingers. */
 export function abandonConnections(pool: pg.Pool): void {
   poolSockets.get(pool)?.abandon();
+}
+
+/**
+ * The URL with the password ~/.pgpass (or $PGPASSFILE) gives, when neither the URL nor $PGPASSWORD
+ * has one, as libpq reads them. pg can read the file itself, but prints a deprecation warning on
+ * every connection that does: every command of a lab whose password lives there printed one. The
+ * URL made here goes only to the driver; everything shown names the URL as given.
+ */
+export async function withPasswordFile(url: string): Promise<string> {
+  if (process.env.PGPASSWORD !== undefined) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (parsed.password !== "" || /[?&](?:ssl)?password=/i.test(parsed.search)) return url;
+  const user = decodeURIComponent(parsed.username) || process.env.PGUSER || userInfo().username;
+  const connection = {
+    host: decodeURIComponent(parsed.hostname) || process.env.PGHOST || "localhost",
+    port: parsed.port || process.env.PGPORT || "5432",
+    database: decodeURIComponent(parsed.pathname.slice(1)) || process.env.PGDATABASE || user,
+    user,
+  };
+  const password = await new Promise<string | undefined>((resolve) => pgPass(connection, resolve));
+  if (password === undefined) return url;
+  if (parsed.username === "") parsed.username = encodeURIComponent(user);
+  parsed.password = encodeURIComponent(password);
+  return parsed.href;
 }
 
 export function createPool(url: string, options: PoolOptions): pg.Pool {

@@ -72,6 +72,7 @@ import {
   openError,
   type PoolOptions,
   watchConnection,
+  withPasswordFile,
 } from "./connection.js";
 import {
   experimentScoringRows,
@@ -135,7 +136,7 @@ export class PostgresSessionStore implements SessionStore {
     options: PostgresStoreOptions = {},
   ): Promise<PostgresSessionStore> {
     const target = describeTarget(url);
-    const pool = createPool(url, options);
+    const pool = createPool(await withPasswordFile(url), options);
     let migrated: boolean;
     try {
       const client = await pool.connect();
