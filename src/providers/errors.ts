@@ -20,6 +20,9 @@ export interface ProviderApiFailure {
   retryAfterMs?: number | null | undefined;
   /** The endpoint's own `x-should-retry` verdict; null when it gave none. */
   shouldRetry?: boolean | null | undefined;
+  /** The error body's `param` (the field refused) and `code`, when it names them. */
+  endpointParam?: string | null | undefined;
+  endpointCode?: string | null | undefined;
 }
 
 export class ProviderApiError extends AgentLabError {
@@ -32,6 +35,8 @@ export class ProviderApiError extends AgentLabError {
   /** What the endpoint said about trying again, for a gateway to hand on to its client. */
   readonly retryAfterMs: number | null;
   readonly shouldRetry: boolean | null;
+  readonly endpointParam: string | null;
+  readonly endpointCode: string | null;
   constructor(failure: ProviderApiFailure) {
     const { status, endpointMessage, requestId, attempts, base_url, hint } = failure;
     super(
@@ -48,6 +53,8 @@ export class ProviderApiError extends AgentLabError {
     this.attempts = attempts;
     this.retryAfterMs = failure.retryAfterMs ?? null;
     this.shouldRetry = failure.shouldRetry ?? null;
+    this.endpointParam = failure.endpointParam ?? null;
+    this.endpointCode = failure.endpointCode ?? null;
   }
 }
 

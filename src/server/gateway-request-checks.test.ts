@@ -154,6 +154,36 @@ describe("the size of a gateway request", () => {
   });
 });
 
+describe("an upstream's refusal as the client reads it", () => {
+  it("keeps the upstream's param and code (which field, and why), not only its status", async () => {
+    upstream.enqueue({
+      status: 400,
+      headers: {},
+      body: [
+        JSON.stringify({
+          error: {
+            message: "temperature is too high for this model",
+            type: "invalid_request_error",
+            param: "temperature",
+            code: "invalid_value",
+          },
+        }),
+      ],
+    });
+    const refused = client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "hello" }],
+      temperature: 1.9,
+    });
+    await expect(refused).rejects.toMatchObject({
+      status: 400,
+      param: "temperature",
+      code: "invalid_value",
+      message: expect.stringContaining("temperature is too high for this model"),
+    });
+  });
+});
+
 describe("what a client that asked for no stream is told of how the answer ended", () => {
   it("an answer cut at the upstream's token limit ends with finish_reason length, as the upstream said", async () => {
     upstream.enqueue(

@@ -56,6 +56,8 @@ export function describeFailure(
         hint: statusHint(outcome.status, context),
         retryAfterMs: askedRetryDelayMs(outcome.headers),
         shouldRetry: shouldRetryVerdict(outcome.headers),
+        endpointParam: outcome.endpoint_fields.param,
+        endpointCode: outcome.endpoint_fields.code,
       }),
     };
   }

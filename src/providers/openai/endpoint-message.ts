@@ -47,6 +47,35 @@ export function endpointMessageFromValue(value: unknown, apiKey: string | null):
   return candidate === null ? null : sanitizeMessage(candidate, apiKey);
 }
 
+/** An OpenAI error body's `param` and `code`: short identifiers, kept only when they look like one. */
+export interface EndpointErrorFields {
+  param: string | null;
+  code: string | null;
+}
+
+const IDENTIFIER = /^[A-Za-z0-9_.[\]-]{1,100}$/;
+
+/**
+ * The `param` and `code` of an `{error:{…}}` body, for a gateway to hand on to its client (which
+ * field the endpoint refused, and why): identifiers only, never free text.
+ */
+export function endpointErrorFields(text: string): EndpointErrorFields {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { param: null, code: null };
+  }
+  const error =
+    value !== null && typeof value === "object" ? (value as { error?: unknown }).error : null;
+  const field = (name: "param" | "code") => {
+    const found =
+      error !== null && typeof error === "object" ? (error as Record<string, unknown>)[name] : null;
+    return typeof found === "string" && IDENTIFIER.test(found) ? found : null;
+  };
+  return { param: field("param"), code: field("code") };
+}
+
 /** Blanks the key and shortens; applied to every text that reaches one of our error messages. */
 export function sanitizeMessage(text: string, apiKey: string | null): string {
   // The key in use first, then every other key this process sends and well-known key shapes.

@@ -1,6 +1,11 @@
 import { type AttemptSignal, REQUEST_TIMEOUT } from "./attempt-signal.js";
 import { type ConnectionFailureKind, describeConnectionFailure } from "./connection-failure.js";
-import { endpointMessageFromBody, sanitizeRequestId } from "./endpoint-message.js";
+import {
+  type EndpointErrorFields,
+  endpointErrorFields,
+  endpointMessageFromBody,
+  sanitizeRequestId,
+} from "./endpoint-message.js";
 
 /**
  * One HTTP attempt up to a decision: a streaming response to read, an HTTP error (with the
@@ -15,6 +20,8 @@ export type AttemptOutcome =
       headers: Headers;
       request_id: string | null;
       endpoint_message: string | null;
+      /** The error body's `param` and `code`, when it names them. */
+      endpoint_fields: EndpointErrorFields;
     }
   | {
       kind: "connection-error";
@@ -85,6 +92,7 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
       headers: response.headers,
       request_id: sanitizeRequestId(response.headers.get("x-request-id"), request.api_key),
       endpoint_message: text === null ? null : endpointMessageFromBody(text, request.api_key),
+      endpoint_fields: text === null ? { param: null, code: null } : endpointErrorFields(text),
     };
   } finally {
     clearTimer();

@@ -134,7 +134,10 @@ export function upstreamError(
     return {
       ...openAIError(status, `${who} failed: ${error.message}`, {
         type,
-        code: error.status === 429 ? "rate_limit_exceeded" : "upstream_error",
+        // The upstream's own words on which field it refused and why, when it gave them.
+        param: error.endpointParam,
+        code:
+          error.endpointCode ?? (error.status === 429 ? "rate_limit_exceeded" : "upstream_error"),
       }),
       headers: retryHeaders(error),
     };
