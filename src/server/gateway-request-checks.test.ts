@@ -154,6 +154,47 @@ describe("the size of a gateway request", () => {
   });
 });
 
+describe("images in a conversation", () => {
+  const withImage = (text: string): OpenAI.ChatCompletionMessageParam => ({
+    role: "user",
+    content: [
+      { type: "text", text },
+      { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+    ],
+  });
+
+  it("dual_agent, which writes its request from the text, refuses one naming the message, before any call", async () => {
+    const refused = new OpenAI({
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: server.server.token as string,
+      maxRetries: 0,
+      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
+    }).chat.completions.create({
+      model: "fake",
+      messages: [withImage("What is on this screen?")],
+    });
+    await expect(refused).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(
+        /messages\.0\.content: dual_agent sends the model the conversation's text only/,
+      ),
+    });
+    expect(upstream.requests).toHaveLength(0);
+    expect(sessions()).toStrictEqual([]);
+  });
+
+  it("pass-through sends it as it is and records the user message with its parts' kinds after the text", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
+    await client().chat.completions.create({
+      model: "fake",
+      messages: [withImage("What is on this screen?")],
+    });
+    const id = sessions()[0]?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    expect(server.store.listTurns(id)[0]?.user_message).toBe("What is on this screen? [image_url]");
+  });
+});
+
 describe("an upstream's refusal as the client reads it", () => {
   it("keeps the upstream's param and code (which field, and why), not only its status", async () => {
     upstream.enqueue({

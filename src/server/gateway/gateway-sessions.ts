@@ -20,7 +20,13 @@ import type { SessionStore } from "../../store/session-store.js";
 import type { GatewayModels } from "./gateway-model-cache.js";
 import type { GatewaySegment } from "./gateway-segment.js";
 import { GatewayTurn } from "./gateway-turn.js";
-import { classifyRequest, previousAnswerOf, saidOf, systemPromptOf } from "./request-messages.js";
+import {
+  classifyRequest,
+  firstMediaMessage,
+  previousAnswerOf,
+  saidOf,
+  systemPromptOf,
+} from "./request-messages.js";
 import { RetryLedger } from "./retry-ledger.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
 
@@ -127,6 +133,14 @@ export class GatewaySessions {
     const { chat, event, tappedFetch } = resolved.build();
     const pass_through = resolved.mode === "chat_agent_tools" && chat.provider === "openai";
     const temperature = labTemperature(body.temperature, pass_through);
+    // The lab writes the request itself from the session's text history: a real model would
+    // answer as if it had seen what it was never sent (the sim is a stand-in, and sees no image).
+    const media = pass_through || chat.simulated ? null : firstMediaMessage(body.messages);
+    if (media !== null) {
+      throw new InvalidInputError(
+        `messages.${media}.content: ${resolved.mode} sends the model the conversation's text only, and this message carries an image, audio or a file; send it in pass-through (chat_agent_tools on an OpenAI-compatible upstream), or as text`,
+      );
+    }
     const named = request.session_header ?? request.retried_session ?? null;
     const abandoned = named === null ? this.#abandonedTurn(body.messages) : null;
     if (named === null && abandoned === null && previousAnswerOf(body.messages) !== null) {

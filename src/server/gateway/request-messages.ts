@@ -41,21 +41,37 @@ export function saidOf(message: RequestMessage): string {
   ]);
 }
 
+/** The kinds of a message's parts that are not text (`[image_url]`, `[input_audio]`), in order. */
+function mediaKinds(message: RequestMessage): string[] {
+  return Array.isArray(message.content)
+    ? message.content.filter((part) => part.type !== "text").map((part) => `[${part.type}]`)
+    : [];
+}
+
+/**
+ * The first message that carries an image, audio or a file, by its index, else null: a request the
+ * lab writes itself (dual_agent) sends the model text only, and must not answer as if it had seen
+ * them.
+ */
+export function firstMediaMessage(messages: readonly RequestMessage[]): number | null {
+  const index = messages.findIndex((message) => mediaKinds(message).length > 0);
+  return index === -1 ? null : index;
+}
+
 export function classifyRequest(messages: readonly RequestMessage[]): RequestKind {
   const last = messages.at(-1);
   if (last?.role === "user") {
-    const message = textOf(last.content);
-    if (message.trim() !== "") return { kind: "user", message };
-    // Only an image, audio…: the model gets it as sent (pass-through); the turn records its kinds.
-    const kinds = Array.isArray(last.content)
-      ? last.content.filter((part) => part.type !== "text").map((part) => `[${part.type}]`)
-      : [];
-    if (kinds.length === 0) {
+    const text = textOf(last.content);
+    // An image, audio…: the model gets it as sent (pass-through); the turn records its kinds after
+    // the text, so the record says it was there.
+    const kinds = mediaKinds(last);
+    if (text.trim() === "" && kinds.length === 0) {
       throw new InvalidInputError(
         `messages.${messages.length - 1}.content: the last user message is empty`,
       );
     }
-    return { kind: "user", message: kinds.join(" ") };
+    const message = [...(text.trim() === "" ? [] : [text]), ...kinds].join(" ");
+    return { kind: "user", message };
   }
   if (last?.role === "tool") {
     const replies: { tool_call_id: string; content: string }[] = [];
