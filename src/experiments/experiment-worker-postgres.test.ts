@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
+import { TcpRelay } from "../../test/tcp-relay.js";
 import { createLabProviders } from "../composition/lab-providers.js";
 import { Suite } from "../domain/experiment.js";
 import { PostgresSessionStore } from "../store/postgres/postgres-session-store.js";
@@ -154,4 +155,65 @@ describe("runWorker on PostgreSQL", () => {
     expect(outcome.ran + outcome.errors.length).toBe(4);
     expect(await queue.counts(experimentId)).toMatchObject({ total: 4, claimed: 0, pending: 0 });
   });
+
+  it("rides out a database that goes away for a moment: every run ends once, and the worker finishes", async () => {
+    const url = new URL(database.url);
+    const relay = await TcpRelay.start(url.hostname, Number(url.port));
+    url.port = String(relay.port);
+    const relayed = await PostgresSessionStore.open(url.href);
+    const relayedQueue = await openRunQueue(relayed);
+    const slow = Suite.parse({
+      ...SUITE,
+      config: { chat_agent: { options: { tokens_per_second: 400 } } },
+      repetitions: 6,
+    });
+    const experimentId = "outage-1";
+    await publishExperiment({
+      queue,
+      store,
+      suite: slow,
+      experimentId,
+      repetitions: 6,
+      retryErrors: false,
+    });
+    const providers = createLabProviders();
+    const outages: unknown[] = [];
+    try {
+      const working = runWorker({
+        queue: relayedQueue,
+        store: relayed,
+        providers,
+        experimentId,
+        suite: slow,
+        concurrency: 2,
+        leaseMs: 3000,
+        outageLimitMs: 20_000,
+        onOutage: (error) => outages.push(error),
+      });
+      // A few runs in, the database goes away for a second and a half.
+      for (let waited = 0; (await queue.counts(experimentId)).done < 3 && waited < 200; waited++) {
+        await sleep(50);
+      }
+      await relay.down();
+      await sleep(1_500);
+      await relay.up();
+      const outcome = await working;
+      expect(outages.length).toBeGreaterThan(0);
+      const counts = await queue.counts(experimentId);
+      expect(counts).toMatchObject({ total: 12, claimed: 0, pending: 0 });
+      expect(counts.done + counts.errors).toBe(12);
+      // Each run key stands for one complete run, or one that could not run (a resume's to run).
+      const complete = (await findExperimentRuns(store, experimentId)).filter(
+        (run) => run.complete,
+      );
+      expect(new Set(complete.map((run) => run.tag.run_key)).size).toBe(complete.length);
+      expect(complete.length).toBe(counts.done);
+      expect(outcome.ran + outcome.errors.length).toBeLessThanOrEqual(12);
+    } finally {
+      await providers.tools.close();
+      await relayedQueue.close();
+      await relayed.close().catch(() => {});
+      await relay.down();
+    }
+  }, 60_000);
 });

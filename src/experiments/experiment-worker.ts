@@ -24,6 +24,10 @@ export interface WorkerOptions {
   /** Stops claiming; running turns are cancelled and their runs given back. */
   signal?: AbortSignal | undefined;
   workerId?: string;
+  /** Told when the database does not answer and the worker waits for it (see OUTAGE_LIMIT_MS). */
+  onOutage?: ((error: unknown) => void) | undefined;
+  /** How long the worker waits out a database that does not answer (default OUTAGE_LIMIT_MS). */
+  outageLimitMs?: number | undefined;
 }
 
 export interface WorkerOutcome {
@@ -42,6 +46,14 @@ export interface WorkerOutcome {
 
 /** At most this long between looks at the queue while other workers hold the last runs. */
 const IDLE_POLL_MS = 500;
+
+/**
+ * How long a worker rides out a database that does not answer (a restart, a network cut) before
+ * it gives up, trying again every OUTAGE_RETRY_MS: a team's shared database restarting for a
+ * second ended every worker, and the experiment with them.
+ */
+export const OUTAGE_LIMIT_MS = 60_000;
+const OUTAGE_RETRY_MS = 500;
 
 /** Unique among every worker of every host: a pid is reused, and hosts share pids. */
 export function newWorkerId(): string {
@@ -178,19 +190,46 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     }
   };
 
+  const outageLimitMs = options.outageLimitMs ?? OUTAGE_LIMIT_MS;
+  /** A run whose end the database did not take is still claimed here (renewed, never ended). */
+  let stranded = false;
+  // A function, not the property: the loop's condition would narrow it for the code below.
+  const stopped = () => signal?.aborted === true;
   const lane = async () => {
+    let outageSince: number | null = null;
     while (signal?.aborted !== true) {
-      const claimed = await queue.claim(experimentId, worker, leaseMs);
-      if (claimed === null) {
-        const counts = await queue.counts(experimentId);
-        if (counts.pending + counts.claimed === 0) return;
-        const wait = Math.min(IDLE_POLL_MS, Math.max(20, counts.next_expiry_ms ?? IDLE_POLL_MS));
-        await sleep(wait, undefined, signal === undefined ? {} : { signal }).catch(() => {});
-        continue;
+      try {
+        // Given back once no lane of this worker runs one: the next claimer finds a whole run
+        // done (see runClaimed), else runs it again.
+        if (stranded && running.size === 0) {
+          await queue.release(experimentId, worker);
+          stranded = false;
+        }
+        const claimed = await queue.claim(experimentId, worker, leaseMs);
+        outageSince = null;
+        if (claimed === null) {
+          const counts = await queue.counts(experimentId);
+          if (counts.pending + counts.claimed === 0) return;
+          const wait = Math.min(IDLE_POLL_MS, Math.max(20, counts.next_expiry_ms ?? IDLE_POLL_MS));
+          await sleep(wait, undefined, signal === undefined ? {} : { signal }).catch(() => {});
+          continue;
+        }
+        try {
+          await runClaimed(claimed);
+        } catch (error) {
+          stranded = true;
+          throw error;
+        }
+        // A sim run never waits for I/O: let signals, timers (the lease renewal) and GC in.
+        await nextTurnOfEventLoop();
+      } catch (error) {
+        outageSince ??= Date.now();
+        if (stopped() || Date.now() - outageSince >= outageLimitMs) throw error;
+        options.onOutage?.(error);
+        await sleep(OUTAGE_RETRY_MS, undefined, signal === undefined ? {} : { signal }).catch(
+          () => {},
+        );
       }
-      await runClaimed(claimed);
-      // A sim run never waits for I/O: let signals, timers (the lease renewal) and GC in.
-      await nextTurnOfEventLoop();
     }
   };
 

@@ -145,7 +145,7 @@ async function workerCommand(
   }
   const [
     { ProgressReporter },
-    { runWorker },
+    { OUTAGE_LIMIT_MS, runWorker },
     { publishExperiment },
     { progressOf, watchQueue },
     { checkCells },
@@ -216,6 +216,7 @@ async function workerCommand(
             shown = counts.done + counts.errors;
             progress.update(progressOf(counts, start.done, cells));
           });
+    let outage = false;
     const outcome = await runWorker({
       queue: lab.queue,
       store: lab.store,
@@ -224,6 +225,13 @@ async function workerCommand(
       concurrency: flags.concurrency ?? suite.concurrency,
       leaseMs: (flags.lease ?? DEFAULT_LEASE_SECONDS) * 1000,
       signal: stop.signal,
+      onOutage: (error) => {
+        if (outage) return;
+        outage = true;
+        io.stderr.write(
+          `agent-lab: worker: the database does not answer (${terminalSafe(error instanceof Error ? error.message : String(error))}); trying again for up to ${OUTAGE_LIMIT_MS / 1000} s\n`,
+        );
+      },
     });
     await watcher?.stop();
     progress.finish();
