@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { pendingTurnEnds, settleTurnEnds } from "../runtime/turn-failure.js";
 import { isPostgresUrl, redactDatabaseUrl, refuseSqliteUri } from "../store/database-url.js";
 import { openExistingSessionStore, openSessionStore } from "../store/open-store.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -69,8 +70,28 @@ export async function openStoreForWriting(
       `agent-lab: note: ${location.label} cannot use WAL on this file system; using a rollback journal (safe, but slower, and readers wait for writers)\n`,
     );
   }
+  // A turn that failed because the database refused it is ended in the background, once the
+  // database takes it. A command waits for that before it closes the store, else the turn it
+  // printed as failed would stay running there (the session locked until its lease lapses).
+  const close = store.close.bind(store);
+  store.close = async () => {
+    if (pendingTurnEnds() > 0) {
+      notes?.write(
+        `agent-lab: note: the database has not taken a failed turn's end yet; retrying for up to ${TURN_END_WAIT_MS / 1000} s (Ctrl-C leaves it: the turn then shows as interrupted)\n`,
+      );
+      if (!(await settleTurnEnds(TURN_END_WAIT_MS))) {
+        notes?.write(
+          "agent-lab: note: the database did not take it; the turn will show as interrupted\n",
+        );
+      }
+    }
+    return close();
+  };
   return store;
 }
+
+/** How long a command waits for the database to take a failed turn's end before it closes. */
+const TURN_END_WAIT_MS = 30_000;
 
 /**
  * Opens the store for reading; a file that does not exist yet, or a PostgreSQL database without

@@ -42,6 +42,39 @@ describe("agent-lab run when the database refuses mid-turn", () => {
   });
 });
 
+describe("agent-lab run when the database refuses the failed turn's end too", () => {
+  it("waits for the database to take it before it exits, so the turn is stored failed, not left running", async () => {
+    const setup = new SqliteSessionStore(lab.db);
+    setup.createSession({ title: "s", session_id: "s", config: {} });
+    setup.close();
+    const connection = new Database(lab.db);
+    connection.exec(`
+      CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant'
+      BEGIN SELECT RAISE(ABORT, 'no space left on device'); END;
+      CREATE TRIGGER refuse_ends BEFORE UPDATE ON turns WHEN NEW.status = 'failed'
+      BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
+    // Space comes back two seconds in, while the command waits.
+    const freed = setTimeout(() => {
+      connection.exec("DROP TRIGGER refuse_answers; DROP TRIGGER refuse_ends");
+    }, 2_000);
+    try {
+      const result = await runCli(["--db", lab.db, "run", "--session", "s", "search for x"]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain("the database has not taken a failed turn's end yet");
+      expect(result.stderr).not.toContain("the database did not take it");
+    } finally {
+      clearTimeout(freed);
+      connection.close();
+    }
+    const after = new SqliteSessionStore(lab.db);
+    try {
+      expect(after.listTurns("s").map((turn) => turn.status)).toEqual(["failed"]);
+    } finally {
+      after.close();
+    }
+  });
+});
+
 describe("agent-lab with an in-memory database", () => {
   it("run says that nothing is kept", async () => {
     const result = await runCli(["--db", ":memory:", "run", "hello"]);

@@ -47,18 +47,54 @@ async function storeEnd(
 /** Only a database refusal (disk full, locked…) may pass; a closed store or a bug will not. */
 const mayPass = (error: unknown) => codeOf(error) === "storage_failed";
 
+/** The ends being retried, each settled once stored or given up (see settleTurnEnds). */
+const retrying = new Set<Promise<boolean>>();
+
 /** Retries a refused end in the background (a server stays up, and the disk may get space). */
 function retryEnd(end: () => Promise<void>): void {
   const deadline = Date.now() + RETRY_FOR_MS;
+  let settle: (stored: boolean) => void = () => {};
+  const settled = new Promise<boolean>((resolve) => {
+    settle = resolve;
+  });
+  retrying.add(settled);
+  void settled.then(() => retrying.delete(settled));
   const timer = setInterval(() => {
     end().then(
-      () => clearInterval(timer),
+      () => {
+        clearInterval(timer);
+        settle(true);
+      },
       (error: unknown) => {
-        if (Date.now() > deadline || !mayPass(error)) clearInterval(timer);
+        if (Date.now() <= deadline && mayPass(error)) return;
+        clearInterval(timer);
+        settle(false);
       },
     );
   }, RETRY_EVERY_MS);
+  // A server keeps retrying while it runs; a command that ends waits (settleTurnEnds) or leaves.
   timer.unref();
+}
+
+/** How many failed turns' ends the database has refused so far and are still retried. */
+export function pendingTurnEnds(): number {
+  return retrying.size;
+}
+
+/**
+ * Waits, at most `waitMs`, for the ends still retried to be stored (or given up), keeping the
+ * process alive meanwhile: a command that printed "failed" must not exit while the database
+ * still has the turn running. True when none is left.
+ */
+export async function settleTurnEnds(waitMs: number): Promise<boolean> {
+  if (retrying.size === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, waitMs);
+  });
+  await Promise.race([Promise.all([...retrying]), timeout]);
+  clearTimeout(timer);
+  return retrying.size === 0;
 }
 
 /**
