@@ -292,6 +292,36 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     );
   });
 
+  it("two copies into the same target at once both end well: what the other copied counts as already there", async () => {
+    const source = await openSessionStore(lab.db);
+    const ids: string[] = [];
+    for (let index = 0; index < 60; index++) {
+      ids.push(await source.createSession({ title: `session ${index}`, session_id: `s${index}` }));
+    }
+    await source.close();
+    const { url } = await postgres();
+    const both = await Promise.all([
+      runCli([...copyArgs(lab.db, url), "--json"]),
+      runCli([...copyArgs(lab.db, url), "--json"]),
+    ]);
+    for (const result of both) expect([result.status, result.stderr]).toEqual([0, ""]);
+    const outcomes = both.map((result) => JSON.parse(result.stdout) as CopyOutcome);
+    for (const outcome of outcomes) {
+      expect(outcome.conflicts).toEqual([]);
+      expect(outcome.copied + outcome.present).toBe(60);
+    }
+    // Every session copied once, by one or the other.
+    expect((outcomes[0]?.copied ?? 0) + (outcomes[1]?.copied ?? 0)).toBe(60);
+    const target = await openSessionStore(url);
+    try {
+      expect((await target.listSessions()).map((session) => session.id).sort()).toEqual(
+        [...ids].sort(),
+      );
+    } finally {
+      await target.close();
+    }
+  });
+
   it("leaves a session the target holds with other records alone, copies the rest and exits 1", async () => {
     const ids = await seed(lab.db);
     const { url } = await postgres();

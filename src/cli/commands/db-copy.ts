@@ -1,6 +1,11 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { AgentLabError, InvalidInputError, StorageError } from "../../domain/errors.js";
+import {
+  AgentLabError,
+  InvalidInputError,
+  SessionExistsError,
+  StorageError,
+} from "../../domain/errors.js";
 import type { SessionExport } from "../../domain/session-export.js";
 import {
   isPostgresUrl,
@@ -309,20 +314,25 @@ async function copySessions(
   for (const [index, sessionId] of ids.entries()) {
     const document = await source.exportSession(sessionId);
     const existing = target === null ? null : await target.getSession(sessionId);
-    let stored: SessionExport | null = null;
-    if (existing !== null && target !== null) {
-      stored = await target.exportSession(sessionId);
-      if (comparable(stored) !== comparable(document)) {
+    /** The target's copy when it says what the source does (else a conflict, and null). */
+    const alreadyThere = async (into: SessionStore): Promise<SessionExport | null> => {
+      const found = await into.exportSession(sessionId);
+      if (comparable(found) !== comparable(document)) {
         outcome.conflicts.push({
           session_id: sessionId,
-          difference: differenceOf(document, stored),
+          difference: differenceOf(document, found),
         });
-        continue;
+        return null;
       }
       outcome.present += 1;
-    } else {
-      if (target !== null && !options.dry_run) {
-        await target.importSession(document);
+      return found;
+    };
+    let stored: SessionExport | null = null;
+    if (target !== null && existing !== null) {
+      stored = await alreadyThere(target);
+      if (stored === null) continue;
+    } else if (target !== null && !options.dry_run) {
+      if (await importedHere(target, document)) {
         // Read back: the verification compares what the target now holds, not what was sent.
         stored = await target.exportSession(sessionId);
         if (comparable(stored) !== comparable(document)) {
@@ -330,7 +340,13 @@ async function copySessions(
             `session ${sessionId} reads back from the target unlike the source (${differenceOf(document, stored)}); the copy stopped`,
           );
         }
+        outcome.copied += 1;
+      } else {
+        stored = await alreadyThere(target);
+        if (stored === null) continue;
       }
+    } else {
+      // A dry run: what would be copied.
       outcome.copied += 1;
     }
     const payloads = await copyPayloads(source, options.dry_run ? null : target, document);
@@ -344,4 +360,18 @@ async function copySessions(
     }
   }
   return outcome;
+}
+
+/**
+ * Imports the session; false when another copy into the same target imported it meanwhile (it
+ * is then compared as one already there, not a failure of this copy).
+ */
+async function importedHere(target: SessionStore, document: SessionExport): Promise<boolean> {
+  try {
+    await target.importSession(document);
+    return true;
+  } catch (error) {
+    if (error instanceof SessionExistsError) return false;
+    throw error;
+  }
 }
