@@ -361,6 +361,20 @@ describe("a collector that is down", () => {
       ]);
     }
   });
+
+  it("turns export off with one warning when the base endpoint has a query string (the SDK would append the path after it), and never prints the query", async () => {
+    const result = await runCli(["--db", lab.db, "run", "--json", "hello there"], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318/?api_key=sekrit-123",
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const warnings = result.stderr.split("\n").filter((line) => line.includes("OpenTelemetry"));
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^agent-lab: warning: OpenTelemetry export is off: OTEL_EXPORTER_OTLP_ENDPOINT has a query string/,
+      ),
+    ]);
+    expect(result.stderr).not.toContain("sekrit-123");
+  });
 });
 
 describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {

@@ -96,6 +96,14 @@ export function createOtelPipeline(
       "OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is not a URL; set it to the collector's, such as http://127.0.0.1:4318",
     );
   }
+  // The SDK appends /v1/traces to the base endpoint as text: after a query string it lands in the
+  // query, and spans go to a path no collector serves while the lab would show the host's root.
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() && base && /[?#]/.test(base)) {
+    throw new Error(
+      "OTEL_EXPORTER_OTLP_ENDPOINT has a query string, after which the exporter would append /v1/traces; give the collector's base URL alone (a key goes in OTEL_EXPORTER_OTLP_HEADERS), or the whole traces URL in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, which is used as it is",
+    );
+  }
   const budget_ms = exportTimeoutMs(env);
   const exporter = new CountingExporter(
     new OTLPTraceExporter(hasTimeout(env) ? {} : { timeoutMillis: budget_ms }),
