@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { setImmediate as nextTurnOfEventLoop, setTimeout as sleep } from "node:timers/promises";
 import type { Suite } from "../domain/experiment.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
+import { untilDatabaseAnswers } from "../store/database-away.js";
 import type { ClaimedRun, RunError, RunOutcome, RunQueue } from "../store/run-queue.js";
 import type { SessionStore } from "../store/session-store.js";
 import { isRunComplete } from "./experiment-runs.js";
@@ -47,11 +48,7 @@ export interface WorkerOutcome {
 /** At most this long between looks at the queue while other workers hold the last runs. */
 const IDLE_POLL_MS = 500;
 
-/**
- * How long a worker rides out a database that does not answer (a restart, a network cut) before
- * it gives up, trying again every OUTAGE_RETRY_MS: a team's shared database restarting for a
- * second ended every worker, and the experiment with them.
- */
+/** How long a worker rides out a database that does not answer (see `steady` in runWorker). */
 export const OUTAGE_LIMIT_MS = 60_000;
 const OUTAGE_RETRY_MS = 500;
 
@@ -73,6 +70,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   const cells = new Map(expandCells(options.suite).map((cell) => [cell.id, cell]));
   const scenarios = new Map(options.suite.scenarios.map((scenario) => [scenario.id, scenario]));
   const running = new Map<string, AbortController>();
+  /**
+   * A queue or store operation, tried again while the database is away (a restart, a network
+   * cut), up to OUTAGE_LIMIT_MS: a team's shared database restarting for a second ended every
+   * worker, and the experiment with them. Any other failure is thrown at once.
+   */
+  const steady = <T>(work: () => Promise<T>): Promise<T> =>
+    untilDatabaseAnswers(work, {
+      limit_ms: options.outageLimitMs ?? OUTAGE_LIMIT_MS,
+      every_ms: OUTAGE_RETRY_MS,
+      onAway: options.onOutage,
+      signal,
+    });
   const renewal = setInterval(
     () => {
       // Only the runs claimed before the renewal is sent are judged by its answer: a run claimed
@@ -98,7 +107,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     const scenario = scenarios.get(claimed.scenario);
     if (cell === undefined || scenario === undefined) {
       const message = `the experiment's stored suite has no ${cell === undefined ? `cell ${claimed.cell}` : `scenario ${claimed.scenario}`}`;
-      if (await queue.fail(experimentId, claimed.run_key, worker, message))
+      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message)))
         outcome.errors.push({ run_key: claimed.run_key, message });
       return;
     }
@@ -110,8 +119,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     };
     const previous = claimed.previous_session;
     // A worker that stopped between its last turn and recording the run done left a whole run.
-    if (previous !== null && (await options.store.getSession(previous)) !== null) {
-      const turns = await options.store.listTurns(previous);
+    if (
+      previous !== null &&
+      (await steady(async () => options.store.getSession(previous))) !== null
+    ) {
+      const turns = await steady(async () => options.store.listTurns(previous));
       if (isRunComplete(turns, scenario.turns.length)) {
         const failed = turns.some((turn) => turn.status === "failed");
         await finish(claimed.run_key, failed ? "failed" : "finished", null);
@@ -119,7 +131,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       }
     }
     const sessionId = randomUUID();
-    if (!(await queue.attach(experimentId, claimed.run_key, worker, sessionId))) {
+    if (!(await steady(() => queue.attach(experimentId, claimed.run_key, worker, sessionId)))) {
       outcome.lost += 1;
       return;
     }
@@ -139,7 +151,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       end = await executeRun(run, sessionId, previous === null ? [] : [previous], context);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (await queue.fail(experimentId, claimed.run_key, worker, message))
+      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message)))
         outcome.errors.push({ run_key: claimed.run_key, message });
       return;
     } finally {
@@ -157,7 +169,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
           ? controller.signal.reason.message
           : controller.signal.reason,
       )})`;
-      if (await queue.fail(experimentId, claimed.run_key, worker, message)) {
+      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message))) {
         outcome.errors.push({ run_key: claimed.run_key, message });
         return;
       }
@@ -168,7 +180,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   };
 
   const finish = async (runKey: string, end: RunOutcome, sessionId: string | null) => {
-    if (await queue.finish(experimentId, runKey, worker, end)) {
+    if (await steady(() => queue.finish(experimentId, runKey, worker, end))) {
       outcome.ran += 1;
       if (end === "failed") outcome.failed += 1;
     } else if (sessionId !== null) {
@@ -182,7 +194,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   const dropLost = async (runKey: string, sessionId: string) => {
     outcome.lost += 1;
     try {
-      if ((await queue.sessionOf(experimentId, runKey)) === sessionId) return;
+      if ((await steady(() => queue.sessionOf(experimentId, runKey))) === sessionId) return;
       if ((await options.store.getSession(sessionId)) !== null)
         await options.store.deleteSession(sessionId);
     } catch {
@@ -190,46 +202,19 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     }
   };
 
-  const outageLimitMs = options.outageLimitMs ?? OUTAGE_LIMIT_MS;
-  /** A run whose end the database did not take is still claimed here (renewed, never ended). */
-  let stranded = false;
-  // A function, not the property: the loop's condition would narrow it for the code below.
-  const stopped = () => signal?.aborted === true;
   const lane = async () => {
-    let outageSince: number | null = null;
     while (signal?.aborted !== true) {
-      try {
-        // Given back once no lane of this worker runs one: the next claimer finds a whole run
-        // done (see runClaimed), else runs it again.
-        if (stranded && running.size === 0) {
-          await queue.release(experimentId, worker);
-          stranded = false;
-        }
-        const claimed = await queue.claim(experimentId, worker, leaseMs);
-        outageSince = null;
-        if (claimed === null) {
-          const counts = await queue.counts(experimentId);
-          if (counts.pending + counts.claimed === 0) return;
-          const wait = Math.min(IDLE_POLL_MS, Math.max(20, counts.next_expiry_ms ?? IDLE_POLL_MS));
-          await sleep(wait, undefined, signal === undefined ? {} : { signal }).catch(() => {});
-          continue;
-        }
-        try {
-          await runClaimed(claimed);
-        } catch (error) {
-          stranded = true;
-          throw error;
-        }
-        // A sim run never waits for I/O: let signals, timers (the lease renewal) and GC in.
-        await nextTurnOfEventLoop();
-      } catch (error) {
-        outageSince ??= Date.now();
-        if (stopped() || Date.now() - outageSince >= outageLimitMs) throw error;
-        options.onOutage?.(error);
-        await sleep(OUTAGE_RETRY_MS, undefined, signal === undefined ? {} : { signal }).catch(
-          () => {},
-        );
+      const claimed = await steady(() => queue.claim(experimentId, worker, leaseMs));
+      if (claimed === null) {
+        const counts = await steady(() => queue.counts(experimentId));
+        if (counts.pending + counts.claimed === 0) return;
+        const wait = Math.min(IDLE_POLL_MS, Math.max(20, counts.next_expiry_ms ?? IDLE_POLL_MS));
+        await sleep(wait, undefined, signal === undefined ? {} : { signal }).catch(() => {});
+        continue;
       }
+      await runClaimed(claimed);
+      // A sim run never waits for I/O: let signals, timers (the lease renewal) and GC in.
+      await nextTurnOfEventLoop();
     }
   };
 

@@ -2,10 +2,17 @@ import { policyApprover } from "../domain/approvals.js";
 import { StorageError } from "../domain/errors.js";
 import { runTurn } from "../runtime/run-turn.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
+import { untilDatabaseAnswers } from "../store/database-away.js";
 import type { SessionStore } from "../store/session-store.js";
 import { type PlanContext, type PlannedRun, runConfig } from "./run-plan.js";
 
 export type RunEnd = "finished" | "failed" | "cancelled";
+
+/**
+ * How long a run whose turn the database failed waits for it to answer, to remove its session:
+ * past it (a longer outage), the turn may still be stored failed later and count as a result.
+ */
+const RUN_CLEANUP_LIMIT_MS = 60_000;
 
 export interface RunExecution extends PlanContext {
   store: SessionStore;
@@ -61,10 +68,14 @@ export async function executeRun(
     if (status === null || status === "cancelled") return "cancelled";
     // The lab's own database failed the turn, not the model: the run could not run. Its session
     // goes (a failed turn would make it a complete run that counts against its cell), so a
-    // resume runs it again; if the database is still away, its turn was not ended either, and a
-    // run with a running turn is incomplete anyway.
+    // resume runs it again. Tried again while the database is away: the turn's end is retried
+    // in the background meanwhile, and stored as failed once the database is back.
     if (status === "failed" && storage !== null) {
-      await Promise.resolve(store.deleteSession(sessionId)).catch(() => {});
+      await untilDatabaseAnswers(async () => store.deleteSession(sessionId), {
+        limit_ms: RUN_CLEANUP_LIMIT_MS,
+        every_ms: 500,
+        signal,
+      }).catch(() => {});
       throw new StorageError(storage, null, undefined, "a turn of the run could not be recorded");
     }
     if (status === "failed") failed = true;

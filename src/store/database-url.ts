@@ -31,7 +31,9 @@ const OTHER_URL = /^[a-z][a-z0-9+.-]+:\//i;
 
 /** Any URL's user-info password blanked (up to its last "@", as partsOf cuts it). */
 function redactUserInfo(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/*)([^:/@]*):(.*)@/i, `$1$2:${REDACTED}@`);
+  return url
+    .replace(/^([a-z][a-z0-9+.-]*:\/*)([^:/@]*):(.*)@/i, `$1$2:${REDACTED}@`)
+    .replace(PASSWORD_PARAMETER, `$1${REDACTED}`);
 }
 
 export function isPostgresUrl(target: string): boolean {

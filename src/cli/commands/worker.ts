@@ -217,7 +217,7 @@ async function workerCommand(
             progress.update(progressOf(counts, start.done, cells));
           });
     let outage = false;
-    const outcome = await runWorker({
+    const working = runWorker({
       queue: lab.queue,
       store: lab.store,
       providers,
@@ -233,7 +233,13 @@ async function workerCommand(
         );
       },
     });
-    await watcher?.stop();
+    let outcome: Awaited<typeof working>;
+    try {
+      outcome = await working;
+    } finally {
+      // Stopped whatever the worker's end: its timer would keep a worker that failed alive.
+      await watcher?.stop().catch(() => {});
+    }
     progress.finish();
     const end = await lab.queue.counts(experimentId);
     const given = outcome.released > 0 ? `, ${outcome.released} given back unfinished` : "";

@@ -71,7 +71,10 @@ export function endpointErrorFields(text: string): EndpointErrorFields {
   const field = (name: "param" | "code") => {
     const found =
       error !== null && typeof error === "object" ? (error as Record<string, unknown>)[name] : null;
-    return typeof found === "string" && IDENTIFIER.test(found) ? found : null;
+    // An identifier, and nothing a key redaction would touch (a key has an identifier's shape).
+    return typeof found === "string" && IDENTIFIER.test(found) && redactSecretText(found) === found
+      ? found
+      : null;
   };
   return { param: field("param"), code: field("code") };
 }

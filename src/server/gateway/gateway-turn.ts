@@ -356,7 +356,9 @@ export class GatewayTurn {
       this.answer = last !== null && last.segment === this.#segment ? last.sent : event.answer;
     }
     const segment = this.#segment;
-    if (segment.ended) return;
+    // Ended already: the client has its answer. A turn the lab failed to record after that is
+    // for the segment to report (HttpSegment.fail logs it when the answer went out whole).
+    if (segment.ended && event.status !== "failed") return;
     if (event.status === "completed" || event.status === "max_rounds") {
       // A forwarding segment ended with the upstream's own last bytes.
       if (!segment.forwardsBytes) {
@@ -659,6 +661,8 @@ const RETRY_WAIT_MS = 2 * 60_000;
 function clientRetries(error: unknown): error is ProviderApiError | ProviderConnectionError {
   if (error instanceof ProviderConnectionError) return true;
   if (!(error instanceof ProviderApiError)) return false;
+  // The upstream said not to (forwarded as x-should-retry): openai-node will not.
+  if (error.shouldRetry === false) return false;
   return (
     error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500
   );

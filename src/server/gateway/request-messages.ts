@@ -41,10 +41,13 @@ export function saidOf(message: RequestMessage): string {
   ]);
 }
 
-/** The kinds of a message's parts that are not text (`[image_url]`, `[input_audio]`), in order. */
+/** The part types a model would have to see or hear: an image, audio, a file. */
+const MEDIA_PARTS = new Set(["image_url", "input_audio", "file"]);
+
+/** The kinds of a message's media parts (`[image_url]`, `[input_audio]`, `[file]`), in order. */
 function mediaKinds(message: RequestMessage): string[] {
   return Array.isArray(message.content)
-    ? message.content.filter((part) => part.type !== "text").map((part) => `[${part.type}]`)
+    ? message.content.filter((part) => MEDIA_PARTS.has(part.type)).map((part) => `[${part.type}]`)
     : [];
 }
 
