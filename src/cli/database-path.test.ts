@@ -72,6 +72,9 @@ describe("resolveDatabasePath", () => {
       );
       expect(refusal).not.toThrow(/S3cret/);
     }
+    expect(() => resolveDatabasePath("postgress://bob@db/lab?password=hunter2", {})).toThrow(
+      /cannot open "postgress:\/\/bob@db\/lab\?password=\*\*\*"/,
+    );
     // A drive letter is a path.
     expect(resolveDatabasePath("C:/labs/lab.sqlite3", {}).path).toBe("C:/labs/lab.sqlite3");
   });

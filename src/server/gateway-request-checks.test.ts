@@ -10,6 +10,7 @@ import {
   streamReply,
 } from "../../test/fake-openai-server.js";
 import { temporaryDirectory } from "../../test/paths.js";
+import { StorageError } from "../domain/errors.js";
 import { LabConfigFile } from "../domain/tool-sources.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { startServer } from "./start-server.js";
@@ -183,6 +184,24 @@ describe("images in a conversation", () => {
     expect(sessions()).toStrictEqual([]);
   });
 
+  it("dual_agent takes a conversation whose assistant message is a refusal part (not media)", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Fine, here it is."] })));
+    const reply = await new OpenAI({
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: server.server.token as string,
+      maxRetries: 0,
+      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
+    }).chat.completions.create({
+      model: "fake",
+      messages: [
+        { role: "user", content: "Tell me a secret" },
+        { role: "assistant", content: [{ type: "refusal", refusal: "I cannot." }] },
+        { role: "user", content: "Then tell me a joke" },
+      ],
+    });
+    expect(reply.choices[0]?.message.content).toBe("Fine, here it is.");
+  });
+
   it("pass-through sends it as it is and records the user message with its parts' kinds after the text", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
     await client().chat.completions.create({
@@ -293,6 +312,51 @@ describe("a pass-through call that fails is timed from its start", () => {
 });
 
 describe("a pass-through answer the lab could not record", () => {
+  it("a round the database refuses after the client had the whole answer is in the server's log", async () => {
+    const directory = temporaryDirectory();
+    const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
+    const logs: string[] = [];
+    const failing = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === "appendRecords") {
+          return async () => {
+            await new Promise((resolve) => setTimeout(resolve, 150));
+            throw new StorageError("database or disk is full", "SQLITE_FULL");
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const lab = await startServer({
+      store: failing,
+      port: 0,
+      webRoot: join(directory.path, "no-web-build"),
+      log: (line) => logs.push(line),
+      runTurnDefaults: { labConfig: labConfigOf(upstream), env },
+    });
+    try {
+      upstream.enqueue(streamReply(completionStream({ text: ["All", " of", " it."] })));
+      const stream = await new OpenAI({
+        baseURL: new URL("/v1", lab.url).href,
+        apiKey: lab.token as string,
+        maxRetries: 0,
+      }).chat.completions.create({
+        model: "fake",
+        messages: [{ role: "user", content: "hello" }],
+        stream: true,
+      });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      expect(text).toBe("All of it.");
+      await waitFor(() => logs.some((line) => line.includes("database or disk is full")));
+    } finally {
+      await lab.close();
+      store.close();
+      directory.remove();
+    }
+  });
+
   it("reaches the client whole, and the server's log says the turn was not recorded and why", async () => {
     const directory = temporaryDirectory();
     const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));

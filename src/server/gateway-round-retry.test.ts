@@ -168,6 +168,24 @@ describe.each([false, true])(
   },
 );
 
+describe("a refused step the upstream says not to retry", () => {
+  it("is not waited for: the client hears x-should-retry false and the turn ends failed at once", async () => {
+    await start();
+    const openai = client(2);
+    const messages = await stepOne(openai, false);
+    upstream.enqueue(errorReply(500, "broken for good", { "x-should-retry": "false" }));
+    const refused = openai.chat.completions.create({ model: "fake", messages, tools: [WEATHER] });
+    await expect(refused).rejects.toMatchObject({ status: 500 });
+    // openai-node did not retry, and the turn did not wait the 2 minutes for it.
+    expect(upstream.requests).toHaveLength(2);
+    const id = server.store.listSessions()[0]?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed", 5_000);
+    expect(server.store.listAuditLogs(id).some((row) => row.event === "provider_retry")).toBe(
+      false,
+    );
+  });
+});
+
 describe("a client that does not retry the refused step", () => {
   it("gets the upstream's refusal, and the turn ends failed with it once the wait for a retry is over", async () => {
     await start(300);
