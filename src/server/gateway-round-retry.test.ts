@@ -168,6 +168,25 @@ describe.each([false, true])(
   },
 );
 
+describe("a pass-through follow-up from a client that trimmed its history", () => {
+  it("goes on in its turn when its last assistant message repeats the calls it got (streamed at once)", async () => {
+    await start();
+    const openai = client(0);
+    const messages = await stepOne(openai, true);
+    upstream.enqueue(streamReply(completionStream({ text: ["Snow."] })));
+    // Only the calls and their reply: the first user message was dropped to save context.
+    const reply = await openai.chat.completions.create({
+      model: "fake",
+      messages: messages.slice(1),
+      tools: [WEATHER],
+    });
+    expect(reply.choices[0]?.message.content).toBe("Snow.");
+    const id = server.store.listSessions()[0]?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    expect(server.store.listSessions()).toHaveLength(1);
+  });
+});
+
 describe("a refused step the upstream says not to retry", () => {
   it("is not waited for: the client hears x-should-retry false and the turn ends failed at once", async () => {
     await start();

@@ -78,7 +78,7 @@ export class EarlyCall {
   readonly #bytes: Uint8Array[] = [];
   #capture: StreamOptions["capture"] | null = null;
   #attached = false;
-  #toolCall: (id: string) => void = () => {};
+  #toolCall: (id: string, rawArguments: string) => void = () => {};
   #answered!: () => void;
   /** Settles when the upstream's first bytes arrived, or the call ended without any. */
   readonly answered = new Promise<void>((resolve) => {
@@ -96,7 +96,7 @@ export class EarlyCall {
       /** The upstream's stream ended (not when it failed). */
       ended: () => void;
       /** A tool call's id, as soon as the upstream wrote the whole call. */
-      toolCall: (id: string) => void;
+      toolCall: (id: string, rawArguments: string) => void;
       /** This call's own fetch (StreamOptions.fetch). */
       fetch?: typeof globalThis.fetch;
     },
@@ -133,7 +133,7 @@ export class EarlyCall {
     try {
       for await (const batch of batchesOf(model.stream(request, options))) {
         for (const part of batch) {
-          if (part.type === "tool-call") this.#toolCall(part.id);
+          if (part.type === "tool-call") this.#toolCall(part.id, part.raw_arguments);
           this.#parts.push(part);
         }
         this.#wake?.();

@@ -84,11 +84,14 @@ export class GatewayTurn {
    * wrote them; a follow-up that replies to one belongs to this turn, even before the runtime
    * has caught up with the bytes the client already read.
    */
-  #handedOut = new Set<string>();
+  #handedOut = new Map<string, string>();
   /** Pass-through: replies that came before the runtime made their call (see #onClientCall). */
   readonly #earlyReplies = new Map<string, string>();
-  /** Pass-through: the ids the last follow-up replied to, for its retry (see #retriedBatches). */
-  #replied: readonly string[] = [];
+  /**
+   * Pass-through: the calls the client had when it sent its last follow-up (id → arguments), for
+   * that follow-up's retry (see #retriedBatches).
+   */
+  #replied: ReadonlyMap<string, string> = new Map();
   /** Pass-through: a round's call failed before answering; the next follow-up is its retry. */
   #retrying = false;
   #waitTimer: ReturnType<typeof setTimeout> | null = null;
@@ -180,13 +183,13 @@ export class GatewayTurn {
    * conversations (the same first messages) whose answers differ under the same call ids.
    */
   handedOut(calls: readonly { id: string; arguments: string }[]): boolean {
-    // As the client got them: the upstream's own in pass-through, else as the lab validated them.
-    const mine = this.#passThrough ? this.#round.calls : this.#round.at_client;
+    // As the client got them: in pass-through, the upstream's own as its bytes went out (the
+    // runtime may not have read them yet), else as the lab validated them.
+    const mine = this.#passThrough
+      ? this.#handedOut
+      : new Map([...this.#round.at_client].map(([id, call]) => [id, call.arguments]));
     const compared = calls.filter((call) => mine.has(call.id));
-    return (
-      compared.length > 0 &&
-      compared.every((call) => mine.get(call.id)?.arguments === call.arguments)
-    );
+    return compared.length > 0 && compared.every((call) => mine.get(call.id) === call.arguments);
   }
 
   /**
@@ -199,7 +202,7 @@ export class GatewayTurn {
     // Pass-through: the client has the calls as the upstream wrote them, often before the
     // runtime has reached them (the bridge is empty until it does).
     const expected = new Set(this.#bridge.waiting().map((call) => call.id));
-    if (this.#passThrough) for (const id of this.#handedOut) expected.add(id);
+    if (this.#passThrough) for (const id of this.#handedOut.keys()) expected.add(id);
     return [...expected].filter((id) => !replied.has(id));
   }
 
@@ -217,14 +220,14 @@ export class GatewayTurn {
     this.#segment = this.#adopt(request.segment);
     this.#round = newRoundWatch();
     const handedOut = this.#handedOut;
-    this.#handedOut = new Set();
+    this.#handedOut = new Map();
     if (this.#retrying) {
       // The same replies again, for the call that failed: its body is the next attempt's.
       this.#retrying = false;
       this.#pushBody(request.body);
       return true;
     }
-    this.#replied = replies.map((reply) => reply.tool_call_id);
+    this.#replied = handedOut;
     if (this.#passThrough) this.#pushBody(request.body);
     const ids = replyIds(replies);
     for (const [index, reply] of replies.entries()) {
@@ -301,7 +304,7 @@ export class GatewayTurn {
       case "tool_call": {
         const { id, name, raw_arguments } = event.event;
         this.#round.calls.set(id, { id, name, arguments: raw_arguments });
-        if (this.#passThrough) this.#handedOut.add(id);
+        if (this.#passThrough) this.#handedOut.set(id, event.event.raw_arguments);
         this.#checkHandOver();
         return;
       }
@@ -467,7 +470,7 @@ export class GatewayTurn {
         signal: this.#controller.signal,
         bytes: fetch === undefined ? forward : () => {},
         ...(fetch === undefined ? {} : { fetch }),
-        toolCall: (id) => this.#handedOut.add(id),
+        toolCall: (id, rawArguments) => this.#handedOut.set(id, rawArguments),
         ended: () => this.#endForwarding(segment),
       },
     );
@@ -532,7 +535,7 @@ export class GatewayTurn {
         failed = error;
         segment.fail(error);
         this.#retrying = true;
-        this.#handedOut = new Set(this.#replied);
+        this.#handedOut = new Map(this.#replied);
         yield [
           {
             type: "retry",
@@ -588,7 +591,7 @@ export class GatewayTurn {
     try {
       for await (const batch of batchesOf(parts)) {
         for (const part of batch) {
-          if (part.type === "tool-call") this.#handedOut.add(part.id);
+          if (part.type === "tool-call") this.#handedOut.set(part.id, part.raw_arguments);
           if (part.type === "finish") finished = true;
         }
         yield batch;
