@@ -312,16 +312,20 @@ describe("a pass-through call that fails is timed from its start", () => {
 });
 
 describe("a pass-through answer the lab could not record", () => {
-  it("a round the database refuses after the client had the whole answer is in the server's log", async () => {
+  /**
+   * A streamed pass-through answer through a lab whose store's `method` fails (after 150 ms, once
+   * the client has the whole answer): what the client read, the server's log, the store.
+   */
+  async function answerWithFailing(method: "claimTurn" | "appendRecords", failure: Error) {
     const directory = temporaryDirectory();
     const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
     const logs: string[] = [];
     const failing = new Proxy(store, {
       get(target, property, receiver) {
-        if (property === "appendRecords") {
+        if (property === method) {
           return async () => {
             await new Promise((resolve) => setTimeout(resolve, 150));
-            throw new StorageError("database or disk is full", "SQLITE_FULL");
+            throw failure;
           };
         }
         const value = Reflect.get(target, property, receiver);
@@ -348,59 +352,28 @@ describe("a pass-through answer the lab could not record", () => {
       });
       let text = "";
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
-      expect(text).toBe("All of it.");
-      await waitFor(() => logs.some((line) => line.includes("database or disk is full")));
+      await waitFor(() => logs.some((line) => line.includes(failure.message)));
+      return { text, turns: store.listTurns(store.listSessions()[0]?.id as string) };
     } finally {
       await lab.close();
       store.close();
       directory.remove();
     }
+  }
+
+  it("a round the database refuses after the client had the whole answer is in the server's log", async () => {
+    const failure = new StorageError("database or disk is full", "SQLITE_FULL");
+    const { text } = await answerWithFailing("appendRecords", failure);
+    expect(text).toBe("All of it.");
   });
 
   it("reaches the client whole, and the server's log says the turn was not recorded and why", async () => {
-    const directory = temporaryDirectory();
-    const store = new SqliteSessionStore(join(directory.path, "lab.sqlite3"));
-    const logs: string[] = [];
     // The claim fails once the client has had the whole answer: nothing else would tell of it.
-    const failing = new Proxy(store, {
-      get(target, property, receiver) {
-        if (property === "claimTurn") {
-          return async () => {
-            await new Promise((resolve) => setTimeout(resolve, 150));
-            throw new Error("database or disk is full");
-          };
-        }
-        const value = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const lab = await startServer({
-      store: failing,
-      port: 0,
-      webRoot: join(directory.path, "no-web-build"),
-      log: (line) => logs.push(line),
-      runTurnDefaults: { labConfig: labConfigOf(upstream), env },
-    });
-    try {
-      upstream.enqueue(streamReply(completionStream({ text: ["All", " of", " it."] })));
-      const stream = await new OpenAI({
-        baseURL: new URL("/v1", lab.url).href,
-        apiKey: lab.token as string,
-        maxRetries: 0,
-      }).chat.completions.create({
-        model: "fake",
-        messages: [{ role: "user", content: "hello" }],
-        stream: true,
-      });
-      let text = "";
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
-      expect(text).toBe("All of it.");
-      await waitFor(() => logs.some((line) => line.includes("database or disk is full")));
-      expect(store.listTurns(store.listSessions()[0]?.id as string)).toEqual([]);
-    } finally {
-      await lab.close();
-      store.close();
-      directory.remove();
-    }
+    const { text, turns } = await answerWithFailing(
+      "claimTurn",
+      new Error("database or disk is full"),
+    );
+    expect(text).toBe("All of it.");
+    expect(turns).toEqual([]);
   });
 });
