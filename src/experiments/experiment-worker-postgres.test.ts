@@ -273,4 +273,47 @@ describe("runWorker on PostgreSQL", () => {
       await providers.tools.close();
     }
   }, 60_000);
+
+  it("a claim that went through while its answer was lost is given back, and the worker still finishes", async () => {
+    let lost = 1;
+    // The first claim commits, then its answer is lost, as when the database goes away just then.
+    const losing = new Proxy(queue, {
+      get(target, name, receiver) {
+        if (name === "claim") {
+          return async (...args: Parameters<RunQueue["claim"]>) => {
+            const claimed = await target.claim(...args);
+            if (claimed !== null && lost-- > 0) {
+              throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+            }
+            return claimed;
+          };
+        }
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const providers = createLabProviders();
+    const stop = new AbortController();
+    // Before the fix the stranded claim was renewed for ever and the worker never ended.
+    const bounded = setTimeout(() => stop.abort(new Error("the worker did not finish")), 30_000);
+    try {
+      const outcome = await runWorker({
+        queue: losing,
+        store,
+        providers,
+        experimentId: EXPERIMENT,
+        suite: SUITE,
+        concurrency: 2,
+        leaseMs: 3000,
+        signal: stop.signal,
+      });
+      expect(stop.signal.aborted, "the worker did not finish").toBe(false);
+      expect(outcome.ran).toBe(RUNS);
+      const counts = await queue.counts(EXPERIMENT);
+      expect(counts).toMatchObject({ total: RUNS, done: RUNS, claimed: 0, pending: 0 });
+    } finally {
+      clearTimeout(bounded);
+      await providers.tools.close();
+    }
+  }, 60_000);
 });

@@ -202,19 +202,42 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     }
   };
 
+  /** Lanes between asking for a claim and the end of the run it gave. */
+  let claiming = 0;
   const lane = async () => {
     while (signal?.aborted !== true) {
-      const claimed = await steady(() => queue.claim(experimentId, worker, leaseMs));
+      claiming += 1;
+      let claimed: ClaimedRun | null;
+      try {
+        claimed = await steady(() => queue.claim(experimentId, worker, leaseMs));
+        if (claimed !== null) await runClaimed(claimed);
+      } finally {
+        claiming -= 1;
+      }
       if (claimed === null) {
         const counts = await steady(() => queue.counts(experimentId));
         if (counts.pending + counts.claimed === 0) return;
+        await releaseStranded();
         const wait = Math.min(IDLE_POLL_MS, Math.max(20, counts.next_expiry_ms ?? IDLE_POLL_MS));
         await sleep(wait, undefined, signal === undefined ? {} : { signal }).catch(() => {});
         continue;
       }
-      await runClaimed(claimed);
       // A sim run never waits for I/O: let signals, timers (the lease renewal) and GC in.
       await nextTurnOfEventLoop();
+    }
+  };
+
+  /**
+   * A claim whose COMMIT went through while its answer was lost (the database went away just
+   * then; `steady` asked again and got another run) is held here and renewed, yet no lane runs
+   * it: the experiment would never end. With no lane of this worker claiming or running, every
+   * claim the queue still gives this worker is such a one, and is given back.
+   */
+  const releaseStranded = async () => {
+    if (claiming > 0 || running.size > 0) return;
+    const held = await steady(() => queue.renew(experimentId, worker, leaseMs));
+    if (held.size > 0 && claiming === 0 && running.size === 0) {
+      await steady(() => queue.release(experimentId, worker));
     }
   };
 
