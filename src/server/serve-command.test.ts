@@ -163,8 +163,9 @@ describe("agent-lab serve", () => {
       expect(refused.status, path).toBe(401);
       expect(await refused.json()).toMatchObject({ error: { code: "unauthorized" } });
     }
+    // One character changed (the token ends in "x" one time in 64: then the wrong one is "y").
     const wrong = await fetch(new URL("/api/sessions", url), {
-      headers: { authorization: `Bearer ${token.slice(0, -1)}x` },
+      headers: { authorization: `Bearer ${token.slice(0, -1)}${token.endsWith("x") ? "y" : "x"}` },
     });
     expect(wrong.status).toBe(401);
     // The printed address, as a browser opens it: a cookie, and the same page without the token.
