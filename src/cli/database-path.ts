@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { pendingTurnEnds, settleTurnEnds } from "../runtime/turn-failure.js";
-import { isPostgresUrl, redactDatabaseUrl, refuseSqliteUri } from "../store/database-url.js";
+import { isPostgresUrl, redactDatabaseUrl, refuseUriName } from "../store/database-url.js";
 import { openExistingSessionStore, openSessionStore } from "../store/open-store.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
@@ -19,9 +19,9 @@ export interface DatabaseLocation {
   is_postgres: boolean;
 }
 
-/** The name as given, once it is not a SQLite URI (see refuseSqliteUri). */
+/** The name as given, once it is no URI other than a PostgreSQL URL (see refuseUriName). */
 function notUri(source: string, name: string): string {
-  refuseSqliteUri(source, name);
+  refuseUriName(source, name);
   return name;
 }
 

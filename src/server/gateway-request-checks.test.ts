@@ -11,10 +11,14 @@ import {
 } from "../../test/fake-openai-server.js";
 import { temporaryDirectory } from "../../test/paths.js";
 import { StorageError } from "../domain/errors.js";
-import { LabConfigFile } from "../domain/tool-sources.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { startServer } from "./start-server.js";
-import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
+import {
+  fakeUpstreamDefaults,
+  startTestServer,
+  type TestServer,
+  waitFor,
+} from "./test-fixtures.js";
 
 /**
  * Requests a client may send that the lab once refused, or left unrecorded, only after the
@@ -24,22 +28,9 @@ import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
 let upstream: FakeOpenAIServer;
 let server: TestServer;
 
-const labConfigOf = (upstream: FakeOpenAIServer) =>
-  LabConfigFile.parse({
-    upstreams: {
-      fake: {
-        base_url: upstream.baseUrl,
-        model: "fake-model",
-        api_key_env: "FAKE_UPSTREAM_KEY",
-        options: { max_retries: 0 },
-      },
-    },
-  });
-const env = { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-0123456789abcdef" };
-
 beforeEach(async () => {
   upstream = await FakeOpenAIServer.start();
-  server = await startTestServer({ runTurnDefaults: { labConfig: labConfigOf(upstream), env } });
+  server = await startTestServer({ runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl) });
 });
 afterEach(async () => {
   await server.close();
@@ -337,7 +328,7 @@ describe("a pass-through answer the lab could not record", () => {
       port: 0,
       webRoot: join(directory.path, "no-web-build"),
       log: (line) => logs.push(line),
-      runTurnDefaults: { labConfig: labConfigOf(upstream), env },
+      runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl),
     });
     try {
       upstream.enqueue(streamReply(completionStream({ text: ["All", " of", " it."] })));

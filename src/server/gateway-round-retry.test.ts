@@ -6,8 +6,12 @@ import {
   FakeOpenAIServer,
   streamReply,
 } from "../../test/fake-openai-server.js";
-import { LabConfigFile } from "../domain/tool-sources.js";
-import { startTestServer, type TestServer, waitFor } from "./test-fixtures.js";
+import {
+  fakeUpstreamDefaults,
+  startTestServer,
+  type TestServer,
+  waitFor,
+} from "./test-fixtures.js";
 
 /**
  * An agent's tool loop through the gateway, in pass-through, when the upstream refuses a later
@@ -20,21 +24,8 @@ let server: TestServer;
 
 async function start(clientWaitMs?: number): Promise<void> {
   upstream = await FakeOpenAIServer.start();
-  const labConfig = LabConfigFile.parse({
-    upstreams: {
-      fake: {
-        base_url: upstream.baseUrl,
-        model: "fake-model",
-        api_key_env: "FAKE_UPSTREAM_KEY",
-        options: { max_retries: 0 },
-      },
-    },
-  });
   server = await startTestServer({
-    runTurnDefaults: {
-      labConfig,
-      env: { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-0123456789abcdef" },
-    },
+    runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl),
     ...(clientWaitMs === undefined ? {} : { gatewayClientWaitMs: clientWaitMs }),
   });
 }

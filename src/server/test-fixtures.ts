@@ -1,6 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { temporaryDirectory } from "../../test/paths.js";
+import { LabConfigFile } from "../domain/tool-sources.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { type RunningServer, type StartServerOptions, startServer } from "./start-server.js";
@@ -177,3 +178,25 @@ export const SLOW_SIM_CONFIG = {
   tool_invocation_mode: "chat_agent_tools",
   chat_agent: { model: "sim", options: { tokens_per_second: 20 } },
 } as const;
+
+/**
+ * `runTurnDefaults` for a lab whose config names one upstream, `fake`, at `baseUrl` (a test's
+ * FakeOpenAIServer), with its key in the environment and no retries of the lab's own.
+ */
+export function fakeUpstreamDefaults(
+  baseUrl: string,
+): NonNullable<StartServerOptions["runTurnDefaults"]> {
+  return {
+    labConfig: LabConfigFile.parse({
+      upstreams: {
+        fake: {
+          base_url: baseUrl,
+          model: "fake-model",
+          api_key_env: "FAKE_UPSTREAM_KEY",
+          options: { max_retries: 0 },
+        },
+      },
+    }),
+    env: { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-0123456789abcdef" },
+  };
+}

@@ -1,36 +1,49 @@
 import { setTimeout as sleep } from "node:timers/promises";
 
-/**
- * A database that went away (a restart, a network cut), told apart from a refusal of the
- * statement: the driver's socket errors, PostgreSQL's "shutting down" and connection-class
- * SQLSTATEs (57P0x, 08xxx), along the error's causes (a StorageError keeps the driver's as cause).
- */
-const AWAY_CODES = new Set([
+/** Socket errors of a connection that broke or never opened (a restart, a network cut). */
+const SOCKET_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
   "EPIPE",
   "ETIMEDOUT",
   "EHOSTUNREACH",
   "ENETUNREACH",
-  "57P01",
-  "57P02",
-  "57P03",
 ]);
-const AWAY_MESSAGE = /Connection terminated|has encountered a connection error|not queryable/;
+/** PostgreSQL shutting down or restarting (57P0x) and its connection-exception class (08xxx). */
+const AWAY_SQLSTATE = /^(?:57P0[123]|08[0-9A-Z]{3})$/;
 
+/**
+ * The driver's word for a connection that broke or never opened, on this error alone: a socket
+ * error, or node-postgres's message on the query that was running or the next one (`not
+ * queryable`). What the connection had open was rolled back, unless the break came while its
+ * COMMIT was on the way: then whether it took is not known.
+ */
+export function isLostConnection(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && SOCKET_CODES.has(code)) return true;
+  return /Connection terminated|has encountered a connection error|not queryable/.test(
+    error.message,
+  );
+}
+
+/**
+ * A database that went away, told apart from a refusal of the statement: a lost connection or
+ * PostgreSQL's "shutting down" SQLSTATEs, along the error's causes (a StorageError keeps the
+ * driver's error as its cause, and the SQLSTATE as `storageCode`).
+ */
 export function isDatabaseAway(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const error: Error = current;
+    if (isLostConnection(error)) return true;
     for (const code of [
-      (current as { code?: unknown }).code,
-      (current as { storageCode?: unknown }).storageCode,
+      (error as { code?: unknown }).code,
+      (error as { storageCode?: unknown }).storageCode,
     ]) {
-      if (typeof code === "string" && (AWAY_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) {
-        return true;
-      }
+      if (typeof code === "string" && AWAY_SQLSTATE.test(code)) return true;
     }
-    if (AWAY_MESSAGE.test(current.message)) return true;
-    current = current.cause;
+    current = error.cause;
   }
   return false;
 }

@@ -6,11 +6,12 @@ import { InvalidInputError } from "../domain/errors.js";
  */
 
 /**
- * SQLite's URI filenames (`file:lab.db?mode=ro`, `file::memory:`) are not read as URIs by the lab:
- * the driver would make a file of that very name. Refused, naming where the name came from
- * (`--db`, `$AGENT_LAB_DB`, `--to`, …).
+ * A URI where a database is named and it is not a PostgreSQL URL: SQLite's URI filenames
+ * (`file:lab.db?mode=ro`, `file::memory:`), which the driver would make a file of that very name,
+ * and any other scheme (a mistyped `postgress://`), which would be opened as a SQLite file. Refused,
+ * naming where the name came from (`--db`, `$AGENT_LAB_DB`, `--to`, …).
  */
-export function refuseSqliteUri(source: string, name: string): void {
+export function refuseUriName(source: string, name: string): void {
   const trimmed = name.trim();
   if (/^file:/i.test(trimmed)) {
     throw new InvalidInputError(

@@ -10,7 +10,7 @@ import type { SessionExport } from "../../domain/session-export.js";
 import {
   isPostgresUrl,
   redactDatabaseUrl,
-  refuseSqliteUri,
+  refuseUriName,
   scrubDatabaseSecrets,
 } from "../../store/database-url.js";
 import { labExists, openExistingSessionStore, openSessionStore } from "../../store/open-store.js";
@@ -181,11 +181,11 @@ async function copyPayloads(
 
 /**
  * What a copy can read or write: a SQLite file or a PostgreSQL URL. An in-memory database would
- * take the copy and keep nothing; another scheme is refused by refuseSqliteUri (it would be read
+ * take the copy and keep nothing; another scheme is refused by refuseUriName (it would be read
  * as a file path and reported missing, which says nothing of the mistake).
  */
 function checkDatabaseName(flag: string, name: string): void {
-  refuseSqliteUri(flag, name);
+  refuseUriName(flag, name);
   if (name.trim() === ":memory:") {
     throw new InvalidInputError(
       `${flag}: an in-memory database keeps nothing once the copy ends: name a SQLite file or a postgres:// URL`,

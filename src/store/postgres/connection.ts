@@ -3,6 +3,7 @@ import { userInfo } from "node:os";
 import pg from "pg";
 import pgPass from "pgpass";
 import { AgentLabError, DatabaseOpenError, StorageError } from "../../domain/errors.js";
+import { isLostConnection } from "../database-away.js";
 import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
 
 /**
@@ -162,23 +163,6 @@ export function openError(url: string, error: unknown): DatabaseOpenError {
   );
 }
 
-/** Socket errors of a connection that broke (the server restarted, a network cut). */
-const LOST_CONNECTION_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"]);
-
-/**
- * The driver's word for a connection that broke or never opened: on the query that was running,
- * or on the next one (`not queryable`). What the connection had open was rolled back, unless the
- * break came while its COMMIT was on the way: then whether it took is not known.
- */
-function isLostConnection(error: unknown): error is Error {
-  if (!(error instanceof Error) || error instanceof pg.DatabaseError) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === "string" && LOST_CONNECTION_CODES.has(code)) return true;
-  return /Connection terminated|has encountered a connection error|not queryable/.test(
-    error.message,
-  );
-}
-
 /**
  * A PostgreSQL refusal as a StorageError naming its reason and SQLSTATE, and so is a connection
  * that broke (see isLostConnection); lab errors pass.
@@ -189,7 +173,7 @@ export function storageError(error: unknown): unknown {
   if (error instanceof pg.DatabaseError) {
     return new StorageError(error.message, error.code ?? null, { cause: error });
   }
-  if (isLostConnection(error)) {
+  if (error instanceof Error && isLostConnection(error)) {
     return new StorageError(
       error.message,
       null,
