@@ -150,6 +150,14 @@ export const AgentConfig = z.looseObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
     .optional(),
   temperature: z.number().min(0).max(2).optional(),
+  /**
+   * Sent with each of this agent's calls, as OpenAI names them (`max_tokens` is the one every
+   * compatible server reads). The sim honours `max_tokens` and `stop`, and takes the others.
+   */
+  max_tokens: z.number().int().min(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  seed: z.number().int().optional(),
+  stop: z.array(z.string().min(1)).min(1).max(4).optional(),
   system_prompt: z.string().optional(),
   /** Adapter options (sim: first_token_ms, tokens_per_second, …; openai: max_retries, …). */
   options: z.record(z.string(), z.unknown()).default({}),

@@ -24,6 +24,10 @@ export interface ChatModelRequest {
   response_format?: ResponseFormat;
   temperature?: number;
   max_tokens?: number;
+  top_p?: number;
+  seed?: number;
+  /** Up to four sequences that end the answer where they would begin (finish reason "stop"). */
+  stop?: readonly string[];
   /**
    * Groups requests of one conversation (the session id). No adapter reads it today; it is there
    * for one that routes or caches by conversation (OpenAI's `prompt_cache_key`, say).

@@ -113,6 +113,9 @@ describe("OpenAIChatModel streaming", () => {
         },
         temperature: 0,
         max_tokens: 64,
+        top_p: 0.9,
+        seed: 3,
+        stop: ["END"],
       }),
     );
 
@@ -200,6 +203,9 @@ describe("OpenAIChatModel streaming", () => {
       },
       temperature: 0,
       max_tokens: 64,
+      top_p: 0.9,
+      seed: 3,
+      stop: ["END"],
     });
   });
 

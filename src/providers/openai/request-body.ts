@@ -56,6 +56,9 @@ export interface ChatCompletionsBody {
   response_format?: WireResponseFormat;
   temperature?: number;
   max_tokens?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string[];
 }
 
 export function renderMessage(message: ChatMessage, options: RenderOptions = {}): WireMessage {
@@ -132,6 +135,9 @@ export function renderRequestBody(
   if (request.temperature !== undefined) body.temperature = request.temperature;
   // `max_tokens`, not `max_completion_tokens`: the one every compatible server understands.
   if (request.max_tokens !== undefined) body.max_tokens = request.max_tokens;
+  if (request.top_p !== undefined) body.top_p = request.top_p;
+  if (request.seed !== undefined) body.seed = request.seed;
+  if (request.stop !== undefined && request.stop.length > 0) body.stop = [...request.stop];
   return body;
 }
 

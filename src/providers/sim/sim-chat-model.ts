@@ -67,7 +67,10 @@ export class SimChatModel implements ChatModel {
     const wire = options.capture
       ? new SimWireCapture(options.capture, this.model, responseId, request)
       : null;
-    const plan = limitLength(planReply(request, this.options, requestDigest), request.max_tokens);
+    const plan = limitLength(
+      stopAt(planReply(request, this.options, requestDigest), request.stop),
+      request.max_tokens,
+    );
     const reasoning = this.options.reasoning ? reasoningFor(plan) : "";
     const toolsAndFormat = renderToolsAndFormat(request);
     const prompt = messageSegments(request.messages, toolsAndFormat);
@@ -164,6 +167,8 @@ function fingerprint(request: ChatModelRequest): string[] {
     request.tool_choice ?? null,
     request.response_format ?? null,
     request.max_tokens ?? null,
+    // Only when given: every reply of a request without one stays as it was.
+    ...(request.stop === undefined ? [] : [request.stop]),
   ]);
   return ["[", ...messagesJsonParts(request.messages), ",", rest.slice(1)];
 }
@@ -195,6 +200,20 @@ function toolCallDeltas(
     name: position === 0 ? call.name : null,
     arguments_delta: piece,
   }));
+}
+
+/**
+ * Honours `stop` for prose as an endpoint does: the text ends where the first stop sequence would
+ * begin, which is not sent, and the finish reason is "stop". Tool calls are never cut.
+ */
+function stopAt(plan: ReplyPlan, stop: readonly string[] | undefined): ReplyPlan {
+  if (stop === undefined || plan.tool_calls.length > 0) return plan;
+  let end = -1;
+  for (const sequence of stop) {
+    const at = plan.text.indexOf(sequence);
+    if (at !== -1 && (end === -1 || at < end)) end = at;
+  }
+  return end === -1 ? plan : { ...plan, text: plan.text.slice(0, end), finish_reason: "stop" };
 }
 
 /** Honours `max_tokens` for prose (finish reason "length"); tool calls are never cut. */

@@ -3,6 +3,7 @@ import type { ChatMessage } from "../../domain/messages.js";
 import { auditPayload } from "../audit-payload.js";
 import { callModel } from "../model-call.js";
 import type { TurnContext } from "../turn-context.js";
+import { samplingOf } from "./agent-sampling.js";
 import { parseArguments } from "./parse-arguments.js";
 
 export type FallbackOutcome =
@@ -62,9 +63,7 @@ export async function repairArguments(
           { role: "user", content: lastUser, tool_calls: [] },
         ],
         response_format: { type: "json_schema", name: tool.name, schema: tool.parameters },
-        ...(context.config.event_agent.temperature !== undefined
-          ? { temperature: context.config.event_agent.temperature }
-          : {}),
+        ...samplingOf(context.config.event_agent),
         conversation_id: `${context.session_id}:event_agent`,
       },
       agent: "event_agent",

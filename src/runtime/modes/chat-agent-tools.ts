@@ -2,6 +2,7 @@ import type { ChatMessage } from "../../domain/messages.js";
 import { callModel, type ModelCallSpec } from "../model-call.js";
 import { toolDefinitions } from "../tool-definitions.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
+import { samplingOf } from "./agent-sampling.js";
 import { dispatchEvent, eventFrom } from "./dispatch-event.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -27,7 +28,7 @@ export const chatAgentTools: ModeStrategy = {
       request: {
         messages: [systemMessage(chatAgentTools.systemPrompt(context)), ...history],
         tools: toolDefinitions(context.tools),
-        ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+        ...samplingOf(agent),
         conversation_id: context.session_id,
       },
       agent: "chat_agent",

@@ -3,6 +3,7 @@ import type { ChatMessage } from "../../domain/messages.js";
 import { callModel } from "../model-call.js";
 import { eventCatalog } from "../tool-definitions.js";
 import type { ModeStrategy, RoundState, TurnContext } from "../turn-context.js";
+import { samplingOf } from "./agent-sampling.js";
 import { repairArguments } from "./argument-fallback.js";
 import { DEFAULT_SYSTEM_PROMPT, keepAside, systemMessage } from "./chat-agent-tools.js";
 import { dispatchEvent, eventFrom } from "./dispatch-event.js";
@@ -41,7 +42,7 @@ export const dualAgent: ModeStrategy = {
       model: context.chat_model,
       request: {
         messages: [systemMessage(dualAgent.systemPrompt(context)), ...renderForEvents(history)],
-        ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+        ...samplingOf(agent),
         conversation_id: context.session_id,
       },
       agent: "chat_agent",

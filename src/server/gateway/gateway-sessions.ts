@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from "node:crypto";
-import { z } from "zod";
 import {
   AgentLabError,
   InvalidInputError,
@@ -27,6 +26,7 @@ import {
   saidOf,
   systemPromptOf,
 } from "./request-messages.js";
+import { renderedTools, requestSampling } from "./request-settings.js";
 import { RetryLedger } from "./retry-ledger.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
 
@@ -132,7 +132,10 @@ export class GatewaySessions {
     const resolved = request.resolved();
     const { chat, event, tappedFetch } = resolved.build();
     const pass_through = resolved.mode === "chat_agent_tools" && chat.provider === "openai";
-    const temperature = labTemperature(body.temperature, pass_through);
+    const sampling = requestSampling(request.raw_body, pass_through);
+    const tools = pass_through
+      ? (body.tools ?? [])
+      : renderedTools(request.raw_body, body.tools ?? []);
     // The lab writes the request itself from the session's text history: a real model would
     // answer as if it had seen what it was never sent (the sim is a stand-in, and sees no image).
     const media = pass_through || chat.simulated ? null : firstMediaMessage(body.messages);
@@ -192,7 +195,7 @@ export class GatewaySessions {
           chat_agent: {
             ...resolved.chat_agent,
             ...(system_prompt === undefined ? {} : { system_prompt }),
-            ...(temperature === undefined ? {} : { temperature }),
+            ...sampling,
           },
           event_agent: { ...resolved.event_agent },
           tools: [],
@@ -207,7 +210,7 @@ export class GatewaySessions {
         ...(tappedFetch === undefined ? {} : { tapped_fetch: tappedFetch }),
         event_model: event,
         models: this.#models,
-        tools: body.tools ?? [],
+        tools,
         opening: body.messages,
         pass_through,
         client_wait_ms: this.#clientWaitMs,
@@ -429,32 +432,6 @@ function messagesHash(messages: readonly RequestMessage[]): string {
 /** Answers are kept as hashes: a thousand long answers need not stay in memory to be matched. */
 function answerHash(answer: string): string {
   return createHash("sha256").update(answer.trim()).digest("base64");
-}
-
-/** The sampling temperature a session config holds (SessionConfig's range). */
-const Temperature = z.strictObject({
-  temperature: z
-    .number()
-    .min(0, "must be at least 0 when the lab sends the request itself (dual_agent, sim)")
-    .max(2, "must be at most 2 when the lab sends the request itself (dual_agent, sim)"),
-});
-
-/**
- * The request's temperature as the session records it. In pass-through the request goes upstream
- * as sent and the upstream judges it (vLLM and Ollama take values OpenAI refuses): one outside
- * the lab's range is left out of the record. When the lab writes the request itself, it is
- * refused (400, `param: temperature`) before any call is made.
- */
-function labTemperature(
-  value: number | null | undefined,
-  passThrough: boolean,
-): number | undefined {
-  if (typeof value !== "number") return undefined;
-  if (value >= 0 && value <= 2) return value;
-  if (passThrough) return undefined;
-  const checked = Temperature.safeParse({ temperature: value });
-  if (!checked.success) throw checked.error;
-  return checked.data.temperature;
 }
 
 /** A follow-up that no turn waits for (409, like any other lab error, through its code). */

@@ -1,0 +1,21 @@
+import type { AgentConfig } from "../../domain/session-config.js";
+import type { ChatModelRequest } from "../../providers/chat-model.js";
+
+export type AgentSampling = Pick<
+  ChatModelRequest,
+  "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
+>;
+
+/**
+ * The sampling settings an agent's config names, sent with each of its calls; a setting the config
+ * does not name is not sent, so the endpoint's own default applies.
+ */
+export function samplingOf(agent: AgentConfig): AgentSampling {
+  const sampling: AgentSampling = {};
+  if (agent.temperature !== undefined) sampling.temperature = agent.temperature;
+  if (agent.max_tokens !== undefined) sampling.max_tokens = agent.max_tokens;
+  if (agent.top_p !== undefined) sampling.top_p = agent.top_p;
+  if (agent.seed !== undefined) sampling.seed = agent.seed;
+  if (agent.stop !== undefined) sampling.stop = agent.stop;
+  return sampling;
+}

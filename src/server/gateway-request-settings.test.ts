@@ -1,0 +1,232 @@
+import OpenAI from "openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { completionStream, FakeOpenAIServer, streamReply } from "../../test/fake-openai-server.js";
+import {
+  fakeUpstreamDefaults,
+  startTestServer,
+  type TestServer,
+  waitFor,
+} from "./test-fixtures.js";
+
+/**
+ * A client's sampling settings (max_tokens, top_p, seed, stop), its `tool_choice` and its
+ * `response_format` when the lab writes the model's request itself (dual_agent, sim): sent to the
+ * model and recorded, or refused naming the field, never dropped unsaid. In pass-through the body
+ * goes upstream as written.
+ */
+
+let upstream: FakeOpenAIServer;
+let server: TestServer;
+
+beforeEach(async () => {
+  upstream = await FakeOpenAIServer.start();
+  server = await startTestServer({ runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl) });
+});
+afterEach(async () => {
+  await server.close();
+  await upstream.close();
+});
+
+const client = (mode?: "dual_agent") =>
+  new OpenAI({
+    baseURL: new URL("/v1", server.url).href,
+    apiKey: server.server.token as string,
+    maxRetries: 0,
+    ...(mode === undefined ? {} : { defaultHeaders: { "X-Agent-Lab-Mode": mode } }),
+  });
+
+function sessions() {
+  return server.store.listSessions().map((item) => server.store.getSession(item.id));
+}
+
+const LOOKUP: OpenAI.ChatCompletionTool = {
+  type: "function",
+  function: {
+    name: "lookup_order",
+    description: "Finds an order by its number.",
+    parameters: {
+      type: "object",
+      properties: { order: { type: "string" } },
+      required: ["order"],
+    },
+  },
+};
+
+describe("dual_agent sends the client's sampling settings with its chat agent's calls", () => {
+  it("max_completion_tokens, top_p, seed, stop and temperature reach the model and the session's config", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Shipped on Monday."] })));
+    const reply = await client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Where is order 42?" }],
+      tools: [LOOKUP],
+      max_completion_tokens: 64,
+      top_p: 0.5,
+      seed: 7,
+      stop: "END",
+      temperature: 0.3,
+    });
+    expect(reply.choices[0]?.message.content).toBe("Shipped on Monday.");
+    const sent = upstream.requests[0]?.body as Record<string, unknown>;
+    expect(sent).toMatchObject({
+      max_tokens: 64,
+      top_p: 0.5,
+      seed: 7,
+      stop: ["END"],
+      temperature: 0.3,
+    });
+    await waitFor(
+      () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
+    );
+    expect(sessions()[0]?.config.chat_agent).toMatchObject({
+      max_tokens: 64,
+      top_p: 0.5,
+      seed: 7,
+      stop: ["END"],
+      temperature: 0.3,
+    });
+    // The event agent has settings of its own: the client's cap is not put on its arguments.
+    expect(sessions()[0]?.config.event_agent).not.toHaveProperty("max_tokens");
+  });
+
+  it("takes the deprecated max_tokens, and a list of stop sequences", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Yes."] })));
+    await client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Is it late?" }],
+      max_tokens: 12,
+      stop: ["\n\n", "END"],
+    });
+    expect(upstream.requests[0]?.body).toMatchObject({ max_tokens: 12, stop: ["\n\n", "END"] });
+  });
+
+  it.each([
+    ["max_completion_tokens", 0, "max_completion_tokens"],
+    ["top_p", 1.5, "top_p"],
+    ["seed", 1.5, "seed"],
+    ["stop", ["a", "b", "c", "d", "e"], "stop"],
+    ["stop", "", "stop"],
+  ])("refuses %s %j naming it, before any call", async (field, value, param) => {
+    const refused = client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "hello" }],
+      [field]: value,
+    } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    await expect(refused).rejects.toMatchObject({ status: 400, param });
+    expect(upstream.requests).toHaveLength(0);
+    expect(sessions()).toStrictEqual([]);
+  });
+});
+
+describe("what the lab cannot honour when it writes the request is refused, not dropped", () => {
+  it.each([
+    ["required", "required"],
+    ["a named function", { type: "function", function: { name: "lookup_order" } }],
+  ])("tool_choice %s in dual_agent: 400 naming tool_choice and pass-through", async (_, choice) => {
+    const refused = client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Where is order 42?" }],
+      tools: [LOOKUP],
+      tool_choice: choice as OpenAI.ChatCompletionToolChoiceOption,
+    });
+    await expect(refused).rejects.toMatchObject({
+      status: 400,
+      param: "tool_choice",
+      message: expect.stringMatching(/a tool call cannot be forced.*pass-through/),
+    });
+    expect(upstream.requests).toHaveLength(0);
+    expect(sessions()).toStrictEqual([]);
+  });
+
+  it("response_format json_schema in dual_agent: 400 naming response_format", async () => {
+    const refused = client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "List three colours" }],
+      response_format: {
+        type: "json_schema",
+        json_schema: { name: "colours", schema: { type: "object" } },
+      },
+    });
+    await expect(refused).rejects.toMatchObject({
+      status: 400,
+      param: expect.stringMatching(/^response_format/),
+      message: expect.stringContaining("cannot be held to a format"),
+    });
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('tool_choice "none" in dual_agent offers the chat agent no tools; "auto" and text format are taken', async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["No tools today."] })));
+    upstream.enqueue(streamReply(completionStream({ text: ["Looking."] })));
+    const none = await client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Where is order 42?" }],
+      tools: [LOOKUP],
+      tool_choice: "none",
+    });
+    expect(none.choices[0]?.message.content).toBe("No tools today.");
+    const auto = await client("dual_agent").chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "Where is order 7?" }],
+      tools: [LOOKUP],
+      tool_choice: "auto",
+      response_format: { type: "text" },
+    });
+    expect(auto.choices[0]?.message.content).toBe("Looking.");
+    const systemOf = (index: number) => {
+      const body = upstream.requests[index]?.body as { messages: { content: string }[] };
+      return body.messages[0]?.content ?? "";
+    };
+    expect(systemOf(0)).not.toContain("lookup_order");
+    expect(systemOf(1)).toContain("lookup_order");
+  });
+});
+
+describe("the sim honours the settings it is sent", () => {
+  it("stops before a stop sequence with finish_reason stop, and at max_tokens with length", async () => {
+    const first = await client().chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "Tell me about agent labs in a few sentences." }],
+    });
+    const whole = first.choices[0]?.message.content ?? "";
+    const word = whole.split(" ")[2] as string;
+    expect(whole.indexOf(word)).toBeGreaterThan(0);
+    const stopped = await client().chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "Tell me about agent labs in a few sentences." }],
+      stop: [word],
+    });
+    expect(stopped.choices[0]?.finish_reason).toBe("stop");
+    expect(stopped.choices[0]?.message.content).toBe(whole.slice(0, whole.indexOf(word)));
+    const capped = await client().chat.completions.create({
+      model: "sim",
+      messages: [{ role: "user", content: "Tell me about agent labs in a few sentences." }],
+      max_completion_tokens: 3,
+    });
+    expect(capped.choices[0]?.finish_reason).toBe("length");
+    expect(capped.usage?.completion_tokens).toBe(3);
+  });
+});
+
+describe("pass-through sends the body as written", () => {
+  it("a top_p the lab could not hold goes upstream and stays out of the record; a valid seed is recorded", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Sure."] })));
+    await client().chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "hello" }],
+      top_p: 1.5,
+      seed: 11,
+      tool_choice: "required",
+      tools: [LOOKUP],
+    });
+    expect(upstream.requests[0]?.body).toMatchObject({
+      top_p: 1.5,
+      seed: 11,
+      tool_choice: "required",
+    });
+    await waitFor(
+      () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
+    );
+    expect(sessions()[0]?.config.chat_agent).toMatchObject({ seed: 11 });
+    expect(sessions()[0]?.config.chat_agent).not.toHaveProperty("top_p");
+  });
+});

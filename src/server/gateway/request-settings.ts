@@ -1,0 +1,96 @@
+import { z } from "zod";
+import type { AgentConfig } from "../../domain/session-config.js";
+
+/** Where the lab's own ranges apply: it writes the model's request itself. */
+const LAB_WRITES = "when the lab sends the request itself (dual_agent, sim)";
+
+/** The request's sampling fields, each in AgentConfig's range, as OpenAI names them. */
+const SAMPLING = {
+  temperature: z
+    .number()
+    .min(0, `must be at least 0 ${LAB_WRITES}`)
+    .max(2, `must be at most 2 ${LAB_WRITES}`),
+  max_completion_tokens: z.number().int().min(1),
+  max_tokens: z.number().int().min(1),
+  top_p: z.number().min(0).max(1),
+  seed: z.number().int(),
+  stop: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]),
+} as const;
+
+type SamplingName = keyof typeof SAMPLING;
+
+/** What a session's chat agent holds of them (`max_completion_tokens` as `max_tokens`). */
+export type RequestSampling = Pick<
+  AgentConfig,
+  "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
+>;
+
+/**
+ * The request's sampling settings as the session's chat agent records them and, when the lab
+ * writes the model's request itself, sends them with each of the turn's calls. In pass-through the
+ * request goes upstream as sent and the upstream judges it (vLLM and Ollama take values OpenAI
+ * refuses): a value outside the lab's range is left out of the record. When the lab writes the
+ * request, such a value is refused (400 naming it) before any call is made. A null is no setting.
+ */
+export function requestSampling(
+  body: Readonly<Record<string, unknown>>,
+  passThrough: boolean,
+): RequestSampling {
+  const valid = <Name extends SamplingName>(name: Name) => {
+    const value = body[name];
+    if (value === undefined || value === null) return undefined;
+    const checked = z.strictObject({ [name]: SAMPLING[name] }).safeParse({ [name]: value });
+    if (checked.success) return checked.data[name] as z.output<(typeof SAMPLING)[Name]>;
+    if (passThrough) return undefined;
+    throw checked.error;
+  };
+  const sampling: RequestSampling = {};
+  const temperature = valid("temperature");
+  if (temperature !== undefined) sampling.temperature = temperature;
+  // OpenAI's newer name wins over the one it deprecated, as OpenAI reads them.
+  const maxTokens = valid("max_completion_tokens") ?? valid("max_tokens");
+  if (maxTokens !== undefined) sampling.max_tokens = maxTokens;
+  const topP = valid("top_p");
+  if (topP !== undefined) sampling.top_p = topP;
+  const seed = valid("seed");
+  if (seed !== undefined) sampling.seed = seed;
+  const stop = valid("stop");
+  if (stop !== undefined) sampling.stop = typeof stop === "string" ? [stop] : stop;
+  return sampling;
+}
+
+const RENDERED_TOOL_CHOICE = z.strictObject({
+  tool_choice: z
+    .enum(["auto", "none"], {
+      error: `${LAB_WRITES}, a tool call cannot be forced: the model is asked in the lab's own words (dual_agent: an event catalog) and may answer without one; send "auto" or "none", or send the request in pass-through (chat_agent_tools on an OpenAI-compatible upstream)`,
+    })
+    .nullish(),
+});
+
+const RENDERED_FORMAT = z.strictObject({
+  response_format: z
+    .looseObject({
+      type: z.literal("text", {
+        error: `${LAB_WRITES}, the answer cannot be held to a format (dual_agent's chat agent writes its calls as tags in its text); send the request in pass-through (chat_agent_tools on an OpenAI-compatible upstream), or without response_format`,
+      }),
+    })
+    .nullish(),
+});
+
+/**
+ * The request's `tools` as the turn offers them when the lab writes the model's request itself:
+ * all of them, or none for `tool_choice: "none"`. A choice the lab cannot honour (`required`, a
+ * named function) and a `response_format` other than text are refused (400 naming the field)
+ * rather than dropped unsaid: an agent that relies on them would get an answer it cannot use.
+ * In pass-through both go upstream as sent, so this is not asked.
+ */
+export function renderedTools<Tool>(
+  body: Readonly<Record<string, unknown>>,
+  tools: readonly Tool[],
+): readonly Tool[] {
+  const choice = RENDERED_TOOL_CHOICE.safeParse({ tool_choice: body.tool_choice });
+  if (!choice.success) throw choice.error;
+  const format = RENDERED_FORMAT.safeParse({ response_format: body.response_format });
+  if (!format.success) throw format.error;
+  return choice.data.tool_choice === "none" ? [] : tools;
+}
