@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
 import {
   answerRound,
@@ -11,6 +11,7 @@ import {
   strictHistoryProblems,
 } from "../../test/runtime/strict-history.js";
 import {
+  collectTurn,
   completedTurn,
   MODES,
   openTemporaryStore,
@@ -19,7 +20,9 @@ import {
 } from "../../test/runtime/turn-harness.js";
 import type { ChatMessageInput } from "../domain/messages.js";
 import type { ToolInvocationMode } from "../domain/session-config.js";
+import type { ChatModelPart, ChatModelRequest, StreamOptions } from "../providers/chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { loadHistory } from "./history.js";
 
 const call = (id: string) => ({ id, name: "mock_search", arguments: {}, raw_arguments: "{}" });
@@ -264,4 +267,130 @@ describe("loadHistory", () => {
       }
     },
   );
+});
+
+/** The sim, after `failures` calls that fail (or, with `hang`, wait until the turn is cancelled). */
+class FailingFirstModel extends RecordingModel {
+  #failures: number;
+  constructor(
+    failures: number,
+    private readonly hang = false,
+  ) {
+    super(new SimChatModel({}));
+    this.#failures = failures;
+  }
+  override stream(
+    request: ChatModelRequest,
+    options?: StreamOptions,
+  ): AsyncIterable<ChatModelPart> {
+    if (this.#failures <= 0) return super.stream(request, options);
+    this.#failures--;
+    this.requests.push(structuredClone(request));
+    const hang = this.hang;
+    return (async function* () {
+      if (!hang) throw new Error("the endpoint is down");
+      await new Promise((_, reject) =>
+        options?.signal?.addEventListener("abort", () => reject(options.signal?.reason)),
+      );
+    })();
+  }
+}
+
+describe("a message sent again after its turn got no answer", () => {
+  let lab: TemporaryStore;
+  beforeEach(() => {
+    lab = openTemporaryStore();
+  });
+  afterEach(() => {
+    lab.dispose();
+  });
+
+  const usersSent = (model: RecordingModel, index: number) =>
+    (model.requests[index]?.messages ?? []).filter((m) => m.role === "user").map((m) => m.content);
+
+  it.each(MODES)(
+    "%s: after a failed turn, the model is sent it once; the record keeps both",
+    async (mode) => {
+      const model = new FailingFirstModel(1);
+      const turn = (message: string) =>
+        collectTurn({
+          store: lab.store,
+          session_id: "again",
+          message,
+          config: { tool_invocation_mode: mode, tools: [] },
+          models: { chat: model, event: model },
+        });
+      expect((await turn("what is WAL mode?")).end?.status).toBe("failed");
+      expect((await turn("what is WAL mode?")).end?.status).toBe("completed");
+      expect(usersSent(model, 1)).toEqual(["what is WAL mode?"]);
+      const stored = lab.store.listMessages("again").filter((m) => m.role === "user");
+      expect(stored.map((m) => m.turn_index)).toEqual([1, 2]);
+      // Another message after the failure is a message of its own: both are sent.
+      expect((await turn("and journal mode?")).end?.status).toBe("completed");
+      expect(usersSent(model, 2)).toEqual(["what is WAL mode?", "and journal mode?"]);
+    },
+  );
+
+  it.each(MODES)(
+    "%s: read back from the file by another process, the history sends it once too",
+    async (mode) => {
+      const model = new FailingFirstModel(1);
+      const turn = (store: SqliteSessionStore) =>
+        collectTurn({
+          store,
+          session_id: "elsewhere",
+          message: "what is WAL mode?",
+          config: { tool_invocation_mode: mode, tools: [] },
+          models: { chat: model, event: model },
+        });
+      expect((await turn(lab.store)).end?.status).toBe("failed");
+      // Another store on the file: nothing kept in memory, the history is read from the rows.
+      const other = new SqliteSessionStore(lab.path);
+      try {
+        expect((await turn(other)).end?.status).toBe("completed");
+        expect(await loadHistory(other, "elsewhere")).toMatchObject([
+          { role: "user", content: "what is WAL mode?" },
+          { role: "assistant" },
+        ]);
+      } finally {
+        other.close();
+      }
+      expect(usersSent(model, 1)).toEqual(["what is WAL mode?"]);
+    },
+  );
+
+  it("after a turn cancelled before its answer (the history this process kept), it is sent once", async () => {
+    const model = new FailingFirstModel(1, true);
+    const cancel = new AbortController();
+    const turn = (signal?: AbortSignal) =>
+      collectTurn({
+        store: lab.store,
+        session_id: "kept",
+        message: "summarise the log",
+        config: { tool_invocation_mode: "chat_agent_tools", tools: [] },
+        models: { chat: model, event: model },
+        ...(signal === undefined ? {} : { signal }),
+      });
+    const first = turn(cancel.signal);
+    await vi.waitFor(() => expect(model.requests).toHaveLength(1));
+    cancel.abort(new Error("the user stopped it"));
+    expect((await first).end?.status).toBe("cancelled");
+    expect((await turn()).end?.status).toBe("completed");
+    expect(usersSent(model, 1)).toEqual(["summarise the log"]);
+  });
+
+  it("an answered message asked again is sent twice: the model answered the first", async () => {
+    const model = new RecordingModel(new SimChatModel({}));
+    for (let index = 0; index < 2; index++) {
+      const { end } = await collectTurn({
+        store: lab.store,
+        session_id: "twice",
+        message: "tell me a joke",
+        config: { tool_invocation_mode: "chat_agent_tools", tools: [] },
+        models: { chat: model, event: model },
+      });
+      expect(end?.status).toBe("completed");
+    }
+    expect(usersSent(model, 1)).toEqual(["tell me a joke", "tell me a joke"]);
+  });
 });

@@ -59,6 +59,8 @@ export async function loadHistory(store: SessionStore, sessionId: string): Promi
       if (late) late.stored = true;
       continue;
     }
+    const message = toMessage(record);
+    if (repeatsLastUserMessage(entries.at(-1)?.message, message)) continue;
     const slots = record.tool_calls.map((call) => ({
       call,
       turn_index: record.turn_index,
@@ -67,7 +69,7 @@ export async function loadHistory(store: SessionStore, sessionId: string): Promi
     }));
     for (const slot of slots) byId.set(slot.call.id, [...(byId.get(slot.call.id) ?? []), slot]);
     open = slots;
-    entries.push({ message: toMessage(record), slots });
+    entries.push({ message, slots });
   }
 
   const orphans = new Map<number, ChatMessage[]>();
@@ -90,4 +92,19 @@ export async function loadHistory(store: SessionStore, sessionId: string): Promi
     message,
     ...slots.map((slot) => slot.reply ?? interruptedReply(slot.call)),
   ]);
+}
+
+/**
+ * A user message that says word for word what the one before it said, with no answer between:
+ * the turn of the first got none (it failed, or was cancelled before its first round was written)
+ * and the user, the client or `retry` sent it again. Both stay in the record; the model is sent
+ * it once, as the one request it was meant to be.
+ */
+function repeatsLastUserMessage(last: ChatMessage | undefined, message: ChatMessage): boolean {
+  return last?.role === "user" && message.role === "user" && last.content === message.content;
+}
+
+/** Appends a turn's user message to the history its model is sent (see repeatsLastUserMessage). */
+export function pushUserMessage(history: ChatMessage[], message: ChatMessage): void {
+  if (!repeatsLastUserMessage(history.at(-1), message)) history.push(message);
 }

@@ -11,7 +11,7 @@ import { PauseClock } from "./approval-gate.js";
 import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
-import { loadHistory } from "./history.js";
+import { loadHistory, pushUserMessage } from "./history.js";
 import { keepHistory, takeHistory } from "./history-cache.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
@@ -151,7 +151,7 @@ async function driveTurn(
   // This process's last turn of the session, when nothing was written since (history-cache.ts).
   const kept = takeHistory(store, sessionId, { ...claim, updated_at, incarnation });
   // Handed over once (the cache let go of it): extended in place, not copied, at any length.
-  kept?.push({ role: "user", content: message, tool_calls: [] });
+  if (kept !== null) pushUserMessage(kept, { role: "user", content: message, tool_calls: [] });
   const startedAt = options.started_at ?? performance.now();
   // Time spent waiting for approvals is a person's, not the lab's: every wall time leaves it out.
   const pauses = new PauseClock();

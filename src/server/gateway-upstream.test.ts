@@ -783,6 +783,28 @@ describe("retries", () => {
     expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed", "completed"]);
   });
 
+  it("dual_agent: the retry's turn sends the model the user message once, not once per attempt", async () => {
+    upstream.enqueue(
+      errorReply(500, "upstream hiccup"),
+      streamReply(completionStream({ text: ["Fine now"] })),
+    );
+    const retrying = new OpenAI({
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: token,
+      maxRetries: 1,
+      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
+    });
+    const answer = await retrying.chat.completions.create({
+      model: "fake",
+      messages: [{ role: "user", content: "try twice" }],
+    });
+    expect(answer.choices[0]?.message.content).toBe("Fine now");
+    const sent = upstream.requests[1]?.body as { messages: { role: string; content: string }[] };
+    expect(sent.messages.filter((message) => message.role === "user")).toEqual([
+      { role: "user", content: "try twice" },
+    ]);
+  });
+
   it("a streamed answer is replayed byte for byte to a retry with the same Idempotency-Key", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Streamed once"] })));
     const body = {
