@@ -118,6 +118,21 @@ describe("agent-lab bench --workers on SQLite", () => {
     checkExactlyOnce(await runsOf(experimentOf(result)), 48);
   });
 
+  it("says how many runs could not run apart from the ones done", async () => {
+    new SqliteSessionStore(lab.db).close();
+    const refuse = new Database(lab.db);
+    refuse.exec(`
+      CREATE TRIGGER refuse_answers BEFORE INSERT ON messages WHEN NEW.role = 'assistant'
+      BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
+    refuse.close();
+    const result = await runCli(["--db", lab.db, "worker", writeSuite(), "--concurrency", "4"]);
+    expect(result.status, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(
+      /: 0 runs finished here \(0 with a failed turn, 48 could not run\); experiment slow-[0-9a-f]{8}: 0 of 48 runs done, 48 could not run\n/,
+    );
+    expect(result.stderr).toMatch(/could not run: a turn of the run could not be recorded/);
+  });
+
   it("names bad arguments clearly", async () => {
     // A lab that exists, without the experiment a case below asks to join.
     new SqliteSessionStore(lab.db).close();

@@ -70,6 +70,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   const cells = new Map(expandCells(options.suite).map((cell) => [cell.id, cell]));
   const scenarios = new Map(options.suite.scenarios.map((scenario) => [scenario.id, scenario]));
   const running = new Map<string, AbortController>();
+  /** Each run key's latest attempt in this worker: only it may speak for the run to the queue. */
+  const latest = new Map<string, symbol>();
   /**
    * A queue or store operation, tried again while the database is away (a restart, a network
    * cut), up to OUTAGE_LIMIT_MS: a team's shared database restarting for a second ended every
@@ -111,12 +113,28 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
         outcome.errors.push({ run_key: claimed.run_key, message });
       return;
     }
-    const run: PlannedRun = {
-      cell,
-      scenario,
-      repetition: claimed.repetition,
-      run_key: claimed.run_key,
-    };
+    // This worker held the run before and its lease lapsed (the database was away longer than
+    // the lease), so it claimed the run again: its earlier attempt may still be going, on the
+    // session this one deletes as stale. That attempt stops, and no longer speaks for the run:
+    // its failure ("session not found") once ended the run this attempt was running.
+    running.get(claimed.run_key)?.abort(new Error(`claimed ${claimed.run_key} again`));
+    const attempt = Symbol(claimed.run_key);
+    latest.set(claimed.run_key, attempt);
+    const run = { cell, scenario, repetition: claimed.repetition, run_key: claimed.run_key };
+    try {
+      await runAttempt(claimed, run, () => latest.get(claimed.run_key) === attempt);
+    } finally {
+      if (latest.get(claimed.run_key) === attempt) latest.delete(claimed.run_key);
+    }
+  };
+
+  /** One attempt at a claimed run; `current` is false once this worker claimed the run again. */
+  const runAttempt = async (
+    claimed: ClaimedRun,
+    run: PlannedRun,
+    current: () => boolean,
+  ): Promise<void> => {
+    const { scenario } = run;
     const previous = claimed.previous_session;
     // A worker that stopped between its last turn and recording the run done left a whole run.
     if (
@@ -126,7 +144,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       const turns = await steady(async () => options.store.listTurns(previous));
       if (isRunComplete(turns, scenario.turns.length)) {
         const failed = turns.some((turn) => turn.status === "failed");
-        await finish(claimed.run_key, failed ? "failed" : "finished", null);
+        await finish(claimed.run_key, failed ? "failed" : "finished", null, current);
         return;
       }
     }
@@ -150,12 +168,21 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     try {
       end = await executeRun(run, sessionId, previous === null ? [] : [previous], context);
     } catch (error) {
+      if (!current()) {
+        outcome.lost += 1;
+        return;
+      }
       const message = error instanceof Error ? error.message : String(error);
       if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message)))
         outcome.errors.push({ run_key: claimed.run_key, message });
       return;
     } finally {
-      running.delete(claimed.run_key);
+      if (running.get(claimed.run_key) === controller) running.delete(claimed.run_key);
+    }
+    if (!current()) {
+      // Claimed again here: the new attempt deleted this one's session and runs the run.
+      outcome.lost += 1;
+      return;
     }
     if (end === "cancelled") {
       // Given back on the worker's signal (the next claimer deletes this session); a lost claim's
@@ -176,11 +203,16 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       await dropLost(claimed.run_key, sessionId);
       return;
     }
-    await finish(claimed.run_key, end, sessionId);
+    await finish(claimed.run_key, end, sessionId, current);
   };
 
-  const finish = async (runKey: string, end: RunOutcome, sessionId: string | null) => {
-    if (await steady(() => queue.finish(experimentId, runKey, worker, end))) {
+  const finish = async (
+    runKey: string,
+    end: RunOutcome,
+    sessionId: string | null,
+    current: () => boolean,
+  ) => {
+    if (current() && (await steady(() => queue.finish(experimentId, runKey, worker, end)))) {
       outcome.ran += 1;
       if (end === "failed") outcome.failed += 1;
     } else if (sessionId !== null) {

@@ -1,5 +1,6 @@
 import { policyApprover } from "../domain/approvals.js";
 import { StorageError } from "../domain/errors.js";
+import type { ChatModel } from "../providers/chat-model.js";
 import { runTurn } from "../runtime/run-turn.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
 import { untilDatabaseAnswers } from "../store/database-away.js";
@@ -23,9 +24,9 @@ export interface RunExecution extends PlanContext {
 /**
  * One run: a fresh session `sessionId` (after removing the run key's unfinished ones, so results
  * never mix), its scenario's turns in order on one pair of models. A failed turn does not stop the
- * run (the next turn still runs on a valid history); a cancelled one does, leaving it incomplete,
- * and so does one the lab's own database failed (thrown, its session removed: the run could not
- * run).
+ * run (the next turn still runs on a valid history); a cancelled one does, leaving it incomplete.
+ * Anything thrown (the lab's own database failed a turn, or went away while the session was
+ * made) means the run could not run: its session is removed, then the error is passed on.
  */
 export async function executeRun(
   run: PlannedRun,
@@ -43,6 +44,31 @@ export async function executeRun(
     chat: options.providers.models.chatModel(config.chat_agent),
     event: options.providers.models.chatModel(config.event_agent),
   };
+  try {
+    return await runTurns(run, sessionId, options, config, models);
+  } catch (error) {
+    // The run could not run (its session was being made when the database went away, a turn
+    // could not be claimed or recorded, the session vanished): what it left goes, so no cell
+    // counts a part of it and the experiment's sessions are its runs. Tried again while the
+    // database is away; past the limit (a longer outage) a resume removes it.
+    await untilDatabaseAnswers(
+      async () => {
+        if ((await store.getSession(sessionId)) !== null) await store.deleteSession(sessionId);
+      },
+      { limit_ms: RUN_CLEANUP_LIMIT_MS, every_ms: 500, signal },
+    ).catch(() => {});
+    throw error;
+  }
+}
+
+async function runTurns(
+  run: PlannedRun,
+  sessionId: string,
+  options: RunExecution,
+  config: ReturnType<typeof runConfig>,
+  models: { chat: ChatModel; event: ChatModel },
+): Promise<RunEnd> {
+  const { store, signal } = options;
   await store.createSession({
     session_id: sessionId,
     title: `${options.suite.name} · ${run.cell.label} · ${run.scenario.id} #${run.repetition}`,
@@ -66,16 +92,11 @@ export async function executeRun(
       if (event.type === "error" && event.code === "storage_failed") storage = event.message;
     }
     if (status === null || status === "cancelled") return "cancelled";
-    // The lab's own database failed the turn, not the model: the run could not run. Its session
-    // goes (a failed turn would make it a complete run that counts against its cell), so a
-    // resume runs it again. Tried again while the database is away: the turn's end is retried
-    // in the background meanwhile, and stored as failed once the database is back.
+    // The lab's own database failed the turn, not the model: the run could not run (a failed
+    // turn would make it a complete run that counts against its cell). The turn's end is retried
+    // in the background meanwhile, and stored as failed once the database is back; the session
+    // is removed with it (executeRun).
     if (status === "failed" && storage !== null) {
-      await untilDatabaseAnswers(async () => store.deleteSession(sessionId), {
-        limit_ms: RUN_CLEANUP_LIMIT_MS,
-        every_ms: 500,
-        signal,
-      }).catch(() => {});
       throw new StorageError(storage, null, undefined, "a turn of the run could not be recorded");
     }
     if (status === "failed") failed = true;

@@ -296,6 +296,37 @@ describe("runExperiment", () => {
     expect(comparable(resumed.report)).toStrictEqual(comparable(clean.report));
   });
 
+  it("a run whose second turn could not even be claimed leaves no session behind (nor one whose first could not)", async () => {
+    const suite = Suite.parse({
+      ...smallSuite(),
+      scenarios: [
+        {
+          id: "two-turns",
+          category: "multi_turn",
+          turns: [{ user: "search for agent lab" }, { user: "and file a ticket about it" }],
+        },
+      ],
+    });
+    const refuse = new Database(store.path);
+    for (const turn of [2, 1]) {
+      // As a database that goes away between two turns of a run: the next claim is refused.
+      refuse.exec(`
+        CREATE TRIGGER refuse_claims BEFORE INSERT ON turns WHEN NEW.turn_index = ${turn}
+        BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
+      const broken = await runExperiment({ store, suite, providers: createLabProviders() });
+      expect(broken.finished).toBe(0);
+      expect(broken.errors).toHaveLength(4);
+      expect(broken.errors[0]?.message).toMatch(/no space left on device/);
+      // No part of a run stays to be counted, listed or scored: the experiment has no sessions.
+      expect(await findExperimentRuns(store, broken.experiment_id)).toEqual([]);
+      expect(store.listSessions()).toEqual([]);
+      refuse.exec("DROP TRIGGER refuse_claims");
+    }
+    refuse.close();
+    const resumed = await runExperiment({ store, suite, providers: createLabProviders() });
+    expect(resumed).toMatchObject({ skipped: 0, finished: 4, errors: [] });
+  });
+
   it("refuses a cell whose model cannot be built before storing anything", async () => {
     const suite = Suite.parse({
       ...smallSuite(),

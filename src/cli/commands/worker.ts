@@ -245,7 +245,7 @@ async function workerCommand(
     const given = outcome.released > 0 ? `, ${outcome.released} given back unfinished` : "";
     io.stderr.write(
       terminalSafe(
-        `worker ${outcome.worker}: ${outcome.ran} run${outcome.ran === 1 ? "" : "s"} finished here (${outcome.failed} with a failed turn, ${outcome.errors.length} could not run${given}); experiment ${experimentId}: ${end.done + end.errors} of ${end.total} runs done\n`,
+        `worker ${outcome.worker}: ${outcome.ran} run${outcome.ran === 1 ? "" : "s"} finished here (${outcome.failed} with a failed turn, ${outcome.errors.length} could not run${given}); experiment ${experimentId}: ${end.done} of ${end.total} runs done${end.errors > 0 ? `, ${end.errors} could not run` : ""}\n`,
       ),
     );
     for (const error of outcome.errors.slice(0, 3)) {

@@ -1,0 +1,113 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { temporaryDirectory } from "../../test/paths.js";
+import { createLabProviders } from "../composition/lab-providers.js";
+import { Suite } from "../domain/experiment.js";
+import type { RunQueue } from "../store/run-queue.js";
+import { openRunQueue } from "../store/run-queue-open.js";
+import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { findExperimentRuns } from "./experiment-runs.js";
+import { runWorker, type WorkerOutcome } from "./experiment-worker.js";
+import { publishExperiment } from "./queue-plan.js";
+
+/**
+ * A worker whose lease on a run lapsed while the run was still going (its renewals did not get
+ * through: the database was away longer than the lease) and that claimed the run again itself,
+ * in another lane. Before, the new attempt deleted the old one's session as stale, the old one
+ * then failed with "session not found", and, the claim being this worker's, that failure ended
+ * the run as "could not run" while the new attempt was running it.
+ */
+
+/** One run of two turns, each about a second (the sim at 40 tokens a second). */
+const SUITE = Suite.parse({
+  name: "reclaim",
+  config: { chat_agent: { options: { tokens_per_second: 40 } } },
+  matrix: { modes: ["chat_agent_tools"], chat_models: ["sim"] },
+  repetitions: 1,
+  concurrency: 2,
+  scenarios: [
+    {
+      id: "two",
+      category: "multi_turn",
+      turns: [{ user: "tell me about agent labs" }, { user: "and about tool calls" }],
+    },
+  ],
+});
+const EXPERIMENT = "reclaim-1";
+
+let folder: ReturnType<typeof temporaryDirectory>;
+let store: SqliteSessionStore;
+let queue: RunQueue;
+
+beforeEach(async () => {
+  folder = temporaryDirectory();
+  store = new SqliteSessionStore(join(folder.path, "lab.sqlite3"));
+  queue = await openRunQueue(store);
+  await publishExperiment({
+    queue,
+    store,
+    suite: SUITE,
+    experimentId: EXPERIMENT,
+    repetitions: 1,
+    retryErrors: false,
+  });
+});
+afterEach(async () => {
+  await queue.close();
+  store.close();
+  folder.remove();
+});
+
+/** The queue with its renewals refused until `until` says otherwise. */
+function failingRenewals(inner: RunQueue, until: () => boolean): RunQueue {
+  return new Proxy(inner, {
+    get(target, name, receiver) {
+      if (name === "renew") {
+        return async (...args: Parameters<RunQueue["renew"]>) => {
+          if (!until()) throw new Error("the database is away");
+          return target.renew(...args);
+        };
+      }
+      const value = Reflect.get(target, name, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("a run this worker claims again after its own lease lapsed", () => {
+  it("is run by the new attempt alone: the old one stops and does not end the run", async () => {
+    const providers = createLabProviders();
+    const started = performance.now();
+    // Renewals fail for the first 1.5 s: the 600 ms lease lapses while the run's first turn runs,
+    // and the worker's other lane claims the run again.
+    const away = failingRenewals(queue, () => performance.now() - started > 1500);
+    const stop = new AbortController();
+    const bounded = setTimeout(() => stop.abort(new Error("the worker did not finish")), 30_000);
+    let outcome: WorkerOutcome;
+    try {
+      outcome = await runWorker({
+        queue: away,
+        store,
+        providers,
+        experimentId: EXPERIMENT,
+        suite: SUITE,
+        concurrency: 2,
+        leaseMs: 600,
+        signal: stop.signal,
+      });
+    } finally {
+      clearTimeout(bounded);
+      await providers.tools.close();
+    }
+    expect(stop.signal.aborted, "the worker did not finish").toBe(false);
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.lost).toBeGreaterThanOrEqual(1);
+    expect(outcome.ran).toBe(1);
+    expect(await queue.counts(EXPERIMENT)).toMatchObject({ total: 1, done: 1, errors: 0 });
+    const runs = await findExperimentRuns(store, EXPERIMENT);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.complete).toBe(true);
+    expect(runs[0]?.turns.map((turn) => turn.status)).toEqual(["completed", "completed"]);
+    expect(store.listSessions()).toHaveLength(1);
+  });
+});
