@@ -145,6 +145,8 @@ export interface Cell {
   chat_model: string;
   event_model: string;
   config: Record<string, unknown>;
+  /** The cell's place in its suite's matrix, from 0 (`expandCells`). */
+  order?: number;
 }
 
 /** What each run's session config carries under `experiment`. */
@@ -153,6 +155,11 @@ export const ExperimentTag = z.looseObject({
   suite: z.string().min(1),
   cell: z.string().min(1),
   cell_label: z.string(),
+  /**
+   * The cell's place in the suite's matrix: a report read from the store lists cells in it, as
+   * the runner does (absent in runs recorded before it: the order their first session was made).
+   */
+  cell_order: z.number().int().min(0).optional(),
   scenario: z.string().min(1),
   category: ScenarioCategory,
   repetition: z.number().int().min(1),

@@ -202,3 +202,11 @@ export function turnRollup(
     }
   );
 }
+
+/**
+ * A sum of call times as the calls are recorded, to the hundredth of a millisecond: adding
+ * floating-point figures leaves noise in the last digits (15.309999999999999 for 15.31).
+ */
+export function sumOfMilliseconds(value: number): number {
+  return Math.round(value * 100) / 100;
+}

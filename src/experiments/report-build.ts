@@ -85,7 +85,7 @@ function needsTable(call: ScoringCall): boolean {
  */
 export async function buildExperimentView(options: BuildReportOptions): Promise<ExperimentView> {
   const { store, experiment_id } = options;
-  const storedCells = new Map<string, Pick<Cell, "id" | "label" | "chat_model">>();
+  const storedCells = new Map<string, Pick<Cell, "id" | "label" | "chat_model" | "order">>();
   // A finished run's cell missing from the given cells is labelled as its tag spells it.
   const tagLabels = new Map<string, string>();
   const scenarioOrder = new Map<string, number>();
@@ -129,6 +129,7 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
         id: tag.cell,
         label: tag.cell_label || tag.cell,
         chat_model: stored.chat_model,
+        ...(tag.cell_order !== undefined ? { order: tag.cell_order } : {}),
       });
     }
     if (!scenarioOrder.has(tag.scenario)) scenarioOrder.set(tag.scenario, scenarioOrder.size);
@@ -209,11 +210,17 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     if (!keepRuns) cellOf(result.cell).add(result);
   }
   if (options.cells === undefined) {
-    // Every stored cell, finished runs or not, in the order its first session was created.
+    // Every stored cell, finished runs or not, in the suite's order as the tags give it (the
+    // order the runner reports them in), then, for runs recorded without it, in the order its
+    // first session was created: with workers, sessions of several cells are made in the same
+    // millisecond, and each backend broke the tie its own way.
     const folded = new Map(cells);
     cells.clear();
-    for (const cell of storedCells.values())
-      cells.set(cell.id, folded.get(cell.id) ?? new CellFold(cell));
+    const unordered = Number.MAX_SAFE_INTEGER;
+    const stored = [...storedCells.values()].sort(
+      (left, right) => (left.order ?? unordered) - (right.order ?? unordered),
+    );
+    for (const cell of stored) cells.set(cell.id, folded.get(cell.id) ?? new CellFold(cell));
   }
   // Cells of finished runs the given cells lack, in the order the runs were stored.
   for (const run of kept) cellOf(run.cell);

@@ -156,6 +156,24 @@ it("builds the same report from bulk slices as from per-session reads, runs kept
   expect(fromStore.incomplete).toBe(0);
 });
 
+it("lists the cells in the suite's order however their sessions' times fall (workers make them in the same millisecond)", async () => {
+  const outcome = await runExperiment({ store: lab.store, suite, providers: createLabProviders() });
+  const order = expandCells(suite).map((cell) => cell.id);
+  expect(order).toHaveLength(4);
+  // The last cell's sessions made first, and the rest at one and the same instant.
+  const raw = new Database(lab.store.path);
+  raw.exec(`UPDATE sessions SET created_at = '2026-01-01T00:00:00.500Z'`);
+  raw
+    .prepare(
+      "UPDATE sessions SET created_at = '2026-01-01T00:00:00.000Z' WHERE json_extract(config_json, '$.experiment.cell') = ?",
+    )
+    .run(order.at(-1));
+  raw.close();
+  const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
+  expect(fromStore.cells.map((cell) => cell.cell)).toEqual(order);
+  expect(outcome.report.cells.map((cell) => cell.cell)).toEqual(order);
+});
+
 it("prices calls recorded without any price from each session's config and the tags' prices", async () => {
   const outcome = await runExperiment({ store: lab.store, suite, providers: createLabProviders() });
   // As an upgraded or imported store may hold them: model calls without a figure.

@@ -63,6 +63,7 @@ export function runConfig(run: PlannedRun, context: PlanContext): LabSessionConf
     suite: suite.name,
     cell: run.cell.id,
     cell_label: run.cell.label,
+    ...(run.cell.order !== undefined ? { cell_order: run.cell.order } : {}),
     scenario: run.scenario.id,
     category: run.scenario.category,
     repetition: run.repetition,

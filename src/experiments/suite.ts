@@ -179,7 +179,8 @@ export function expandCells(suite: Suite): Cell[] {
         const eventModels: (string | null)[] =
           pinnedEvent !== undefined ? [pinnedEvent] : (matrix.event_models ?? [null]);
         for (const eventModel of eventModels) {
-          cells.push(cellOf(suite, namedConfig?.name ?? null, own, mode, chatModel, eventModel));
+          const cell = cellOf(suite, namedConfig?.name ?? null, own, mode, chatModel, eventModel);
+          cells.push({ ...cell, order: cells.length });
         }
       }
     }

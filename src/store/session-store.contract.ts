@@ -271,6 +271,34 @@ export function describeSessionStoreContract(
       expect((await store.listSessions())[0]?.total_tokens).toBe(15);
     });
 
+    it("sums call times to the hundredth, as the calls are recorded (no floating-point noise)", async () => {
+      const sessionId = await store.createSession({ title: "sums", config: {} });
+      const elapsed = [
+        [0.1, 0.2],
+        [5.21, 10.1],
+      ];
+      for (const [index, times] of elapsed.entries()) {
+        const turn_index = index + 1;
+        await store.startTurn(sessionId, { turn_index, user_message: "go" });
+        for (const [call, elapsed_ms] of (times as number[]).entries()) {
+          await store.appendUsage(sessionId, {
+            turn_index,
+            round_index: 1,
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+            ttft_ms: null,
+            elapsed_ms,
+            metadata: { metric_key: `chat:${turn_index}:${call}` },
+          });
+        }
+        await store.completeTurn(sessionId, { turn_index, wall_time_ms: [0.1, 0.2][index] ?? 0 });
+      }
+      const usage = await store.usageSummary(sessionId);
+      // 0.1 + 0.2 is 0.30000000000000004 in floating point, 5.21 + 10.1 is 15.309999999999999.
+      expect(usage.turns.map((turn) => turn.elapsed_ms)).toEqual([0.3, 15.31]);
+      expect(usage.session.elapsed_ms).toBe(15.61);
+      expect(usage.session.turn_wall_time_ms).toBe(0.3);
+    });
+
     it("keeps metric keys unique within each session (seed: test_sqlite_store_metric_keys_are_unique_within_each_session)", async () => {
       for (const sessionId of ["session-a", "session-b"]) {
         await store.createSession({ title: sessionId, config: {}, session_id: sessionId });

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { emptyUsageRollup, type TurnUsageRollup } from "../../domain/usage.js";
+import { emptyUsageRollup, sumOfMilliseconds, type TurnUsageRollup } from "../../domain/usage.js";
 import { run } from "./queries.js";
 
 type RollupRow = Omit<TurnUsageRollup, "turn_wall_time_ms">;
@@ -22,7 +22,10 @@ export async function turnRollups(
     ]),
   ];
   const byTurn = new Map<number, TurnUsageRollup>();
-  for (const row of sums.rows) byTurn.set(row.turn_index, { ...row, turn_wall_time_ms: null });
+  for (const row of sums.rows) {
+    const elapsed_ms = sumOfMilliseconds(row.elapsed_ms);
+    byTurn.set(row.turn_index, { ...row, elapsed_ms, turn_wall_time_ms: null });
+  }
   for (const { turn_index, wall_time_ms } of walls.rows) {
     const turn = byTurn.get(turn_index) ?? { turn_index, ...emptyUsageRollup() };
     turn.turn_wall_time_ms = wall_time_ms;

@@ -1,5 +1,10 @@
 import type Database from "better-sqlite3";
-import { emptyUsageRollup, type TurnUsageRollup, type UsageRollup } from "../../domain/usage.js";
+import {
+  emptyUsageRollup,
+  sumOfMilliseconds,
+  type TurnUsageRollup,
+  type UsageRollup,
+} from "../../domain/usage.js";
 
 interface TurnAggregateRow {
   turn_index: number;
@@ -94,7 +99,10 @@ export class UsageRollups {
   ): TurnUsageRollup {
     const row = this.oneTurn.get(sessionId, turnIndex);
     const wall = written ?? this.wallTime.get(sessionId, turnIndex);
-    const rollup = row === undefined ? emptyUsageRollup() : { ...row, turn_wall_time_ms: null };
+    const rollup =
+      row === undefined
+        ? emptyUsageRollup()
+        : { ...row, elapsed_ms: sumOfMilliseconds(row.elapsed_ms), turn_wall_time_ms: null };
     return { turn_index: turnIndex, ...rollup, turn_wall_time_ms: wall?.wall_time_ms ?? null };
   }
 
@@ -102,7 +110,8 @@ export class UsageRollups {
   turns(sessionId: string): TurnUsageRollup[] {
     const byTurn = new Map<number, TurnUsageRollup>();
     for (const row of this.aggregates.iterate(sessionId)) {
-      byTurn.set(row.turn_index, { ...row, turn_wall_time_ms: null });
+      const elapsed_ms = sumOfMilliseconds(row.elapsed_ms);
+      byTurn.set(row.turn_index, { ...row, elapsed_ms, turn_wall_time_ms: null });
     }
     for (const { turn_index, wall_time_ms } of this.wallTimes.iterate(sessionId)) {
       const turn = byTurn.get(turn_index) ?? { turn_index, ...emptyUsageRollup() };
@@ -134,6 +143,10 @@ export function sumRollups(turns: readonly UsageRollup[]): UsageRollup {
     if (turn.turn_wall_time_ms !== null) {
       session.turn_wall_time_ms = (session.turn_wall_time_ms ?? 0) + turn.turn_wall_time_ms;
     }
+  }
+  session.elapsed_ms = sumOfMilliseconds(session.elapsed_ms);
+  if (session.turn_wall_time_ms !== null) {
+    session.turn_wall_time_ms = sumOfMilliseconds(session.turn_wall_time_ms);
   }
   return session;
 }
