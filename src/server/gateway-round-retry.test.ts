@@ -50,7 +50,7 @@ const client = (maxRetries: number) =>
   });
 
 /** Step one: the model asks for the weather; returns the messages of step two. */
-async function stepOne(openai: OpenAI, stream: boolean) {
+async function stepOne(openai: OpenAI, stream: boolean, question = "Weather in Oslo?") {
   upstream.enqueue(
     streamReply(
       completionStream({
@@ -65,9 +65,7 @@ async function stepOne(openai: OpenAI, stream: boolean) {
       }),
     ),
   );
-  const messages: OpenAI.ChatCompletionMessageParam[] = [
-    { role: "user", content: "Weather in Oslo?" },
-  ];
+  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: question }];
   let calls: OpenAI.ChatCompletionMessageToolCall[] = [];
   if (stream) {
     const chunks = await openai.chat.completions.create({
@@ -175,6 +173,34 @@ describe("a pass-through follow-up from a client that trimmed its history", () =
     const id = server.store.listSessions()[0]?.id as string;
     await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
     expect(server.store.listSessions()).toHaveLength(1);
+  });
+});
+
+describe("two conversations whose calls have the same ids and arguments", () => {
+  it("a follow-up of one never continues the other's waiting turn, even once its own turn ended", async () => {
+    await start();
+    const openai = client(0);
+    // A asks and never replies; B asks the same of an upstream that numbers its calls alike.
+    await stepOne(openai, false, "Weather in Oslo? (conversation A)");
+    const b = await stepOne(openai, false, "Weather in Oslo? (conversation B)");
+    b[2] = { role: "tool", tool_call_id: "call_w", content: "B's private tool output" };
+    upstream.enqueue(streamReply(completionStream({ text: ["Snow, for B."] })));
+    const answered = await openai.chat.completions.create({
+      model: "fake",
+      messages: b,
+      tools: [WEATHER],
+    });
+    expect(answered.choices[0]?.message.content).toBe("Snow, for B.");
+    // B sends its step again (a client that repeats itself): its turn is over, A's still waits.
+    const again = openai.chat.completions.create({ model: "fake", messages: b, tools: [WEATHER] });
+    await expect(again).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
+    expect(upstream.requests).toHaveLength(3);
+    const sessions = server.store.listSessions();
+    expect(sessions).toHaveLength(2);
+    const a = sessions.find((session) => session.title.endsWith("(conversation A)"));
+    const stored = server.store.listMessages(a?.id as string);
+    expect(stored.map((message) => message.content).join("\n")).not.toContain("B's private");
+    expect(server.store.listTurns(a?.id as string)[0]?.status).toBe("running");
   });
 });
 

@@ -22,6 +22,7 @@ import { GatewayTurn } from "./gateway-turn.js";
 import {
   classifyRequest,
   firstMediaMessage,
+  lastUserMessageOf,
   previousAnswerOf,
   saidOf,
   systemPromptOf,
@@ -249,12 +250,14 @@ export class GatewaySessions {
     // `evt_1_1_1`), and replies given to another's turn would write one client's data into another
     // client's session. The turn's first request's messages begin this one (as they say it, see
     // saidOf), else, for a client that trimmed its history, the calls the request's last assistant
-    // message repeats are the turn's own, arguments and all.
+    // message repeats are the turn's own, arguments and all, and so is its last user message.
     const asked = lastAssistantCalls(messages);
+    const said = lastUserMessageOf(messages);
     const waiting = [...this.#turns.values()].filter((turn) => turn.waitsFor(ids));
     const openings = waiting.map((turn) => turn.opensWith(messages));
     const mine = waiting.filter(
-      (turn, index) => (openings[index] as number) >= 0 || turn.handedOut(asked),
+      (turn, index) =>
+        (openings[index] as number) >= 0 || (turn.handedOut(asked) && turn.startedBy(said)),
     );
     if (mine.length <= 1) return mine[0] ?? null;
     // The longest opening (a later turn of the same conversation repeats more of it); among

@@ -65,6 +65,8 @@ export class GatewayTurn {
   readonly session_id: string;
   /** What the first request's messages say (`saidOf`), in order. */
   readonly #opening: readonly string[];
+  /** The user message that started the turn, as it records it. */
+  readonly #message: string;
   readonly #controller = new AbortController();
   readonly #bridge: ClientToolBridge;
   readonly #chat: WatchedModel;
@@ -113,6 +115,7 @@ export class GatewayTurn {
   constructor(setup: GatewayTurnSetup, first: SegmentRequest) {
     this.session_id = setup.session_id;
     this.#opening = setup.opening.map(saidOf);
+    this.#message = setup.message;
     this.#passThrough = setup.pass_through;
     this.#segment = this.#adopt(first.segment);
     this.#clientWaitMs = setup.client_wait_ms;
@@ -175,6 +178,16 @@ export class GatewayTurn {
     if (messages.length <= opening.length) return -1;
     const same = opening.every((said, index) => said === saidOf(messages[index] as RequestMessage));
     return same ? opening.length : -1;
+  }
+
+  /**
+   * Whether a follow-up's messages may be this turn's by what they say last: its last user
+   * message is the one that started the turn, or it has none (a client that trimmed its history
+   * down to the tool loop). A follow-up of another conversation whose calls have the same ids
+   * and arguments (an upstream that numbers its calls from `call_0`) carries its own.
+   */
+  startedBy(lastUserMessage: string | null): boolean {
+    return lastUserMessage === null || lastUserMessage === this.#message;
   }
 
   /**

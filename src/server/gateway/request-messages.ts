@@ -64,16 +64,12 @@ export function firstMediaMessage(messages: readonly RequestMessage[]): number |
 export function classifyRequest(messages: readonly RequestMessage[]): RequestKind {
   const last = messages.at(-1);
   if (last?.role === "user") {
-    const text = textOf(last.content);
-    // An image, audio…: the model gets it as sent (pass-through); the turn records its kinds after
-    // the text, so the record says it was there.
-    const kinds = mediaKinds(last);
-    if (text.trim() === "" && kinds.length === 0) {
+    const message = turnMessageOf(last);
+    if (message === "") {
       throw new InvalidInputError(
         `messages.${messages.length - 1}.content: the last user message is empty`,
       );
     }
-    const message = [...(text.trim() === "" ? [] : [text]), ...kinds].join(" ");
     return { kind: "user", message };
   }
   if (last?.role === "tool") {
@@ -93,6 +89,25 @@ export function classifyRequest(messages: readonly RequestMessage[]): RequestKin
   throw new InvalidInputError(
     `messages.${messages.length - 1}.role: the last message must be a user message or tool replies, not ${last?.role}`,
   );
+}
+
+/**
+ * A user message as the turn it starts records it: its text, then the kinds of its media (an
+ * image, audio…: the model gets it as sent in pass-through, and the record says it was there).
+ * Empty when it holds neither.
+ */
+function turnMessageOf(message: RequestMessage): string {
+  const text = textOf(message.content);
+  return [...(text.trim() === "" ? [] : [text]), ...mediaKinds(message)].join(" ");
+}
+
+/** The request's last user message as a turn records it (see turnMessageOf); null without one. */
+export function lastUserMessageOf(messages: readonly RequestMessage[]): string | null {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index] as RequestMessage;
+    if (message.role === "user") return turnMessageOf(message);
+  }
+  return null;
 }
 
 /** The system (or developer) messages before the first user message, joined: the chat agent's prompt. */
