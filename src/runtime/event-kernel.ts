@@ -54,12 +54,15 @@ export class EventKernel {
       },
       round_index,
     );
-    const { outcome, approval_wait_ms } = options.argument_error
-      ? {
-          outcome: failure("invalid_arguments", options.argument_error),
-          approval_wait_ms: null,
-        }
-      : await this.#run(event, options);
+    // Arguments that are not JSON are refused here, unless the tools run elsewhere and their
+    // owner answers every call (a gateway client in pass-through, which got the call as written).
+    const { outcome, approval_wait_ms } =
+      options.argument_error && !this.scope.tools.runsEveryCall
+        ? {
+            outcome: failure("invalid_arguments", options.argument_error),
+            approval_wait_ms: null,
+          }
+        : await this.#run(event, options);
     const content = cutText(
       outcome.ok ? resultText(outcome.value) : JSON.stringify({ error: outcome.error }),
       this.scope.max_result_chars,

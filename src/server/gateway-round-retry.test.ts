@@ -204,6 +204,68 @@ describe("two conversations whose calls have the same ids and arguments", () => 
   });
 });
 
+describe("pass-through calls the lab would have refused itself", () => {
+  it("arguments that are not JSON and a tool the client does not offer: the client's replies are recorded, as the model got them", async () => {
+    await start();
+    const openai = client(0);
+    upstream.enqueue(
+      streamReply(
+        completionStream({
+          toolCalls: [
+            {
+              index: 0,
+              id: "call_bad",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city": Oslo' },
+            },
+            {
+              index: 1,
+              id: "call_odd",
+              type: "function",
+              function: { name: "rm_rf", arguments: "{}" },
+            },
+          ],
+        }),
+      ),
+    );
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: "user", content: "Weather in Oslo?" },
+    ];
+    const first = await openai.chat.completions.create({
+      model: "fake",
+      messages,
+      tools: [WEATHER],
+    });
+    const calls = first.choices[0]?.message.tool_calls ?? [];
+    expect(calls.map((call) => call.id)).toEqual(["call_bad", "call_odd"]);
+    upstream.enqueue(streamReply(completionStream({ text: ["Sorry about that."] })));
+    const replies = [
+      "Invalid input for tool get_weather: JSON parsing failed",
+      "CLIENT SAYS: refused to run rm_rf",
+    ];
+    const second = await openai.chat.completions.create({
+      model: "fake",
+      messages: [
+        ...messages,
+        { role: "assistant", content: null, tool_calls: calls },
+        { role: "tool", tool_call_id: "call_bad", content: replies[0] as string },
+        { role: "tool", tool_call_id: "call_odd", content: replies[1] as string },
+      ],
+      tools: [WEATHER],
+    });
+    expect(second.choices[0]?.message.content).toBe("Sorry about that.");
+    const id = server.store.listSessions()[0]?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+    const tools = server.store.listMessages(id).filter((message) => message.role === "tool");
+    expect(tools.map((message) => [message.tool_call_id, message.content])).toEqual([
+      ["call_bad", replies[0]],
+      ["call_odd", replies[1]],
+    ]);
+    const ends = server.store.listAuditLogs(id).filter((row) => row.event === "tool_end");
+    expect(ends.map((row) => row.details.ok)).toEqual([true, true]);
+  });
+});
+
 describe("a refused step the upstream says not to retry", () => {
   it("is not waited for: the client hears x-should-retry false and the turn ends failed at once", async () => {
     await start();

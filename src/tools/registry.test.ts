@@ -345,3 +345,37 @@ describe("ToolRegistry.run", () => {
     expect(seen?.aborted).toBe(false);
   });
 });
+
+describe("ToolRegistry otherwise", () => {
+  it("runs calls to names it does not have, under the name called, and is never offered", async () => {
+    const seen: { name: string | undefined; args: unknown }[] = [];
+    const registry = new ToolRegistry([tool("search", { parameters: searchSchema })], {
+      otherwise: tool("anything", {
+        execute: async (args, context: ToolContext) => {
+          seen.push({ name: context.tool_name, args });
+          return "handled";
+        },
+      }),
+    });
+    expect(registry.runsEveryCall).toBe(true);
+    expect(registry.names()).toEqual(["search"]);
+    expect(registry.definitions().map((definition) => definition.name)).toEqual(["search"]);
+    const selected = registry.select(["search"]);
+    expect(selected.runsEveryCall).toBe(true);
+    await expect(selected.run("rm_rf", { path: "/" })).resolves.toMatchObject({
+      ok: true,
+      value: "handled",
+    });
+    expect(seen).toEqual([{ name: "rm_rf", args: { path: "/" } }]);
+    // A tool it has is still its own, validated by its own schema.
+    await expect(registry.run("search", {})).resolves.toMatchObject({
+      ok: false,
+      kind: "invalid_arguments",
+    });
+    expect(new ToolRegistry([tool("search")]).runsEveryCall).toBe(false);
+    await expect(new ToolRegistry([]).run("rm_rf", {})).resolves.toMatchObject({
+      ok: false,
+      kind: "unknown_tool",
+    });
+  });
+});

@@ -50,11 +50,22 @@ interface Entry {
   validator: ValidateFunction;
 }
 
+export interface ToolRegistryOptions {
+  /**
+   * Runs every call to a name the registry does not have, and the registry's owner takes calls
+   * whose arguments are not JSON (`runsEveryCall`): for tools that run elsewhere (a gateway
+   * client's), whose owner answers every call the model made, whatever it wrote. Not offered to
+   * the model: it is in neither `names` nor `definitions`.
+   */
+  otherwise?: Tool;
+}
+
 export class ToolRegistry {
   readonly #entries = new Map<string, Entry>();
+  #otherwise: Entry | undefined;
 
   /** Compiles every tool's schema; a duplicate name or a bad tool → `InvalidInputError`. */
-  constructor(tools: readonly Tool[]) {
+  constructor(tools: readonly Tool[], options: ToolRegistryOptions = {}) {
     for (const tool of tools) {
       checkTool(tool);
       if (this.#entries.has(tool.name)) {
@@ -62,6 +73,14 @@ export class ToolRegistry {
       }
       this.#entries.set(tool.name, { tool, validator: compile(tool) });
     }
+    const { otherwise } = options;
+    if (otherwise !== undefined)
+      this.#otherwise = { tool: otherwise, validator: compile(otherwise) };
+  }
+
+  /** True when every call is run, any name, any arguments (see ToolRegistryOptions.otherwise). */
+  get runsEveryCall(): boolean {
+    return this.#otherwise !== undefined;
   }
 
   has(name: string): boolean {
@@ -88,6 +107,7 @@ export class ToolRegistry {
       throw new InvalidInputError(`unknown ${noun} ${unknown.join(", ")}; ${this.#available()}`);
     }
     const selected = new ToolRegistry([]);
+    selected.#otherwise = this.#otherwise;
     for (const name of names) {
       const entry = this.#entries.get(name);
       if (entry !== undefined) selected.#entries.set(name, entry);
@@ -109,7 +129,7 @@ export class ToolRegistry {
    * `limit: must be <= 10; query: is required`, short enough to send back to a model.
    */
   validate(name: string, args: unknown): { ok: true } | { ok: false; error: string } {
-    const entry = this.#entries.get(name);
+    const entry = this.#entries.get(name) ?? this.#otherwise;
     if (entry === undefined) return { ok: false, error: this.#unknownTool(name) };
     if (!entry.validator(args)) {
       return { ok: false, error: formatSchemaErrors(entry.validator.errors ?? []) };
@@ -125,7 +145,7 @@ export class ToolRegistry {
    * the result comes back at once without waiting for the tool.
    */
   async run(name: string, args: unknown, options: ToolRunOptions = {}): Promise<ToolRunResult> {
-    const entry = this.#entries.get(name);
+    const entry = this.#entries.get(name) ?? this.#otherwise;
     if (entry === undefined) {
       return failure("unknown_tool", this.#unknownTool(name), 0);
     }
@@ -134,7 +154,8 @@ export class ToolRegistry {
     const { signal } = options;
     if (signal?.aborted) return failure("interrupted", "interrupted", 0);
     const timeoutMs = timeoutOf(options.timeout_ms, entry.tool.timeout_ms);
-    return execute(entry.tool, args as Record<string, unknown>, timeoutMs, signal, options.call_id);
+    const call = { call_id: options.call_id, tool_name: name };
+    return execute(entry.tool, args as Record<string, unknown>, timeoutMs, signal, call);
   }
 
   #available(): string {
@@ -152,7 +173,7 @@ function execute(
   args: Record<string, unknown>,
   timeoutMs: number | null,
   signal: AbortSignal | undefined,
-  callId: string | undefined,
+  call: { call_id: string | undefined; tool_name: string },
 ): Promise<ToolRunResult> {
   const controller = new AbortController();
   const startedAt = performance.now();
@@ -189,7 +210,8 @@ function execute(
       pending = Promise.resolve(
         tool.execute(args, {
           signal: controller.signal,
-          ...(callId === undefined ? {} : { call_id: callId }),
+          tool_name: call.tool_name,
+          ...(call.call_id === undefined ? {} : { call_id: call.call_id }),
         }),
       );
     } catch (error) {

@@ -8,6 +8,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The call's id in the conversation, when a turn runs it (the gateway's client tools need it). */
   call_id?: string;
+  /** The name the call was made under: another than the tool's own for a registry's `otherwise`. */
+  tool_name?: string;
 }
 
 /**

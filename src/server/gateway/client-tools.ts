@@ -54,8 +54,22 @@ export class ClientToolBridge {
         execute: (args, context) => this.#wait(name, args, context.call_id, context.signal),
       };
     });
+    // Pass-through: the client got the model's calls as written, a name it does not offer or
+    // arguments that are not JSON included, and its reply to each is what the model is sent.
+    const otherwise: Tool | undefined = options.validate
+      ? undefined
+      : {
+          name: "client_tool",
+          description: "",
+          parameters: { type: "object" },
+          timeout_ms: options.timeout_ms,
+          requires_approval: false,
+          source: "declared",
+          execute: (args, context) =>
+            this.#wait(context.tool_name ?? "client_tool", args, context.call_id, context.signal),
+        };
     try {
-      this.registry = new ToolRegistry(offered);
+      this.registry = new ToolRegistry(offered, otherwise === undefined ? {} : { otherwise });
     } catch (error) {
       throw new InvalidInputError(
         `tools: ${error instanceof Error ? error.message : String(error)}`,
