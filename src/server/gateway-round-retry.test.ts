@@ -176,6 +176,80 @@ describe("a pass-through follow-up from a client that trimmed its history", () =
   });
 });
 
+describe.each([false, true])(
+  "dual_agent: a tool loop whose second step the upstream refuses once (stream: %s)",
+  (stream) => {
+    it("goes on when the client retries the step: one turn, completed, the refused attempt recorded", async () => {
+      await start();
+      const openai = new OpenAI({
+        baseURL: new URL("/v1", server.url).href,
+        apiKey: server.server.token as string,
+        maxRetries: 1,
+        defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
+      });
+      upstream.enqueue(
+        streamReply(
+          completionStream({ text: ['<event name="get_weather">{"city":"Oslo"}</event>'] }),
+        ),
+      );
+      const messages: OpenAI.ChatCompletionMessageParam[] = [
+        { role: "user", content: "Weather in Oslo?" },
+      ];
+      const first = await openai.chat.completions.create({
+        model: "fake",
+        messages,
+        tools: [WEATHER],
+      });
+      const calls = first.choices[0]?.message.tool_calls ?? [];
+      expect(
+        calls.map((call) => (call.type === "function" ? call.function.name : call.type)),
+      ).toEqual(["get_weather"]);
+      // The upstream refuses the next step once; openai-node retries it after the 429.
+      upstream.enqueue(
+        errorReply(429, "slow down", { "retry-after-ms": "10" }),
+        streamReply(completionStream({ text: ["Snow in Oslo."] })),
+      );
+      const next = [
+        ...messages,
+        { role: "assistant" as const, content: null, tool_calls: calls },
+        { role: "tool" as const, tool_call_id: calls[0]?.id as string, content: "3°C, snow" },
+      ];
+      let text = "";
+      if (stream) {
+        const chunks = await openai.chat.completions.create({
+          model: "fake",
+          messages: next,
+          tools: [WEATHER],
+          stream: true,
+        });
+        for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? "";
+      } else {
+        const reply = await openai.chat.completions.create({
+          model: "fake",
+          messages: next,
+          tools: [WEATHER],
+        });
+        text = reply.choices[0]?.message.content ?? "";
+      }
+      expect(text).toBe("Snow in Oslo.");
+      expect(upstream.requests).toHaveLength(3);
+      const id = server.store.listSessions()[0]?.id as string;
+      await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+      expect(server.store.listSessions()).toHaveLength(1);
+      expect(server.store.listTurns(id)).toHaveLength(1);
+      const retries = server.store
+        .listAuditLogs(id)
+        .filter((row) => row.event === "provider_retry");
+      expect(retries).toHaveLength(1);
+      expect(retries[0]?.details).toMatchObject({ status: 429, attempt: 1 });
+      const chat = server.store
+        .usageSummary(id)
+        .calls.filter((call) => call.call_kind === "chat_completion");
+      expect(chat.map((call) => call.metric_key)).toEqual(["chat:1:1", "chat:1:2"]);
+    });
+  },
+);
+
 describe("two conversations whose calls have the same ids and arguments", () => {
   it("a follow-up of one never continues the other's waiting turn, even once its own turn ended", async () => {
     await start();

@@ -94,8 +94,15 @@ export class GatewayTurn {
    * that follow-up's retry (see #retriedBatches).
    */
   #replied: ReadonlyMap<string, string> = new Map();
-  /** Pass-through: a round's call failed before answering; the next follow-up is its retry. */
+  /** A round's call failed before answering; the next follow-up is its retry. */
   #retrying = false;
+  /**
+   * Rendered: the ids the client's last follow-up replied to, which its retry repeats once a
+   * refused call made the turn wait for it (pass-through knows them as handed out).
+   */
+  #replyIds: ReadonlySet<string> = new Set();
+  /** Rendered: the next chat call answers a follow-up (see #renderedCall). */
+  #afterReplies = false;
   #waitTimer: ReturnType<typeof setTimeout> | null = null;
   /**
    * Rendered segments: where text was last written. A round that follows one whose calls the lab
@@ -135,7 +142,9 @@ export class GatewayTurn {
       ? new WatchedModel(setup.chat_model, (request, options) =>
           this.#passThroughCall(request, options),
         )
-      : new WatchedModel(setup.chat_model);
+      : new WatchedModel(setup.chat_model, (request, options) =>
+          this.#renderedCall(request, options),
+        );
     this.#event = new WatchedModel(setup.event_model);
     // A macrotask later, so the server has written the response's head and first bytes.
     const running =
@@ -164,6 +173,7 @@ export class GatewayTurn {
    */
   waitsFor(ids: readonly string[]): boolean {
     if (ids.some((id) => this.#bridge.has(id))) return true;
+    if (this.#retrying && ids.some((id) => this.#replyIds.has(id))) return !this.#ended;
     return this.#passThrough && !this.#ended && ids.some((id) => this.#handedOut.has(id));
   }
 
@@ -241,7 +251,9 @@ export class GatewayTurn {
       return true;
     }
     this.#replied = handedOut;
+    this.#replyIds = new Set(replies.map((reply) => reply.tool_call_id));
     if (this.#passThrough) this.#pushBody(request.body);
+    else this.#afterReplies = true;
     const ids = replyIds(replies);
     for (const [index, reply] of replies.entries()) {
       const id = ids[index] as string;
@@ -507,6 +519,53 @@ export class GatewayTurn {
   }
 
   /**
+   * Rendered (dual_agent, sim): the call that answers a follow-up is retried the client's way when
+   * the upstream refuses it (after the adapter's own retries), as in pass-through: the follow-up
+   * fails with the upstream's error and the client's retry of it makes the next attempt. Other
+   * calls (the turn's first, the rounds the lab goes on with itself) go as they are.
+   */
+  async #renderedCall(
+    request: ChatModelRequest,
+    options: StreamOptions,
+  ): Promise<AsyncIterable<ChatModelPart>> {
+    if (!this.#afterReplies) return this.#chat.inner.stream(request, options);
+    this.#afterReplies = false;
+    return new PartStream(this.#retriedRenderedBatches(request, options));
+  }
+
+  async *#retriedRenderedBatches(
+    request: ChatModelRequest,
+    options: StreamOptions,
+  ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
+    // The adapter numbers its attempts from 1 at each call: this call's go on from the last.
+    let attempts = 0;
+    for (;;) {
+      const segment = this.#segment;
+      let answered = false;
+      let tried = 1;
+      try {
+        for await (const batch of batchesOf(this.#chat.inner.stream(request, options))) {
+          answered ||= batch.some((part) => part.type !== "retry");
+          yield batch.map((part) => {
+            if (part.type !== "retry") return part;
+            tried = part.attempt + 1;
+            return { ...part, attempt: attempts + part.attempt };
+          });
+        }
+        return;
+      } catch (error) {
+        if (answered || options.signal?.aborted || !clientRetries(error)) throw error;
+        attempts += tried;
+        segment.fail(error);
+        this.#retrying = true;
+        yield [retryPart(attempts, error)];
+        await this.#nextBody(options, error);
+        this.#bodies.shift();
+      }
+    }
+  }
+
+  /**
    * A later round's call, attempt after attempt: when the upstream refuses one before answering in
    * a way a client retries (429, 5xx, 408, 409, no connection), the client hears of it as from the
    * upstream, and its retry of the same follow-up is the call's next attempt (a `retry` part for
@@ -549,15 +608,7 @@ export class GatewayTurn {
         segment.fail(error);
         this.#retrying = true;
         this.#handedOut = new Map(this.#replied);
-        yield [
-          {
-            type: "retry",
-            attempt,
-            status: error instanceof ProviderApiError ? error.status : null,
-            reason: `${redactSecretText(error.message)}; the client's retry of the request makes the next attempt`,
-            delay_ms: 0,
-          },
-        ];
+        yield [retryPart(attempt, error)];
       }
     }
   }
@@ -674,6 +725,20 @@ function answerFinish(reason: string | null): SegmentFinish {
 const RETRY_WAIT_MS = 2 * 60_000;
 
 /** Statuses openai-node and the AI SDK retry (and a connection that failed). */
+/** The record of an attempt the upstream refused, whose next attempt is the client's retry. */
+function retryPart(
+  attempt: number,
+  error: ProviderApiError | ProviderConnectionError,
+): ChatModelPart {
+  return {
+    type: "retry",
+    attempt,
+    status: error instanceof ProviderApiError ? error.status : null,
+    reason: `${redactSecretText(error.message)}; the client's retry of the request makes the next attempt`,
+    delay_ms: 0,
+  };
+}
+
 function clientRetries(error: unknown): error is ProviderApiError | ProviderConnectionError {
   if (error instanceof ProviderConnectionError) return true;
   if (!(error instanceof ProviderApiError)) return false;
