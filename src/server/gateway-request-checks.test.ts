@@ -175,6 +175,29 @@ describe("images in a conversation", () => {
     expect(sessions()).toStrictEqual([]);
   });
 
+  it("dual_agent sends a user message of several text parts one part per line", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["Done."] })));
+    await new OpenAI({
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: server.server.token as string,
+      maxRetries: 0,
+      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
+    }).chat.completions.create({
+      model: "fake",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Summarise:" },
+            { type: "text", text: "the build log" },
+          ],
+        },
+      ],
+    });
+    const sent = upstream.requests[0]?.body as { messages: { role: string; content: string }[] };
+    expect(sent.messages.at(-1)).toEqual({ role: "user", content: "Summarise:\nthe build log" });
+  });
+
   it("dual_agent takes a conversation whose assistant message is a refusal part (not media)", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Fine, here it is."] })));
     const reply = await new OpenAI({

@@ -11,14 +11,18 @@ export type RequestKind =
   | { kind: "user"; message: string }
   | { kind: "tool_replies"; replies: { tool_call_id: string; content: string }[] };
 
-/** Text content as a string: the text parts of a part list, joined (images are not text). */
+/**
+ * Text content as a string: the text parts of a part list, one per line, as vLLM joins them for
+ * a model's template (images are not text). Run together, `["Summarise:", "the log"]` read as
+ * "Summarise:the log".
+ */
 export function textOf(content: RequestMessage["content"]): string {
   if (content === null || content === undefined) return "";
   if (typeof content === "string") return content;
   return content
     .filter((part) => part.type === "text" && typeof part.text === "string")
     .map((part) => part.text as string)
-    .join("");
+    .join("\n");
 }
 
 /**
