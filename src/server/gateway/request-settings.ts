@@ -19,6 +19,16 @@ const SAMPLING = {
 
 type SamplingName = keyof typeof SAMPLING;
 
+/**
+ * Each field checked as the one key of an object, so a refusal names it as `param`. Made once:
+ * schemas built per request were a measurable part of the gateway's time to first token.
+ */
+const CHECKS = Object.fromEntries(
+  Object.entries(SAMPLING).map(([name, schema]) => [name, z.strictObject({ [name]: schema })]),
+) as unknown as {
+  [Name in SamplingName]: z.ZodType<Record<Name, z.output<(typeof SAMPLING)[Name]>>>;
+};
+
 /** What a session's chat agent holds of them (`max_completion_tokens` as `max_tokens`). */
 export type RequestSampling = Pick<
   AgentConfig,
@@ -39,8 +49,8 @@ export function requestSampling(
   const valid = <Name extends SamplingName>(name: Name) => {
     const value = body[name];
     if (value === undefined || value === null) return undefined;
-    const checked = z.strictObject({ [name]: SAMPLING[name] }).safeParse({ [name]: value });
-    if (checked.success) return checked.data[name] as z.output<(typeof SAMPLING)[Name]>;
+    const checked = CHECKS[name].safeParse({ [name]: value });
+    if (checked.success) return checked.data[name];
     if (passThrough) return undefined;
     throw checked.error;
   };
