@@ -110,4 +110,63 @@ describe("a run this worker claims again after its own lease lapsed", () => {
     expect(runs[0]?.turns.map((turn) => turn.status)).toEqual(["completed", "completed"]);
     expect(store.listSessions()).toHaveLength(1);
   });
+
+  it("an earlier attempt whose attach lands after the new one's: its session is not the run's, and no second run is made", async () => {
+    let attaches = 0;
+    let releaseFirst: () => void = () => {};
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    let away = true;
+    const late = new Proxy(queue, {
+      get(target, name, receiver) {
+        if (name === "renew") {
+          return async (...args: Parameters<RunQueue["renew"]>) => {
+            if (away) throw new Error("the database is away");
+            return target.renew(...args);
+          };
+        }
+        if (name === "attach") {
+          return async (...args: Parameters<RunQueue["attach"]>) => {
+            attaches += 1;
+            if (attaches === 1) {
+              // Sent while the database is away; it gets through after the claim again.
+              await firstHeld;
+              return target.attach(...args);
+            }
+            const attached = await target.attach(...args);
+            away = false;
+            setTimeout(releaseFirst, 20);
+            return attached;
+          };
+        }
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const providers = createLabProviders();
+    let outcome: WorkerOutcome;
+    try {
+      outcome = await runWorker({
+        queue: late,
+        store,
+        providers,
+        experimentId: EXPERIMENT,
+        suite: SUITE,
+        concurrency: 2,
+        leaseMs: 300,
+      });
+    } finally {
+      await providers.tools.close();
+    }
+    expect(attaches).toBe(2);
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.ran).toBe(1);
+    const runs = await findExperimentRuns(store, EXPERIMENT);
+    expect(runs).toHaveLength(1);
+    expect(store.listSessions()).toHaveLength(1);
+    expect(await queue.sessionOf(EXPERIMENT, runs[0]?.tag.run_key as string)).toBe(
+      runs[0]?.session.id,
+    );
+  });
 });

@@ -71,18 +71,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   const scenarios = new Map(options.suite.scenarios.map((scenario) => [scenario.id, scenario]));
   const running = new Map<string, AbortController>();
   /** Each run key's latest attempt in this worker: only it may speak for the run to the queue. */
-  const latest = new Map<string, symbol>();
+  const attempts = new Map<string, AbortController>();
   /**
    * A queue or store operation, tried again while the database is away (a restart, a network
    * cut), up to OUTAGE_LIMIT_MS: a team's shared database restarting for a second ended every
    * worker, and the experiment with them. Any other failure is thrown at once.
    */
-  const steady = <T>(work: () => Promise<T>): Promise<T> =>
+  const steady = <T>(work: () => Promise<T>, stop: AbortSignal | undefined = signal): Promise<T> =>
     untilDatabaseAnswers(work, {
       limit_ms: options.outageLimitMs ?? OUTAGE_LIMIT_MS,
       every_ms: OUTAGE_RETRY_MS,
       onAway: options.onOutage,
-      signal,
+      signal: stop,
     });
   const renewal = setInterval(
     () => {
@@ -115,45 +115,63 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     }
     // This worker held the run before and its lease lapsed (the database was away longer than
     // the lease), so it claimed the run again: its earlier attempt may still be going, on the
-    // session this one deletes as stale. That attempt stops, and no longer speaks for the run:
-    // its failure ("session not found") once ended the run this attempt was running.
-    running.get(claimed.run_key)?.abort(new Error(`claimed ${claimed.run_key} again`));
-    const attempt = Symbol(claimed.run_key);
-    latest.set(claimed.run_key, attempt);
-    const run = { cell, scenario, repetition: claimed.repetition, run_key: claimed.run_key };
+    // session this one deletes as stale. That attempt stops, and no longer speaks for the run
+    // (its failure, "session not found", once ended the run this attempt was running); the
+    // queue refuses what it still sends under its claim's attempt number (a late attach).
+    const key = claimed.run_key;
+    attempts.get(key)?.abort(new Error(`claimed ${key} again`));
+    const controller = new AbortController();
+    attempts.set(key, controller);
+    const current = () => attempts.get(key) === controller;
+    const run = { cell, scenario, repetition: claimed.repetition, run_key: key };
     try {
-      await runAttempt(claimed, run, () => latest.get(claimed.run_key) === attempt);
+      await runAttempt(claimed, run, current, controller);
+    } catch (error) {
+      // A stopped attempt's wait for the database ends with the stop: the new one goes on.
+      if (current()) throw error;
+      outcome.lost += 1;
     } finally {
-      if (latest.get(claimed.run_key) === attempt) latest.delete(claimed.run_key);
+      if (current()) attempts.delete(key);
     }
   };
 
-  /** One attempt at a claimed run; `current` is false once this worker claimed the run again. */
+  /**
+   * One attempt at a claimed run; `current` is false, and `controller` aborted, once this worker
+   * claimed the run again.
+   */
   const runAttempt = async (
     claimed: ClaimedRun,
     run: PlannedRun,
     current: () => boolean,
+    controller: AbortController,
   ): Promise<void> => {
     const { scenario } = run;
+    const { attempt } = claimed;
+    const stop =
+      signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
     const previous = claimed.previous_session;
     // A worker that stopped between its last turn and recording the run done left a whole run.
     if (
       previous !== null &&
-      (await steady(async () => options.store.getSession(previous))) !== null
+      (await steady(async () => options.store.getSession(previous), stop)) !== null
     ) {
-      const turns = await steady(async () => options.store.listTurns(previous));
+      const turns = await steady(async () => options.store.listTurns(previous), stop);
       if (isRunComplete(turns, scenario.turns.length)) {
         const failed = turns.some((turn) => turn.status === "failed");
-        await finish(claimed.run_key, failed ? "failed" : "finished", null, current);
+        await finish(claimed.run_key, failed ? "failed" : "finished", null, current, attempt);
         return;
       }
     }
     const sessionId = randomUUID();
-    if (!(await steady(() => queue.attach(experimentId, claimed.run_key, worker, sessionId)))) {
+    if (
+      !(await steady(
+        () => queue.attach(experimentId, claimed.run_key, worker, sessionId, attempt),
+        stop,
+      ))
+    ) {
       outcome.lost += 1;
       return;
     }
-    const controller = new AbortController();
     running.set(claimed.run_key, controller);
     const context: RunExecution = {
       store: options.store,
@@ -161,8 +179,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       suite: options.suite,
       suiteFile: options.suiteFile,
       experimentId,
-      signal:
-        signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]),
+      signal: stop,
     };
     let end: RunEnd;
     try {
@@ -173,7 +190,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
-      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message)))
+      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message, attempt)))
         outcome.errors.push({ run_key: claimed.run_key, message });
       return;
     } finally {
@@ -196,14 +213,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
           ? controller.signal.reason.message
           : controller.signal.reason,
       )})`;
-      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message))) {
+      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message, attempt))) {
         outcome.errors.push({ run_key: claimed.run_key, message });
         return;
       }
       await dropLost(claimed.run_key, sessionId);
       return;
     }
-    await finish(claimed.run_key, end, sessionId, current);
+    await finish(claimed.run_key, end, sessionId, current, attempt);
   };
 
   const finish = async (
@@ -211,8 +228,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     end: RunOutcome,
     sessionId: string | null,
     current: () => boolean,
+    attempt: number,
   ) => {
-    if (current() && (await steady(() => queue.finish(experimentId, runKey, worker, end)))) {
+    if (
+      current() &&
+      (await steady(() => queue.finish(experimentId, runKey, worker, end, attempt)))
+    ) {
       outcome.ran += 1;
       if (end === "failed") outcome.failed += 1;
     } else if (sessionId !== null) {

@@ -94,6 +94,24 @@ function queueContract(name: string, open: () => RunQueue) {
       expect((await queue.counts(id)).reclaimed).toBe(1);
     });
 
+    it("a worker that claims its own lapsed run again: the earlier attempt's attach, finish and fail change nothing", async () => {
+      const queue = open();
+      const id = freshId();
+      await queue.addRuns(id, plan(1));
+      const first = await queue.claim(id, "A", -1000);
+      const again = await queue.claim(id, "A", 60_000);
+      const key = again?.run_key ?? "";
+      expect([first?.attempt, again?.attempt, again?.run_key]).toEqual([1, 2, first?.run_key]);
+      expect(await queue.attach(id, key, "A", "session-2", 2)).toBe(true);
+      // The first attempt's attach, sent before the claim again, lands after it.
+      expect(await queue.attach(id, key, "A", "session-1", 1)).toBe(false);
+      expect(await queue.sessionOf(id, key)).toBe("session-2");
+      expect(await queue.fail(id, key, "A", "session not found", 1)).toBe(false);
+      expect(await queue.finish(id, key, "A", "finished", 1)).toBe(false);
+      expect(await queue.finish(id, key, "A", "finished", 2)).toBe(true);
+      expect(await queue.counts(id)).toMatchObject({ done: 1, errors: 0 });
+    });
+
     it("takes back a stopped worker's runs, keeping their session for the next claimer", async () => {
       const queue = open();
       const id = freshId();

@@ -83,8 +83,18 @@ export interface RunQueue {
   reconcile(experimentId: string, changes: Reconciliation): Promise<void>;
   /** The next pending run (a lapsed lease first), claimed for `leaseMs`; null when none. */
   claim(experimentId: string, worker: string, leaseMs: number): Promise<ClaimedRun | null>;
-  /** Records the attempt's session before it is made; false when the claim was lost. */
-  attach(experimentId: string, runKey: string, worker: string, sessionId: string): Promise<boolean>;
+  /**
+   * Records the attempt's session before it is made; false when the claim was lost. `attempt`
+   * (the claim's, ClaimedRun.attempt), here and in `finish` and `fail`: a later claim of the run
+   * by the same worker (its own lease lapsed) makes an earlier attempt's call change nothing.
+   */
+  attach(
+    experimentId: string,
+    runKey: string,
+    worker: string,
+    sessionId: string,
+    attempt?: number,
+  ): Promise<boolean>;
   /** Extends every lease the worker holds; returns the run keys it still holds. */
   renew(experimentId: string, worker: string, leaseMs: number): Promise<Set<string>>;
   /** Done, only while this worker holds the run: false (nothing changed) otherwise. */
@@ -93,9 +103,16 @@ export interface RunQueue {
     runKey: string,
     worker: string,
     outcome: RunOutcome,
+    attempt?: number,
   ): Promise<boolean>;
   /** Could not run, only while this worker holds it. */
-  fail(experimentId: string, runKey: string, worker: string, message: string): Promise<boolean>;
+  fail(
+    experimentId: string,
+    runKey: string,
+    worker: string,
+    message: string,
+    attempt?: number,
+  ): Promise<boolean>;
   /** The session the run's row names now (the current attempt's, or the one it was done with). */
   sessionOf(experimentId: string, runKey: string): Promise<string | null>;
   /** Gives the worker's claimed runs back (pending, their session kept for the next claimer). */

@@ -204,11 +204,13 @@ export class PostgresRunQueue implements RunQueue {
     runKey: string,
     worker: string,
     sessionId: string,
+    attempt?: number,
   ): Promise<boolean> {
     const result = await this.#pool.query(
       `UPDATE queued_runs SET session_id = $4
-       WHERE experiment_id = $1 AND run_key = $2 AND state = 'claimed' AND worker = $3`,
-      [experimentId, runKey, worker, sessionId],
+       WHERE experiment_id = $1 AND run_key = $2 AND state = 'claimed' AND worker = $3
+         AND ($5::int IS NULL OR attempts = $5)`,
+      [experimentId, runKey, worker, sessionId, attempt ?? null],
     );
     return result.rowCount === 1;
   }
@@ -227,8 +229,13 @@ export class PostgresRunQueue implements RunQueue {
     runKey: string,
     worker: string,
     outcome: RunOutcome,
+    attempt?: number,
   ): Promise<boolean> {
-    return this.#end(experimentId, runKey, worker, { state: "done", outcome, error: null });
+    return this.#end(experimentId, runKey, worker, attempt, {
+      state: "done",
+      outcome,
+      error: null,
+    });
   }
 
   async fail(
@@ -236,8 +243,9 @@ export class PostgresRunQueue implements RunQueue {
     runKey: string,
     worker: string,
     message: string,
+    attempt?: number,
   ): Promise<boolean> {
-    return this.#end(experimentId, runKey, worker, {
+    return this.#end(experimentId, runKey, worker, attempt, {
       state: "error",
       outcome: null,
       error: message,
@@ -249,13 +257,15 @@ export class PostgresRunQueue implements RunQueue {
     experimentId: string,
     runKey: string,
     worker: string,
+    attempt: number | undefined,
     end: RunEnding,
   ): Promise<boolean> {
     const result = await this.#pool.query(
       `UPDATE queued_runs SET state = $4, outcome = $5, error = $6, lease_until = NULL,
          finished_at = clock_timestamp()
-       WHERE experiment_id = $1 AND run_key = $2 AND state = 'claimed' AND worker = $3`,
-      [experimentId, runKey, worker, end.state, end.outcome, end.error],
+       WHERE experiment_id = $1 AND run_key = $2 AND state = 'claimed' AND worker = $3
+         AND ($7::int IS NULL OR attempts = $7)`,
+      [experimentId, runKey, worker, end.state, end.outcome, end.error, attempt ?? null],
     );
     return result.rowCount === 1;
   }

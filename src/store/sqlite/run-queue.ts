@@ -196,14 +196,17 @@ export class SqliteRunQueue implements RunQueue {
     runKey: string,
     worker: string,
     sessionId: string,
+    attempt?: number,
   ): Promise<boolean> {
     return (
       this.#db
         .prepare(
           `UPDATE queued_runs SET session_id = ?
-           WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?`,
+           WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?
+             AND (? IS NULL OR attempts = ?)`,
         )
-        .run(sessionId, experimentId, runKey, worker).changes === 1
+        .run(sessionId, experimentId, runKey, worker, attempt ?? null, attempt ?? null).changes ===
+      1
     );
   }
 
@@ -223,8 +226,9 @@ export class SqliteRunQueue implements RunQueue {
     runKey: string,
     worker: string,
     outcome: RunOutcome,
+    attempt?: number,
   ): Promise<boolean> {
-    return this.#end(experimentId, runKey, worker, "done", outcome, null);
+    return this.#end(experimentId, runKey, { worker, attempt }, "done", outcome, null);
   }
 
   async fail(
@@ -232,26 +236,30 @@ export class SqliteRunQueue implements RunQueue {
     runKey: string,
     worker: string,
     message: string,
+    attempt?: number,
   ): Promise<boolean> {
-    return this.#end(experimentId, runKey, worker, "error", null, message);
+    return this.#end(experimentId, runKey, { worker, attempt }, "error", null, message);
   }
 
   /** One UPDATE that checks the holder: a worker that lost the run changes nothing. */
   #end(
     experimentId: string,
     runKey: string,
-    worker: string,
+    holder: { worker: string; attempt: number | undefined },
     state: "done" | "error",
     outcome: RunOutcome | null,
     error: string | null,
   ): boolean {
+    const attempt = holder.attempt ?? null;
     return (
       this.#db
         .prepare(
           `UPDATE queued_runs SET state = ?, outcome = ?, error = ?, lease_until = NULL, finished_at = ?
-           WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?`,
+           WHERE experiment_id = ? AND run_key = ? AND state = 'claimed' AND worker = ?
+             AND (? IS NULL OR attempts = ?)`,
         )
-        .run(state, outcome, error, now(), experimentId, runKey, worker).changes === 1
+        .run(state, outcome, error, now(), experimentId, runKey, holder.worker, attempt, attempt)
+        .changes === 1
     );
   }
 
