@@ -124,13 +124,17 @@ export async function buildExperimentView(options: BuildReportOptions): Promise<
     const { tag, run_key: runKey } = stored;
     storedRuns += 1;
     suite ??= tag.suite;
-    if (!storedCells.has(tag.cell)) {
+    const known = storedCells.get(tag.cell);
+    if (known === undefined) {
       storedCells.set(tag.cell, {
         id: tag.cell,
         label: tag.cell_label || tag.cell,
         chat_model: stored.chat_model,
         ...(tag.cell_order !== undefined ? { order: tag.cell_order } : {}),
       });
+    } else if (known.order === undefined && tag.cell_order !== undefined) {
+      // The cell's first runs were recorded before runs carried it (an experiment resumed).
+      known.order = tag.cell_order;
     }
     if (!scenarioOrder.has(tag.scenario)) scenarioOrder.set(tag.scenario, scenarioOrder.size);
     if (options.prices === undefined) {

@@ -172,6 +172,19 @@ it("lists the cells in the suite's order however their sessions' times fall (wor
   const fromStore = await experimentReportFromStore(lab.store, outcome.experiment_id);
   expect(fromStore.cells.map((cell) => cell.cell)).toEqual(order);
   expect(outcome.report.cells.map((cell) => cell.cell)).toEqual(order);
+  // Resumed across the upgrade: the first cell's first runs were recorded without the order.
+  const older = new Database(lab.store.path);
+  older
+    .prepare(
+      `UPDATE sessions SET config_json = json_remove(config_json, '$.experiment.cell_order')
+       WHERE id IN (SELECT id FROM sessions
+         WHERE json_extract(config_json, '$.experiment.cell') = ? AND
+           json_extract(config_json, '$.experiment.repetition') = 1)`,
+    )
+    .run(order[0]);
+  older.close();
+  const resumed = await experimentReportFromStore(lab.store, outcome.experiment_id);
+  expect(resumed.cells.map((cell) => cell.cell)).toEqual(order);
 });
 
 it("prices calls recorded without any price from each session's config and the tags' prices", async () => {

@@ -88,6 +88,19 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
     expect(sessions()[0]?.config.event_agent).not.toHaveProperty("max_tokens");
   });
 
+  it("takes an empty stop, as some clients send for none, as no stop sequence", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["One."] })));
+    upstream.enqueue(streamReply(completionStream({ text: ["Two."] })));
+    for (const stop of ["", []]) {
+      await client("dual_agent").chat.completions.create({
+        model: "fake",
+        messages: [{ role: "user", content: "Count" }],
+        stop: stop as string,
+      });
+    }
+    for (const request of upstream.requests) expect(request.body).not.toHaveProperty("stop");
+  });
+
   it("takes the deprecated max_tokens, and a list of stop sequences", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Yes."] })));
     await client("dual_agent").chat.completions.create({
@@ -104,7 +117,7 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
     ["top_p", 1.5, "top_p"],
     ["seed", 1.5, "seed"],
     ["stop", ["a", "b", "c", "d", "e"], "stop"],
-    ["stop", "", "stop"],
+    ["stop", ["END", ""], "stop.1"],
   ])("refuses %s %j naming it, before any call", async (field, value, param) => {
     const refused = client("dual_agent").chat.completions.create({
       model: "fake",

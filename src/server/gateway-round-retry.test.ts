@@ -176,9 +176,14 @@ describe("a pass-through follow-up from a client that trimmed its history", () =
   });
 });
 
-describe.each([false, true])(
-  "dual_agent: a tool loop whose second step the upstream refuses once (stream: %s)",
-  (stream) => {
+describe.each([
+  { stream: false, trimmed: false },
+  { stream: true, trimmed: false },
+  // Only the calls and their replies: the client dropped the user message to save context.
+  { stream: false, trimmed: true },
+])(
+  "dual_agent: a tool loop whose second step the upstream refuses once (stream: $stream, trimmed: $trimmed)",
+  ({ stream, trimmed }) => {
     it("goes on when the client retries the step: one turn, completed, the refused attempt recorded", async () => {
       await start();
       const openai = new OpenAI({
@@ -210,7 +215,7 @@ describe.each([false, true])(
         streamReply(completionStream({ text: ["Snow in Oslo."] })),
       );
       const next = [
-        ...messages,
+        ...(trimmed ? [] : messages),
         { role: "assistant" as const, content: null, tool_calls: calls },
         { role: "tool" as const, tool_call_id: calls[0]?.id as string, content: "3°C, snow" },
       ];

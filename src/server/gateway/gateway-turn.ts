@@ -207,10 +207,9 @@ export class GatewayTurn {
    */
   handedOut(calls: readonly { id: string; arguments: string }[]): boolean {
     // As the client got them: in pass-through, the upstream's own as its bytes went out (the
-    // runtime may not have read them yet), else as the lab validated them.
-    const mine = this.#passThrough
-      ? this.#handedOut
-      : new Map([...this.#round.at_client].map(([id, call]) => [id, call.arguments]));
+    // runtime may not have read them yet), else as the lab validated them; while the turn waits
+    // for a retry, those of the follow-up that failed.
+    const mine = this.#passThrough || this.#retrying ? this.#handedOut : atClient(this.#round);
     const compared = calls.filter((call) => mine.has(call.id));
     return compared.length > 0 && compared.every((call) => mine.get(call.id) === call.arguments);
   }
@@ -241,8 +240,8 @@ export class GatewayTurn {
   ): boolean {
     if (!this.waitsFor(replies.map((reply) => reply.tool_call_id))) return false;
     this.#segment = this.#adopt(request.segment);
+    const handedOut = this.#passThrough ? this.#handedOut : atClient(this.#round);
     this.#round = newRoundWatch();
-    const handedOut = this.#handedOut;
     this.#handedOut = new Map();
     if (this.#retrying) {
       // The same replies again, for the call that failed: its body is the next attempt's.
@@ -519,6 +518,17 @@ export class GatewayTurn {
   }
 
   /**
+   * A follow-up's call the upstream refused before answering: the client hears the refusal as
+   * the upstream's, and the turn waits for its retry of that follow-up (the calls it had count
+   * as handed out again).
+   */
+  #refused(segment: GatewaySegment, error: unknown): void {
+    segment.fail(error);
+    this.#retrying = true;
+    this.#handedOut = new Map(this.#replied);
+  }
+
+  /**
    * Rendered (dual_agent, sim): the call that answers a follow-up is retried the client's way when
    * the upstream refuses it (after the adapter's own retries), as in pass-through: the follow-up
    * fails with the upstream's error and the client's retry of it makes the next attempt. Other
@@ -556,8 +566,7 @@ export class GatewayTurn {
       } catch (error) {
         if (answered || options.signal?.aborted || !clientRetries(error)) throw error;
         attempts += tried;
-        segment.fail(error);
-        this.#retrying = true;
+        this.#refused(segment, error);
         yield [retryPart(attempts, error)];
         await this.#nextBody(options, error);
         this.#bodies.shift();
@@ -605,9 +614,7 @@ export class GatewayTurn {
       } catch (error) {
         if (answered || options.signal?.aborted || !clientRetries(error)) throw error;
         failed = error;
-        segment.fail(error);
-        this.#retrying = true;
-        this.#handedOut = new Map(this.#replied);
+        this.#refused(segment, error);
         yield [retryPart(attempt, error)];
       }
     }
@@ -682,6 +689,11 @@ interface RoundWatch {
   model_done: boolean;
 }
 
+/** A rendered round's calls as the client got them: id → arguments. */
+function atClient(round: RoundWatch): Map<string, string> {
+  return new Map([...round.at_client].map(([id, call]) => [id, call.arguments]));
+}
+
 function newRoundWatch(): RoundWatch {
   return { calls: new Map(), settled: new Set(), at_client: new Map(), model_done: false };
 }
@@ -724,7 +736,6 @@ function answerFinish(reason: string | null): SegmentFinish {
 /** How long a round whose call failed waits for the client's retry (openai-node's is seconds). */
 const RETRY_WAIT_MS = 2 * 60_000;
 
-/** Statuses openai-node and the AI SDK retry (and a connection that failed). */
 /** The record of an attempt the upstream refused, whose next attempt is the client's retry. */
 function retryPart(
   attempt: number,
@@ -739,6 +750,7 @@ function retryPart(
   };
 }
 
+/** Statuses openai-node and the AI SDK retry (and a connection that failed). */
 function clientRetries(error: unknown): error is ProviderApiError | ProviderConnectionError {
   if (error instanceof ProviderConnectionError) return true;
   if (!(error instanceof ProviderApiError)) return false;

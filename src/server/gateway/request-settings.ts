@@ -64,7 +64,10 @@ export function requestSampling(
   if (topP !== undefined) sampling.top_p = topP;
   const seed = valid("seed");
   if (seed !== undefined) sampling.seed = seed;
-  const stop = valid("stop");
+  // An empty stop (`""`, `[]`), as some clients send for none, is no stop sequence.
+  const given = body.stop;
+  const stop =
+    given === "" || (Array.isArray(given) && given.length === 0) ? undefined : valid("stop");
   if (stop !== undefined) sampling.stop = typeof stop === "string" ? [stop] : stop;
   return sampling;
 }
