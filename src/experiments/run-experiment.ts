@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurnOfEventLoop } from "node:timers/promises";
 import { z } from "zod";
-import type { ExperimentReport, Suite } from "../domain/experiment.js";
+import type { Cell, ExperimentReport, Suite } from "../domain/experiment.js";
 import { parseInput } from "../domain/validation.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
 import type { RunError } from "../store/run-queue.js";
@@ -18,6 +18,11 @@ export interface RunExperimentOptions {
   suite: Suite;
   /** Where the suite came from; recorded in each run's tag. */
   suiteFile?: string;
+  /**
+   * Each cell's place in the suite the runs belong to, when `suite` is a part of it (the server
+   * runs chosen cells one suite each): the runs' tags carry it, so a report lists cells in it.
+   */
+  cellOrder?: ReadonlyMap<string, number>;
   /** Default: `experimentIdOf(suite)`. Running again with the same id resumes. */
   experimentId?: string;
   /** Runs at once; default the suite's `concurrency`. */
@@ -76,7 +81,11 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
     "runExperiment",
   );
   const experimentId = options.experimentId ?? experimentIdOf(suite);
-  const cells = expandCells(suite);
+  const order = options.cellOrder;
+  const cells = expandCells(suite).map((cell): Cell => {
+    const place = order?.get(cell.id);
+    return place === undefined ? cell : { ...cell, order: place };
+  });
   const planned = () => plannedRuns(suite, cells, counts.repetitions);
   const context: RunExecution = {
     store,

@@ -64,10 +64,12 @@ export function singleCellSuite(suite: Suite, cell: Cell): Suite {
       },
     }),
   );
+  // The same cell but for its place, which in a suite of one is the first.
+  const same = (made: Cell) => JSON.stringify({ ...made, order: cell.order }) === wanted;
   const wanted = JSON.stringify(cell);
   for (const candidate of candidates) {
     const made = expandCells(candidate);
-    if (made.length === 1 && JSON.stringify(made[0]) === wanted) return candidate;
+    if (made.length === 1 && same(made[0] as Cell)) return candidate;
   }
   throw new InvalidInputError(`cells: cell ${cell.id} cannot be run on its own`);
 }
@@ -168,6 +170,7 @@ export async function launchExperiment(
         return await runSegments(experiment, segments, {
           ...deps,
           request,
+          cellOrder: new Map(expandCells(suite).map((cell) => [cell.id, cell.order ?? 0])),
           repetitions,
           concurrency,
           onStarted: (plan) => {
@@ -189,6 +192,7 @@ export async function launchExperiment(
 
 interface SegmentOptions extends LaunchDependencies {
   request: LaunchRequest;
+  cellOrder: ReadonlyMap<string, number>;
   repetitions: number;
   concurrency: number;
   onStarted(plan: { total: number; skipped: number }): void;
@@ -252,6 +256,8 @@ async function runSegments(
     const outcome = await runExperiment({
       store: observed,
       suite: segment,
+      // A chosen cell's runs carry its place in the whole suite, as the whole suite's do.
+      cellOrder: options.cellOrder,
       suiteFile: request.file,
       experimentId: experiment.id,
       signal: experiment.signal,

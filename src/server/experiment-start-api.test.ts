@@ -258,6 +258,17 @@ describe("HTTP API: starting experiments", () => {
     expect((await events(started.events_url)).at(-1)?.event).toBe("done");
     const runs = await sessions(`&experiment=${started.experiment_id}`);
     expect(runs.map((run) => run.tool_invocation_mode)).toStrictEqual(["dual_agent", "dual_agent"]);
+    // Run on its own, the cell keeps its place in the whole suite (its report orders by it).
+    const places = runs.map(
+      (run) =>
+        (lab.store.getSession(run.id)?.config.experiment as { cell_order?: number })?.cell_order,
+    );
+    const quick = await (await lab.api("/api/suites")).json();
+    const dualPlace = (quick as { suites: { name: string; cells: { id: string }[] }[] }).suites
+      .find((suite) => suite.name === "quick")
+      ?.cells.findIndex((cell) => cell.id === DUAL_CELL);
+    expect(dualPlace).toBeGreaterThan(0);
+    expect(places).toStrictEqual([dualPlace, dualPlace]);
     // The whole suite later: the dual cell's first repetitions are already there.
     const all = await start({ suite: "quick" });
     expect(all).toMatchObject({ experiment_id: started.experiment_id, total: 8, skipped: 2 });
