@@ -37,11 +37,12 @@ afterEach(async () => {
   await upstream.close();
 });
 
-const client = () =>
+const client = (mode?: "dual_agent") =>
   new OpenAI({
     baseURL: new URL("/v1", server.url).href,
     apiKey: server.server.token as string,
     maxRetries: 0,
+    ...(mode === undefined ? {} : { defaultHeaders: { "X-Agent-Lab-Mode": mode } }),
   });
 
 function sessions() {
@@ -156,12 +157,7 @@ describe("images in a conversation", () => {
   });
 
   it("dual_agent, which writes its request from the text, refuses one naming the message, before any call", async () => {
-    const refused = new OpenAI({
-      baseURL: new URL("/v1", server.url).href,
-      apiKey: server.server.token as string,
-      maxRetries: 0,
-      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
-    }).chat.completions.create({
+    const refused = client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [withImage("What is on this screen?")],
     });
@@ -177,12 +173,7 @@ describe("images in a conversation", () => {
 
   it("dual_agent sends a user message of several text parts one part per line", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Done."] })));
-    await new OpenAI({
-      baseURL: new URL("/v1", server.url).href,
-      apiKey: server.server.token as string,
-      maxRetries: 0,
-      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
-    }).chat.completions.create({
+    await client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [
         {
@@ -200,12 +191,7 @@ describe("images in a conversation", () => {
 
   it("dual_agent takes a conversation whose assistant message is a refusal part (not media)", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Fine, here it is."] })));
-    const reply = await new OpenAI({
-      baseURL: new URL("/v1", server.url).href,
-      apiKey: server.server.token as string,
-      maxRetries: 0,
-      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
-    }).chat.completions.create({
+    const reply = await client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [
         { role: "user", content: "Tell me a secret" },

@@ -49,6 +49,15 @@ const client = (maxRetries: number) =>
     maxRetries,
   });
 
+/** The first request of a weather loop, not streamed: its messages, and the calls it got. */
+async function askWeather(openai: OpenAI) {
+  const messages: OpenAI.ChatCompletionMessageParam[] = [
+    { role: "user", content: "Weather in Oslo?" },
+  ];
+  const first = await openai.chat.completions.create({ model: "fake", messages, tools: [WEATHER] });
+  return { messages, calls: first.choices[0]?.message.tool_calls ?? [] };
+}
+
 /** Step one: the model asks for the weather; returns the messages of step two. */
 async function stepOne(openai: OpenAI, stream: boolean, question = "Weather in Oslo?") {
   upstream.enqueue(
@@ -197,15 +206,7 @@ describe.each([
           completionStream({ text: ['<event name="get_weather">{"city":"Oslo"}</event>'] }),
         ),
       );
-      const messages: OpenAI.ChatCompletionMessageParam[] = [
-        { role: "user", content: "Weather in Oslo?" },
-      ];
-      const first = await openai.chat.completions.create({
-        model: "fake",
-        messages,
-        tools: [WEATHER],
-      });
-      const calls = first.choices[0]?.message.tool_calls ?? [];
+      const { messages, calls } = await askWeather(openai);
       expect(
         calls.map((call) => (call.type === "function" ? call.function.name : call.type)),
       ).toEqual(["get_weather"]);
@@ -307,15 +308,7 @@ describe("pass-through calls the lab would have refused itself", () => {
         }),
       ),
     );
-    const messages: OpenAI.ChatCompletionMessageParam[] = [
-      { role: "user", content: "Weather in Oslo?" },
-    ];
-    const first = await openai.chat.completions.create({
-      model: "fake",
-      messages,
-      tools: [WEATHER],
-    });
-    const calls = first.choices[0]?.message.tool_calls ?? [];
+    const { messages, calls } = await askWeather(openai);
     expect(calls.map((call) => call.id)).toEqual(["call_bad", "call_odd"]);
     upstream.enqueue(streamReply(completionStream({ text: ["Sorry about that."] })));
     const replies = [
