@@ -67,7 +67,15 @@ export type ChatModelPart =
        */
       started_at?: number;
     }
-  | { type: "first-token"; ttft_ms: number }
+  | {
+      type: "first-token";
+      ttft_ms: number;
+      /**
+       * The model the endpoint says serves the call, when it said so by then (its first chunk):
+       * the finish part's `response_model`, known early, for what streams on to a client.
+       */
+      response_model?: string | null;
+    }
   | { type: "text-delta"; text: string }
   /** Thinking, wherever the provider put it; never part of the answer's text. */
   | { type: "reasoning-delta"; text: string }

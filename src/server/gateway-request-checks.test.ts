@@ -171,6 +171,19 @@ describe("images in a conversation", () => {
     expect(sessions()).toStrictEqual([]);
   });
 
+  it("dual_agent names the serving model in every streamed chunk, as in its JSON answer", async () => {
+    upstream.enqueue(streamReply(completionStream({ text: ["One ", "two."] })));
+    upstream.enqueue(streamReply(completionStream({ text: ["Three."] })));
+    const ask = { model: "fake", messages: [{ role: "user" as const, content: "Count" }] };
+    const chunks = await client("dual_agent").chat.completions.create({ ...ask, stream: true });
+    const named = new Set<string>();
+    for await (const chunk of chunks) named.add(chunk.model);
+    const whole = await client("dual_agent").chat.completions.create(ask);
+    // The upstream's chunks say "fake-model"; the client asked for the lab's name "fake".
+    expect(whole.model).toBe("fake-model");
+    expect([...named]).toEqual(["fake-model"]);
+  });
+
   it("dual_agent sends a user message of several text parts one part per line", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Done."] })));
     await client("dual_agent").chat.completions.create({

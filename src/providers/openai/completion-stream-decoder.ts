@@ -347,6 +347,11 @@ export class CompletionStreamDecoder {
     this.#progress++;
   }
 
+  /** The model the endpoint named so far, sanitized (null before its first chunk says). */
+  get responseModel(): string | null {
+    return sanitizeIdentity(this.#responseModel, this.#apiKey);
+  }
+
   /** Raw strings, sanitized once at the end: this runs for every chunk. */
   #noteIdentity(value: Fields): void {
     if (this.#responseId === null) {

@@ -164,7 +164,11 @@ export class OpenAIChatModel implements ChatModel {
                       const first = parts.findIndex((part) => part.type !== "reasoning-delta");
                       if (first !== -1) {
                         ttftMs = roundMs(body.receivedAt - attemptStartedAt);
-                        parts.splice(first, 0, { type: "first-token", ttft_ms: ttftMs });
+                        parts.splice(first, 0, {
+                          type: "first-token",
+                          ttft_ms: ttftMs,
+                          response_model: decoder.responseModel,
+                        });
                       }
                     }
                     if (parts.length > 0) yield parts;

@@ -133,7 +133,8 @@ export const SSE_DONE = "data: [DONE]\n\n";
 export class CompletionChunkWriter {
   readonly id: string;
   readonly created: number;
-  readonly model: string;
+  /** The model the chunks name; the serving model's once known (`servedBy`). */
+  model: string;
   readonly #includeUsage: boolean;
   #started = false;
   #finished = false;

@@ -25,6 +25,8 @@ export class WatchedModel implements ChatModel {
       options: StreamOptions,
     ) => Promise<AsyncIterable<ChatModelPart>> = async (request, options) =>
       inner.stream(request, options),
+    /** Told of the model serving each call as soon as its first token names it. */
+    private readonly onServed: (model: string) => void = () => {},
   ) {
     this.provider = inner.provider;
     this.model = inner.model;
@@ -43,7 +45,15 @@ export class WatchedModel implements ChatModel {
   ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
     try {
       let first = true;
+      let served = false;
       for await (const batch of batchesOf(await this.source(request, options))) {
+        if (!served) {
+          const token = batch.find((part) => part.type === "first-token");
+          if (token !== undefined) {
+            served = true;
+            if (token.response_model) this.onServed(token.response_model);
+          }
+        }
         yield batch;
         // The client's first bytes go out before the lab records anything: the turn's work
         // runs in promise jobs, which would otherwise all run before the socket is written.

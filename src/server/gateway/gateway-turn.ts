@@ -142,8 +142,11 @@ export class GatewayTurn {
       ? new WatchedModel(setup.chat_model, (request, options) =>
           this.#passThroughCall(request, options),
         )
-      : new WatchedModel(setup.chat_model, (request, options) =>
-          this.#renderedCall(request, options),
+      : new WatchedModel(
+          setup.chat_model,
+          (request, options) => this.#renderedCall(request, options),
+          // A streamed answer's chunks name the model that serves it, as the JSON answer does.
+          (model) => this.#segment.servedBy(model),
         );
     this.#event = new WatchedModel(setup.event_model);
     // A macrotask later, so the server has written the response's head and first bytes.

@@ -222,6 +222,7 @@ export class HttpSegment implements GatewaySegment {
 
   servedBy(model: string): void {
     this.#served = model;
+    if (this.#writer) this.#writer.model = model;
   }
 
   finish(reason: SegmentFinish, calls: readonly ClientCall[]): void {
