@@ -320,4 +320,20 @@ describe("the sessions list in chromium", () => {
     expect(opened.blocked).toEqual([]);
     expect(opened.errors.filter((error) => !/400/.test(error))).toEqual([]);
   });
+
+  it("shows sessions made elsewhere since it was read once Refresh reads it again", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    await waitForRows(page, PAGE);
+    // A gateway client, the CLI or another tab makes a session while the list is open.
+    const made = await e2e.lab.createSession("Made while the list was open", {});
+    await e2e.lab.runTurn(made, "hello");
+    expect(await rowOf(page, made).count()).toBe(0);
+    await page.getByTestId("refresh-sessions").click();
+    await rowOf(page, made).waitFor({ state: "visible", timeout: WAIT_MS });
+    expect((await shownIds(page))[0]).toBe(made);
+    await waitForRows(page, PAGE);
+    await e2e.lab.api(`/api/sessions/${made}`, { method: "DELETE" });
+    expectCleanPage(opened);
+  });
 });

@@ -108,6 +108,17 @@ export function SessionsPage() {
       <div className="page-head">
         <h1>Sessions</h1>
         <div className="page-actions">
+          {/* The list is read when the page opens: sessions made since (a gateway client, the
+              CLI, another tab) and turns ended since show once it is read again. */}
+          <button
+            type="button"
+            className="button"
+            data-testid="refresh-sessions"
+            onClick={list.reload}
+            disabled={list.loading}
+          >
+            Refresh
+          </button>
           <button
             type="button"
             className="button"
