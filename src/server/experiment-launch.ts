@@ -64,9 +64,9 @@ export function singleCellSuite(suite: Suite, cell: Cell): Suite {
       },
     }),
   );
+  const wanted = JSON.stringify(cell);
   // The same cell but for its place, which in a suite of one is the first.
   const same = (made: Cell) => JSON.stringify({ ...made, order: cell.order }) === wanted;
-  const wanted = JSON.stringify(cell);
   for (const candidate of candidates) {
     const made = expandCells(candidate);
     if (made.length === 1 && same(made[0] as Cell)) return candidate;
