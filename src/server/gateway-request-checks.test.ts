@@ -1,10 +1,9 @@
 import { join } from "node:path";
 import OpenAI from "openai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   completionChunk,
   completionStream,
-  FakeOpenAIServer,
   SSE_DONE,
   sseEvent,
   streamReply,
@@ -15,8 +14,8 @@ import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { startServer } from "./start-server.js";
 import {
   fakeUpstreamDefaults,
+  fakeUpstreamLabPerTest,
   startTestServer,
-  type TestServer,
   waitFor,
 } from "./test-fixtures.js";
 
@@ -25,29 +24,7 @@ import {
  * upstream had been called: everything the lab itself must accept is decided before any call.
  */
 
-let upstream: FakeOpenAIServer;
-let server: TestServer;
-
-beforeEach(async () => {
-  upstream = await FakeOpenAIServer.start();
-  server = await startTestServer({ runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl) });
-});
-afterEach(async () => {
-  await server.close();
-  await upstream.close();
-});
-
-const client = (mode?: "dual_agent") =>
-  new OpenAI({
-    baseURL: new URL("/v1", server.url).href,
-    apiKey: server.server.token as string,
-    maxRetries: 0,
-    ...(mode === undefined ? {} : { defaultHeaders: { "X-Agent-Lab-Mode": mode } }),
-  });
-
-function sessions() {
-  return server.store.listSessions().map((item) => server.store.getSession(item.id));
-}
+const gw = fakeUpstreamLabPerTest();
 
 // 79 characters, then a character of two UTF-16 units across the title's cut at 80.
 const LONG_WITH_EMOJI = `${"Summarise the reviews and rate the overall sentiment of them, please, kindly ".padEnd(79, ".")}🙂 thanks`;
@@ -55,12 +32,12 @@ const LONG_WITH_EMOJI = `${"Summarise the reviews and rate the overall sentiment
 describe("the gateway decides before any upstream call", () => {
   it("titles a session from a first message whose 80th character is an emoji, without cutting it in two", async () => {
     expect(LONG_WITH_EMOJI.codePointAt(79)).toBe(0x1f642);
-    await client().chat.completions.create({
+    await gw.client().chat.completions.create({
       model: "sim",
       messages: [{ role: "user", content: LONG_WITH_EMOJI }],
     });
-    upstream.enqueue(streamReply(completionStream({ text: ["Mostly glad."] })));
-    const stream = await client().chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Mostly glad."] })));
+    const stream = await gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: LONG_WITH_EMOJI }],
       stream: true,
@@ -68,15 +45,15 @@ describe("the gateway decides before any upstream call", () => {
     for await (const _ of stream) {
       // read to the end
     }
-    await waitFor(() => sessions().length === 2);
-    expect(sessions().map((session) => session?.title)).toStrictEqual([
+    await waitFor(() => gw.sessions().length === 2);
+    expect(gw.sessions().map((session) => session?.title)).toStrictEqual([
       LONG_WITH_EMOJI.slice(0, 79),
       LONG_WITH_EMOJI.slice(0, 79),
     ]);
   });
 
   it("a temperature the lab cannot send itself (sim, dual_agent) is refused naming it, before anything runs", async () => {
-    const refused = client().chat.completions.create({
+    const refused = gw.client().chat.completions.create({
       model: "sim",
       messages: [{ role: "user", content: "hello" }],
       temperature: 2.5,
@@ -86,30 +63,30 @@ describe("the gateway decides before any upstream call", () => {
       param: "temperature",
       message: expect.stringContaining("must be at most 2"),
     });
-    expect(sessions()).toStrictEqual([]);
+    expect(gw.sessions()).toStrictEqual([]);
   });
 
   it("in pass-through the upstream judges the temperature: the request goes as sent, the record leaves it out", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["Warm."] })));
-    const reply = await client().chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Warm."] })));
+    const reply = await gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "hello" }],
       temperature: 2.5,
     });
     expect(reply.choices[0]?.message.content).toBe("Warm.");
-    expect(upstream.requests[0]?.body).toMatchObject({ temperature: 2.5 });
+    expect(gw.upstream.requests[0]?.body).toMatchObject({ temperature: 2.5 });
     await waitFor(
-      () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
+      () => gw.server.store.listTurns(gw.sessions()[0]?.id as string)[0]?.status === "completed",
     );
-    expect(sessions()[0]?.config.chat_agent).not.toHaveProperty("temperature");
+    expect(gw.sessions()[0]?.config.chat_agent).not.toHaveProperty("temperature");
   });
 });
 
 describe("the size of a gateway request", () => {
   it("takes a screenshot-sized image (a 2 MB data URL) that the API's 1 MiB limit would refuse", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
     const image = `data:image/png;base64,${"A".repeat(2 * 1024 * 1024)}`;
-    const reply = await client().chat.completions.create({
+    const reply = await gw.client().chat.completions.create({
       model: "fake",
       messages: [
         {
@@ -122,7 +99,7 @@ describe("the size of a gateway request", () => {
       ],
     });
     expect(reply.choices[0]?.message.content).toBe("A login page.");
-    expect(JSON.stringify(upstream.requests[0]?.body)).toContain(image);
+    expect(JSON.stringify(gw.upstream.requests[0]?.body)).toContain(image);
   });
 
   it("past the gateway's own limit, 413 in OpenAI's format, naming the limit, and no upstream call", async () => {
@@ -157,7 +134,7 @@ describe("images in a conversation", () => {
   });
 
   it("dual_agent, which writes its request from the text, refuses one naming the message, before any call", async () => {
-    const refused = client("dual_agent").chat.completions.create({
+    const refused = gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [withImage("What is on this screen?")],
     });
@@ -167,26 +144,26 @@ describe("images in a conversation", () => {
         /messages\.0\.content: dual_agent sends the model the conversation's text only/,
       ),
     });
-    expect(upstream.requests).toHaveLength(0);
-    expect(sessions()).toStrictEqual([]);
+    expect(gw.upstream.requests).toHaveLength(0);
+    expect(gw.sessions()).toStrictEqual([]);
   });
 
   it("dual_agent names the serving model in every streamed chunk, as in its JSON answer", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["One ", "two."] })));
-    upstream.enqueue(streamReply(completionStream({ text: ["Three."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["One ", "two."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Three."] })));
     const ask = { model: "fake", messages: [{ role: "user" as const, content: "Count" }] };
-    const chunks = await client("dual_agent").chat.completions.create({ ...ask, stream: true });
+    const chunks = await gw.client("dual_agent").chat.completions.create({ ...ask, stream: true });
     const named = new Set<string>();
     for await (const chunk of chunks) named.add(chunk.model);
-    const whole = await client("dual_agent").chat.completions.create(ask);
+    const whole = await gw.client("dual_agent").chat.completions.create(ask);
     // The upstream's chunks say "fake-model"; the client asked for the lab's name "fake".
     expect(whole.model).toBe("fake-model");
     expect([...named]).toEqual(["fake-model"]);
   });
 
   it("dual_agent sends a user message of several text parts one part per line", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["Done."] })));
-    await client("dual_agent").chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Done."] })));
+    await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [
         {
@@ -198,13 +175,13 @@ describe("images in a conversation", () => {
         },
       ],
     });
-    const sent = upstream.requests[0]?.body as { messages: { role: string; content: string }[] };
+    const sent = gw.upstream.requests[0]?.body as { messages: { role: string; content: string }[] };
     expect(sent.messages.at(-1)).toEqual({ role: "user", content: "Summarise:\nthe build log" });
   });
 
   it("dual_agent takes a conversation whose assistant message is a refusal part (not media)", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["Fine, here it is."] })));
-    const reply = await client("dual_agent").chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Fine, here it is."] })));
+    const reply = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [
         { role: "user", content: "Tell me a secret" },
@@ -216,20 +193,22 @@ describe("images in a conversation", () => {
   });
 
   it("pass-through sends it as it is and records the user message with its parts' kinds after the text", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
-    await client().chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["A login page."] })));
+    await gw.client().chat.completions.create({
       model: "fake",
       messages: [withImage("What is on this screen?")],
     });
-    const id = sessions()[0]?.id as string;
-    await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
-    expect(server.store.listTurns(id)[0]?.user_message).toBe("What is on this screen? [image_url]");
+    const id = gw.sessions()[0]?.id as string;
+    await waitFor(() => gw.server.store.listTurns(id)[0]?.status === "completed");
+    expect(gw.server.store.listTurns(id)[0]?.user_message).toBe(
+      "What is on this screen? [image_url]",
+    );
   });
 });
 
 describe("an upstream's refusal as the client reads it", () => {
   it("keeps the upstream's param and code (which field, and why), not only its status", async () => {
-    upstream.enqueue({
+    gw.upstream.enqueue({
       status: 400,
       headers: {},
       body: [
@@ -243,7 +222,7 @@ describe("an upstream's refusal as the client reads it", () => {
         }),
       ],
     });
-    const refused = client().chat.completions.create({
+    const refused = gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "hello" }],
       temperature: 1.9,
@@ -259,10 +238,10 @@ describe("an upstream's refusal as the client reads it", () => {
 
 describe("what a client that asked for no stream is told of how the answer ended", () => {
   it("an answer cut at the upstream's token limit ends with finish_reason length, as the upstream said", async () => {
-    upstream.enqueue(
+    gw.upstream.enqueue(
       streamReply(completionStream({ text: ["It was the best"], finishReason: "length" })),
     );
-    const reply = await client().chat.completions.create({
+    const reply = await gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Tell me a long story" }],
       max_tokens: 4,
@@ -278,7 +257,7 @@ describe("what a client that asked for no stream is told of how the answer ended
       ...completionChunk({}),
       choices: [{ index: 0, delta: { refusal: "I can't help with that." }, finish_reason: null }],
     };
-    upstream.enqueue(
+    gw.upstream.enqueue(
       streamReply([
         sseEvent(completionChunk({ role: "assistant", content: "" })),
         sseEvent(refusing),
@@ -286,7 +265,7 @@ describe("what a client that asked for no stream is told of how the answer ended
         SSE_DONE,
       ]),
     );
-    const reply = await client().chat.completions.create({
+    const reply = await gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Something it refuses" }],
     });
@@ -300,10 +279,10 @@ describe("what a client that asked for no stream is told of how the answer ended
 describe("a pass-through call that fails is timed from its start", () => {
   it("an upstream that waits, then cuts its stream: the call's elapsed time holds the wait", async () => {
     const [role, hello] = completionStream({ text: ["Hello"] });
-    upstream.enqueue(
+    gw.upstream.enqueue(
       streamReply([{ waitMs: 400 }, role as string, hello as string], { ending: "destroy" }),
     );
-    const stream = await client().chat.completions.create({
+    const stream = await gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "hi" }],
       stream: true,
@@ -314,10 +293,10 @@ describe("a pass-through call that fails is timed from its start", () => {
       }
     })();
     await expect(read).rejects.toThrow();
-    await waitFor(() => server.store.listSessions().length === 1);
-    const id = server.store.listSessions()[0]?.id as string;
-    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
-    const [call] = server.store.usageSummary(id).calls;
+    await waitFor(() => gw.server.store.listSessions().length === 1);
+    const id = gw.server.store.listSessions()[0]?.id as string;
+    await waitFor(() => gw.server.store.listTurns(id)[0]?.status === "failed");
+    const [call] = gw.server.store.usageSummary(id).calls;
     // The runtime reads the call only once its first bytes are in, 400 ms after it started.
     expect(call?.ttft_ms).toBeGreaterThanOrEqual(390);
     expect(call?.elapsed_ms).toBeGreaterThanOrEqual(call?.ttft_ms as number);
@@ -350,10 +329,10 @@ describe("a pass-through answer the lab could not record", () => {
       port: 0,
       webRoot: join(directory.path, "no-web-build"),
       log: (line) => logs.push(line),
-      runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl),
+      runTurnDefaults: fakeUpstreamDefaults(gw.upstream.baseUrl),
     });
     try {
-      upstream.enqueue(streamReply(completionStream({ text: ["All", " of", " it."] })));
+      gw.upstream.enqueue(streamReply(completionStream({ text: ["All", " of", " it."] })));
       const stream = await new OpenAI({
         baseURL: new URL("/v1", lab.url).href,
         apiKey: lab.token as string,

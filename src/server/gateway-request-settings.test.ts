@@ -1,12 +1,7 @@
-import OpenAI from "openai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { completionStream, FakeOpenAIServer, streamReply } from "../../test/fake-openai-server.js";
-import {
-  fakeUpstreamDefaults,
-  startTestServer,
-  type TestServer,
-  waitFor,
-} from "./test-fixtures.js";
+import type OpenAI from "openai";
+import { describe, expect, it } from "vitest";
+import { completionStream, streamReply } from "../../test/fake-openai-server.js";
+import { fakeUpstreamLabPerTest, waitFor } from "./test-fixtures.js";
 
 /**
  * A client's sampling settings (max_tokens, top_p, seed, stop), its `tool_choice` and its
@@ -15,29 +10,7 @@ import {
  * goes upstream as written.
  */
 
-let upstream: FakeOpenAIServer;
-let server: TestServer;
-
-beforeEach(async () => {
-  upstream = await FakeOpenAIServer.start();
-  server = await startTestServer({ runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl) });
-});
-afterEach(async () => {
-  await server.close();
-  await upstream.close();
-});
-
-const client = (mode?: "dual_agent") =>
-  new OpenAI({
-    baseURL: new URL("/v1", server.url).href,
-    apiKey: server.server.token as string,
-    maxRetries: 0,
-    ...(mode === undefined ? {} : { defaultHeaders: { "X-Agent-Lab-Mode": mode } }),
-  });
-
-function sessions() {
-  return server.store.listSessions().map((item) => server.store.getSession(item.id));
-}
+const gw = fakeUpstreamLabPerTest();
 
 const LOOKUP: OpenAI.ChatCompletionTool = {
   type: "function",
@@ -54,8 +27,8 @@ const LOOKUP: OpenAI.ChatCompletionTool = {
 
 describe("dual_agent sends the client's sampling settings with its chat agent's calls", () => {
   it("max_completion_tokens, top_p, seed, stop and temperature reach the model and the session's config", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["Shipped on Monday."] })));
-    const reply = await client("dual_agent").chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Shipped on Monday."] })));
+    const reply = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 42?" }],
       tools: [LOOKUP],
@@ -66,7 +39,7 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
       temperature: 0.3,
     });
     expect(reply.choices[0]?.message.content).toBe("Shipped on Monday.");
-    const sent = upstream.requests[0]?.body as Record<string, unknown>;
+    const sent = gw.upstream.requests[0]?.body as Record<string, unknown>;
     expect(sent).toMatchObject({
       max_tokens: 64,
       top_p: 0.5,
@@ -75,9 +48,9 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
       temperature: 0.3,
     });
     await waitFor(
-      () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
+      () => gw.server.store.listTurns(gw.sessions()[0]?.id as string)[0]?.status === "completed",
     );
-    expect(sessions()[0]?.config.chat_agent).toMatchObject({
+    expect(gw.sessions()[0]?.config.chat_agent).toMatchObject({
       max_tokens: 64,
       top_p: 0.5,
       seed: 7,
@@ -85,31 +58,31 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
       temperature: 0.3,
     });
     // The event agent has settings of its own: the client's cap is not put on its arguments.
-    expect(sessions()[0]?.config.event_agent).not.toHaveProperty("max_tokens");
+    expect(gw.sessions()[0]?.config.event_agent).not.toHaveProperty("max_tokens");
   });
 
   it("takes an empty stop, as some clients send for none, as no stop sequence", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["One."] })));
-    upstream.enqueue(streamReply(completionStream({ text: ["Two."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["One."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Two."] })));
     for (const stop of ["", []]) {
-      await client("dual_agent").chat.completions.create({
+      await gw.client("dual_agent").chat.completions.create({
         model: "fake",
         messages: [{ role: "user", content: "Count" }],
         stop: stop as string,
       });
     }
-    for (const request of upstream.requests) expect(request.body).not.toHaveProperty("stop");
+    for (const request of gw.upstream.requests) expect(request.body).not.toHaveProperty("stop");
   });
 
   it("takes the deprecated max_tokens, and a list of stop sequences", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["Yes."] })));
-    await client("dual_agent").chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Yes."] })));
+    await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Is it late?" }],
       max_tokens: 12,
       stop: ["\n\n", "END"],
     });
-    expect(upstream.requests[0]?.body).toMatchObject({ max_tokens: 12, stop: ["\n\n", "END"] });
+    expect(gw.upstream.requests[0]?.body).toMatchObject({ max_tokens: 12, stop: ["\n\n", "END"] });
   });
 
   it.each([
@@ -119,14 +92,14 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
     ["stop", ["a", "b", "c", "d", "e"], "stop"],
     ["stop", ["END", ""], "stop.1"],
   ])("refuses %s %j naming it, before any call", async (field, value, param) => {
-    const refused = client("dual_agent").chat.completions.create({
+    const refused = gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "hello" }],
       [field]: value,
     } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
     await expect(refused).rejects.toMatchObject({ status: 400, param });
-    expect(upstream.requests).toHaveLength(0);
-    expect(sessions()).toStrictEqual([]);
+    expect(gw.upstream.requests).toHaveLength(0);
+    expect(gw.sessions()).toStrictEqual([]);
   });
 });
 
@@ -135,7 +108,7 @@ describe("what the lab cannot honour when it writes the request is refused, not 
     ["required", "required"],
     ["a named function", { type: "function", function: { name: "lookup_order" } }],
   ])("tool_choice %s in dual_agent: 400 naming tool_choice and pass-through", async (_, choice) => {
-    const refused = client("dual_agent").chat.completions.create({
+    const refused = gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 42?" }],
       tools: [LOOKUP],
@@ -146,12 +119,12 @@ describe("what the lab cannot honour when it writes the request is refused, not 
       param: "tool_choice",
       message: expect.stringMatching(/a tool call cannot be forced.*pass-through/),
     });
-    expect(upstream.requests).toHaveLength(0);
-    expect(sessions()).toStrictEqual([]);
+    expect(gw.upstream.requests).toHaveLength(0);
+    expect(gw.sessions()).toStrictEqual([]);
   });
 
   it("response_format json_schema in dual_agent: 400 naming response_format", async () => {
-    const refused = client("dual_agent").chat.completions.create({
+    const refused = gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "List three colours" }],
       response_format: {
@@ -164,20 +137,20 @@ describe("what the lab cannot honour when it writes the request is refused, not 
       param: expect.stringMatching(/^response_format/),
       message: expect.stringContaining("cannot be held to a format"),
     });
-    expect(upstream.requests).toHaveLength(0);
+    expect(gw.upstream.requests).toHaveLength(0);
   });
 
   it('tool_choice "none" in dual_agent offers the chat agent no tools; "auto" and text format are taken', async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["No tools today."] })));
-    upstream.enqueue(streamReply(completionStream({ text: ["Looking."] })));
-    const none = await client("dual_agent").chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["No tools today."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Looking."] })));
+    const none = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 42?" }],
       tools: [LOOKUP],
       tool_choice: "none",
     });
     expect(none.choices[0]?.message.content).toBe("No tools today.");
-    const auto = await client("dual_agent").chat.completions.create({
+    const auto = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 7?" }],
       tools: [LOOKUP],
@@ -186,7 +159,7 @@ describe("what the lab cannot honour when it writes the request is refused, not 
     });
     expect(auto.choices[0]?.message.content).toBe("Looking.");
     const systemOf = (index: number) => {
-      const body = upstream.requests[index]?.body as { messages: { content: string }[] };
+      const body = gw.upstream.requests[index]?.body as { messages: { content: string }[] };
       return body.messages[0]?.content ?? "";
     };
     expect(systemOf(0)).not.toContain("lookup_order");
@@ -196,21 +169,21 @@ describe("what the lab cannot honour when it writes the request is refused, not 
 
 describe("the sim honours the settings it is sent", () => {
   it("stops before a stop sequence with finish_reason stop, and at max_tokens with length", async () => {
-    const first = await client().chat.completions.create({
+    const first = await gw.client().chat.completions.create({
       model: "sim",
       messages: [{ role: "user", content: "Tell me about agent labs in a few sentences." }],
     });
     const whole = first.choices[0]?.message.content ?? "";
     const word = whole.split(" ")[2] as string;
     expect(whole.indexOf(word)).toBeGreaterThan(0);
-    const stopped = await client().chat.completions.create({
+    const stopped = await gw.client().chat.completions.create({
       model: "sim",
       messages: [{ role: "user", content: "Tell me about agent labs in a few sentences." }],
       stop: [word],
     });
     expect(stopped.choices[0]?.finish_reason).toBe("stop");
     expect(stopped.choices[0]?.message.content).toBe(whole.slice(0, whole.indexOf(word)));
-    const capped = await client().chat.completions.create({
+    const capped = await gw.client().chat.completions.create({
       model: "sim",
       messages: [{ role: "user", content: "Tell me about agent labs in a few sentences." }],
       max_completion_tokens: 3,
@@ -222,8 +195,8 @@ describe("the sim honours the settings it is sent", () => {
 
 describe("pass-through sends the body as written", () => {
   it("a top_p the lab could not hold goes upstream and stays out of the record; a valid seed is recorded", async () => {
-    upstream.enqueue(streamReply(completionStream({ text: ["Sure."] })));
-    await client().chat.completions.create({
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Sure."] })));
+    await gw.client().chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "hello" }],
       top_p: 1.5,
@@ -231,15 +204,15 @@ describe("pass-through sends the body as written", () => {
       tool_choice: "required",
       tools: [LOOKUP],
     });
-    expect(upstream.requests[0]?.body).toMatchObject({
+    expect(gw.upstream.requests[0]?.body).toMatchObject({
       top_p: 1.5,
       seed: 11,
       tool_choice: "required",
     });
     await waitFor(
-      () => server.store.listTurns(sessions()[0]?.id as string)[0]?.status === "completed",
+      () => gw.server.store.listTurns(gw.sessions()[0]?.id as string)[0]?.status === "completed",
     );
-    expect(sessions()[0]?.config.chat_agent).toMatchObject({ seed: 11 });
-    expect(sessions()[0]?.config.chat_agent).not.toHaveProperty("top_p");
+    expect(gw.sessions()[0]?.config.chat_agent).toMatchObject({ seed: 11 });
+    expect(gw.sessions()[0]?.config.chat_agent).not.toHaveProperty("top_p");
   });
 });

@@ -761,49 +761,40 @@ describe("retries", () => {
     expect(upstream.requests).toHaveLength(1);
   });
 
-  it("openai-node's retry of a request whose first attempt failed is a new turn in the same session", async () => {
-    upstream.enqueue(
-      errorReply(500, "upstream hiccup"),
-      streamReply(completionStream({ text: ["Fine now"] })),
-    );
-    const retrying = new OpenAI({
-      baseURL: new URL("/v1", server.url).href,
-      apiKey: token,
-      maxRetries: 1,
-    });
-    const answer = await retrying.chat.completions.create({
-      model: "fake",
-      messages: [{ role: "user", content: "try twice" }],
-    });
-    expect(answer.choices[0]?.message.content).toBe("Fine now");
-    expect(upstream.requests).toHaveLength(2);
-    expect(server.store.listSessions()).toHaveLength(1);
-    const id = onlySession()?.id as string;
-    await waitFor(() => server.store.listTurns(id).length === 2);
-    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["failed", "completed"]);
-  });
-
-  it("dual_agent: the retry's turn sends the model the user message once, not once per attempt", async () => {
-    upstream.enqueue(
-      errorReply(500, "upstream hiccup"),
-      streamReply(completionStream({ text: ["Fine now"] })),
-    );
-    const retrying = new OpenAI({
-      baseURL: new URL("/v1", server.url).href,
-      apiKey: token,
-      maxRetries: 1,
-      defaultHeaders: { "X-Agent-Lab-Mode": "dual_agent" },
-    });
-    const answer = await retrying.chat.completions.create({
-      model: "fake",
-      messages: [{ role: "user", content: "try twice" }],
-    });
-    expect(answer.choices[0]?.message.content).toBe("Fine now");
-    const sent = upstream.requests[1]?.body as { messages: { role: string; content: string }[] };
-    expect(sent.messages.filter((message) => message.role === "user")).toEqual([
-      { role: "user", content: "try twice" },
-    ]);
-  });
+  it.each(["chat_agent_tools", "dual_agent"] as const)(
+    "%s: openai-node's retry of a request whose first attempt failed is a new turn in the same session, whose model gets the message once",
+    async (mode) => {
+      upstream.enqueue(
+        errorReply(500, "upstream hiccup"),
+        streamReply(completionStream({ text: ["Fine now"] })),
+      );
+      const retrying = new OpenAI({
+        baseURL: new URL("/v1", server.url).href,
+        apiKey: token,
+        maxRetries: 1,
+        defaultHeaders: { "X-Agent-Lab-Mode": mode },
+      });
+      const answer = await retrying.chat.completions.create({
+        model: "fake",
+        messages: [{ role: "user", content: "try twice" }],
+      });
+      expect(answer.choices[0]?.message.content).toBe("Fine now");
+      expect(upstream.requests).toHaveLength(2);
+      expect(server.store.listSessions()).toHaveLength(1);
+      const id = onlySession()?.id as string;
+      await waitFor(() => server.store.listTurns(id).length === 2);
+      expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual([
+        "failed",
+        "completed",
+      ]);
+      // In dual_agent the lab writes the request from the session's history, which holds the
+      // failed turn's message too (pass-through sends the client's own body).
+      const sent = upstream.requests[1]?.body as { messages: { role: string; content: string }[] };
+      expect(sent.messages.filter((message) => message.role === "user")).toEqual([
+        { role: "user", content: "try twice" },
+      ]);
+    },
+  );
 
   it("a streamed answer is replayed byte for byte to a retry with the same Idempotency-Key", async () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Streamed once"] })));

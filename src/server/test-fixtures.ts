@@ -1,5 +1,8 @@
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
+import OpenAI from "openai";
+import { afterEach, beforeEach } from "vitest";
+import { FakeOpenAIServer } from "../../test/fake-openai-server.js";
 import { temporaryDirectory } from "../../test/paths.js";
 import { LabConfigFile } from "../domain/tool-sources.js";
 import type { TurnEvent } from "../domain/turn-events.js";
@@ -198,5 +201,54 @@ export function fakeUpstreamDefaults(
       },
     }),
     env: { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-0123456789abcdef" },
+  };
+}
+
+/** A lab server whose agent-lab.yaml names one upstream, `fake`, a FakeOpenAIServer. */
+export interface FakeUpstreamLab {
+  readonly upstream: FakeOpenAIServer;
+  readonly server: TestServer;
+  /** The openai client at the gateway, no retries; `mode` sends X-Agent-Lab-Mode. */
+  client(mode?: "dual_agent"): OpenAI;
+  /** Every stored session, whole, newest first. */
+  sessions(): ReturnType<SqliteSessionStore["getSession"]>[];
+}
+
+/** Starts both before each test of the file and closes them after it. */
+export function fakeUpstreamLabPerTest(): FakeUpstreamLab {
+  let upstream: FakeOpenAIServer | undefined;
+  let server: TestServer | undefined;
+  beforeEach(async () => {
+    upstream = await FakeOpenAIServer.start();
+    server = await startTestServer({ runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl) });
+  });
+  afterEach(async () => {
+    await server?.close();
+    await upstream?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("fakeUpstreamLabPerTest: read outside a test");
+    return value;
+  };
+  return {
+    get upstream() {
+      return started(upstream);
+    },
+    get server() {
+      return started(server);
+    },
+    client(mode) {
+      const lab = started(server);
+      return new OpenAI({
+        baseURL: new URL("/v1", lab.url).href,
+        apiKey: lab.server.token as string,
+        maxRetries: 0,
+        ...(mode === undefined ? {} : { defaultHeaders: { "X-Agent-Lab-Mode": mode } }),
+      });
+    },
+    sessions() {
+      const { store } = started(server);
+      return store.listSessions().map((item) => store.getSession(item.id));
+    },
   };
 }
