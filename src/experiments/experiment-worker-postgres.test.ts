@@ -10,6 +10,7 @@ import { openRunQueue } from "../store/run-queue-open.js";
 import { findExperimentRuns } from "./experiment-runs.js";
 import { runWorker, type WorkerOutcome } from "./experiment-worker.js";
 import { publishExperiment } from "./queue-plan.js";
+import { queueWith } from "./test-fixtures.js";
 
 /** 2 modes × 1 scenario × 40 repetitions on the simulated model: 80 quick runs. */
 const SUITE = Suite.parse({
@@ -50,19 +51,13 @@ afterEach(async () => {
  * its answer arrives `delayMs` later, after the lanes have claimed (and started) other runs.
  */
 function slowRenewals(inner: RunQueue, delayMs: number): RunQueue {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      if (name === "renew") {
-        return async (...args: Parameters<RunQueue["renew"]>) => {
-          const held = await target.renew(...args);
-          await sleep(delayMs);
-          return held;
-        };
-      }
-      const value = Reflect.get(target, name, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+  return queueWith(inner, (queue) => ({
+    renew: async (...args) => {
+      const held = await queue.renew(...args);
+      await sleep(delayMs);
+      return held;
     },
-  });
+  }));
 }
 
 describe("runWorker on PostgreSQL", () => {
@@ -119,13 +114,7 @@ describe("runWorker on PostgreSQL", () => {
       retryErrors: false,
     });
     // A renewal whose answer lists nothing: every running run looks lost, yet none is another's.
-    const blind = new Proxy(queue, {
-      get(target, name, receiver) {
-        if (name === "renew") return async () => new Set<string>();
-        const value = Reflect.get(target, name, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const blind = queueWith(queue, () => ({ renew: async () => new Set<string>() }));
     const providers = createLabProviders();
     const stop = new AbortController();
     const bounded = setTimeout(() => stop.abort(new Error("the worker did not finish")), 30_000);
@@ -226,22 +215,16 @@ describe("runWorker on PostgreSQL", () => {
     /** The queue with `claim` failing as a database that went away does, `failures` times. */
     const away = (failures: number): RunQueue => {
       let left = failures;
-      return new Proxy(queue, {
-        get(target, name, receiver) {
-          if (name === "claim") {
-            return async (...args: Parameters<RunQueue["claim"]>) => {
-              if (left-- > 0) {
-                throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), {
-                  code: "ECONNREFUSED",
-                });
-              }
-              return target.claim(...args);
-            };
+      return queueWith(queue, (inner) => ({
+        claim: async (...args) => {
+          if (left-- > 0) {
+            throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), {
+              code: "ECONNREFUSED",
+            });
           }
-          const value = Reflect.get(target, name, receiver);
-          return typeof value === "function" ? value.bind(target) : value;
+          return inner.claim(...args);
         },
-      });
+      }));
     };
     const providers = createLabProviders();
     try {
@@ -277,21 +260,15 @@ describe("runWorker on PostgreSQL", () => {
   it("a claim that went through while its answer was lost is given back, and the worker still finishes", async () => {
     let lost = 1;
     // The first claim commits, then its answer is lost, as when the database goes away just then.
-    const losing = new Proxy(queue, {
-      get(target, name, receiver) {
-        if (name === "claim") {
-          return async (...args: Parameters<RunQueue["claim"]>) => {
-            const claimed = await target.claim(...args);
-            if (claimed !== null && lost-- > 0) {
-              throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-            }
-            return claimed;
-          };
+    const losing = queueWith(queue, (inner) => ({
+      claim: async (...args) => {
+        const claimed = await inner.claim(...args);
+        if (claimed !== null && lost-- > 0) {
+          throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
         }
-        const value = Reflect.get(target, name, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
+        return claimed;
       },
-    });
+    }));
     const providers = createLabProviders();
     const stop = new AbortController();
     // Before the fix the stranded claim was renewed for ever and the worker never ended.

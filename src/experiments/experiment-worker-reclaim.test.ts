@@ -9,6 +9,7 @@ import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { findExperimentRuns } from "./experiment-runs.js";
 import { runWorker, type WorkerOutcome } from "./experiment-worker.js";
 import { publishExperiment } from "./queue-plan.js";
+import { queueWith } from "./test-fixtures.js";
 
 /**
  * A worker whose lease on a run lapsed while the run was still going (its renewals did not get
@@ -60,18 +61,12 @@ afterEach(async () => {
 
 /** The queue with its renewals refused until `until` says otherwise. */
 function failingRenewals(inner: RunQueue, until: () => boolean): RunQueue {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      if (name === "renew") {
-        return async (...args: Parameters<RunQueue["renew"]>) => {
-          if (!until()) throw new Error("the database is away");
-          return target.renew(...args);
-        };
-      }
-      const value = Reflect.get(target, name, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+  return queueWith(inner, (queue) => ({
+    renew: async (...args) => {
+      if (!until()) throw new Error("the database is away");
+      return queue.renew(...args);
     },
-  });
+  }));
 }
 
 describe("a run this worker claims again after its own lease lapsed", () => {
@@ -118,32 +113,25 @@ describe("a run this worker claims again after its own lease lapsed", () => {
       releaseFirst = resolve;
     });
     let away = true;
-    const late = new Proxy(queue, {
-      get(target, name, receiver) {
-        if (name === "renew") {
-          return async (...args: Parameters<RunQueue["renew"]>) => {
-            if (away) throw new Error("the database is away");
-            return target.renew(...args);
-          };
-        }
-        if (name === "attach") {
-          return async (...args: Parameters<RunQueue["attach"]>) => {
-            attaches += 1;
-            if (attaches === 1) {
-              // Sent while the database is away; it gets through after the claim again.
-              await firstHeld;
-              return target.attach(...args);
-            }
-            const attached = await target.attach(...args);
-            away = false;
-            setTimeout(releaseFirst, 20);
-            return attached;
-          };
-        }
-        const value = Reflect.get(target, name, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
+    const late = queueWith(queue, (inner) => ({
+      renew: async (...args) => {
+        if (away) throw new Error("the database is away");
+        return inner.renew(...args);
       },
-    });
+      attach: async (...args) => {
+        attaches += 1;
+        if (attaches === 1) {
+          // Sent while the database is away; it gets through after the claim again.
+          await firstHeld;
+          return inner.attach(...args);
+        }
+        const attached = await inner.attach(...args);
+        away = false;
+        setTimeout(releaseFirst, 20);
+        return attached;
+      },
+    }));
+
     const providers = createLabProviders();
     let outcome: WorkerOutcome;
     try {
