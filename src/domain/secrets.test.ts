@@ -4,6 +4,7 @@ import {
   findCredentialProblems,
   isKeyVariableName,
   mayHoldKeyShape,
+  piecesMayHoldSecret,
   REDACTED,
   redactSecrets,
   redactSecretText,
@@ -197,5 +198,64 @@ describe("the environment variables a config may name", () => {
       expect(isKeyVariableName(name)).toBe(false);
       expect(headers(`Bearer \${${name}}`)).toHaveLength(1);
     }
+  });
+});
+
+describe("piecesMayHoldSecret", () => {
+  const remembered = "pieces-test-remembered-value-0123";
+  rememberSecretValue(remembered);
+  /** The text cut at the given places (sorted, within it), empty pieces and all. */
+  const cut = (text: string, at: number[]) => {
+    const places = [0, ...at.map((place) => place % (text.length + 1)).sort((a, b) => a - b)];
+    return places.map((place, index) => text.slice(place, places[index + 1] ?? text.length));
+  };
+
+  it("says a text split anywhere is clean only when redacting it whole changes nothing", () => {
+    const fragment = fc.constantFrom(
+      'data: {"id":"chatcmpl-1","choices":[{"delta":{"content":"word1 "}}]}\n\n',
+      '"usage":{"prompt_tokens":12,"completion_tokens":3}',
+      "token: abcdefgh12345678",
+      "Bearer abcdefgh.12345678",
+      "sk-abcdefghijklmnop1234",
+      "ghp_abcdefghijklmnop1234",
+      "api_key=abcdefgh12345678",
+      remembered,
+      "sk-",
+      "x",
+      " ",
+      "é€",
+    );
+    let changed = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fragment, { maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (fragments, at) => {
+          const text = fragments.join("");
+          const pieces = cut(text, at);
+          expect(pieces.join("")).toBe(text);
+          const dirty = redactSecretText(text) !== text;
+          if (dirty) changed++;
+          if (dirty) expect(piecesMayHoldSecret(pieces), JSON.stringify(pieces)).toBe(true);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    // The texts did hold keys, so the check above was made.
+    expect(changed).toBeGreaterThan(1000);
+  });
+
+  it("finds a key spread over several pieces, one of them shorter than the key", () => {
+    expect(piecesMayHoldSecret(["data: sk-abcd", "ef", "ghijklmnop1234\n"])).toBe(true);
+    expect(piecesMayHoldSecret(["pieces-test-", "re", "membered-value-0123"])).toBe(true);
+    expect(piecesMayHoldSecret(["a", "pi_k", "ey=abcdefgh12345678"])).toBe(true);
+  });
+
+  it("passes a captured stream read in large pieces, its usage's field names included", () => {
+    const event = 'data: {"choices":[{"delta":{"content":"word7 "}}]}\n\n';
+    const usage = 'data: {"usage":{"prompt_tokens":12,"completion_tokens":1000}}\n\n';
+    const text = `${event.repeat(2000)}${usage}data: [DONE]\n\n`;
+    expect(piecesMayHoldSecret(cut(text, [65536, 131072]))).toBe(false);
+    expect(piecesMayHoldSecret([])).toBe(false);
   });
 });

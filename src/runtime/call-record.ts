@@ -89,9 +89,14 @@ export async function recordCall(
       agent,
       ...bodies,
       // Redacted as written, as raw usage and the audit are: a reader later may not know the key
-      // this process held, and an endpoint can echo it. (The sizes stay the wire's.)
+      // this process held, and an endpoint can echo it. (The sizes stay the wire's.) A response
+      // with its bytes was found clean by the sink, piece by piece, against the same keys and
+      // shapes: scanning its text again would first join it into one large string.
       request_body: redactSecretText(bodies.request_body),
-      response_body: redactSecretText(bodies.response_body),
+      response_body:
+        bodies.response_utf8 === undefined
+          ? redactSecretText(bodies.response_body)
+          : bodies.response_body,
     });
   }
 }

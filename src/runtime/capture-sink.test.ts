@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { rememberSecretValue } from "../domain/secrets.js";
 import { CaptureSink, characterBoundary } from "./capture-sink.js";
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");
@@ -73,6 +74,70 @@ describe("CaptureSink", () => {
     sink.response(buffer);
     buffer.fill(0x7a);
     expect(sink.bodies().response_body).toBe("abc");
+    expect(Buffer.from(sink.bodies().response_utf8 ?? [])).toEqual(Buffer.from("abc"));
+  });
+});
+
+describe("CaptureSink's response bytes (stored as they are when nothing in them is redacted)", () => {
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const sinkOf = (chunks: readonly (Uint8Array | string)[], cap = 1024) => {
+    const sink = new CaptureSink(cap);
+    for (const chunk of chunks) sink.response(chunk);
+    return sink;
+  };
+
+  it("are exactly the kept text's UTF-8, however the reads split it and wherever the cap cuts", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "é", "€", "𝄞", "\n", ":"), maxLength: 30 });
+    let given = 0;
+    fc.assert(
+      fc.property(text, fc.array(fc.nat()), fc.nat({ max: 140 }), (whole, at, cap) => {
+        const encoded = encode(whole);
+        const places = [
+          0,
+          ...at.map((place) => place % (encoded.length + 1)).sort((a, b) => a - b),
+        ];
+        const reads = places.map((place, index) =>
+          encoded.subarray(place, places[index + 1] ?? encoded.length),
+        );
+        const body = sinkOf(reads, cap).bodies();
+        if (body.response_body === "") return;
+        expect(body.response_utf8).toBeDefined();
+        given++;
+        expect(Buffer.from(body.response_utf8 ?? [])).toEqual(Buffer.from(body.response_body));
+        expect(Buffer.from(body.response_utf8 ?? []).toString("utf8")).toBe(body.response_body);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(given).toBeGreaterThan(1000);
+  });
+
+  it("are not given when the text is not theirs: a piece as text, bytes that are not UTF-8, a character left open", () => {
+    expect(sinkOf([encode("data: "), "{}"]).bodies().response_utf8).toBeUndefined();
+    const invalid = sinkOf([encode("ab"), Uint8Array.of(0xff), encode("c")]).bodies();
+    expect(invalid.response_body).toBe("ab\uFFFDc");
+    expect(invalid.response_utf8).toBeUndefined();
+    const open = sinkOf([encode("ab"), encode("€").subarray(0, 2)]).bodies();
+    expect(open.response_body).toBe("ab\uFFFD");
+    expect(open.response_utf8).toBeUndefined();
+    expect(sinkOf([]).bodies().response_utf8).toBeUndefined();
+  });
+
+  it("are not given when the text may hold a key, even split between reads: it is redacted as text", () => {
+    const shaped = encode('data: {"content":"token: abcdefgh12345678"}\n\n');
+    expect(sinkOf([shaped]).bodies().response_utf8).toBeUndefined();
+    expect(sinkOf([shaped.subarray(0, 22), shaped.subarray(22)]).bodies().response_utf8).toBe(
+      undefined,
+    );
+    const key = "sink-test-remembered-key-0123456789";
+    rememberSecretValue(key);
+    const echoed = encode(`data: {"content":"${key}"}\n\n`);
+    expect(sinkOf([echoed.subarray(0, 30), echoed.subarray(30)]).bodies().response_utf8).toBe(
+      undefined,
+    );
+    // A key blanked in the answer, split in the raw stream so that no piece holds it whole.
+    const sink = sinkOf([encode('data: {"content":"sink-test-remem"}\n\n')]);
+    sink.expectBlanked(1);
+    expect(sink.bodies().response_utf8).toBeUndefined();
   });
 });
 

@@ -1,6 +1,6 @@
 import { StringDecoder } from "node:string_decoder";
 import type { CallPayloadRecord } from "../domain/call-capture.js";
-import { knownSecretsBlanked, redactKnownSecrets } from "../domain/secrets.js";
+import { knownSecretsBlanked, piecesMayHoldSecret, redactKnownSecrets } from "../domain/secrets.js";
 import type { CallCapture } from "../providers/chat-model.js";
 
 /** One call's captured bodies, cut to the cap, as `appendCallPayload` takes them. */
@@ -12,7 +12,15 @@ export type CapturedBodies = Pick<
   | "response_bytes"
   | "request_truncated"
   | "response_truncated"
->;
+> & {
+  /**
+   * The response body's own UTF-8 bytes, given only when its text needs no redaction (no piece
+   * of it, nor a join between two, may hold a key: `piecesMayHoldSecret`) and they are exactly
+   * that text's encoding (every read raw bytes, valid UTF-8, no character left open): the body
+   * is then stored from these, its text never joined nor encoded again.
+   */
+  response_utf8?: Uint8Array;
+};
 
 /**
  * Receives a call's wire traffic and keeps at most `maxBytes` of the request body and as much of
@@ -71,7 +79,7 @@ export class CaptureSink implements CallCapture {
   bodies(): CapturedBodies {
     const request = this.#request.result();
     const response = this.#response.result();
-    return {
+    const bodies: CapturedBodies = {
       request_body: request.text,
       response_body: this.#keysWhole(response.text) ? response.text : WITHHELD_RESPONSE,
       request_bytes: request.bytes,
@@ -79,6 +87,10 @@ export class CaptureSink implements CallCapture {
       request_truncated: request.truncated,
       response_truncated: response.truncated,
     };
+    // A response that held a key of the lab's is not clean, and its pieces say so.
+    const utf8 = this.#expectedBlanks === 0 ? this.#response.cleanBytes() : null;
+    if (utf8 !== null) bodies.response_utf8 = utf8;
+    return bodies;
   }
 }
 
@@ -92,6 +104,12 @@ export class CaptureSink implements CallCapture {
  */
 class BodyBuffer {
   #text = "";
+  /** `#text` as decoded, read by read: scanned for keys without joining them (`cleanBytes`). */
+  readonly #pieces: string[] = [];
+  /** The bytes kept, as read; null once a piece came as text (the sim), which has none. */
+  #raw: Uint8Array[] | null = [];
+  /** A piece decoded to U+FFFD: the bytes are not that text's encoding. */
+  #replaced = false;
   #utf8: StringDecoder | null = null;
   /**
    * The last bytes given to the decoder (four, as many as a character has): a body read while a
@@ -109,6 +127,7 @@ class BodyBuffer {
     const length = typeof chunk === "string" ? Buffer.byteLength(chunk, "utf8") : chunk.length;
     this.#bytes += length;
     if (this.#full || length === 0) return;
+    if (typeof chunk === "string") this.#raw = null;
     if (length <= this.maxBytes - this.#kept) {
       this.#kept += length;
       if (typeof chunk !== "string") {
@@ -133,9 +152,33 @@ class BodyBuffer {
 
   #write(bytes: Uint8Array): void {
     if (this.#utf8 === null) this.#utf8 = new StringDecoder("utf8");
-    this.#text += this.#utf8.write(bytes);
+    const piece = this.#utf8.write(bytes);
+    this.#text += piece;
+    if (this.#raw !== null) {
+      // A copy: the caller may reuse its buffer (blocks of a read's size, not one of the body's).
+      this.#raw.push(Buffer.from(bytes));
+      this.#pieces.push(piece);
+      // Searching a one-byte string (ASCII, the usual stream) for U+FFFD costs nothing.
+      if (piece.includes("\uFFFD")) this.#replaced = true;
+    }
     this.#tail =
       bytes.length >= 4 ? bytes.slice(-4) : Buffer.concat([this.#tail, bytes]).subarray(-4);
+  }
+
+  /**
+   * The body's bytes when they are exactly its text's UTF-8 and that text needs no redaction
+   * (see `CapturedBodies.response_utf8`), else null. Checked piece by piece, so a clean body's
+   * text is never made whole (a block of fresh memory as large as the body).
+   */
+  cleanBytes(): Uint8Array | null {
+    if (this.#raw === null || this.#replaced || this.#raw.length === 0) return null;
+    const tail = this.#tail;
+    // A character still open reads as U+FFFD (see `result`), which its bytes are not.
+    if (!this.#full && characterBoundary(tail, tail.length) !== tail.length) return null;
+    if (piecesMayHoldSecret(this.#pieces)) return null;
+    const joined = this.#raw.length === 1 ? (this.#raw[0] as Uint8Array) : Buffer.concat(this.#raw);
+    // Cut at the cap, a character open at the cut is dropped with the rest (see `add`).
+    return joined.subarray(0, characterBoundary(joined, joined.length));
   }
 
   /** The body so far; reading it changes nothing, so more may come after. */

@@ -385,6 +385,24 @@ export function callDetailContract(getStore: () => SessionStore): void {
       response_body: "",
       response_truncated: false,
     });
+    // A body given with its own bytes (a captured stream) is stored from them: it reads back as
+    // the same text, as compact as one given as text alone.
+    const streamed = `${'data: {"choices":[{"delta":{"content":"é€𝄞 "}}]}\n\n'.repeat(200)}data: [DONE]\n\n`;
+    const utf8 = new TextEncoder().encode(streamed);
+    expect(
+      await store.appendCallPayload(id, {
+        ...payload,
+        metric_key: "chat:1:3",
+        round_index: 3,
+        response_body: streamed,
+        response_utf8: utf8,
+        response_bytes: utf8.length,
+      }),
+    ).toBe(true);
+    const fromBytes = await store.getCallPayload(id, "chat:1:3");
+    expect(fromBytes?.response_body).toBe(streamed);
+    expect(fromBytes?.response_bytes).toBe(utf8.length);
+    expect(fromBytes?.stored_bytes).toBeLessThan(utf8.length / 3);
     // Keys belong to their session.
     await session(store, "other");
     expect(await store.getCallPayload("other", "chat:1:1")).toBeNull();

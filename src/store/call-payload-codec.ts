@@ -17,8 +17,9 @@ import type { AppendCallPayloadOptions } from "./store-inputs.js";
 const ENCODING = "br5";
 const QUALITY = 5;
 
-function compress(text: string): Buffer {
-  const bytes = Buffer.from(text, "utf8");
+/** `utf8`, when given, is the text's own encoding (see `AppendCallPayloadOptions.response_utf8`). */
+function compress(text: string, utf8?: Uint8Array): Buffer {
+  const bytes = utf8 ?? Buffer.from(text, "utf8");
   return brotliCompressSync(bytes, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: QUALITY,
@@ -64,7 +65,7 @@ export function payloadRow(
     agent: payload.agent,
     encoding: ENCODING,
     request_compressed: compress(payload.request_body),
-    response_compressed: compress(payload.response_body),
+    response_compressed: compress(payload.response_body, payload.response_utf8),
     request_bytes: payload.request_bytes,
     response_bytes: payload.response_bytes,
     request_truncated: payload.request_truncated ? 1 : 0,

@@ -157,6 +157,12 @@ export const AppendCallPayloadOptions = z.strictObject({
   /** Already cut to the session's cap by the caller; the sizes and flags say what was cut. */
   request_body: z.string(),
   response_body: z.string(),
+  /**
+   * `response_body`'s UTF-8 encoding, when the caller has it (a captured stream's own bytes):
+   * stored from these, so a large body's text is neither made whole nor encoded again. The
+   * caller vouches that they are exactly that text (CaptureSink only gives bytes it checked).
+   */
+  response_utf8: z.custom<Uint8Array>((value) => value instanceof Uint8Array).optional(),
   request_bytes: z.number().int().nonnegative(),
   response_bytes: z.number().int().nonnegative(),
   request_truncated: z.boolean(),
