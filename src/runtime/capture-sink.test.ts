@@ -111,6 +111,17 @@ describe("CaptureSink's response bytes (stored as they are when nothing in them 
     expect(given).toBeGreaterThan(1000);
   });
 
+  it("are the whole body's across the blocks they are copied into, read small or large", () => {
+    const whole = encode(`${"data: é€𝄞 word ".repeat(12_000)}data: [DONE]\n\n`);
+    for (const size of [7, 70_001, whole.length]) {
+      const reads: Uint8Array[] = [];
+      for (let at = 0; at < whole.length; at += size) reads.push(whole.subarray(at, at + size));
+      const body = sinkOf(reads, 1 << 20).bodies();
+      expect(Buffer.from(body.response_utf8 ?? [])).toEqual(Buffer.from(whole));
+      expect(body.response_body).toBe(Buffer.from(whole).toString("utf8"));
+    }
+  });
+
   it("are not given when the text is not theirs: a piece as text, bytes that are not UTF-8, a character left open", () => {
     expect(sinkOf([encode("data: "), "{}"]).bodies().response_utf8).toBeUndefined();
     const invalid = sinkOf([encode("ab"), Uint8Array.of(0xff), encode("c")]).bodies();

@@ -104,10 +104,22 @@ export class CaptureSink implements CallCapture {
  */
 class BodyBuffer {
   #text = "";
-  /** `#text` as decoded, read by read: scanned for keys without joining them (`cleanBytes`). */
+  /**
+   * `#text` in pieces of at least `SCAN_PIECE` characters (reads joined until they are): scanned
+   * for keys without joining the whole (`cleanBytes`). A stream read event by event (a local
+   * model's, token by token) scanned per read cost more than the whole text scanned at once.
+   */
   readonly #pieces: string[] = [];
-  /** The bytes kept, as read; null once a piece came as text (the sim), which has none. */
-  #raw: Uint8Array[] | null = [];
+  /** The reads decoded since the last of `#pieces`. */
+  #group = "";
+  /**
+   * The bytes kept, copied into blocks of `BYTE_BLOCK` (the caller may reuse its buffer; a copy
+   * per read cost as much as the scan saved on a stream read event by event); null once a piece
+   * came as text (the sim), which has none.
+   */
+  #raw: Buffer[] | null = [];
+  /** How much of the last of `#raw` is filled. */
+  #rawUsed = 0;
   /** A piece decoded to U+FFFD: the bytes are not that text's encoding. */
   #replaced = false;
   #utf8: StringDecoder | null = null;
@@ -155,14 +167,32 @@ class BodyBuffer {
     const piece = this.#utf8.write(bytes);
     this.#text += piece;
     if (this.#raw !== null) {
-      // A copy: the caller may reuse its buffer (blocks of a read's size, not one of the body's).
-      this.#raw.push(Buffer.from(bytes));
-      this.#pieces.push(piece);
+      this.#keep(this.#raw, bytes);
+      this.#group += piece;
+      if (this.#group.length >= SCAN_PIECE) {
+        this.#pieces.push(this.#group);
+        this.#group = "";
+      }
       // Searching a one-byte string (ASCII, the usual stream) for U+FFFD costs nothing.
       if (piece.includes("\uFFFD")) this.#replaced = true;
     }
     this.#tail =
       bytes.length >= 4 ? bytes.slice(-4) : Buffer.concat([this.#tail, bytes]).subarray(-4);
+  }
+
+  #keep(blocks: Buffer[], bytes: Uint8Array): void {
+    for (let offset = 0; offset < bytes.length; ) {
+      let block = blocks[blocks.length - 1];
+      if (block === undefined || this.#rawUsed === block.length) {
+        block = Buffer.allocUnsafe(Math.max(BYTE_BLOCK, bytes.length - offset));
+        blocks.push(block);
+        this.#rawUsed = 0;
+      }
+      const length = Math.min(block.length - this.#rawUsed, bytes.length - offset);
+      block.set(bytes.subarray(offset, offset + length), this.#rawUsed);
+      this.#rawUsed += length;
+      offset += length;
+    }
   }
 
   /**
@@ -175,8 +205,14 @@ class BodyBuffer {
     const tail = this.#tail;
     // A character still open reads as U+FFFD (see `result`), which its bytes are not.
     if (!this.#full && characterBoundary(tail, tail.length) !== tail.length) return null;
-    if (piecesMayHoldSecret(this.#pieces)) return null;
-    const joined = this.#raw.length === 1 ? (this.#raw[0] as Uint8Array) : Buffer.concat(this.#raw);
+    if (piecesMayHoldSecret(this.#group === "" ? this.#pieces : [...this.#pieces, this.#group])) {
+      return null;
+    }
+    const last = this.#raw.length - 1;
+    const blocks = this.#raw.map((block, index) =>
+      index === last ? block.subarray(0, this.#rawUsed) : block,
+    );
+    const joined = blocks.length === 1 ? (blocks[0] as Buffer) : Buffer.concat(blocks);
     // Cut at the cap, a character open at the cut is dropped with the rest (see `add`).
     return joined.subarray(0, characterBoundary(joined, joined.length));
   }
@@ -192,6 +228,15 @@ class BodyBuffer {
 }
 
 const NO_BYTES = new Uint8Array(0);
+
+/**
+ * 16 K characters: few enough pieces that each scan's own cost is lost in its length, and each
+ * one small enough to be made in V8's young generation rather than as a large object of its own.
+ */
+const SCAN_PIECE = 16 * 1024;
+
+/** A read's bytes are copied into blocks this large: a few allocations a body, not one a read. */
+const BYTE_BLOCK = 64 * 1024;
 
 /** `String.prototype.toWellFormed` (in Node 20; TypeScript's ES2023 library does not declare it). */
 const wellFormed = (text: string): string =>
