@@ -49,6 +49,37 @@ describe("sampling settings", () => {
       for (const name of Object.keys(SETTINGS)) expect(plain).not.toHaveProperty(name);
     });
 
+    it("a turn's own chat_sampling replaces the config's for that turn only, and is recorded with it", async () => {
+      for (let turn = 0; turn < 2; turn++) {
+        lab.server.enqueue(streamReply(completionStream({ text: [`Done ${turn}.`] })));
+      }
+      const config = {
+        tool_invocation_mode: mode,
+        chat_agent: { model: "openai:fake-model", base_url: lab.server.baseUrl, ...SETTINGS },
+        event_agent: { model: "sim" },
+        tools: [],
+      };
+      for (const chat_sampling of [{ temperature: 1.1, seed: 9 }, undefined]) {
+        const { end } = await collectTurn({
+          store: lab.store,
+          session_id: "own",
+          message: "hello",
+          config,
+          ...(chat_sampling === undefined ? {} : { chat_sampling }),
+        });
+        expect(end?.status).toBe("completed");
+      }
+      const [own, configured] = lab.server.requests.map((request) => request.body);
+      expect(own).toMatchObject({ temperature: 1.1, seed: 9 });
+      for (const name of ["max_tokens", "top_p", "stop"]) expect(own).not.toHaveProperty(name);
+      expect(configured).toMatchObject(SETTINGS);
+      const starts = lab.store
+        .listAuditLogs("own")
+        .filter((row) => row.event === "turn_start")
+        .map((row) => row.details.chat_sampling);
+      expect(starts).toStrictEqual([{ temperature: 1.1, seed: 9 }, undefined]);
+    });
+
     it("a setting out of range refuses the session's config, naming it", async () => {
       const { error, end } = await collectTurn({
         store: lab.store,

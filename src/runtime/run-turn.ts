@@ -13,6 +13,7 @@ import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory, pushUserMessage } from "./history.js";
 import { keepHistory, takeHistory } from "./history-cache.js";
+import { type SamplingSettings, withSampling } from "./modes/agent-sampling.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
 import { openSession } from "./open-session.js";
@@ -50,6 +51,12 @@ export interface RunTurnOptions {
    * wall time must hold that call's. Default: when the turn is claimed.
    */
   started_at?: number;
+  /**
+   * The chat agent's sampling settings for this turn, in place of those its session's config
+   * names (a gateway request's own: each request says how it wants to be answered). Recorded in
+   * the turn_start audit row.
+   */
+  chat_sampling?: SamplingSettings;
 }
 
 const UserMessage = z.string().trim().min(1, "the message is empty");
@@ -124,13 +131,18 @@ async function driveTurn(
   // Models and tools are built before a new session is stored (see openSession).
   const {
     sessionId,
-    config,
+    config: sessionConfig,
     updated_at,
     incarnation,
     prepared: { chat_model, event_model, tools },
   } = await openSession(options, (config) =>
     prepareTurn(config, options.providers, { models: options.models, signal }),
   );
+  const sampling = options.chat_sampling;
+  const config =
+    sampling === undefined
+      ? sessionConfig
+      : { ...sessionConfig, chat_agent: withSampling(sessionConfig.chat_agent, sampling) };
   const strategy = STRATEGIES[config.tool_invocation_mode];
   // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
   // The turn_start row is written with the claim: a turn starts with one commit.
@@ -145,6 +157,7 @@ async function driveTurn(
       max_rounds: config.max_rounds,
       // What every round of this turn sends as the system message (dual_agent: with the catalog).
       system_prompt: strategy.systemPrompt({ config, tools }),
+      ...(sampling === undefined ? {} : { chat_sampling: sampling }),
     },
   });
   const { turn_index } = claim;

@@ -61,6 +61,56 @@ describe("dual_agent sends the client's sampling settings with its chat agent's 
     expect(gw.sessions()[0]?.config.event_agent).not.toHaveProperty("max_tokens");
   });
 
+  it("each turn of a session is answered with its own request's settings, recorded with the turn", async () => {
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["First."] })));
+    gw.upstream.enqueue(streamReply(completionStream({ text: ["Second."] })));
+    const client = gw.client("dual_agent");
+    const headers = { "X-Agent-Lab-Session": "settings-per-turn" };
+    await client.chat.completions.create(
+      {
+        model: "fake",
+        messages: [{ role: "user", content: "Be brief." }],
+        temperature: 0.2,
+        max_completion_tokens: 64,
+        stop: "END",
+      },
+      { headers },
+    );
+    await client.chat.completions.create(
+      {
+        model: "fake",
+        messages: [
+          { role: "user", content: "Be brief." },
+          { role: "assistant", content: "First." },
+          { role: "user", content: "Now at length." },
+        ],
+        temperature: 0.9,
+      },
+      { headers },
+    );
+    const [first, second] = gw.upstream.requests.map((request) => request.body);
+    expect(first).toMatchObject({ temperature: 0.2, max_tokens: 64, stop: ["END"] });
+    // Not the first request's cap or stop: this request named none, so the endpoint's apply.
+    expect(second).toMatchObject({ temperature: 0.9 });
+    expect(second).not.toHaveProperty("max_tokens");
+    expect(second).not.toHaveProperty("stop");
+    const { store } = gw.server;
+    await waitFor(() => store.listTurns("settings-per-turn")[1]?.status === "completed");
+    const starts = store
+      .listAuditLogs("settings-per-turn")
+      .filter((row) => row.event === "turn_start")
+      .map((row) => row.details.chat_sampling);
+    expect(starts).toStrictEqual([
+      { temperature: 0.2, max_tokens: 64, stop: ["END"] },
+      { temperature: 0.9 },
+    ]);
+    // The session's config keeps what its first request said.
+    expect(store.getSession("settings-per-turn")?.config.chat_agent).toMatchObject({
+      temperature: 0.2,
+      max_tokens: 64,
+    });
+  });
+
   it("takes an empty stop, as some clients send for none, as no stop sequence", async () => {
     gw.upstream.enqueue(streamReply(completionStream({ text: ["One."] })));
     gw.upstream.enqueue(streamReply(completionStream({ text: ["Two."] })));

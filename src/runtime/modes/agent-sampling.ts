@@ -6,6 +6,12 @@ export type AgentSampling = Pick<
   "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
 >;
 
+/** The sampling settings as an agent's config holds them. */
+export type SamplingSettings = Pick<
+  AgentConfig,
+  "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
+>;
+
 /**
  * The sampling settings an agent's config names, sent with each of its calls; a setting the config
  * does not name is not sent, so the endpoint's own default applies.
@@ -18,4 +24,13 @@ export function samplingOf(agent: AgentConfig): AgentSampling {
   if (agent.seed !== undefined) sampling.seed = agent.seed;
   if (agent.stop !== undefined) sampling.stop = agent.stop;
   return sampling;
+}
+
+/**
+ * The agent with `sampling` in place of the settings its config names: a turn whose settings are
+ * its own (a gateway request's) sends those, and none of the session's that it leaves out.
+ */
+export function withSampling(agent: AgentConfig, sampling: SamplingSettings): AgentConfig {
+  const { temperature, max_tokens, top_p, seed, stop, ...rest } = agent;
+  return { ...rest, ...sampling };
 }

@@ -206,6 +206,7 @@ export class GatewaySessions {
           gateway: mark,
           tags: [GATEWAY_TAG],
         },
+        chat_sampling: sampling,
         message: kind.message,
         chat_model: chat,
         ...(tappedFetch === undefined ? {} : { tapped_fetch: tappedFetch }),

@@ -11,6 +11,7 @@ import type {
 } from "../../providers/chat-model.js";
 import { ProviderApiError, ProviderConnectionError } from "../../providers/errors.js";
 import { batchesOf, PartStream } from "../../providers/part-stream.js";
+import type { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
 import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -32,6 +33,8 @@ export interface GatewayTurnSetup {
   /** For a new session. */
   title: string;
   config: LabSessionConfigInput;
+  /** The request's sampling settings: this turn's, whatever the session's first request said. */
+  chat_sampling: SamplingSettings;
   message: string;
   chat_model: ChatModel;
   /**
@@ -295,6 +298,7 @@ export class GatewayTurn {
       session_id: setup.session_id,
       title: setup.title,
       config: setup.config,
+      chat_sampling: setup.chat_sampling,
       message: setup.message,
       signal: this.#controller.signal,
       providers: { models: setup.models, tools: { toolsFor: async () => bridge.registry } },

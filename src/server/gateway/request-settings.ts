@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AgentConfig } from "../../domain/session-config.js";
+import type { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
 
 /** Where the lab's own ranges apply: it writes the model's request itself. */
 const LAB_WRITES = "when the lab sends the request itself (dual_agent, sim)";
@@ -30,10 +30,7 @@ const CHECKS = Object.fromEntries(
 };
 
 /** What a session's chat agent holds of them (`max_completion_tokens` as `max_tokens`). */
-export type RequestSampling = Pick<
-  AgentConfig,
-  "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
->;
+type RequestSampling = SamplingSettings;
 
 /**
  * The request's sampling settings as the session's chat agent records them and, when the lab
