@@ -16,7 +16,12 @@ const Timestamp = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
  */
 export const SessionFilter = z.strictObject({
   /** Case-insensitive substring of the title. */
-  q: WellFormedString.trim().min(1).max(200).optional(),
+  q: WellFormedString.trim()
+    .min(1)
+    .max(200)
+    // No title holds one (a database text cannot), and SQLite's search syntax ends at it.
+    .refine((text) => !text.includes("\u0000"), "a search cannot hold a NUL character (U+0000)")
+    .optional(),
   mode: ToolInvocationMode.optional(),
   /** The chat or the event agent's model string, exactly. */
   model: z.string().min(1).max(200).optional(),

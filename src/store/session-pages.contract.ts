@@ -148,6 +148,22 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     expect(await all(store, { updated_from: "2999-01-01T00:00:00+02:00" })).toStrictEqual([]);
   });
 
+  it("searches titles without regard to case in any script, one character and up", async () => {
+    const store = getStore();
+    for (const title of ["s1 ÄÖÜ test", "s2 naïve", "s3 Zürich", "s4 ΣΟΦΙΑ", "s5 plain"]) {
+      tick();
+      await store.createSession({ title, config: {} });
+    }
+    const found = async (q: string) => titles(await all(store, { q, limit: 2 }));
+    for (const q of ["äö", "ÄÖ", "äöü", "ÄÖÜ", "Äö"])
+      expect(await found(q), q).toStrictEqual(["s1 ÄÖÜ test"]);
+    for (const q of ["ï", "Ï", "NAÏVE"]) expect(await found(q), q).toStrictEqual(["s2 naïve"]);
+    for (const q of ["zü", "ZÜ", "zürich"]) expect(await found(q), q).toStrictEqual(["s3 Zürich"]);
+    expect(await found("ü")).toStrictEqual(["s1 ÄÖÜ test", "s3 Zürich"]);
+    for (const q of ["σο", "σοφ", "ΣΟ"]) expect(await found(q), q).toStrictEqual(["s4 ΣΟΦΙΑ"]);
+    expect(await found("PLAIN")).toStrictEqual(["s5 plain"]);
+  });
+
   it("leaves experiment sessions out, in, or alone on request; the default includes them", async () => {
     const store = getStore();
     await seed(store);
@@ -237,6 +253,7 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     await refuse({ updated_from: "last week" }, /updated_from: /);
     await refuse({ updated_to: "2026-13-40" }, /updated_to: /);
     await refuse({ q: "   " }, /q: /);
+    await refuse({ q: "a\u0000b" }, /q: a search cannot hold a NUL character/);
     await refuse({ owner: "me" }, /owner/);
     const turns = await store.listTurnPage(ids[0] as string, { limit: 1 });
     expect(turns.next_cursor).toBeNull();

@@ -82,7 +82,7 @@ import {
 import { migrate } from "./migrate.js";
 import { AUDIT_COLUMNS, MESSAGE_COLUMNS, run, valuesOf } from "./queries.js";
 import { appendBatch } from "./record-batch.js";
-import { sessionListPage } from "./session-list-query.js";
+import { sessionListPage, titleSearchCollation } from "./session-list-query.js";
 import { SessionPages } from "./session-pages.js";
 import { readAudit, readMessages, readTurns, readUsage } from "./session-reads.js";
 import { deleteSessionRows, insertSessionRows } from "./session-transfer.js";
@@ -119,7 +119,14 @@ export class PostgresSessionStore implements SessionStore {
   private readonly pages: SessionPages;
   #closed: Promise<void> | undefined;
 
-  private constructor(pool: pg.Pool, target: string, leaseMs: number, migrated: boolean) {
+  private constructor(
+    pool: pg.Pool,
+    target: string,
+    leaseMs: number,
+    migrated: boolean,
+    /** The collation the title search folds case by (session-list-query.ts). */
+    private readonly titleCollation: string | null,
+  ) {
     this.pool = pool;
     this.target = target;
     this.migrated = migrated;
@@ -138,11 +145,13 @@ export class PostgresSessionStore implements SessionStore {
     const target = describeTarget(url);
     const pool = createPool(await withPasswordFile(url), options);
     let migrated: boolean;
+    let titleCollation: string | null;
     try {
       const client = await pool.connect();
       const watch = watchConnection(client);
       try {
         migrated = await migrate(client, target);
+        titleCollation = await titleSearchCollation(client);
       } finally {
         watch.done();
         client.release(watch.lost());
@@ -155,7 +164,7 @@ export class PostgresSessionStore implements SessionStore {
       throw openError(url, error);
     }
     const leaseMs = Math.max(50, Math.floor(options.lease_ms ?? DEFAULT_LEASE_MS));
-    return new PostgresSessionStore(pool, target, leaseMs, migrated);
+    return new PostgresSessionStore(pool, target, leaseMs, migrated, titleCollation);
   }
 
   close(): Promise<void> {
@@ -387,7 +396,7 @@ export class PostgresSessionStore implements SessionStore {
 
   listSessionPage(query: SessionQuery): Promise<SessionPage> {
     const parsed = parseInput(SessionQuery, query, "listSessionPage");
-    return write(() => sessionListPage(this.pool, parsed));
+    return write(() => sessionListPage(this.pool, parsed, this.titleCollation));
   }
 
   listExperimentSummaries(query?: ExperimentListQuery): Promise<Page<ExperimentListItem>> {

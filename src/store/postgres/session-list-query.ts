@@ -24,8 +24,12 @@ type ParsedQuery = z.output<typeof SessionQuery>;
  * have), so the search walks the list in order and stops at a full page: a common text is found
  * in the newest rows, a rare one reads every title once (a sequential scan of one column).
  */
-export async function sessionListPage(pool: pg.Pool, query: ParsedQuery): Promise<SessionPage> {
-  const { sql, params } = buildQuery(query);
+export async function sessionListPage(
+  pool: pg.Pool,
+  query: ParsedQuery,
+  titleCollation: string | null,
+): Promise<SessionPage> {
+  const { sql, params } = buildQuery(query, titleCollation);
   // One statement: the rows and their token totals come from one snapshot.
   const { rows } = await pool.query<ListedPageRow>(sql, params);
   const more = rows.length > query.limit;
@@ -38,7 +42,27 @@ export async function sessionListPage(pool: pg.Pool, query: ParsedQuery): Promis
   };
 }
 
-function buildQuery(query: ParsedQuery): { sql: string; params: unknown[] } {
+/**
+ * The collation whose case folding the title search uses, the first this server has: ILIKE folds
+ * by the database's ctype, and under "C" (a common default) that is ASCII only, where SQLite's
+ * search folds every script. Null: none of them, the database's own folding.
+ */
+const FOLDING_COLLATIONS = ["und-x-icu", "C.utf8", "C.UTF-8"];
+
+export async function titleSearchCollation(client: pg.ClientBase): Promise<string | null> {
+  const { rows } = await client.query<{ collname: string }>(
+    `SELECT collname FROM pg_collation
+     WHERE collname = ANY($1) AND collencoding IN (-1, pg_char_to_encoding(current_setting('server_encoding')))`,
+    [FOLDING_COLLATIONS],
+  );
+  const found = new Set(rows.map((row) => row.collname));
+  return FOLDING_COLLATIONS.find((name) => found.has(name)) ?? null;
+}
+
+function buildQuery(
+  query: ParsedQuery,
+  titleCollation: string | null,
+): { sql: string; params: unknown[] } {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const where = (condition: (next: () => string) => string, ...values: unknown[]) => {
@@ -47,7 +71,10 @@ function buildQuery(query: ParsedQuery): { sql: string; params: unknown[] } {
     conditions.push(condition(() => `$${++index}`));
   };
   if (query.tag !== undefined) where((p) => `s.tags @> ARRAY[${p()}]::text[]`, query.tag);
-  if (query.q !== undefined) where((p) => `s.title ILIKE ${p()} ESCAPE '\\'`, likePattern(query.q));
+  // One of FOLDING_COLLATIONS: a catalog name of the list above, quoted as an identifier.
+  const title = titleCollation === null ? "s.title" : `(s.title COLLATE "${titleCollation}")`;
+  if (query.q !== undefined)
+    where((p) => `${title} ILIKE ${p()} ESCAPE '\\'`, likePattern(query.q));
   if (query.mode !== undefined) where((p) => `s.mode = ${p()}`, query.mode);
   if (query.model !== undefined) {
     where((p) => {

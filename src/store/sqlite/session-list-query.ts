@@ -18,17 +18,21 @@ const PROBE_ROWS = 2_000;
  * candidates with LIKE (a common text fills the page there, where the trigram index would list
  * thousands of matches to sort), "index" asks the trigram index (cost grows with the matches),
  * "scan" is LIKE over the list in order (1-2 characters, which trigrams cannot answer). LIKE folds
- * ASCII case only, so a text with other characters goes to the index, which folds all of them.
+ * ASCII case only, so a text with other characters goes to the index, which folds all of them, or
+ * when shorter, is scanned with `folded_has` ("foldedScan"), which folds them in JavaScript.
  */
-type TitlePlan = "none" | "recent" | "index" | "scan";
+type TitlePlan = "none" | "recent" | "index" | "scan" | "foldedScan";
 
 function titlePlans(query: ParsedQuery): TitlePlan[] {
   if (query.q === undefined) return ["none"];
-  if ([...query.q].length < TRIGRAM) return ["scan"];
-  // The model filter's two arms each read at most a page already; the index answers it directly.
   const ascii = /^[\x20-\x7e]*$/.test(query.q);
+  if ([...query.q].length < TRIGRAM) return [ascii ? "scan" : "foldedScan"];
+  // The model filter's two arms each read at most a page already; the index answers it directly.
   return ascii && query.model === undefined ? ["recent", "index"] : ["index"];
 }
+
+/** Case folded as the trigram index folds it (Unicode, diacritics kept). */
+const folded = (text: string) => text.toLowerCase();
 
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`;
 
@@ -43,6 +47,11 @@ export class SessionListQuery {
 
   constructor(private readonly db: Database.Database) {
     this.tokenFold = new TokenFold(db);
+    db.function("folded_has", { deterministic: true }, (title, search) =>
+      typeof title === "string" && typeof search === "string" && folded(title).includes(search)
+        ? 1
+        : 0,
+    );
   }
 
   page(query: ParsedQuery): SessionPage {
@@ -114,6 +123,8 @@ function buildQuery(query: ParsedQuery, titlePlan: TitlePlan): Built {
     );
   } else if (titlePlan === "scan") {
     where("s.title LIKE ? ESCAPE '\\'", likePattern(q));
+  } else if (titlePlan === "foldedScan") {
+    where("folded_has(s.title, ?)", folded(q));
   }
   if (query.mode !== undefined) where("s.mode = ?", query.mode);
   if (query.status === "none") where("s.last_status IS NULL");
