@@ -49,6 +49,13 @@ export interface ScenarioCell {
   runs: ScenarioRun[];
 }
 
+/** `GET /api/experiments/:id/scenarios`: every scenario the experiment has a run of. */
+export interface ScenarioList {
+  experiment_id: string;
+  /** By category, then id. */
+  scenarios: { scenario: string; category: ScenarioCategory }[];
+}
+
 /** `GET /api/experiments/:id/scenarios/:scenario`. */
 export interface ScenarioComparison {
   experiment_id: string;

@@ -5,7 +5,7 @@ import { temporaryDirectory } from "../../test/paths.js";
 import type { SessionPageItem } from "../domain/session-query.js";
 import type { ErrorBody } from "./http-errors.js";
 import type { ExperimentRunProgress } from "./running-experiments.js";
-import type { ScenarioComparison } from "./scenario-view.js";
+import type { ScenarioComparison, ScenarioList } from "./scenario-view.js";
 import type { SuiteCatalogPage } from "./suites-catalog.js";
 import { parseSse, type SseMessage, startTestServer, type TestServer } from "./test-fixtures.js";
 
@@ -202,6 +202,21 @@ describe("HTTP API: starting experiments", () => {
     expect((await sessions("")).map((session) => session.title)).toStrictEqual(["my own"]);
     expect(await sessions("&include=experiments")).toHaveLength(9);
     expect(await sessions(`&experiment=${started.experiment_id}`)).toHaveLength(8);
+
+    // The scenario picker's list: every scenario the runs have, by category then id.
+    const listed = (await (
+      await lab.api(`/api/experiments/${started.experiment_id}/scenarios`)
+    ).json()) as ScenarioList;
+    expect(listed.scenarios.map((item) => item.scenario).sort()).toStrictEqual([
+      "search",
+      "wrong-tool",
+    ]);
+    expect(listed.scenarios).toContainEqual({ scenario: "search", category: "simple" });
+    const byCategory = [...listed.scenarios].sort(
+      (a, b) => a.category.localeCompare(b.category) || a.scenario.localeCompare(b.scenario),
+    );
+    expect(listed.scenarios).toStrictEqual(byCategory);
+    expect((await lab.api("/api/experiments/nope/scenarios")).status).toBe(404);
 
     const view = await lab.api(`/api/experiments/${started.experiment_id}/scenarios/search`);
     expect(view.status).toBe(200);

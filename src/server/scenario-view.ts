@@ -1,5 +1,10 @@
 import type { RunResult } from "../domain/experiment.js";
-import type { ScenarioCell, ScenarioComparison, ScenarioRun } from "../domain/experiment-live.js";
+import type {
+  ScenarioCell,
+  ScenarioComparison,
+  ScenarioList,
+  ScenarioRun,
+} from "../domain/experiment-live.js";
 import { ExperimentNotFoundError } from "../experiments/experiment-report-from-store.js";
 import type { ExperimentView } from "../experiments/report-build.js";
 
@@ -12,7 +17,27 @@ import type { ExperimentView } from "../experiments/report-build.js";
 
 export const MAX_SCENARIO_RUNS = 50;
 
-export type { ScenarioCell, ScenarioComparison, ScenarioRun } from "../domain/experiment-live.js";
+export type {
+  ScenarioCell,
+  ScenarioComparison,
+  ScenarioList,
+  ScenarioRun,
+} from "../domain/experiment-live.js";
+
+/**
+ * Every scenario with a run in the experiment, finished or not, by category then id: what the
+ * scenario picker offers, from the report already built (the runs are all in it, however many).
+ */
+export function scenarioList(view: ExperimentView): ScenarioList {
+  const byId = new Map<string, ScenarioList["scenarios"][number]["category"]>();
+  for (const run of [...view.report.runs, ...view.pending]) {
+    if (!byId.has(run.scenario)) byId.set(run.scenario, run.category);
+  }
+  const scenarios = [...byId]
+    .map(([scenario, category]) => ({ scenario, category }))
+    .sort((a, b) => a.category.localeCompare(b.category) || a.scenario.localeCompare(b.scenario));
+  return { experiment_id: view.report.experiment_id, scenarios };
+}
 
 function runOf(run: RunResult): ScenarioRun {
   return {

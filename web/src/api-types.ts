@@ -18,6 +18,7 @@ import type {
 import type {
   ExperimentRunProgress,
   ScenarioComparison,
+  ScenarioList,
   ScenarioRun,
 } from "../../src/domain/experiment-live.js";
 import type {
@@ -229,6 +230,9 @@ export type { ScenarioRun };
  * at most the first 50 repetitions of a cell (`runs_total` says how many it has).
  */
 export type ScenarioRunsResponse = ScenarioComparison;
+
+/** `GET /api/experiments/:id/scenarios`: every scenario with a run, by category then id. */
+export type ScenarioListResponse = ScenarioList;
 
 export interface EndpointCheckRequest {
   base_url?: string;

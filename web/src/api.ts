@@ -14,6 +14,7 @@ import type {
   MessagesResponse,
   NewSessionConfig,
   PageParams,
+  ScenarioListResponse,
   ScenarioRunsResponse,
   SessionDetailResponse,
   SessionListResponse,
@@ -187,6 +188,9 @@ export const api = {
       ),
       withSignal(signal),
     ),
+  /** Every scenario the experiment has a run of. */
+  scenarios: (id: string, signal?: AbortSignal) =>
+    request<ScenarioListResponse>(`${experimentPath(id)}/scenarios`, withSignal(signal)),
   /** One scenario's runs in every cell, side by side. */
   scenarioRuns: (id: string, scenario: string, signal?: AbortSignal) =>
     request<ScenarioRunsResponse>(

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ScenarioRun, ScenarioRunsResponse } from "./api-types.js";
-import {
-  argumentsText,
-  cellTally,
-  runOutcome,
-  scenarioOptions,
-  scenarioRows,
-} from "./experiment-scenarios.js";
+import { argumentsText, cellTally, runOutcome, scenarioRows } from "./experiment-scenarios.js";
 
 const run = (repetition: number, success: boolean, session = `s${repetition}`) =>
   ({
@@ -17,24 +11,6 @@ const run = (repetition: number, success: boolean, session = `s${repetition}`) =
     answer: "ok",
     tool_calls: [],
   }) satisfies ScenarioRun;
-
-describe("the scenarios of an experiment", () => {
-  it("lists each scenario once, by category then id", () => {
-    expect(
-      scenarioOptions([
-        { scenario: "search", category: "simple" },
-        { scenario: "chit-chat", category: "irrelevance" },
-        { scenario: "search", category: "simple" },
-        { scenario: "a-search", category: "simple" },
-      ]),
-    ).toStrictEqual([
-      { scenario: "chit-chat", category: "irrelevance" },
-      { scenario: "a-search", category: "simple" },
-      { scenario: "search", category: "simple" },
-    ]);
-    expect(scenarioOptions([])).toStrictEqual([]);
-  });
-});
 
 describe("one scenario's runs side by side", () => {
   const cell = (id: string, runs: ScenarioRun[], incomplete = 0, runs_total = runs.length) => ({

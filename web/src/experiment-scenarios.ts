@@ -1,23 +1,9 @@
 /**
- * The per-scenario view of an experiment: which scenarios it ran, and one scenario's runs laid out
+ * The per-scenario view of an experiment: one scenario's runs laid out
  * as a matrix (a column per configuration, a row per repetition), as promptfoo lays out its
  * outputs. Pure, tested without a browser.
  */
-import type { CellRun, ScenarioRun, ScenarioRunsResponse } from "./api-types.js";
-
-export interface ScenarioOption {
-  scenario: string;
-  category: string;
-}
-
-/** The scenarios among the runs, each once, by category then id. */
-export function scenarioOptions(runs: Iterable<Pick<CellRun, "scenario" | "category">>) {
-  const byId = new Map<string, string>();
-  for (const run of runs) if (!byId.has(run.scenario)) byId.set(run.scenario, run.category);
-  return [...byId]
-    .map(([scenario, category]): ScenarioOption => ({ scenario, category }))
-    .sort((a, b) => a.category.localeCompare(b.category) || a.scenario.localeCompare(b.scenario));
-}
+import type { ScenarioRun, ScenarioRunsResponse } from "./api-types.js";
 
 export interface ScenarioRow {
   repetition: number;

@@ -9,7 +9,7 @@ import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
 import { launchExperiment } from "../experiment-launch.js";
 import { readJsonBody } from "../request-body.js";
 import { ExperimentNotRunningError } from "../running-experiments.js";
-import { scenarioView } from "../scenario-view.js";
+import { scenarioList, scenarioView } from "../scenario-view.js";
 import type { ServerDependencies } from "../server-dependencies.js";
 
 /** `POST /api/experiments`: a suite of the catalog by name (never a path), and what to vary. */
@@ -116,6 +116,12 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
       throw new ExperimentNotRunningError(id);
     }
     return c.json({ experiment_id: id, cancelling: true }, 202);
+  });
+
+  app.get("/api/experiments/:id/scenarios", async (c) => {
+    const { view, hit } = await views.get(c.req.param("id"));
+    c.header(CACHE_HEADER, hit ? "hit" : "miss");
+    return c.json(scenarioList(view));
   });
 
   app.get("/api/experiments/:id/scenarios/:scenario", async (c) => {

@@ -1,40 +1,10 @@
 import { useEffect, useId, useMemo, useRef } from "react";
 import { ApiError, api } from "../api.js";
-import type { CellRun, CellSummary, ScenarioRun } from "../api-types.js";
-import {
-  argumentsText,
-  cellTally,
-  runOutcome,
-  type ScenarioOption,
-  scenarioOptions,
-  scenarioRows,
-} from "../experiment-scenarios.js";
-import { fetchPages, pageOf } from "../paging.js";
+import type { CellSummary, ScenarioRun } from "../api-types.js";
+import { argumentsText, cellTally, runOutcome, scenarioRows } from "../experiment-scenarios.js";
 import { Link, sessionHref } from "../router.js";
 import { useResource } from "../use-resource.js";
 import { EmptyState, ErrorNotice, Loading } from "./status.js";
-
-/** Runs read per cell to find the scenarios; an experiment bigger than this lists what it read. */
-const SCENARIO_SCAN_RUNS = 2_000;
-
-async function loadScenarios(
-  experimentId: string,
-  cells: readonly CellSummary[],
-  signal: AbortSignal,
-): Promise<ScenarioOption[]> {
-  const runs: CellRun[] = [];
-  for (const { cell } of cells) {
-    const page = await fetchPages(
-      (cursor) =>
-        api
-          .cellRuns(experimentId, cell, { limit: 500, cursor }, signal)
-          .then((body) => pageOf(body, "sessions")),
-      SCENARIO_SCAN_RUNS,
-    );
-    runs.push(...page.items);
-  }
-  return scenarioOptions(runs);
-}
 
 /**
  * One scenario's runs in every configuration side by side (promptfoo's matrix): a column per
@@ -59,7 +29,7 @@ export function ExperimentScenarioView({
   const cellIds = cells.map((cell) => cell.cell).join("\n");
   // useResource keeps the latest loader and reloads on its key: the loaders need no memo.
   const list = useResource(`scenarios:${experimentId}:${cellIds}`, (signal) =>
-    loadScenarios(experimentId, cells, signal),
+    api.scenarios(experimentId, signal).then((body) => body.scenarios),
   );
   const runs = useResource(
     scenario === null ? null : `scenario:${experimentId}:${scenario}`,
