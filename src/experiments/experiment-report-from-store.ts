@@ -90,6 +90,19 @@ export function cellRunsOf(view: ExperimentView, cell: string): CellRun[] {
   return listed;
 }
 
+/** How a cell's runs are listed: as cellRunsOf gives them, or `failedFirst`. */
+export type CellRunOrder = "run" | "failed_first";
+
+/** The runs that failed, then the incomplete ones, then those that passed, each as they came. */
+export function failedFirst(runs: readonly CellRun[]): CellRun[] {
+  const rank = (run: CellRun) =>
+    run.incomplete || run.score === null ? 1 : run.score.success ? 2 : 0;
+  return runs
+    .map((run, index) => ({ run, index, rank: rank(run) }))
+    .sort((left, right) => left.rank - right.rank || left.index - right.index)
+    .map(({ run }) => run);
+}
+
 /**
  * A page of a cell's runs (see cellRunsOf). The cursor names the list (`experiment`, `cell`), the
  * last run handed out and its place: a cursor of another cell is refused as such, and when that
@@ -98,21 +111,28 @@ export function cellRunsOf(view: ExperimentView, cell: string): CellRun[] {
 export function cellRunPage(
   runs: readonly CellRun[],
   page: PageRequest,
-  list: { experiment: string; cell: string },
+  list: { experiment: string; cell: string; order?: CellRunOrder },
 ): Page<CellRun> {
   const { limit, cursor } = parseInput(PageRequest, page, "cell runs");
+  const order = list.order ?? "run";
   let start = 0;
   if (cursor !== undefined) {
-    const [kind, experiment, cell, sessionId, place] = decodeCursor(cursor, [
+    const [kind, experiment, cell, ordered, sessionId, place] = decodeCursor(cursor, [
+      "string",
       "string",
       "string",
       "string",
       "string",
       "number",
     ]);
-    if (kind !== "cell-runs" || experiment !== list.experiment || cell !== list.cell) {
+    if (
+      kind !== "cell-runs" ||
+      experiment !== list.experiment ||
+      cell !== list.cell ||
+      ordered !== order
+    ) {
       throw new InvalidInputError(
-        `cursor: not a cursor of cell ${list.cell}'s runs in experiment ${list.experiment} (pass the next_cursor of the previous page unchanged)`,
+        `cursor: not a cursor of cell ${list.cell}'s runs in experiment ${list.experiment} in ${order} order (pass the next_cursor of the previous page unchanged)`,
       );
     }
     const at = runs.findIndex((run) => run.session_id === sessionId);
@@ -126,7 +146,7 @@ export function cellRunPage(
     items,
     next_cursor:
       start + limit < runs.length && last !== undefined
-        ? encodeCursor(["cell-runs", list.experiment, list.cell, last.session_id, place])
+        ? encodeCursor(["cell-runs", list.experiment, list.cell, order, last.session_id, place])
         : null,
   };
 }

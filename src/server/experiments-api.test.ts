@@ -275,6 +275,32 @@ describe("HTTP API: experiments", () => {
       report.runs.find((run) => run.session_id === ids.toolsWrong)?.score,
     );
 
+    // Failed first over the whole cell, then the unfinished, then the passed, each as listed.
+    const failing = await getJson<{ sessions: CellRun[] }>(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions?order=failed_first`,
+    );
+    expect(failing.sessions.map((run) => run.session_id)).toStrictEqual([
+      ids.toolsWrong,
+      ids.toolsCutOff,
+      ids.toolsSearch1,
+      ids.toolsSearch2,
+      ids.toolsChat,
+    ]);
+    const firstFailing = await getJson<{ sessions: CellRun[]; next_cursor: string }>(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions?order=failed_first&limit=1`,
+    );
+    expect(firstFailing.sessions.map((run) => run.session_id)).toStrictEqual([ids.toolsWrong]);
+    const nextFailing = await getJson<{ sessions: CellRun[] }>(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions?order=failed_first&limit=1&cursor=${firstFailing.next_cursor}`,
+    );
+    expect(nextFailing.sessions.map((run) => run.session_id)).toStrictEqual([ids.toolsCutOff]);
+    // A cursor of one order is not one of the other.
+    const mixed = await lab.api(
+      `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(TOOLS_CELL)}/sessions?limit=1&cursor=${firstFailing.next_cursor}`,
+    );
+    expect(mixed.status).toBe(400);
+    expect(((await mixed.json()) as ErrorBody).error.message).toMatch(/in run order/);
+
     const dualRuns = await getJson<{ sessions: CellRun[] }>(
       `/api/experiments/${EXPERIMENT}/cells/${encodeURIComponent(DUAL_CELL)}/sessions`,
     );
@@ -397,6 +423,11 @@ describe("HTTP API: experiments", () => {
       [`${cellPath}?limit=501`, /limit is at most 500/],
       [`${cellPath}?cursor=nope`, /cursor: not a cursor of this list/],
       [`/api/experiments/${EXPERIMENT}?runs=no`, /runs must be true or false/],
+      [`${cellPath}?order=worst`, /order must be run or failed_first/],
+      // An unknown parameter is named, not ignored: a typo would look like a filter that works.
+      ["/api/experiments?experimnet=x", /experimnet/],
+      [`/api/experiments/${EXPERIMENT}?run=false`, /run\b/],
+      [`${cellPath}?outcome=failed`, /outcome/],
     ] as const) {
       const response = await lab.api(path);
       expect(response.status, path).toBe(400);

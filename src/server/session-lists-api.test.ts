@@ -126,6 +126,18 @@ describe("HTTP API: paged lists", () => {
       /^query: include: include must be experiments/,
     );
     await expectInvalid("/api/sessions?experiments=all", /^query: experiments: /);
+    expect(await titles("?experiments=exclude")).toStrictEqual(others);
+    expect(await titles("?experiments=include&tag=odd")).toStrictEqual(["Run 1 odd", "Run 3 odd"]);
+    // Said twice, or runs asked for and left out: refused, not one word silently winning.
+    await expectInvalid(
+      "/api/sessions?include=experiments&experiments=exclude",
+      /^query: include and experiments say the same thing/,
+    );
+    await expectInvalid(
+      "/api/sessions?experiment=exp-7&experiments=exclude",
+      /^query: experiment names an experiment's runs, and experiments=exclude/,
+    );
+    expect(await titles("?experiment=exp-7&experiments=only")).toStrictEqual(["Run 3 odd"]);
   });
 
   it("GET /api/sessions refuses a bad parameter with 400, naming it", async () => {

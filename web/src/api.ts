@@ -180,12 +180,18 @@ export const api = {
   getExperiment: (id: string, signal?: AbortSignal) =>
     // The page reads only the cells: at 50,000 runs the runs are tens of MB of JSON.
     request<ExperimentReportResponse>(`${experimentPath(id)}?runs=false`, withSignal(signal)),
-  cellRuns: (id: string, cell: string, page?: PageParams, signal?: AbortSignal) =>
+  /** A page of a cell's runs; `failed_first` orders the whole cell so, not just the page. */
+  cellRuns: (
+    id: string,
+    cell: string,
+    page?: PageParams & { order?: "run" | "failed_first" },
+    signal?: AbortSignal,
+  ) =>
     request<CellRunsResponse>(
-      withQuery(
-        `${experimentPath(id)}/cells/${encodeURIComponent(cell)}/sessions`,
-        pageQuery(page),
-      ),
+      withQuery(`${experimentPath(id)}/cells/${encodeURIComponent(cell)}/sessions`, {
+        ...pageQuery(page),
+        order: page?.order,
+      }),
       withSignal(signal),
     ),
   /** Every scenario the experiment has a run of. */

@@ -144,15 +144,3 @@ export function runOutcome(run: CellRun): RunOutcome {
   if (run.incomplete || run.score === null) return "incomplete";
   return run.score.success ? "passed" : "failed";
 }
-
-/** Failed runs first (they are what one drills in for), then incomplete, then passed. */
-export function orderRuns(runs: readonly CellRun[]): CellRun[] {
-  const rank: Record<RunOutcome, number> = { failed: 0, incomplete: 1, passed: 2 };
-  return runs
-    .map((run, index) => ({ run, index }))
-    .sort(
-      (left, right) =>
-        rank[runOutcome(left.run)] - rank[runOutcome(right.run)] || left.index - right.index,
-    )
-    .map(({ run }) => run);
-}

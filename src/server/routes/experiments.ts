@@ -2,7 +2,11 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
-import { cellRunPage, reportWithProgress } from "../../experiments/experiment-report-from-store.js";
+import {
+  cellRunPage,
+  failedFirst,
+  reportWithProgress,
+} from "../../experiments/experiment-report-from-store.js";
 import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
 import { ExperimentListQuery } from "../../store/experiment-records.js";
 import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
@@ -38,13 +42,20 @@ const ReportQuery = z.strictObject({
 /** Says whether a report came from the cache (`hit`) or was built for this request (`miss`). */
 export const CACHE_HEADER = "x-agent-lab-cache";
 
-function pageOf(c: Context, where: string): PageRequest {
-  const { limit, cursor } = c.req.query();
-  return parseInput(
-    PageRequest,
-    { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) },
-    where,
-  );
+/**
+ * A cell's runs: in the report's order (scenario, then repetition), or the failed ones first, then
+ * the incomplete, then the passed (each in that order), so a cell of thousands shows its failures
+ * on its first page.
+ */
+const CellRunsQuery = PageRequest.extend({
+  order: z
+    .enum(["run", "failed_first"], { error: "order must be run or failed_first" })
+    .default("run"),
+});
+
+/** The query string, each parameter once; an empty one is no parameter (as for the sessions). */
+function queryOf(c: Context): Record<string, string> {
+  return Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ""));
 }
 
 /**
@@ -56,14 +67,9 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
   const views = new ExperimentViewCache(store);
 
   app.get("/api/experiments", async (c) => {
-    const { experiment } = c.req.query();
     // `experiment` narrows the list to one: what a page watching it polls (cheap: one grouped
     // query), its `revision` telling it when runs from another process changed the report.
-    const query = parseInput(
-      ExperimentListQuery,
-      { ...pageOf(c, "experiments"), ...(experiment !== undefined ? { experiment } : {}) },
-      "experiments",
-    );
+    const query = parseInput(ExperimentListQuery, queryOf(c), "query");
     const page = await store.listExperimentSummaries(query);
     const items = page.items.map((item) => {
       const running = experiments.get(item.id);
@@ -131,7 +137,7 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
   });
 
   app.get("/api/experiments/:id", async (c) => {
-    const { runs } = parseInput(ReportQuery, { runs: c.req.query("runs") }, "experiment report");
+    const { runs } = parseInput(ReportQuery, queryOf(c), "query");
     const { body, hit } = await views.body(c.req.param("id"), runs, (view) => {
       const report = reportWithProgress(view);
       return JSON.stringify(runs ? report : { ...report, runs: [] });
@@ -142,10 +148,14 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
   });
 
   app.get("/api/experiments/:id/cells/:cell/sessions", async (c) => {
-    const page = pageOf(c, "cell sessions");
-    const list = { experiment: c.req.param("id"), cell: c.req.param("cell") };
+    const { order, ...page } = parseInput(CellRunsQuery, queryOf(c), "query");
+    const list = { experiment: c.req.param("id"), cell: c.req.param("cell"), order };
     const { runs: cellRuns, hit } = await views.cellRuns(list.experiment, list.cell);
-    const runs = cellRunPage(cellRuns, page, list);
+    const runs = cellRunPage(
+      order === "failed_first" ? failedFirst(cellRuns) : cellRuns,
+      page,
+      list,
+    );
     c.header(CACHE_HEADER, hit ? "hit" : "miss");
     return c.json({ sessions: runs.items, next_cursor: runs.next_cursor });
   });

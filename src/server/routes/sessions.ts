@@ -5,7 +5,11 @@ import {
   missingPayloadReason,
   redactedCallPayload,
 } from "../../domain/call-payload-lookup.js";
-import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
+import {
+  InvalidInputError,
+  SessionNotFoundError,
+  TurnInProgressError,
+} from "../../domain/errors.js";
 import { WellFormedString } from "../../domain/json-limits.js";
 import { PageRequest } from "../../domain/pagination.js";
 import type { SessionRecord } from "../../domain/records.js";
@@ -42,6 +46,20 @@ const IncludeQuery = z.strictObject({ include: Include });
 export function sessionListQuery(query: Record<string, string>): Record<string, string> {
   const { include, ...rest } = query;
   const included = parseInput(IncludeQuery, { include }, "query").include;
+  // Asked for in two words, or for runs it then leaves out: refused rather than one word winning.
+  if (rest.experiments !== undefined) {
+    if (included !== undefined) {
+      throw new InvalidInputError(
+        "query: include and experiments say the same thing; give one of them (experiments=include, exclude or only)",
+      );
+    }
+    if (rest.experiment !== undefined && rest.experiments === "exclude") {
+      throw new InvalidInputError(
+        "query: experiment names an experiment's runs, and experiments=exclude leaves every run out; drop one of them",
+      );
+    }
+    return rest;
+  }
   const shown = included === "experiments" || rest.experiment !== undefined ? "include" : "exclude";
   return { experiments: shown, ...rest };
 }

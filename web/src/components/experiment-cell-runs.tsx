@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useMemo, useRef } from "react";
+import { useCallback, useEffect, useRef } from "react";
 import { api } from "../api.js";
 import type { CellRun, CellSummary } from "../api-types.js";
 import { experimentCostLabel } from "../cost.js";
-import { categoryLabel, orderRuns, type RunOutcome, runOutcome } from "../experiment-matrix.js";
+import { categoryLabel, type RunOutcome, runOutcome } from "../experiment-matrix.js";
 import { formatInt, formatPercent } from "../format.js";
 import { pageOf } from "../paging.js";
 import { Link } from "../router.js";
@@ -38,12 +38,18 @@ export function ExperimentCellRuns({
   const load = useCallback(
     (cursor: string | null, signal: AbortSignal) =>
       api
-        .cellRuns(experimentId, cell.cell, { limit: CELL_RUNS_PAGE_SIZE, cursor }, signal)
+        // Failed first across the whole cell, by the server: not only among the pages read.
+        .cellRuns(
+          experimentId,
+          cell.cell,
+          { limit: CELL_RUNS_PAGE_SIZE, cursor, order: "failed_first" },
+          signal,
+        )
         .then((body) => pageOf(body, "sessions")),
     [experimentId, cell.cell],
   );
   const list = usePagedList<CellRun>(`${experimentId}\u0000${cell.cell}`, load);
-  const runs = useMemo(() => orderRuns(list.items), [list.items]);
+  const runs = list.items;
   const panelRef = useRef<HTMLElement | null>(null);
 
   // Opening a cell brings its runs into view (they sit below the matrix).
