@@ -4,7 +4,10 @@ import { InvalidInputError } from "./errors.js";
 /**
  * Keyset pagination, the one scheme every list uses: a page is `limit` rows after a cursor, and
  * the cursor is the sort key of the last row handed out. Unlike OFFSET, a page costs the same at
- * row 10 and at row 1,000,000, and rows written meanwhile neither repeat nor vanish.
+ * row 10 and at row 1,000,000, and no row is handed out twice. A list ordered by a key that rows
+ * keep (a session's turns, messages, calls) misses none added meanwhile; the session list is
+ * ordered by `updated_at`, so a session written to during a walk moves ahead of the cursor and
+ * this walk does not meet it again (a new walk, or the web UI's Refresh, shows it first).
  */
 
 export const DEFAULT_PAGE_LIMIT = 50;

@@ -138,6 +138,12 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     expect(await all(store, { updated_from: middle })).toHaveLength(3);
     expect(await all(store, { updated_to: middle })).toHaveLength(4);
     expect(await all(store, { updated_from: middle, updated_to: middle })).toHaveLength(1);
+    // Finer than a millisecond: just after `middle` leaves it out as a lower bound, keeps it as
+    // an upper one (stored times hold milliseconds).
+    const justAfter = middle.replace("Z", "1Z");
+    expect(await all(store, { updated_from: justAfter })).toHaveLength(2);
+    expect(await all(store, { updated_to: justAfter })).toHaveLength(4);
+    expect(await all(store, { updated_from: middle.replace("Z", "0Z") })).toHaveLength(3);
     const day = middle.slice(0, 10);
     expect(await all(store, { updated_from: day, updated_to: day })).toHaveLength(6);
     expect(await all(store, { updated_to: "2000-01-01" })).toStrictEqual([]);

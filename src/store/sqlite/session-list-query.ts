@@ -201,8 +201,15 @@ function storedTime(date: Date): string {
   return text.startsWith("+") ? LAST_STORED_TIME : text;
 }
 
+/** Digits past the millisecond in a time's fraction (`…:00.0001Z` has "1"), else "". */
+const SUB_MILLISECOND = /T[\d:]+\.\d{3}(\d+)/;
+
 export function lowerBound(value: string): string {
-  return storedTime(new Date(DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value));
+  if (DATE_ONLY.test(value)) return storedTime(new Date(`${value}T00:00:00Z`));
+  const date = new Date(value);
+  // Date keeps milliseconds: a bound between two is the next one, as no stored time lies between.
+  if (/[1-9]/.test(SUB_MILLISECOND.exec(value)?.[1] ?? "")) date.setTime(date.getTime() + 1);
+  return storedTime(date);
 }
 
 /** A date bound includes its whole (UTC) day: before the next midnight. */
