@@ -242,6 +242,46 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect(listed.sessions.map((session) => session.title)).toEqual(["nul\uFFFDhere"]);
   });
 
+  it("copies a session whose turn is still marked running as interrupted, and finds it the same on the next run", async () => {
+    const [done] = await seed(lab.db);
+    const source = await openSessionStore(lab.db);
+    let running: string;
+    try {
+      // A turn whose process was killed mid-way (or that runs still) stays marked running.
+      running = await source.createSession({ title: "cut short", config: {} });
+      await source.startTurn(running, { turn_index: 1, user_message: "search for a" });
+    } finally {
+      await source.close();
+    }
+    const target = join(lab.folder, "copy.sqlite3");
+    const first = await runCliJson<CopyOutcome>(copyArgs(lab.db, target));
+    expect(first).toMatchObject({ copied: 3, conflicts: [] });
+    expect(first.target).toStrictEqual(first.source);
+    const copied = await openSessionStore(target);
+    try {
+      const turns = await copied.listTurns(running);
+      expect(turns.map((turn) => turn.status)).toStrictEqual(["interrupted"]);
+    } finally {
+      await copied.close();
+    }
+    // The next run finds it there, the same as long as it runs in the source.
+    const again = await runCliJson<CopyOutcome>(copyArgs(lab.db, target));
+    expect(again).toMatchObject({ copied: 0, present: 3, conflicts: [] });
+    // Finished in the source since: the copy is the past, said so by the turn.
+    const later = await openSessionStore(lab.db);
+    try {
+      await later.completeTurn(running, { turn_index: 1, wall_time_ms: 5, status: "completed" });
+    } finally {
+      await later.close();
+    }
+    const stale = await copy(lab.db, target);
+    expect(stale.status).toBe(1);
+    expect(stale.stdout).toContain(
+      `conflict: session ${running} is in the target with other records (turn 1: completed in the source, interrupted in the target)`,
+    );
+    expect(done).toBeDefined();
+  });
+
   it("resumes a copy killed mid-way: progress on stderr, then the rest copied whole and verified", async () => {
     const [original] = await seed(lab.db);
     const source = await openSessionStore(lab.db);

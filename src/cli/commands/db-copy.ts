@@ -87,6 +87,27 @@ function addDocument(totals: CopyTotals, document: SessionExport, payloads: numb
 }
 
 /**
+ * The source's document as the target should hold it: a turn running in the source arrives
+ * interrupted (importedTurns), so where the target holds that turn interrupted, the source's is
+ * read as the target's (the time it was marked is the copy's, not the source's).
+ */
+function asCopied(source: SessionExport, target: SessionExport): SessionExport {
+  const held = new Map(target.turns.map((turn) => [turn.turn_index, turn]));
+  return {
+    ...source,
+    turns: source.turns.map((turn) => {
+      const there = held.get(turn.turn_index);
+      return turn.status === "running" && there?.status === "interrupted" ? there : turn;
+    }),
+  };
+}
+
+/** Whether the target's document says what the source's does (see asCopied and comparable). */
+function agrees(source: SessionExport, target: SessionExport): boolean {
+  return comparable(asCopied(source, target)) === comparable(target);
+}
+
+/**
  * A document as both stores must agree on it: without when it was exported and without the row
  * ids, which each database numbers itself (an import renumbers them); keys sorted.
  */
@@ -130,6 +151,13 @@ function differenceOf(source: SessionExport, target: SessionExport): string {
   ];
   for (const [what, here, there] of counts) {
     if (here !== there) return `${what}: ${here} in the source, ${there} in the target`;
+  }
+  const copied = asCopied(source, target);
+  for (const [index, turn] of copied.turns.entries()) {
+    const there = target.turns[index];
+    if (there !== undefined && there.status !== turn.status) {
+      return `turn ${turn.turn_index}: ${turn.status} in the source, ${there.status} in the target`;
+    }
   }
   if (source.session.updated_at !== target.session.updated_at) {
     return `updated ${source.session.updated_at} in the source, ${target.session.updated_at} in the target`;
@@ -317,7 +345,7 @@ async function copySessions(
     /** The target's copy when it says what the source does (else a conflict, and null). */
     const alreadyThere = async (into: SessionStore): Promise<SessionExport | null> => {
       const found = await into.exportSession(sessionId);
-      if (comparable(found) !== comparable(document)) {
+      if (!agrees(document, found)) {
         outcome.conflicts.push({
           session_id: sessionId,
           difference: differenceOf(document, found),
@@ -335,9 +363,11 @@ async function copySessions(
       if (await importedHere(target, document)) {
         // Read back: the verification compares what the target now holds, not what was sent.
         stored = await target.exportSession(sessionId);
-        if (comparable(stored) !== comparable(document)) {
+        if (!agrees(document, stored)) {
+          // Not left behind unverified: a session lands whole and checked, or not at all.
+          await target.deleteSession(sessionId);
           throw new Error(
-            `session ${sessionId} reads back from the target unlike the source (${differenceOf(document, stored)}); the copy stopped`,
+            `session ${sessionId} reads back from the target unlike the source (${differenceOf(document, stored)}); it was removed from the target again, and the copy stopped`,
           );
         }
         outcome.copied += 1;
