@@ -69,6 +69,8 @@ export interface ReceivedSpan {
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly headers: IncomingHttpHeaders[] = [];
+  /** The bodies of requests sent as OTLP's protobuf encoding (http/protobuf), undecoded. */
+  readonly protobuf: Buffer[] = [];
   readonly #server: Server;
 
   private constructor(server: Server) {
@@ -86,7 +88,14 @@ export class OtlpReceiver {
           response.writeHead(404).end();
           return;
         }
-        if (!String(request.headers["content-type"]).startsWith("application/json")) {
+        const type = String(request.headers["content-type"]);
+        if (type.startsWith("application/x-protobuf")) {
+          // Kept as bytes: a test asks what they hold (protobuf keeps strings as they are).
+          receiver.protobuf.push(Buffer.concat(chunks));
+          response.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+          return;
+        }
+        if (!type.startsWith("application/json")) {
           response.writeHead(415).end();
           return;
         }

@@ -377,6 +377,61 @@ describe("a collector that is down", () => {
   });
 });
 
+describe("the standard variables beside the endpoint", () => {
+  const runWith = async (env: Record<string, string>) => {
+    const result = await runCli(["--db", lab.db, "run", "--json", "search for otlp"], {
+      ...exporting(),
+      ...env,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: "completed" });
+    return result.stderr.split("\n").filter((line) => line.includes("OpenTelemetry"));
+  };
+
+  it("OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn export off, without a word", async () => {
+    expect(await runWith({ OTEL_SDK_DISABLED: "true" })).toEqual([]);
+    expect(await runWith({ OTEL_TRACES_EXPORTER: "none" })).toEqual([]);
+    expect(receiver.spans).toEqual([]);
+    expect(receiver.protobuf).toEqual([]);
+    const refused = await runCli(["--db", lab.db, "export-otel", recorded().id], {
+      ...exporting(),
+      OTEL_SDK_DISABLED: "TRUE",
+    });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/export-otel sends nothing: OTEL_SDK_DISABLED is true/);
+    // Any other value is no such word: export goes on.
+    expect(await runWith({ OTEL_SDK_DISABLED: "false", OTEL_TRACES_EXPORTER: "otlp" })).toEqual([]);
+    expect(byName(receiver.spans, "invoke_agent")).toHaveLength(1);
+  });
+
+  it("an exporter or a protocol the lab does not have turns export off with one warning naming it", async () => {
+    expect(await runWith({ OTEL_TRACES_EXPORTER: "console" })).toEqual([
+      "agent-lab: warning: OpenTelemetry export is off: OTEL_TRACES_EXPORTER names console, and the lab exports over OTLP only (otlp)",
+    ]);
+    expect(await runWith({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toEqual([
+      "agent-lab: warning: OpenTelemetry export is off: the OTLP protocol is grpc, and the lab sends OTLP over HTTP only (http/protobuf or http/json)",
+    ]);
+    expect(receiver.spans).toEqual([]);
+    expect(receiver.protobuf).toEqual([]);
+  });
+
+  it("OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf sends OTLP's protobuf encoding; http/json the JSON one", async () => {
+    expect(await runWith({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" })).toEqual([]);
+    expect(receiver.spans).toEqual([]);
+    const body = Buffer.concat(receiver.protobuf).toString("latin1");
+    for (const text of ["invoke_agent", "execute_tool mock_search", "gen_ai.operation.name"]) {
+      expect(body).toContain(text);
+    }
+    expect(
+      await runWith({
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+      }),
+    ).toEqual([]);
+    expect(byName(receiver.spans, "invoke_agent")).toHaveLength(1);
+  });
+});
+
 describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
   it("exports nothing and never loads the SDK; with it, the SDK is loaded", async () => {
     const probe = (env: Record<string, string | undefined>) =>

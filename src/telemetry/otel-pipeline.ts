@@ -1,5 +1,6 @@
 import type { Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import {
   defaultResource,
   detectResources,
@@ -18,6 +19,7 @@ import {
   exportTimeoutMs,
   redactEndpoint,
   type TelemetryEnvironment,
+  tracesProtocol,
   tracesUrl,
 } from "./telemetry-config.js";
 
@@ -106,7 +108,9 @@ export function createOtelPipeline(
   }
   const budget_ms = exportTimeoutMs(env);
   const exporter = new CountingExporter(
-    new OTLPTraceExporter(hasTimeout(env) ? {} : { timeoutMillis: budget_ms }),
+    new (tracesProtocol(env) === "http/protobuf" ? ProtobufTraceExporter : OTLPTraceExporter)(
+      hasTimeout(env) ? {} : { timeoutMillis: budget_ms },
+    ),
     options.onFailure ?? (() => {}),
   );
   const processor = new BatchSpanProcessor(exporter);

@@ -1,4 +1,4 @@
-import { type TelemetryEnvironment, telemetryEnabled } from "./telemetry-config.js";
+import { exportRefusal, type TelemetryEnvironment, tracesUrl } from "./telemetry-config.js";
 
 /** A running export: where it goes, what went, and its end (a bounded flush). */
 export interface TelemetryHandle {
@@ -17,7 +17,13 @@ export async function startTelemetry(
   env: TelemetryEnvironment,
   options: { version: string; warn: (line: string) => void },
 ): Promise<TelemetryHandle | null> {
-  if (!telemetryEnabled(env)) return null;
+  if (tracesUrl(env) === null) return null;
+  const refused = exportRefusal(env);
+  if (refused !== null) {
+    if (!refused.quiet)
+      options.warn(`agent-lab: warning: OpenTelemetry export is off: ${refused.reason}\n`);
+    return null;
+  }
   try {
     const { startLiveExport } = await import("./live-export.js");
     return startLiveExport(env, options);

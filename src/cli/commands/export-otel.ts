@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { InvalidInputError, SessionNotFoundError } from "../../domain/errors.js";
-import { telemetryEnabled } from "../../telemetry/telemetry-config.js";
+import { exportRefusal, tracesUrl } from "../../telemetry/telemetry-config.js";
 import type { CommandContext } from "../command-context.js";
 import { openStoreForReading } from "../database-path.js";
 import { terminalSafe } from "../output.js";
@@ -33,10 +33,15 @@ Examples:
     )
     .action(async (sessionId: string, _flags: unknown, command: Command) => {
       const { io } = context;
-      if (!telemetryEnabled(io.env)) {
+      if (tracesUrl(io.env) === null) {
         throw new InvalidInputError(
           "export-otel needs a collector: set OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), e.g. http://127.0.0.1:4318",
         );
+      }
+      // Asked for by name, so refused by name: the variables say not to export, or not so.
+      const refused = exportRefusal(io.env);
+      if (refused !== null) {
+        throw new InvalidInputError(`export-otel sends nothing: ${refused.reason}`);
       }
       const store = await openStoreForReading(context.database(command));
       if (store === null) throw new SessionNotFoundError(sessionId);
