@@ -70,6 +70,45 @@ describe("agent-lab bench --workers on SQLite", () => {
     checkExactlyOnce(await runsOf(experimentOf(result)), 48);
   });
 
+  it("its workers give their runs back and exit when the bench itself is killed outright", async () => {
+    const suite = writeSuite();
+    const running = startCli(["--db", lab.db, "bench", suite, "--workers", "2"]);
+    const text = await stderrShows(running).until(/\] [1-9]\d*\/48 runs/);
+    const pids = [workerPid(text, 1), workerPid(text, 2)];
+    // SIGKILL: no handler runs, no SIGTERM is forwarded; only the closed pipes tell the workers.
+    running.child.kill("SIGKILL");
+    await running.result;
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 30_000;
+    while (pids.some(alive) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(pids.filter(alive)).toStrictEqual([]);
+    const db = new Database(lab.db, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma("busy_timeout = 5000");
+      const states = db
+        .prepare("SELECT state, count(*) AS count FROM queued_runs GROUP BY state ORDER BY state")
+        .all() as { state: string; count: number }[];
+      // Given back, not left claimed for their leases to lapse; and not run to the end.
+      expect(states.find((row) => row.state === "claimed")).toBeUndefined();
+      expect(states.find((row) => row.state === "pending")?.count).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
+    // What they gave back, a resume finishes: every run exactly once.
+    const resumed = await runCli(["--db", lab.db, "bench", suite, "--workers", "2"]);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    checkExactlyOnce(await runsOf(experimentOf(resumed)), 48);
+  });
+
   it("resumes across workers: a stopped bench, then a worker joining by id alone, then bench reports", async () => {
     const suite = writeSuite();
     const running = startCli(["--db", lab.db, "bench", suite, "--workers", "2"]);

@@ -18,9 +18,17 @@ export interface StartWorkersOptions {
 }
 
 /**
+ * Set in a worker's environment by its coordinator: the worker's stdin is a pipe the coordinator
+ * holds open and never writes, so its end says the coordinator is gone (see `listenForStop`).
+ */
+export const COORDINATOR_PIPE_ENV = "AGENT_LAB_COORDINATOR_PIPE";
+
+/**
  * Starts the workers, each in a process group of its own: Ctrl-C at a terminal goes to the
  * foreground group, and a worker that heard it and then the coordinator's forwarded SIGTERM would
  * take the second signal as "stop now" and leave its runs to lapse instead of giving them back.
+ * Being on their own, they would outlive a coordinator killed outright (SIGKILL, the OOM killer, a
+ * hangup) unseen: each one's stdin is a pipe from the coordinator, which closes when it dies.
  */
 export function startWorkerProcesses(options: StartWorkersOptions): {
   workers: WorkerProcess[];
@@ -30,11 +38,13 @@ export function startWorkerProcesses(options: StartWorkersOptions): {
   const workers = Array.from({ length: options.count }, (_, offset): WorkerProcess => {
     const index = offset + 1;
     const child = spawn(process.execPath, [...options.args], {
-      env: { ...options.env },
-      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...options.env, [COORDINATOR_PIPE_ENV]: "1" },
+      stdio: ["pipe", "ignore", "pipe"],
       detached: true,
     });
     children.push(child);
+    // A worker that ended first closes its end: nothing is written, so that is no error.
+    child.stdin?.on("error", () => {});
     let pending = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (text: string) => {

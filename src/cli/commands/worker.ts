@@ -8,6 +8,7 @@ import type {
   QueuedExperimentOptions,
   QueuedExperimentOutcome,
 } from "../../experiments/queued-experiment.js";
+import { COORDINATOR_PIPE_ENV } from "../../experiments/worker-processes.js";
 import { labExists } from "../../store/open-store.js";
 import type { RunQueue } from "../../store/run-queue.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -34,9 +35,11 @@ export function cliEntryPath(): string {
 
 /**
  * SIGINT and SIGTERM abort the returned signal; a second one exits at once (the claims then
- * lapse instead of being given back). `dispose` stops listening.
+ * lapse instead of being given back). `coordinator`: the stream whose end means the process that
+ * started this one is gone (a worker's stdin under `bench --workers`), taken as its SIGTERM.
+ * `dispose` stops listening.
  */
-export function listenForStop(): {
+export function listenForStop(coordinator?: NodeJS.ReadStream): {
   signal: AbortSignal;
   stoppedBy(): StopSignal | null;
   dispose(): void;
@@ -52,12 +55,24 @@ export function listenForStop(): {
   const onSigterm = () => on("SIGTERM");
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
+  const onGone = () => {
+    // Nobody reads this process's stderr any more: a line written there must not end it.
+    process.stderr.on("error", () => {});
+    if (stoppedBy === null) on("SIGTERM");
+  };
+  coordinator?.on("end", onGone);
+  coordinator?.on("error", onGone);
+  coordinator?.resume();
   return {
     signal: controller.signal,
     stoppedBy: () => stoppedBy,
     dispose() {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", onSigterm);
+      coordinator?.off("end", onGone);
+      coordinator?.off("error", onGone);
+      // An open stdin would keep this process waiting on it.
+      coordinator?.destroy();
     },
   };
 }
@@ -174,7 +189,9 @@ async function workerCommand(
   }
   const lab = await openQueuedLab(location);
   const providers = context.providers(command);
-  const stop = listenForStop();
+  const stop = listenForStop(
+    context.io.env[COORDINATOR_PIPE_ENV] === "1" ? process.stdin : undefined,
+  );
   try {
     let suite: Suite;
     let experimentId: string;
