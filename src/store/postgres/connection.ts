@@ -11,12 +11,22 @@ import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
  * so an error names the URL redacted and a driver's message is scrubbed (database-url.ts).
  */
 
-/** Where a URL points, for an error: host:port and the database, nothing else. */
-export function describeTarget(url: string): string {
+/**
+ * Where a URL points, for an error: host:port and the database, nothing else. What the URL leaves
+ * out is what the driver takes then (a `host` parameter, PGHOST, PGPORT, PGDATABASE), so the
+ * error names the server that refused, not a default nobody asked.
+ */
+export function describeTarget(url: string, env: NodeJS.ProcessEnv = process.env): string {
   try {
     const parsed = new URL(url);
-    const database = decodeURIComponent(parsed.pathname.replace(/^\//, "")) || "(default)";
-    return `database ${database} on ${parsed.hostname || "localhost"}:${parsed.port || "5432"}`;
+    const database =
+      decodeURIComponent(parsed.pathname.replace(/^\//, "")) || env.PGDATABASE || "(default)";
+    const host =
+      decodeURIComponent(parsed.hostname) ||
+      parsed.searchParams.get("host") ||
+      env.PGHOST ||
+      "localhost";
+    return `database ${database} on ${host}:${parsed.port || env.PGPORT || "5432"}`;
   } catch {
     return "a database at an unparsable URL";
   }

@@ -75,6 +75,35 @@ describe("PostgresSessionStore.open", () => {
     expect(error?.message).not.toContain(url.password);
   });
 
+  it("names the server the environment chose when the URL leaves host or port out", async () => {
+    const url = new URL(database.url);
+    const port = String(await closedLoopbackPort());
+    const names = ["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD"];
+    const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+    process.env.PGPORT = port;
+    try {
+      url.port = "";
+      const error = await refusal(PostgresSessionStore.open(url.toString()));
+      expect(error?.message).toContain(
+        `cannot open database ${database.name} on 127.0.0.1:${port}`,
+      );
+      // Nothing but the database in the URL: the rest from the environment, as psql takes it.
+      process.env.PGHOST = "127.0.0.1";
+      process.env.PGUSER = decodeURIComponent(url.username);
+      process.env.PGPASSWORD = decodeURIComponent(url.password);
+      const refused = await refusal(PostgresSessionStore.open(`postgres:///${database.name}`));
+      expect(refused?.message).toContain(
+        `cannot open database ${database.name} on 127.0.0.1:${port}`,
+      );
+      expect(refused?.message).not.toContain(decodeURIComponent(url.password));
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   it("migrates once: a second open finds the schema current and changes nothing", async () => {
     const first = await PostgresSessionStore.open(database.url);
     expect(first.migrated).toBe(true);
