@@ -118,8 +118,11 @@ describe("agent-lab bench --workers on SQLite", () => {
     expect(stopped.status, stopped.stderr).toBe(130);
     const stopLine = stderrLines(stopped).at(-1) ?? "";
     expect(stopLine).toMatch(/^stopped: \d+ of 48 runs finished; run the same command again/);
-    // Each worker gave its runs back instead of leaving them to lapse.
+    // Each worker gave its runs back instead of leaving them to lapse, and said so once named.
     expect(stopped.stderr).toMatch(/given back unfinished/);
+    const forwarded = stderrLines(stopped).filter((line) => /worker \d+: /.test(line));
+    expect(forwarded.some((line) => line.includes("given back unfinished"))).toBe(true);
+    for (const line of forwarded) expect(line).not.toMatch(/worker \d+: agent-lab: /);
     const experimentId = experimentOf(stopped);
 
     // Another "host": only the database and the experiment id.

@@ -13,7 +13,10 @@ export interface StartWorkersOptions {
   /** The command line of a worker: the node binary runs `[...args]`. */
   args: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
-  /** Each line a worker writes to stderr. */
+  /**
+   * Each line a worker writes to stderr, without the CLI's own `agent-lab: ` in front: the
+   * coordinator says it again with the worker's number.
+   */
   onLine(index: number, line: string): void;
 }
 
@@ -51,13 +54,13 @@ export function startWorkerProcesses(options: StartWorkersOptions): {
       pending += text;
       const lines = pending.split("\n");
       pending = lines.pop() ?? "";
-      for (const line of lines) if (line.length > 0) options.onLine(index, line);
+      for (const line of lines) if (line.length > 0) options.onLine(index, ownLine(line));
     });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
       (resolve) => {
         child.once("error", () => resolve({ code: 1, signal: null }));
         child.once("close", (code, signal) => {
-          if (pending.length > 0) options.onLine(index, pending);
+          if (pending.length > 0) options.onLine(index, ownLine(pending));
           resolve({ code, signal });
         });
       },
@@ -73,3 +76,5 @@ export function startWorkerProcesses(options: StartWorkersOptions): {
     },
   };
 }
+
+const ownLine = (line: string) => line.replace(/^agent-lab: /, "");

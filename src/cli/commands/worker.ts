@@ -325,7 +325,7 @@ export async function benchOnWorkers(
   });
   if (outcome.reclaimed > 0) {
     flags.onNote(
-      `${outcome.reclaimed} ${outcome.reclaimed === 1 ? "run was" : "runs were"} claimed more than once (a worker stopped or its lease lapsed); each was finished once`,
+      `${outcome.reclaimed} ${outcome.reclaimed === 1 ? "run was" : "runs were"} claimed more than once (a worker stopped, its lease lapsed, or a run that could not run was tried again); each was finished once`,
     );
   }
   return outcome;
