@@ -152,6 +152,29 @@ export function experimentRunPaths(): JsonObject {
         },
       },
     },
+    "/api/experiments/{id}/scenarios": {
+      parameters: [experimentId],
+      get: {
+        operationId: "listScenarios",
+        summary: "Every scenario the experiment has a run of",
+        description:
+          "From every run of the report (finished or not), each scenario once, by category then id: what a scenario picker offers. Served from the same cache as the report.",
+        responses: {
+          200: ok(
+            "the scenarios",
+            object({
+              experiment_id: string,
+              scenarios: {
+                type: "array",
+                items: object({ scenario: string, category: string }),
+              },
+            }),
+          ),
+          404: error("no such experiment (not_found)"),
+          ...common,
+        },
+      },
+    },
     "/api/experiments/{id}/scenarios/{scenario}": {
       parameters: [
         experimentId,

@@ -131,7 +131,7 @@ const sessionFilters = [
   ),
   filter(
     "experiments",
-    "exclude (the default without include or experiment), include, or only the sessions experiments ran",
+    "exclude (the default without include or experiment), include, or only the sessions experiments ran; not with include (400), nor exclude with experiment (400)",
     { enum: ["exclude", "include", "only"] },
   ),
   filter(
@@ -780,7 +780,16 @@ function experimentPaths(): JsonObject {
       get: {
         operationId: "listCellRuns",
         summary: "The runs of one cell, a page at a time (incomplete ones last, without a score)",
-        parameters: pageParameters,
+        parameters: [
+          ...pageParameters,
+          {
+            name: "order",
+            in: "query",
+            description:
+              "`run` (default): by scenario, then repetition, the incomplete ones last; `failed_first`: over the whole cell, the failed runs, then the incomplete, then the passed, each in run order. A cursor belongs to its order.",
+            schema: { type: "string", enum: ["run", "failed_first"], default: "run" },
+          },
+        ],
         responses: {
           200: {
             ...ok(
