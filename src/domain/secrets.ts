@@ -275,6 +275,11 @@ export class SecretTextScrubber {
     return this.#blanks;
   }
 
+  /** Whether it holds back the beginning of a key (settled by the next piece, or `end`). */
+  get holding(): boolean {
+    return this.#held !== "";
+  }
+
   push(piece: string): string {
     const secrets = knownSecretsLongestFirst();
     if (secrets.length === 0 && this.#held === "") return piece;

@@ -76,6 +76,20 @@ describe("CaptureSink", () => {
     expect(sink.bodies().response_body).toBe("abc");
     expect(Buffer.from(sink.bodies().response_utf8 ?? [])).toEqual(Buffer.from("abc"));
   });
+
+  it("a reused Buffer (whose slice is a view) changes nothing kept, its last bytes included", () => {
+    for (const [text, reuse] of [
+      ["abc€", 0xe2],
+      ["ab€", 0x61],
+    ] as const) {
+      const sink = new CaptureSink(100);
+      const buffer = Buffer.from(text);
+      sink.response(buffer);
+      buffer.fill(reuse);
+      expect(sink.bodies().response_body, text).toBe(text);
+      expect(Buffer.from(sink.bodies().response_utf8 ?? []), text).toEqual(Buffer.from(text));
+    }
+  });
 });
 
 describe("CaptureSink's response bytes (stored as they are when nothing in them is redacted)", () => {

@@ -176,8 +176,11 @@ class BodyBuffer {
       // Searching a one-byte string (ASCII, the usual stream) for U+FFFD costs nothing.
       if (piece.includes("\uFFFD")) this.#replaced = true;
     }
+    // Copied: a Buffer's `slice` is a view, and the caller may reuse its buffer.
     this.#tail =
-      bytes.length >= 4 ? bytes.slice(-4) : Buffer.concat([this.#tail, bytes]).subarray(-4);
+      bytes.length >= 4
+        ? Uint8Array.prototype.slice.call(bytes, -4)
+        : Buffer.concat([this.#tail, bytes]).subarray(-4);
   }
 
   #keep(blocks: Buffer[], bytes: Uint8Array): void {

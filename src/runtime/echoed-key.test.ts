@@ -142,4 +142,29 @@ describe("a key's first character held back when the answer reaches the output l
     expect(stored?.content.split("[cut:")).toHaveLength(2);
     expect(end?.answer).toBe(stored?.content);
   });
+
+  it("a key whose beginning is held at the cut never reaches the captured response", async () => {
+    // The limit falls in the delta that begins the key; the rest of it is in the next event,
+    // which the capture received (one read) but the scrubber never saw.
+    lab.server.enqueue(
+      streamReply(
+        completionStream({ text: ["abcdefghi", "xxxxxsk-lab-ec", "hoed-KEY-0123456789abcdef"] }),
+      ),
+    );
+    const chat = keyedModel(lab.server.baseUrl);
+    await collectTurn({
+      store: lab.store,
+      session_id: "s",
+      message: "say a lot",
+      config: fakeServerConfig("chat_agent_tools", lab.server, {
+        limits: { max_output_chars: 10 },
+        capture: { payloads: "on" },
+      }),
+      models: { chat },
+    });
+    const payload = lab.store.getCallPayload("s", "chat:1:1");
+    expect(payload?.response_bytes).toBeGreaterThan(0);
+    expect(payload?.response_body).not.toContain("hoed-KEY-0123456789abcdef");
+    expect(payload?.response_body).toBe(WITHHELD_RESPONSE);
+  });
 });

@@ -144,10 +144,13 @@ export async function callModel(
     });
   };
   let argumentBlanks = 0;
+  /** The output limit cut the call while a scrubber held the beginning of a key. */
+  let cutWhileHolding = false;
   /** Keys blanked anywhere in the answer: the raw response holds them, perhaps in pieces. */
   const withholdIfScrubbed = () => {
     const { text, reasoning, refusal } = scrubbers;
-    const blanks = argumentBlanks + text.blanks + reasoning.blanks + refusal.blanks;
+    const blanks =
+      argumentBlanks + text.blanks + reasoning.blanks + refusal.blanks + (cutWhileHolding ? 1 : 0);
     if (blanks > 0) sink?.expectBlanked(blanks);
   };
   /** What the scrubbers still hold, delivered before the call ends (finished or cut). */
@@ -306,6 +309,10 @@ export async function callModel(
       } catch {
         // Reached the limit: what fitted is in `progress`, marked as cut.
       }
+    } else if (Object.values(scrubbers).some((scrubber) => scrubber.holding)) {
+      // Cut while a key's beginning was held: its rest may be in what the capture already read,
+      // in pieces no redaction of the raw text finds, so the raw response is not kept.
+      cutWhileHolding = true;
     }
     withholdIfScrubbed();
     if (producedOutput(progress)) {
