@@ -44,6 +44,8 @@ export interface ScenarioCell {
   label: string;
   /** Finished runs of the scenario in this cell (`runs` holds at most the first 50). */
   runs_total: number;
+  /** Of those, the runs that passed (all of them, not only the ones in `runs`). */
+  successes_total: number;
   /** Runs of the scenario in this cell not finished yet (running, cancelled, interrupted). */
   incomplete: number;
   runs: ScenarioRun[];

@@ -222,12 +222,17 @@ describe("HTTP API: starting experiments", () => {
     expect(view.status).toBe(200);
     const search = (await view.json()) as ScenarioComparison;
     expect(search).toMatchObject({ scenario: "search", category: "simple" });
-    expect(search.cells.map((cell) => [cell.cell, cell.runs_total, cell.incomplete])).toStrictEqual(
-      [
-        [CHAT_CELL, 2, 0],
-        [DUAL_CELL, 2, 0],
-      ],
-    );
+    expect(
+      search.cells.map((cell) => [
+        cell.cell,
+        cell.runs_total,
+        cell.successes_total,
+        cell.incomplete,
+      ]),
+    ).toStrictEqual([
+      [CHAT_CELL, 2, 2, 0],
+      [DUAL_CELL, 2, 2, 0],
+    ]);
     for (const cell of search.cells) {
       expect(cell.runs.map((run) => run.repetition)).toStrictEqual([1, 2]);
       for (const run of cell.runs) {

@@ -82,6 +82,7 @@ export function experimentRunSchemas(): JsonObject {
           cell: string,
           label: string,
           runs_total: { ...integer, description: "finished runs of the scenario in the cell" },
+          successes_total: { ...integer, description: "of those, the runs that passed (all)" },
           incomplete: { ...integer, description: "its runs not finished (running, cancelled)" },
           runs: {
             type: "array",

@@ -76,6 +76,7 @@ export function scenarioView(view: ExperimentView, scenario: string): ScenarioCo
       cell: summary.cell,
       label: summary.label,
       runs_total: runs.length,
+      successes_total: runs.filter((run) => run.score.success).length,
       incomplete: pending.filter((run) => run.cell === summary.cell).length,
       runs: runs.slice(0, MAX_SCENARIO_RUNS).map(runOf),
     };

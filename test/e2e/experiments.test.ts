@@ -204,6 +204,16 @@ describe("experiments in chromium", () => {
     // Back returns to the matrix with the cell still open.
     await page.goBack();
     await page.getByTestId("cell-runs").waitFor({ state: "visible" });
+    // Closed from the keyboard, the panel gives the focus back to the configuration it showed.
+    await page.getByTestId("cell-runs").getByRole("button", { name: "Close" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByTestId("cell-runs").waitFor({ state: "detached" });
+    expect(
+      await page.evaluate(
+        `({ testid: document.activeElement && document.activeElement.getAttribute("data-testid"),
+            row: document.activeElement && document.activeElement.closest("tr").getAttribute("data-cell-id") })`,
+      ),
+    ).toStrictEqual({ testid: "experiment-cell", row: TOOLS_CELL });
     expectCleanPage({ page, ...opened });
   });
 

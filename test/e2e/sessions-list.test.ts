@@ -74,7 +74,7 @@ async function shownIds(page: Page): Promise<string[]> {
 /** Waits until the list shows exactly `count` rows and no page is on its way. */
 async function waitForRows(page: Page, count: number): Promise<void> {
   const busy = page.locator(
-    '[data-testid="sessions-table"][aria-busy="true"], [data-testid="load-more-sessions"][disabled]',
+    '[data-testid="sessions-table"][aria-busy="true"], [data-testid="load-more-sessions"][aria-disabled="true"]',
   );
   await expect
     .poll(async () => ({ rows: await rows(page).count(), busy: await busy.count() }), {
@@ -110,9 +110,16 @@ describe("the sessions list in chromium", () => {
     ).toBe("completed");
     await screenshot(page, "12-sessions-first-page-1280");
 
-    await page.getByTestId("load-more-sessions").click();
+    // From the keyboard: the button keeps the focus while its page loads, so Enter goes on.
+    await page.getByTestId("load-more-sessions").focus();
+    await page.keyboard.press("Enter");
     await waitForRows(page, 2 * PAGE);
-    await page.getByTestId("load-more-sessions").click();
+    expect(
+      await page.evaluate(
+        "document.activeElement && document.activeElement.getAttribute('data-testid')",
+      ),
+    ).toBe("load-more-sessions");
+    await page.keyboard.press("Enter");
     await waitForRows(page, LISTED);
     expect(await page.getByTestId("load-more-sessions").count()).toBe(0);
     const all = await shownIds(page);

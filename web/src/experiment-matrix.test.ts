@@ -7,6 +7,7 @@ import {
   formatInterval,
   formatRelativeChange,
   matrixCategories,
+  onceEach,
   runOutcome,
   successLevel,
   toggleCompare,
@@ -138,6 +139,16 @@ describe("comparing two cells", () => {
 });
 
 describe("a cell's runs", () => {
+  it("lists a run that two pages both hold once, where it came first, as the later page has it", () => {
+    const pending = run({ session_id: "r", incomplete: true, score: null });
+    const done = run({ session_id: "r" });
+    const other = run({ session_id: "o" });
+    const shown = onceEach([pending, other, done]);
+    expect(shown.map((item) => item.session_id)).toStrictEqual(["r", "o"]);
+    expect(runOutcome(shown[0] as CellRun)).toBe("passed");
+    expect(onceEach([])).toStrictEqual([]);
+  });
+
   it("names each run's outcome", () => {
     const failed = run({
       session_id: "f",

@@ -144,3 +144,20 @@ export function runOutcome(run: CellRun): RunOutcome {
   if (run.incomplete || run.score === null) return "incomplete";
   return run.score.success ? "passed" : "failed";
 }
+
+/**
+ * Each run once, at the place it was first listed, as its latest page says it stands: while runs
+ * end, one may move from one outcome to another between two pages of a failed-first list.
+ */
+export function onceEach(items: readonly CellRun[]): CellRun[] {
+  const latest = new Map<string, CellRun>();
+  for (const run of items) latest.set(run.session_id, run);
+  const listed = new Set<string>();
+  const runs: CellRun[] = [];
+  for (const run of items) {
+    if (listed.has(run.session_id)) continue;
+    listed.add(run.session_id);
+    runs.push(latest.get(run.session_id) ?? run);
+  }
+  return runs;
+}

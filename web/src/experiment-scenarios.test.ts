@@ -13,10 +13,17 @@ const run = (repetition: number, success: boolean, session = `s${repetition}`) =
   }) satisfies ScenarioRun;
 
 describe("one scenario's runs side by side", () => {
-  const cell = (id: string, runs: ScenarioRun[], incomplete = 0, runs_total = runs.length) => ({
+  const cell = (
+    id: string,
+    runs: ScenarioRun[],
+    incomplete = 0,
+    runs_total = runs.length,
+    successes_total = runs.filter((item) => item.success).length,
+  ) => ({
     cell: id,
     label: id.toUpperCase(),
     runs_total,
+    successes_total,
     incomplete,
     runs,
   });
@@ -46,8 +53,9 @@ describe("one scenario's runs side by side", () => {
   it("tallies a column, saying what is unfinished or left out, and names each outcome", () => {
     expect(cellTally(cell("a", [run(1, true), run(2, false)]))).toBe("1 of 2 passed");
     expect(cellTally(cell("b", [run(1, true)], 2))).toBe("1 of 1 passed · 2 unfinished");
-    expect(cellTally(cell("c", [run(1, false)], 0, 80))).toBe(
-      "0 of 1 passed · first 1 of 80 shown",
+    // The count is over every run of the scenario in the cell, not the first ones shown.
+    expect(cellTally(cell("c", [run(1, false)], 0, 1200, 1034))).toBe(
+      "1,034 of 1,200 passed · first 1 shown",
     );
     expect(cellTally(cell("d", []))).toBe("0 of 0 passed");
     expect([run(1, true), run(1, false)].map(runOutcome)).toStrictEqual(["passed", "failed"]);

@@ -4,6 +4,7 @@
  * outputs. Pure, tested without a browser.
  */
 import type { ScenarioRun, ScenarioRunsResponse } from "./api-types.js";
+import { formatInt } from "./format.js";
 
 export interface ScenarioRow {
   repetition: number;
@@ -25,11 +26,11 @@ export function scenarioRows(response: ScenarioRunsResponse): ScenarioRow[] {
 
 /** One column's header line: "2 of 3 passed · 1 unfinished · first 50 of 80 shown". */
 export function cellTally(cell: ScenarioRunsResponse["cells"][number]): string {
-  const passed = cell.runs.filter((run) => run.success).length;
-  const parts = [`${passed} of ${cell.runs.length} passed`];
+  // Over every finished run of the scenario here, not only the repetitions shown.
+  const parts = [`${formatInt(cell.successes_total)} of ${formatInt(cell.runs_total)} passed`];
   if (cell.incomplete > 0) parts.push(`${cell.incomplete} unfinished`);
   if (cell.runs_total > cell.runs.length) {
-    parts.push(`first ${cell.runs.length} of ${cell.runs_total} shown`);
+    parts.push(`first ${cell.runs.length} shown`);
   }
   return parts.join(" · ");
 }

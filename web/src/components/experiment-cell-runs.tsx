@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback, useEffect, useMemo, useRef } from "react";
 import { api } from "../api.js";
 import type { CellRun, CellSummary } from "../api-types.js";
 import { experimentCostLabel } from "../cost.js";
-import { categoryLabel, type RunOutcome, runOutcome } from "../experiment-matrix.js";
+import { categoryLabel, onceEach, type RunOutcome, runOutcome } from "../experiment-matrix.js";
 import { formatInt, formatPercent } from "../format.js";
 import { pageOf } from "../paging.js";
 import { Link } from "../router.js";
@@ -29,10 +29,13 @@ export const CELL_RUNS_PAGE_SIZE = 100;
 export function ExperimentCellRuns({
   experimentId,
   cell,
+  revision,
   onClose,
 }: {
   experimentId: string;
   cell: CellSummary;
+  /** Moves when runs of the experiment end (the page's report revision). */
+  revision: number;
   onClose: () => void;
 }) {
   const load = useCallback(
@@ -49,8 +52,19 @@ export function ExperimentCellRuns({
     [experimentId, cell.cell],
   );
   const list = usePagedList<CellRun>(`${experimentId}\u0000${cell.cell}`, load);
-  const runs = list.items;
+  // While runs end, a run may move from one outcome to another between two pages (the server
+  // orders failed ones first): it is shown once, where it was first shown, as it now stands.
+  const runs = useMemo(() => onceEach(list.items), [list.items]);
   const panelRef = useRef<HTMLElement | null>(null);
+  // Runs that ended after the first page was read may belong on an earlier page: said, so the
+  // list can be read again, rather than re-read under the reader at each run.
+  const readAt = useRef(revision);
+  const { reload } = list;
+  const outdated = list.loaded && revision !== readAt.current;
+  const readAgain = () => {
+    readAt.current = revision;
+    reload();
+  };
 
   // Opening a cell brings its runs into view (they sit below the matrix).
   useEffect(() => {
@@ -79,22 +93,30 @@ export function ExperimentCellRuns({
           {list.hasMore ? (
             <>
               {formatInt(cell.successes)} of {formatInt(cell.runs)} scored runs passed; the first{" "}
-              {formatInt(runs.length)} shown ({count(runs, "passed")} passed ·{" "}
-              {count(runs, "failed")} failed
+              {formatInt(runs.length)} shown ({formatInt(count(runs, "passed"))} passed ·{" "}
+              {formatInt(count(runs, "failed"))} failed
               {count(runs, "incomplete") > 0
-                ? ` · ${count(runs, "incomplete")} incomplete, not counted`
+                ? ` · ${formatInt(count(runs, "incomplete"))} incomplete, not counted`
                 : ""}
               ), failed ones first.
             </>
           ) : (
             <>
-              {count(runs, "passed")} passed · {count(runs, "failed")} failed
+              {formatInt(count(runs, "passed"))} passed · {formatInt(count(runs, "failed"))} failed
               {count(runs, "incomplete") > 0
-                ? ` · ${count(runs, "incomplete")} incomplete (not counted)`
+                ? ` · ${formatInt(count(runs, "incomplete"))} incomplete (not counted)`
                 : ""}
               . Failed runs first.
             </>
           )}
+        </p>
+      ) : null}
+      {outdated ? (
+        <p className="muted small" data-testid="cell-runs-outdated">
+          Runs have ended since this list was read: some may belong higher up.{" "}
+          <button type="button" className="button button-small" onClick={readAgain}>
+            Read again
+          </button>
         </p>
       ) : null}
       {list.error && !list.loaded ? (

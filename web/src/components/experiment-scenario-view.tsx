@@ -1,6 +1,7 @@
 import { useEffect, useId, useMemo, useRef } from "react";
 import { ApiError, api } from "../api.js";
 import type { CellSummary, ScenarioRun } from "../api-types.js";
+import { categoryLabel } from "../experiment-matrix.js";
 import { argumentsText, cellTally, runOutcome, scenarioRows } from "../experiment-scenarios.js";
 import { Link, sessionHref } from "../router.js";
 import { useResource } from "../use-resource.js";
@@ -73,7 +74,7 @@ export function ExperimentScenarioView({
         >
           <option value="">{list.data ? "Pick a scenario…" : "Loading scenarios…"}</option>
           {categories.map((category) => (
-            <optgroup key={category} label={category}>
+            <optgroup key={category} label={categoryLabel(category)}>
               {options
                 .filter((option) => option.category === category)
                 .map((option) => (
@@ -94,7 +95,7 @@ export function ExperimentScenarioView({
         />
       ) : null}
       {list.data && options.length === 0 ? (
-        <EmptyState>No run has finished yet, so there is no scenario to show.</EmptyState>
+        <EmptyState>This experiment has no runs yet, so there is no scenario to show.</EmptyState>
       ) : null}
       {scenario === null ? null : runs.error ? (
         runs.error instanceof ApiError && runs.error.status === 404 ? (

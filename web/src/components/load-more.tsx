@@ -31,7 +31,9 @@ export function LoadMore({
           className="button button-small"
           data-testid={testId}
           onClick={list.loadMore}
-          disabled={list.loading}
+          // Not `disabled`: a disabled button loses the keyboard focus, and the next Enter with
+          // it. A click while a page is on its way does nothing (loadMore ignores it).
+          aria-disabled={list.loading}
         >
           {list.loading ? "Loading…" : `Load ${pageSize} more`}
         </button>

@@ -165,6 +165,7 @@ export function SessionFiltersBar({
             className="tag-chip"
             data-testid="filter-experiment"
             title="Show sessions of every experiment"
+            aria-label={`Remove the experiment filter ${filters.experiment}`}
             onClick={() => set("experiment", "")}
           >
             {filters.experiment} ×

@@ -163,10 +163,11 @@ export function ExperimentPage({
       {report.incomplete > 0 ? (
         <p className="notice notice-warn" data-testid="incomplete-note">
           {formatInt(report.incomplete)} {report.incomplete === 1 ? "run is" : "runs are"} not
-          finished (still running, or stopped before its last turn ended) and not counted.
+          finished (still running, or stopped before {report.incomplete === 1 ? "its" : "their"}{" "}
+          last turn ended) and not counted.
           {underWay
             ? " The report follows the runs as they end."
-            : " Refresh to see them once they end."}
+            : " If the experiment still runs elsewhere, refresh to see them once they end; if it was stopped, run the same bench command again to finish them."}
         </p>
       ) : null}
 
@@ -207,7 +208,16 @@ export function ExperimentPage({
               key={openCell.cell}
               experimentId={report.experiment_id}
               cell={openCell}
-              onClose={() => show({ cell: null })}
+              revision={revision}
+              onClose={() => {
+                const opened = openCell.cell;
+                show({ cell: null });
+                // Back to the configuration that opened it, not to the top of the page.
+                for (const row of document.querySelectorAll<HTMLElement>("tr[data-cell-id]")) {
+                  if (row.dataset.cellId !== opened) continue;
+                  row.querySelector<HTMLButtonElement>("button.cell-button")?.focus();
+                }
+              }}
             />
           ) : null}
 
