@@ -78,6 +78,16 @@ describe("sampling settings", () => {
         .filter((row) => row.event === "turn_start")
         .map((row) => row.details.chat_sampling);
       expect(starts).toStrictEqual([{ temperature: 1.1, seed: 9 }, undefined]);
+      // Out of range: refused naming it, before the turn (or a session) is stored.
+      const refused = await collectTurn({
+        store: lab.store,
+        session_id: "never",
+        message: "hello",
+        config,
+        chat_sampling: { top_p: 3 },
+      });
+      expect(String(refused.error)).toMatch(/chat_sampling: top_p/);
+      expect(lab.store.getSession("never")).toBeNull();
     });
 
     it("a setting out of range refuses the session's config, naming it", async () => {

@@ -13,7 +13,7 @@ import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory, pushUserMessage } from "./history.js";
 import { keepHistory, takeHistory } from "./history-cache.js";
-import { type SamplingSettings, withSampling } from "./modes/agent-sampling.js";
+import { SamplingSettings, withSampling } from "./modes/agent-sampling.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
 import { openSession } from "./open-session.js";
@@ -128,6 +128,11 @@ async function driveTurn(
   const { store } = options;
   const { signal } = abort.controller;
   const message = userMessage(options.message);
+  // Refused before anything is stored, as a bad message is.
+  const sampling =
+    options.chat_sampling === undefined
+      ? undefined
+      : parseInput(SamplingSettings, options.chat_sampling, "chat_sampling");
   // Models and tools are built before a new session is stored (see openSession).
   const {
     sessionId,
@@ -138,7 +143,6 @@ async function driveTurn(
   } = await openSession(options, (config) =>
     prepareTurn(config, options.providers, { models: options.models, signal }),
   );
-  const sampling = options.chat_sampling;
   const config =
     sampling === undefined
       ? sessionConfig

@@ -1,4 +1,4 @@
-import type { AgentConfig } from "../../domain/session-config.js";
+import { AgentConfig } from "../../domain/session-config.js";
 import type { ChatModelRequest } from "../../providers/chat-model.js";
 
 export type AgentSampling = Pick<
@@ -6,7 +6,14 @@ export type AgentSampling = Pick<
   "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
 >;
 
-/** The sampling settings as an agent's config holds them. */
+/** The sampling settings as an agent's config holds them, in its ranges. */
+export const SamplingSettings = AgentConfig.pick({
+  temperature: true,
+  max_tokens: true,
+  top_p: true,
+  seed: true,
+  stop: true,
+}).strict();
 export type SamplingSettings = Pick<
   AgentConfig,
   "temperature" | "max_tokens" | "top_p" | "seed" | "stop"
