@@ -1,4 +1,4 @@
-import type { RunResult } from "../domain/experiment.js";
+import type { RunResult, ScenarioCategory } from "../domain/experiment.js";
 import type {
   ScenarioCell,
   ScenarioComparison,
@@ -29,7 +29,7 @@ export type {
  * scenario picker offers, from the report already built (the runs are all in it, however many).
  */
 export function scenarioList(view: ExperimentView): ScenarioList {
-  const byId = new Map<string, ScenarioList["scenarios"][number]["category"]>();
+  const byId = new Map<string, ScenarioCategory>();
   for (const run of [...view.report.runs, ...view.pending]) {
     if (!byId.has(run.scenario)) byId.set(run.scenario, run.category);
   }

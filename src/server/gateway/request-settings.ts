@@ -29,9 +29,6 @@ const CHECKS = Object.fromEntries(
   [Name in SamplingName]: z.ZodType<Record<Name, z.output<(typeof SAMPLING)[Name]>>>;
 };
 
-/** What a session's chat agent holds of them (`max_completion_tokens` as `max_tokens`). */
-type RequestSampling = SamplingSettings;
-
 /**
  * The request's sampling settings as the session's chat agent records them and, when the lab
  * writes the model's request itself, sends them with each of the turn's calls. In pass-through the
@@ -42,7 +39,7 @@ type RequestSampling = SamplingSettings;
 export function requestSampling(
   body: Readonly<Record<string, unknown>>,
   passThrough: boolean,
-): RequestSampling {
+): SamplingSettings {
   const valid = <Name extends SamplingName>(name: Name) => {
     const value = body[name];
     if (value === undefined || value === null) return undefined;
@@ -51,7 +48,7 @@ export function requestSampling(
     if (passThrough) return undefined;
     throw checked.error;
   };
-  const sampling: RequestSampling = {};
+  const sampling: SamplingSettings = {};
   const temperature = valid("temperature");
   if (temperature !== undefined) sampling.temperature = temperature;
   // OpenAI's newer name wins over the one it deprecated, as OpenAI reads them.

@@ -12,6 +12,7 @@ import { ExperimentListQuery } from "../../store/experiment-records.js";
 import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
 import { launchExperiment } from "../experiment-launch.js";
 import { readJsonBody } from "../request-body.js";
+import { queryOf } from "../request-query.js";
 import { ExperimentNotRunningError } from "../running-experiments.js";
 import { scenarioList, scenarioView } from "../scenario-view.js";
 import type { ServerDependencies } from "../server-dependencies.js";
@@ -52,11 +53,6 @@ const CellRunsQuery = PageRequest.extend({
     .enum(["run", "failed_first"], { error: "order must be run or failed_first" })
     .default("run"),
 });
-
-/** The query string, each parameter once; an empty one is no parameter (as for the sessions). */
-function queryOf(c: Context): Record<string, string> {
-  return Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ""));
-}
 
 /**
  * Experiments, read from the sessions their runs stored (see experiment-report-from-store); a

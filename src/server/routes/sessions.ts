@@ -18,6 +18,7 @@ import { SessionQuery } from "../../domain/session-query.js";
 import { parseInput } from "../../domain/validation.js";
 import { prepareTurn } from "../../runtime/turn-providers.js";
 import { readJsonBody } from "../request-body.js";
+import { queryOf } from "../request-query.js";
 import type { ServerDependencies } from "../server-dependencies.js";
 
 export const CreateSessionBody = z.strictObject({
@@ -25,14 +26,6 @@ export const CreateSessionBody = z.strictObject({
   /** The full lab config; every field has a default, so `{}` (or none) is a sim session. */
   config: LabSessionConfig.optional(),
 });
-
-/**
- * The query string's parameters, an empty one (`?q=&tag=`, as a form with blank fields sends it)
- * read as absent.
- */
-function queryOf(c: Context): Record<string, string> {
-  return Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ""));
-}
 
 const Include = z.enum(["experiments"], { error: "include must be experiments" }).optional();
 

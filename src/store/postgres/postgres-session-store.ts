@@ -119,14 +119,7 @@ export class PostgresSessionStore implements SessionStore {
   private readonly pages: SessionPages;
   #closed: Promise<void> | undefined;
 
-  private constructor(
-    pool: pg.Pool,
-    target: string,
-    leaseMs: number,
-    migrated: boolean,
-    /** The collation the title search folds case by (session-list-query.ts). */
-    private readonly titleCollation: string | null,
-  ) {
+  private constructor(pool: pg.Pool, target: string, leaseMs: number, migrated: boolean) {
     this.pool = pool;
     this.target = target;
     this.migrated = migrated;
@@ -145,13 +138,11 @@ export class PostgresSessionStore implements SessionStore {
     const target = describeTarget(url);
     const pool = createPool(await withPasswordFile(url), options);
     let migrated: boolean;
-    let titleCollation: string | null;
     try {
       const client = await pool.connect();
       const watch = watchConnection(client);
       try {
         migrated = await migrate(client, target);
-        titleCollation = await titleSearchCollation(client);
       } finally {
         watch.done();
         client.release(watch.lost());
@@ -164,7 +155,7 @@ export class PostgresSessionStore implements SessionStore {
       throw openError(url, error);
     }
     const leaseMs = Math.max(50, Math.floor(options.lease_ms ?? DEFAULT_LEASE_MS));
-    return new PostgresSessionStore(pool, target, leaseMs, migrated, titleCollation);
+    return new PostgresSessionStore(pool, target, leaseMs, migrated);
   }
 
   close(): Promise<void> {
@@ -396,7 +387,22 @@ export class PostgresSessionStore implements SessionStore {
 
   listSessionPage(query: SessionQuery): Promise<SessionPage> {
     const parsed = parseInput(SessionQuery, query, "listSessionPage");
-    return write(() => sessionListPage(this.pool, parsed, this.titleCollation));
+    return write(async () => {
+      // Read at the first title search, not at every open (most commands never search).
+      const collation =
+        parsed.q === undefined ? null : await (this.#titleCollation ??= this.#readCollation());
+      return sessionListPage(this.pool, parsed, collation);
+    });
+  }
+
+  /** The collation the title search folds case by (session-list-query.ts); read again if it failed. */
+  #titleCollation: Promise<string | null> | undefined;
+
+  #readCollation(): Promise<string | null> {
+    return titleSearchCollation(this.pool).catch((error: unknown) => {
+      this.#titleCollation = undefined;
+      throw error;
+    });
   }
 
   listExperimentSummaries(query?: ExperimentListQuery): Promise<Page<ExperimentListItem>> {

@@ -49,7 +49,9 @@ export async function sessionListPage(
  */
 const FOLDING_COLLATIONS = ["und-x-icu", "C.utf8", "C.UTF-8"];
 
-export async function titleSearchCollation(client: pg.ClientBase): Promise<string | null> {
+export async function titleSearchCollation(
+  client: pg.Pool | pg.ClientBase,
+): Promise<string | null> {
   const { rows } = await client.query<{ collname: string }>(
     `SELECT collname FROM pg_collation
      WHERE collname = ANY($1) AND collencoding IN (-1, pg_char_to_encoding(current_setting('server_encoding')))`,
