@@ -389,8 +389,7 @@ export class PostgresSessionStore implements SessionStore {
     const parsed = parseInput(SessionQuery, query, "listSessionPage");
     return write(async () => {
       // Read at the first title search, not at every open (most commands never search).
-      const collation =
-        parsed.q === undefined ? null : await (this.#titleCollation ??= this.#readCollation());
+      const collation = parsed.q === undefined ? null : await this.#collation();
       return sessionListPage(this.pool, parsed, collation);
     });
   }
@@ -398,11 +397,12 @@ export class PostgresSessionStore implements SessionStore {
   /** The collation the title search folds case by (session-list-query.ts); read again if it failed. */
   #titleCollation: Promise<string | null> | undefined;
 
-  #readCollation(): Promise<string | null> {
-    return titleSearchCollation(this.pool).catch((error: unknown) => {
+  #collation(): Promise<string | null> {
+    this.#titleCollation ??= titleSearchCollation(this.pool).catch((error: unknown) => {
       this.#titleCollation = undefined;
       throw error;
     });
+    return this.#titleCollation;
   }
 
   listExperimentSummaries(query?: ExperimentListQuery): Promise<Page<ExperimentListItem>> {
