@@ -23,7 +23,7 @@ export type SamplingSettings = Pick<
  * The sampling settings an agent's config names, sent with each of its calls; a setting the config
  * does not name is not sent, so the endpoint's own default applies.
  */
-export function samplingOf(agent: AgentConfig): AgentSampling {
+export function samplingOf(agent: SamplingSettings): AgentSampling {
   const sampling: AgentSampling = {};
   if (agent.temperature !== undefined) sampling.temperature = agent.temperature;
   if (agent.max_tokens !== undefined) sampling.max_tokens = agent.max_tokens;
@@ -40,4 +40,16 @@ export function samplingOf(agent: AgentConfig): AgentSampling {
 export function withSampling(agent: AgentConfig, sampling: SamplingSettings): AgentConfig {
   const { temperature, max_tokens, top_p, seed, stop, ...rest } = agent;
   return { ...rest, ...sampling };
+}
+
+/**
+ * The request with `sampling` in place of the settings it was written with: a gateway follow-up's
+ * call is sent with that follow-up's settings (none it leaves out), as its upstream would get them.
+ */
+export function requestWithSampling(
+  request: ChatModelRequest,
+  sampling: SamplingSettings,
+): ChatModelRequest {
+  const { temperature, max_tokens, top_p, seed, stop, ...rest } = request;
+  return { ...rest, ...samplingOf(sampling) };
 }

@@ -18,6 +18,7 @@ export interface ClientCall {
 
 interface Waiting extends ClientCall {
   resolve(reply: string): void;
+  reject(error: Error): void;
 }
 
 export class ClientToolBridge {
@@ -100,6 +101,18 @@ export class ClientToolBridge {
     return true;
   }
 
+  /**
+   * Answers the call waiting under `id` with a failure the lab gives itself, for the model to read
+   * (the client never sees the call); false when no call waits under `id`.
+   */
+  refuse(id: string, reason: string): boolean {
+    const waiting = this.#waiting.get(id);
+    if (waiting === undefined) return false;
+    this.#waiting.delete(id);
+    waiting.reject(new Error(reason));
+    return true;
+  }
+
   #wait(
     name: string,
     args: Record<string, unknown>,
@@ -113,6 +126,7 @@ export class ClientToolBridge {
         name,
         arguments: JSON.stringify(args),
         resolve: (reply) => resolve(new ToolText(reply)),
+        reject,
       };
       this.#waiting.set(id, call);
       // Cancelled or timed out: the registry has answered already; only forget the call.

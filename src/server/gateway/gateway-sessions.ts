@@ -27,7 +27,12 @@ import {
   saidOf,
   systemPromptOf,
 } from "./request-messages.js";
-import { renderedTools, requestSampling } from "./request-settings.js";
+import {
+  followUpSettings,
+  parallelCalls,
+  renderedTools,
+  requestSampling,
+} from "./request-settings.js";
 import { RetryLedger } from "./retry-ledger.js";
 import type { GatewayModelResolution } from "./upstream-resolution.js";
 
@@ -123,7 +128,10 @@ export class GatewaySessions {
           `messages: an assistant message with tool_calls must be followed by a tool message for each of its calls; none answers ${unanswered.join(", ")}`,
         );
       }
-      if (turn === null || !turn.continueWith(segmentOf(request), kind.replies)) {
+      // Refused (400 naming the field) before the turn takes the replies: a refusal changes nothing.
+      const settings =
+        turn === null || turn.passesThrough ? null : followUpSettings(request.raw_body);
+      if (turn === null || !turn.continueWith(segmentOf(request), kind.replies, settings)) {
         throw new NoWaitingTurnError(
           `no turn waits for the replies to ${ids.join(", ")}: it ended (its answer was given, or its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
         );
@@ -134,6 +142,7 @@ export class GatewaySessions {
     const { chat, event, tappedFetch } = resolved.build();
     const pass_through = resolved.mode === "chat_agent_tools" && chat.provider === "openai";
     const sampling = requestSampling(request.raw_body, pass_through);
+    const parallel_tool_calls = parallelCalls(request.raw_body, pass_through);
     const tools = pass_through
       ? (body.tools ?? [])
       : renderedTools(request.raw_body, body.tools ?? []);
@@ -207,6 +216,7 @@ export class GatewaySessions {
           tags: [GATEWAY_TAG],
         },
         chat_sampling: sampling,
+        parallel_tool_calls,
         message: kind.message,
         chat_model: chat,
         ...(tappedFetch === undefined ? {} : { tapped_fetch: tappedFetch }),

@@ -11,7 +11,7 @@ import type {
 } from "../../providers/chat-model.js";
 import { ProviderApiError, ProviderConnectionError } from "../../providers/errors.js";
 import { batchesOf, PartStream } from "../../providers/part-stream.js";
-import type { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
+import { requestWithSampling, type SamplingSettings } from "../../runtime/modes/agent-sampling.js";
 import { runTurn } from "../../runtime/run-turn.js";
 import type { ModelProvider } from "../../runtime/turn-providers.js";
 import type { SessionStore } from "../../store/session-store.js";
@@ -35,6 +35,11 @@ export interface GatewayTurnSetup {
   config: LabSessionConfigInput;
   /** The request's sampling settings: this turn's, whatever the session's first request said. */
   chat_sampling: SamplingSettings;
+  /**
+   * False when the request said `parallel_tool_calls: false`: when the lab writes the model's
+   * request itself, the client gets one call per answer (see #onClientCall).
+   */
+  parallel_tool_calls: boolean;
   message: string;
   chat_model: ChatModel;
   /**
@@ -62,6 +67,15 @@ export interface GatewayTurnSetup {
 export interface SegmentRequest {
   segment: GatewaySegment;
   body: Record<string, unknown>;
+}
+
+/**
+ * A follow-up's own settings, when the lab writes the model's request itself: the call that
+ * answers it (and the rounds after) go as that request asked, as its upstream would take them.
+ */
+export interface FollowUpSettings {
+  sampling: SamplingSettings;
+  parallel_tool_calls: boolean;
 }
 
 export class GatewayTurn {
@@ -118,6 +132,9 @@ export class GatewayTurn {
   /** How the chat agent's last round ended, as its endpoint said. */
   #lastFinish: string | null = null;
   #ended = false;
+  /** The latest follow-up's sampling; null: the turn's own (its first request's). */
+  #sampling: SamplingSettings | null = null;
+  #parallelCalls: boolean;
   /** The turn's answer once it completed, for grouping the conversation's next request. */
   answer: string | null = null;
   readonly done: Promise<void>;
@@ -129,6 +146,7 @@ export class GatewayTurn {
     this.#passThrough = setup.pass_through;
     this.#segment = this.#adopt(first.segment);
     this.#clientWaitMs = setup.client_wait_ms;
+    this.#parallelCalls = setup.parallel_tool_calls;
     // Pass-through: the upstream call starts first (before anything else is built) and the lab's
     // setup (the session, the claim) waits for its first bytes, so the client's first token is
     // the upstream's, not delayed by the lab's own writes (which run while the model goes on).
@@ -243,9 +261,14 @@ export class GatewayTurn {
   continueWith(
     request: SegmentRequest,
     replies: readonly { tool_call_id: string; content: string }[],
+    settings: FollowUpSettings | null = null,
   ): boolean {
     if (!this.waitsFor(replies.map((reply) => reply.tool_call_id))) return false;
     this.#segment = this.#adopt(request.segment);
+    if (settings !== null && !this.#passThrough) {
+      this.#sampling = settings.sampling;
+      this.#parallelCalls = settings.parallel_tool_calls;
+    }
     const handedOut = this.#passThrough ? this.#handedOut : atClient(this.#round);
     this.#round = newRoundWatch();
     this.#handedOut = new Map();
@@ -421,6 +444,16 @@ export class GatewayTurn {
       this.#bridge.answer(call.id, early);
       return;
     }
+    // A client that takes one call at a time gets the round's first; the model reads why the
+    // others were not run and may make them again once it has that one's result.
+    const [first] = this.#round.at_client.values();
+    if (!this.#passThrough && !this.#parallelCalls && first !== undefined) {
+      this.#bridge.refuse(
+        call.id,
+        `not run: the client takes one tool call at a time (parallel_tool_calls: false); call ${call.name} again once ${first.name} has answered`,
+      );
+      return;
+    }
     this.#round.at_client.set(call.id, call);
     this.#checkHandOver();
   }
@@ -454,6 +487,11 @@ export class GatewayTurn {
       segment.finish("tool_calls", [...round.at_client.values()]);
       this.#awaitClient();
     });
+  }
+
+  /** Pass-through sends each request's body upstream as written: no settings of the lab's apply. */
+  get passesThrough(): boolean {
+    return this.#passThrough;
   }
 
   /** The client has the calls; it must come back with their replies in time, or the turn ends. */
@@ -545,9 +583,10 @@ export class GatewayTurn {
     request: ChatModelRequest,
     options: StreamOptions,
   ): Promise<AsyncIterable<ChatModelPart>> {
-    if (!this.#afterReplies) return this.#chat.inner.stream(request, options);
+    const sent = this.#sampling === null ? request : requestWithSampling(request, this.#sampling);
+    if (!this.#afterReplies) return this.#chat.inner.stream(sent, options);
     this.#afterReplies = false;
-    return new PartStream(this.#retriedRenderedBatches(request, options));
+    return new PartStream(this.#retriedRenderedBatches(sent, options));
   }
 
   async *#retriedRenderedBatches(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
+import type { FollowUpSettings } from "./gateway-turn.js";
 
 /** Where the lab's own ranges apply: it writes the model's request itself. */
 const LAB_WRITES = "when the lab sends the request itself (dual_agent, sim)";
@@ -64,6 +65,31 @@ export function requestSampling(
     given === "" || (Array.isArray(given) && given.length === 0) ? undefined : valid("stop");
   if (stop !== undefined) sampling.stop = typeof stop === "string" ? [stop] : stop;
   return sampling;
+}
+
+const PARALLEL_CALLS = z.strictObject({ parallel_tool_calls: z.boolean().nullish() });
+
+/**
+ * Whether the client takes several tool calls in one answer (unless it says
+ * `parallel_tool_calls: false`). When the lab writes the request, anything but a boolean is
+ * refused (400 naming the field); in pass-through the upstream judges it.
+ */
+export function parallelCalls(
+  body: Readonly<Record<string, unknown>>,
+  passThrough: boolean,
+): boolean {
+  if (passThrough) return body.parallel_tool_calls !== false;
+  const parallel = PARALLEL_CALLS.safeParse({ parallel_tool_calls: body.parallel_tool_calls });
+  if (!parallel.success) throw parallel.error;
+  return parallel.data.parallel_tool_calls !== false;
+}
+
+/** A follow-up's own settings, when the lab writes the model's request itself. */
+export function followUpSettings(body: Readonly<Record<string, unknown>>): FollowUpSettings {
+  return {
+    sampling: requestSampling(body, false),
+    parallel_tool_calls: parallelCalls(body, false),
+  };
 }
 
 const RENDERED_TOOL_CHOICE = z.strictObject({
