@@ -102,11 +102,24 @@ export async function callModel(
   const stopCall = () => call.abort(context.signal.reason);
   if (context.signal.aborted) stopCall();
   context.signal.addEventListener("abort", stopCall, { once: true });
+  /**
+   * Text taken but not yet handed to `onText`: the text deltas of one body read go out as one
+   * (a streamed answer of 1,000 chunks is a few reads, not 1,000 turn events, each a promise job
+   * for every consumer), always before anything that follows them in the stream.
+   */
+  let heldText = "";
+  const releaseText = () => {
+    if (heldText === "") return;
+    const text = heldText;
+    heldText = "";
+    spec.onText?.(text);
+  };
   const overLimit = () => {
     const error = new OutputLimitError(maxOutput);
     call.abort(error);
     const marker = cutMarker("model output", maxOutput);
     progress.text += marker;
+    releaseText();
     spec.onText?.(marker);
     return error;
   };
@@ -129,7 +142,7 @@ export async function callModel(
     if (text === "") return;
     take(text, (kept) => {
       progress.text += kept;
-      spec.onText?.(kept);
+      heldText += kept;
     });
   };
   const takeAside = (reasoning: boolean, text: string) => {
@@ -211,12 +224,15 @@ export async function callModel(
    * wait for, so the deltas of a long answer cost no promise job here.
    */
   const handle = (part: ChatModelPart): Promise<ModelCallResult | null> | null => {
+    if (part.type === "text-delta") {
+      takeText(scrubbers.text.push(part.text));
+      return null;
+    }
+    // Whatever comes after the text comes after it for the watchers too.
+    releaseText();
     switch (part.type) {
       case "first-token":
         progress.first_output_at = part.ttft_ms;
-        return null;
-      case "text-delta":
-        takeText(scrubbers.text.push(part.text));
         return null;
       case "reasoning-delta":
       case "refusal-delta": {
@@ -263,6 +279,7 @@ export async function callModel(
           .then(() => null);
       case "finish":
         flushHeld();
+        releaseText();
         withholdIfScrubbed();
         return finish(part);
       case "response-start":
@@ -290,10 +307,12 @@ export async function callModel(
           const result = pending === null ? null : await pending;
           if (result !== null) return result;
         }
+        releaseText();
       }
     } else {
       for await (const part of stream) {
         const pending = handle(part);
+        releaseText();
         const result = pending === null ? null : await pending;
         if (result !== null) return result;
       }
@@ -309,6 +328,7 @@ export async function callModel(
       } catch {
         // Reached the limit: what fitted is in `progress`, marked as cut.
       }
+      releaseText();
     } else if (Object.values(scrubbers).some((scrubber) => scrubber.holding)) {
       // Cut while a key's beginning was held: its rest may be in what the capture already read,
       // in pieces no redaction of the raw text finds, so the raw response is not kept.
