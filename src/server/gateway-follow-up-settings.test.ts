@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { completionStream, streamReply } from "../../test/fake-openai-server.js";
+import { completionStream, errorReply, streamReply } from "../../test/fake-openai-server.js";
 import { fakeUpstreamLabPerTest, waitFor } from "./test-fixtures.js";
 
 /**
@@ -78,6 +78,47 @@ describe("a follow-up's sampling settings in dual_agent", () => {
     // Not the first request's seed: the follow-up named none, so the endpoint's own applies.
     expect(answering).not.toHaveProperty("seed");
     expect(gw.upstream.requests).toHaveLength(2);
+    // Recorded with the turn, beside its first request's (turn_start).
+    const id = gw.sessions()[0]?.id as string;
+    await waitFor(() => gw.server.store.listTurns(id)[0]?.status === "completed");
+    const rows = gw.server.store.listAuditLogs(id);
+    expect(rows.find((row) => row.event === "turn_start")?.details.chat_sampling).toStrictEqual({
+      temperature: 0.2,
+      seed: 7,
+    });
+    expect(rows.filter((row) => row.event === "gateway_follow_up")).toMatchObject([
+      {
+        turn_index: 1,
+        details: {
+          chat_sampling: { temperature: 0.9, max_tokens: 32 },
+          parallel_tool_calls: true,
+        },
+      },
+    ]);
+  });
+
+  it("a follow-up the upstream refused is retried with the retry's own settings", async () => {
+    gw.upstream.enqueue(
+      eventsFor("42"),
+      errorReply(429, "slow down"),
+      streamReply(completionStream({ text: ["Shipped."] })),
+    );
+    const client = gw.client("dual_agent");
+    const first = await client.chat.completions.create({
+      model: "fake",
+      messages: [QUESTION],
+      tools: [LOOKUP],
+    });
+    await expect(
+      client.chat.completions.create(followUp(first, { temperature: 0.9 })),
+    ).rejects.toMatchObject({ status: 429 });
+    const retried = await client.chat.completions.create(
+      followUp(first, { temperature: 0.3, seed: 1 }),
+    );
+    expect(retried.choices[0]?.message.content).toBe("Shipped.");
+    const [, refused, answered] = gw.upstream.requests.map((request) => request.body);
+    expect(refused).toMatchObject({ temperature: 0.9 });
+    expect(answered).toMatchObject({ temperature: 0.3, seed: 1 });
   });
 
   it("refuses a follow-up's setting out of range (400 naming it) and takes the retry that fixes it", async () => {

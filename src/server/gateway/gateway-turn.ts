@@ -135,6 +135,9 @@ export class GatewayTurn {
   /** The latest follow-up's sampling; null: the turn's own (its first request's). */
   #sampling: SamplingSettings | null = null;
   #parallelCalls: boolean;
+  readonly #store: SessionStore;
+  /** The turn's index, once it has started. */
+  #turnIndex: number | null = null;
   /** The turn's answer once it completed, for grouping the conversation's next request. */
   answer: string | null = null;
   readonly done: Promise<void>;
@@ -147,6 +150,7 @@ export class GatewayTurn {
     this.#segment = this.#adopt(first.segment);
     this.#clientWaitMs = setup.client_wait_ms;
     this.#parallelCalls = setup.parallel_tool_calls;
+    this.#store = setup.store;
     // Pass-through: the upstream call starts first (before anything else is built) and the lab's
     // setup (the session, the claim) waits for its first bytes, so the client's first token is
     // the upstream's, not delayed by the lab's own writes (which run while the model goes on).
@@ -268,6 +272,7 @@ export class GatewayTurn {
     if (settings !== null && !this.#passThrough) {
       this.#sampling = settings.sampling;
       this.#parallelCalls = settings.parallel_tool_calls;
+      this.#recordSettings(settings);
     }
     const handedOut = this.#passThrough ? this.#handedOut : atClient(this.#round);
     this.#round = newRoundWatch();
@@ -294,6 +299,29 @@ export class GatewayTurn {
     // Until the turn moves on (all replies in), it waits for the client as before.
     this.#awaitClient();
     return true;
+  }
+
+  /**
+   * The turn_start row holds the first request's settings; each follow-up's are recorded beside
+   * the rounds they apply to. A store that refuses the row refuses the turn's next write as well,
+   * which ends the turn: nothing to add here.
+   */
+  #recordSettings(settings: FollowUpSettings): void {
+    const turnIndex = this.#turnIndex;
+    if (turnIndex === null) return;
+    const details = {
+      chat_sampling: settings.sampling,
+      parallel_tool_calls: settings.parallel_tool_calls,
+    };
+    void Promise.resolve()
+      .then(() =>
+        this.#store.appendAudit(this.session_id, {
+          event: "gateway_follow_up",
+          details,
+          turn_index: turnIndex,
+        }),
+      )
+      .catch(() => {});
   }
 
   #adopt(segment: GatewaySegment): GatewaySegment {
@@ -382,6 +410,8 @@ export class GatewayTurn {
         return;
       // The client sees none of these: its own protocol has no place for them.
       case "turn_start":
+        this.#turnIndex = event.turn_index;
+        return;
       case "retry":
       case "fallback_start":
       case "fallback_end":
@@ -583,10 +613,14 @@ export class GatewayTurn {
     request: ChatModelRequest,
     options: StreamOptions,
   ): Promise<AsyncIterable<ChatModelPart>> {
-    const sent = this.#sampling === null ? request : requestWithSampling(request, this.#sampling);
-    if (!this.#afterReplies) return this.#chat.inner.stream(sent, options);
+    if (!this.#afterReplies) return this.#chat.inner.stream(this.#sampled(request), options);
     this.#afterReplies = false;
-    return new PartStream(this.#retriedRenderedBatches(sent, options));
+    return new PartStream(this.#retriedRenderedBatches(request, options));
+  }
+
+  /** The request with the latest follow-up's settings, when one brought them. */
+  #sampled(request: ChatModelRequest): ChatModelRequest {
+    return this.#sampling === null ? request : requestWithSampling(request, this.#sampling);
   }
 
   async *#retriedRenderedBatches(
@@ -600,7 +634,9 @@ export class GatewayTurn {
       let answered = false;
       let tried = 1;
       try {
-        for await (const batch of batchesOf(this.#chat.inner.stream(request, options))) {
+        // Each attempt with the settings of the request it answers (a retry may bring others).
+        const attempt = this.#chat.inner.stream(this.#sampled(request), options);
+        for await (const batch of batchesOf(attempt)) {
           answered ||= batch.some((part) => part.type !== "retry");
           yield batch.map((part) => {
             if (part.type !== "retry") return part;
