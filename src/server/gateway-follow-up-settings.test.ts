@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { completionStream, errorReply, streamReply } from "../../test/fake-openai-server.js";
-import { fakeUpstreamLabPerTest, waitFor } from "./test-fixtures.js";
+import { fakeUpstreamLabPerTest, LOOKUP_ORDER, waitFor } from "./test-fixtures.js";
 
 /**
  * When the lab writes the model's request itself (dual_agent), each request of the client's loop
@@ -11,25 +11,25 @@ import { fakeUpstreamLabPerTest, waitFor } from "./test-fixtures.js";
 
 const gw = fakeUpstreamLabPerTest();
 
-const LOOKUP: OpenAI.ChatCompletionTool = {
-  type: "function",
-  function: {
-    name: "lookup_order",
-    description: "Finds an order by its number.",
-    parameters: {
-      type: "object",
-      properties: { order: { type: "string" } },
-      required: ["order"],
-    },
-  },
-};
-
 const QUESTION = { role: "user" as const, content: "Where are orders 42 and 43?" };
 
 /** The chat agent's answer with one `<event>` per order (valid arguments: no repair call). */
 function eventsFor(...orders: string[]) {
   const tags = orders.map((order) => `<event name="lookup_order">{"order": "${order}"}</event>`);
   return streamReply(completionStream({ text: ["Looking.", ...tags] }));
+}
+
+/** The turn's first request (dual_agent), with `settings` of its own. */
+function ask(
+  client: OpenAI,
+  settings: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {},
+): Promise<OpenAI.ChatCompletion> {
+  return client.chat.completions.create({
+    model: "fake",
+    messages: [QUESTION],
+    tools: [LOOKUP_ORDER],
+    ...settings,
+  });
 }
 
 /** The client's follow-up: its history, the calls it got, a reply to each. */
@@ -41,7 +41,7 @@ function followUp(
   const calls = message?.tool_calls ?? [];
   return {
     model: "fake",
-    tools: [LOOKUP],
+    tools: [LOOKUP_ORDER],
     ...settings,
     messages: [
       QUESTION,
@@ -59,10 +59,7 @@ describe("a follow-up's sampling settings in dual_agent", () => {
   it("the call that answers a follow-up is sent with that follow-up's settings, none it leaves out", async () => {
     gw.upstream.enqueue(eventsFor("42"), streamReply(completionStream({ text: ["Shipped."] })));
     const client = gw.client("dual_agent");
-    const first = await client.chat.completions.create({
-      model: "fake",
-      messages: [QUESTION],
-      tools: [LOOKUP],
+    const first = await ask(client, {
       temperature: 0.2,
       seed: 7,
     });
@@ -104,11 +101,7 @@ describe("a follow-up's sampling settings in dual_agent", () => {
       streamReply(completionStream({ text: ["Shipped."] })),
     );
     const client = gw.client("dual_agent");
-    const first = await client.chat.completions.create({
-      model: "fake",
-      messages: [QUESTION],
-      tools: [LOOKUP],
-    });
+    const first = await ask(client);
     await expect(
       client.chat.completions.create(followUp(first, { temperature: 0.9 })),
     ).rejects.toMatchObject({ status: 429 });
@@ -124,11 +117,7 @@ describe("a follow-up's sampling settings in dual_agent", () => {
   it("refuses a follow-up's setting out of range (400 naming it) and takes the retry that fixes it", async () => {
     gw.upstream.enqueue(eventsFor("42"), streamReply(completionStream({ text: ["Shipped."] })));
     const client = gw.client("dual_agent");
-    const first = await client.chat.completions.create({
-      model: "fake",
-      messages: [QUESTION],
-      tools: [LOOKUP],
-    });
+    const first = await ask(client);
     await expect(
       client.chat.completions.create(followUp(first, { temperature: 5 })),
     ).rejects.toMatchObject({ status: 400, param: "temperature" });
@@ -154,10 +143,7 @@ describe("parallel_tool_calls: false in dual_agent", () => {
       streamReply(completionStream({ text: ["42 shipped; now 43."] })),
     );
     const client = gw.client("dual_agent");
-    const first = await client.chat.completions.create({
-      model: "fake",
-      messages: [QUESTION],
-      tools: [LOOKUP],
+    const first = await ask(client, {
       parallel_tool_calls: false,
     });
     const calls = first.choices[0]?.message.tool_calls ?? [];
@@ -188,11 +174,7 @@ describe("parallel_tool_calls: false in dual_agent", () => {
 
   it("by default both calls of the answer go to the client", async () => {
     gw.upstream.enqueue(eventsFor("42", "43"));
-    const first = await gw.client("dual_agent").chat.completions.create({
-      model: "fake",
-      messages: [QUESTION],
-      tools: [LOOKUP],
-    });
+    const first = await ask(gw.client("dual_agent"));
     expect(first.choices[0]?.message.tool_calls).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { completionStream, streamReply } from "../../test/fake-openai-server.js";
-import { fakeUpstreamLabPerTest, waitFor } from "./test-fixtures.js";
+import { fakeUpstreamLabPerTest, LOOKUP_ORDER, waitFor } from "./test-fixtures.js";
 
 /**
  * A client's sampling settings (max_tokens, top_p, seed, stop), its `tool_choice` and its
@@ -12,26 +12,13 @@ import { fakeUpstreamLabPerTest, waitFor } from "./test-fixtures.js";
 
 const gw = fakeUpstreamLabPerTest();
 
-const LOOKUP: OpenAI.ChatCompletionTool = {
-  type: "function",
-  function: {
-    name: "lookup_order",
-    description: "Finds an order by its number.",
-    parameters: {
-      type: "object",
-      properties: { order: { type: "string" } },
-      required: ["order"],
-    },
-  },
-};
-
 describe("dual_agent sends the client's sampling settings with its chat agent's calls", () => {
   it("max_completion_tokens, top_p, seed, stop and temperature reach the model and the session's config", async () => {
     gw.upstream.enqueue(streamReply(completionStream({ text: ["Shipped on Monday."] })));
     const reply = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 42?" }],
-      tools: [LOOKUP],
+      tools: [LOOKUP_ORDER],
       max_completion_tokens: 64,
       top_p: 0.5,
       seed: 7,
@@ -161,7 +148,7 @@ describe("what the lab cannot honour when it writes the request is refused, not 
     const refused = gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 42?" }],
-      tools: [LOOKUP],
+      tools: [LOOKUP_ORDER],
       tool_choice: choice as OpenAI.ChatCompletionToolChoiceOption,
     });
     await expect(refused).rejects.toMatchObject({
@@ -196,14 +183,14 @@ describe("what the lab cannot honour when it writes the request is refused, not 
     const none = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 42?" }],
-      tools: [LOOKUP],
+      tools: [LOOKUP_ORDER],
       tool_choice: "none",
     });
     expect(none.choices[0]?.message.content).toBe("No tools today.");
     const auto = await gw.client("dual_agent").chat.completions.create({
       model: "fake",
       messages: [{ role: "user", content: "Where is order 7?" }],
-      tools: [LOOKUP],
+      tools: [LOOKUP_ORDER],
       tool_choice: "auto",
       response_format: { type: "text" },
     });
@@ -252,7 +239,7 @@ describe("pass-through sends the body as written", () => {
       top_p: 1.5,
       seed: 11,
       tool_choice: "required",
-      tools: [LOOKUP],
+      tools: [LOOKUP_ORDER],
     });
     expect(gw.upstream.requests[0]?.body).toMatchObject({
       top_p: 1.5,

@@ -177,6 +177,20 @@ export async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise
 }
 
 /** A config whose sim model streams slowly enough to interrupt a turn in the middle. */
+/** A client tool of the gateway tests: an order looked up by its number. */
+export const LOOKUP_ORDER: OpenAI.ChatCompletionTool = {
+  type: "function",
+  function: {
+    name: "lookup_order",
+    description: "Finds an order by its number.",
+    parameters: {
+      type: "object",
+      properties: { order: { type: "string" } },
+      required: ["order"],
+    },
+  },
+};
+
 export const SLOW_SIM_CONFIG = {
   tool_invocation_mode: "chat_agent_tools",
   chat_agent: { model: "sim", options: { tokens_per_second: 20 } },

@@ -1,4 +1,4 @@
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { z } from "zod";
 import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
