@@ -252,6 +252,13 @@ describe("experiments in chromium", () => {
     await facts.waitFor({ state: "visible" });
     expect(await facts.textContent()).toContain("7 scored runs");
     expect(await page.getByTestId("outside-runs").count()).toBe(0);
+    // A cell's runs, open while the run arrives: the list says it may be out of date.
+    await page.locator(`tr[data-cell-id="${DUAL_CELL}"] button.cell-button`).click();
+    const runs = page.getByTestId("cell-runs");
+    const rows = runs.locator('[data-testid="cell-run"]');
+    await rows.first().waitFor({ state: "visible" });
+    expect(await rows.count()).toBe(4);
+    expect(await page.getByTestId("cell-runs-outdated").count()).toBe(0);
     // A run stored through the API, as agent-lab bench against this database stores one: the
     // server started nothing, so no progress events come.
     await seedRun({
@@ -266,6 +273,15 @@ describe("experiments in chromium", () => {
     await page
       .locator(".experiment-facts", { hasText: "8 scored runs" })
       .waitFor({ state: "visible", timeout: WAIT_MS });
+    const outdated = page.getByTestId("cell-runs-outdated");
+    await outdated.waitFor({ state: "visible", timeout: WAIT_MS });
+    await screenshot(page, "08-experiment-runs-outdated");
+    // Not read again under the reader: the new run appears once asked for.
+    expect(await rows.count()).toBe(4);
+    await outdated.getByRole("button", { name: "Read again" }).click();
+    await outdated.waitFor({ state: "detached" });
+    await rows.nth(4).waitFor({ state: "visible" });
+    expect(await rows.count()).toBe(5);
     await page.getByRole("link", { name: "← Experiments" }).click();
     await page.getByTestId("experiment-active").waitFor({ state: "visible" });
     expect(await page.getByTestId("experiment-running").count()).toBe(0);

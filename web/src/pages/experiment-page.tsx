@@ -48,8 +48,12 @@ export function ExperimentPage({
   const resource = useResource(waiting ? null : `experiment:${id}`, load);
   const report = resource.data;
   const categories = useMemo(() => (report ? matrixCategories(report.cells) : []), [report]);
-  const revision = useReportRefresh(live, resource.reload);
-  const arrived = useOutsideRuns(id, !underWay && Boolean(report), resource.reload);
+  const refreshed = useReportRefresh(live, resource.reload);
+  const outside = useOutsideRuns(id, !underWay && Boolean(report), resource.reload);
+  const { arrived } = outside;
+  // Moves with every read of the report after runs ended, this server's or another process's:
+  // the views that follow (an open cell's runs, a scenario) learn of both.
+  const revision = refreshed + outside.reads;
 
   const show = (view: ExperimentView) =>
     navigate(experimentHref(id, { cell, compare, scenario, ...view }), { replace: true });
@@ -147,9 +151,13 @@ export function ExperimentPage({
 
       {arrived !== null ? (
         <p className="notice" data-testid="outside-runs">
-          Runs are arriving from another process (<code>agent-lab bench</code> or a worker), the
-          latest at <time dateTime={arrived}>{formatDateTime(arrived)}</time>: the report follows
-          them.
+          {/* One flex item: the notice's gap would otherwise part the code and the time from
+              the words around them. */}
+          <span>
+            Runs are arriving from another process (<code>agent-lab bench</code> or a worker), the
+            latest at <time dateTime={arrived}>{formatDateTime(arrived)}</time>: the report follows
+            them.
+          </span>
         </p>
       ) : null}
 
@@ -283,12 +291,18 @@ const OUTSIDE_POLL_MS = 3_000;
 /**
  * Runs another process stores (`agent-lab bench` against this database, a worker) send this
  * server no events: while `watching`, the experiment's `revision` is read (one grouped query) and
- * the report read again when it moves. Gives the time of the latest such run, once one arrived.
+ * the report read again when it moves. Gives the time of the latest such run, once one arrived,
+ * and how many times the report was read again for them.
  */
-function useOutsideRuns(id: string, watching: boolean, reload: () => Promise<void>): string | null {
+function useOutsideRuns(
+  id: string,
+  watching: boolean,
+  reload: () => Promise<void>,
+): { arrived: string | null; reads: number } {
   const reloadRef = useRef(reload);
   reloadRef.current = reload;
   const [arrived, setArrived] = useState<string | null>(null);
+  const [reads, setReads] = useState(0);
   useEffect(() => {
     if (!watching) return;
     const controller = new AbortController();
@@ -301,6 +315,7 @@ function useOutsideRuns(id: string, watching: boolean, reload: () => Promise<voi
         if (item !== undefined) {
           if (seen !== null && item.revision !== seen) {
             setArrived(item.last_updated_at);
+            setReads((value) => value + 1);
             void reloadRef.current();
           }
           seen = item.revision;
@@ -317,7 +332,7 @@ function useOutsideRuns(id: string, watching: boolean, reload: () => Promise<voi
       if (timer !== null) clearTimeout(timer);
     };
   }, [id, watching]);
-  return arrived;
+  return { arrived, reads };
 }
 
 /** The page while there is no report to show: the way back, a heading, and why. */
