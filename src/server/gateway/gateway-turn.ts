@@ -408,10 +408,10 @@ export class GatewayTurn {
       case "turn_end":
         this.#endTurn(event);
         return;
-      // The client sees none of these: its own protocol has no place for them.
       case "turn_start":
         this.#turnIndex = event.turn_index;
         return;
+      // The client sees none of these: its own protocol has no place for them.
       case "retry":
       case "fallback_start":
       case "fallback_end":
