@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
 import type { MessageRecord, SessionListItem } from "../domain/records.js";
@@ -278,6 +279,36 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect(stale.status).toBe(1);
     expect(stale.stdout).toContain(
       `conflict: session ${running} is in the target with other records (turn 1: completed in the source, interrupted in the target)`,
+    );
+  });
+
+  it("a turn running in the source and interrupted in the target must agree in all else", async () => {
+    const source = await openSessionStore(lab.db);
+    let running: string;
+    try {
+      running = await source.createSession({ title: "cut short", config: {} });
+      await source.startTurn(running, { turn_index: 1, user_message: "search for a" });
+    } finally {
+      await source.close();
+    }
+    const target = join(lab.folder, "copy.sqlite3");
+    expect(await runCliJson<CopyOutcome>(copyArgs(lab.db, target))).toMatchObject({
+      copied: 1,
+      conflicts: [],
+    });
+    // The target's copy of that turn changed by hand: the interruption does not excuse it.
+    const db = new Database(target);
+    try {
+      db.prepare("UPDATE turns SET user_message = 'search for b' WHERE session_id = ?").run(
+        running,
+      );
+    } finally {
+      db.close();
+    }
+    const again = await copy(lab.db, target);
+    expect(again.status).toBe(1);
+    expect(again.stdout).toContain(
+      `conflict: session ${running} is in the target with other records`,
     );
   });
 

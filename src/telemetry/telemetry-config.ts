@@ -68,10 +68,6 @@ export function tracesProtocol(env: TelemetryEnvironment): TracesProtocol {
   return requestedProtocol(env) === "http/protobuf" ? "http/protobuf" : "http/json";
 }
 
-export function telemetryEnabled(env: TelemetryEnvironment): boolean {
-  return tracesUrl(env) !== null && exportRefusal(env) === null;
-}
-
 /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: message contents go on the spans. */
 export function captureContent(env: TelemetryEnvironment): boolean {
   return set(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)?.toLowerCase() === "true";

@@ -89,7 +89,8 @@ function addDocument(totals: CopyTotals, document: SessionExport, payloads: numb
 /**
  * The source's document as the target should hold it: a turn running in the source arrives
  * interrupted (importedTurns), so where the target holds that turn interrupted, the source's is
- * read as the target's (the time it was marked is the copy's, not the source's).
+ * read as interrupted at the target's time (the time it was marked is the copy's, not the
+ * source's); any other field of that turn must still agree.
  */
 function asCopied(source: SessionExport, target: SessionExport): SessionExport {
   const held = new Map(target.turns.map((turn) => [turn.turn_index, turn]));
@@ -97,7 +98,9 @@ function asCopied(source: SessionExport, target: SessionExport): SessionExport {
     ...source,
     turns: source.turns.map((turn) => {
       const there = held.get(turn.turn_index);
-      return turn.status === "running" && there?.status === "interrupted" ? there : turn;
+      return turn.status === "running" && there?.status === "interrupted"
+        ? { ...turn, status: "interrupted", completed_at: there.completed_at }
+        : turn;
     }),
   };
 }

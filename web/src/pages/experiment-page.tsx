@@ -221,10 +221,11 @@ export function ExperimentPage({
                 const opened = openCell.cell;
                 show({ cell: null });
                 // Back to the configuration that opened it, not to the top of the page.
-                for (const row of document.querySelectorAll<HTMLElement>("tr[data-cell-id]")) {
-                  if (row.dataset.cellId !== opened) continue;
-                  row.querySelector<HTMLButtonElement>("button.cell-button")?.focus();
-                }
+                document
+                  .querySelector<HTMLButtonElement>(
+                    `tr[data-cell-id="${CSS.escape(opened)}"] button.cell-button`,
+                  )
+                  ?.focus();
               }}
             />
           ) : null}
