@@ -431,6 +431,52 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expectNoSecret(result, url);
   });
 
+  it("takes back a session that reads back unlike the source, stops, and copies it once the target stores it faithfully", async () => {
+    const ids = await seed(lab.db);
+    const { url } = await postgres();
+    // A target that changes what it is given (a trigger someone left there): every write
+    // succeeds, only the read-back can tell.
+    const target = (await openSessionStore(url)) as unknown as {
+      pool: { query(sql: string): Promise<{ rows: Record<string, unknown>[] }> };
+      close(): Promise<void>;
+    };
+    const rowsLeft = async () =>
+      (
+        await target.pool.query(`SELECT
+          (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM turns) AS turns,
+          (SELECT count(*) FROM messages) AS messages, (SELECT count(*) FROM usage_stats) AS usage,
+          (SELECT count(*) FROM audit_logs) AS audit, (SELECT count(*) FROM call_payloads) AS payloads`)
+      ).rows[0];
+    try {
+      await target.pool.query(`
+        CREATE FUNCTION edit_messages() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN NEW.content := NEW.content || ' (edited)'; RETURN NEW; END $$;
+        CREATE TRIGGER edit_messages BEFORE INSERT ON messages
+          FOR EACH ROW EXECUTE FUNCTION edit_messages();`);
+      const result = await copy(lab.db, url);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(
+        /^agent-lab: session \S+ reads back from the target unlike the source \(.*\); it was removed from the target again, and the copy stopped\n$/,
+      );
+      expectNoSecret(result, url);
+      // Nothing of it is left behind, and the copy went no further.
+      expect(await rowsLeft()).toEqual({
+        sessions: 0,
+        turns: 0,
+        messages: 0,
+        usage: 0,
+        audit: 0,
+        payloads: 0,
+      });
+      await target.pool.query("DROP TRIGGER edit_messages ON messages");
+    } finally {
+      await target.close();
+    }
+    const again = await runCliJson<CopyOutcome>(copyArgs(lab.db, url));
+    expect(again).toMatchObject({ copied: 2, present: 0, conflicts: [] });
+    for (const id of ids) expect(await comparable(url, id)).toEqual(await comparable(lab.db, id));
+  });
+
   it("names a bad source or target clearly, without a password", async () => {
     await seed(lab.db);
     const { url } = await postgres();
