@@ -93,21 +93,14 @@ export function cellRunsOf(view: ExperimentView, cell: string): CellRun[] {
 /** How a cell's runs are listed: as cellRunsOf gives them, or `failedFirst`. */
 export type CellRunOrder = "run" | "failed_first";
 
-/** Each cached list of a cell's runs, ordered failed first once (not again for every page). */
-const reordered = new WeakMap<readonly CellRun[], readonly CellRun[]>();
-
 /** The runs that failed, then the incomplete ones, then those that passed, each as they came. */
-export function failedFirst(runs: readonly CellRun[]): readonly CellRun[] {
-  const known = reordered.get(runs);
-  if (known !== undefined) return known;
+export function failedFirst(runs: readonly CellRun[]): CellRun[] {
   const rank = (run: CellRun) =>
     run.incomplete || run.score === null ? 1 : run.score.success ? 2 : 0;
-  const ordered = runs
+  return runs
     .map((run, index) => ({ run, index, rank: rank(run) }))
     .sort((left, right) => left.rank - right.rank || left.index - right.index)
     .map(({ run }) => run);
-  reordered.set(runs, ordered);
-  return ordered;
 }
 
 /**

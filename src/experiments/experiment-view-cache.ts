@@ -1,9 +1,11 @@
 import type { CellRun } from "../domain/experiment.js";
 import type { SessionStore } from "../store/session-store.js";
 import {
+  type CellRunOrder,
   cellRunsOf,
   ExperimentNotFoundError,
   experimentViewFromStore,
+  failedFirst,
 } from "./experiment-report-from-store.js";
 import type { ExperimentView } from "./report-build.js";
 
@@ -16,8 +18,11 @@ interface CachedView {
    * socket's string write also reserves three bytes a character, 150 MB for a 50,000-run report).
    */
   bodies: Map<boolean, Uint8Array<ArrayBuffer>>;
-  /** Each cell's runs (cellRunsOf), listed on the first request for one of its pages. */
-  cells: Map<string, CellRun[]>;
+  /**
+   * Each cell's runs in each order (cellRunsOf, or failedFirst of that), listed on the first
+   * request for one of its pages: a page is then a slice, not a pass over every run.
+   */
+  cells: Map<CellRunOrder, Map<string, readonly CellRun[]>>;
 }
 
 /**
@@ -77,15 +82,28 @@ export class ExperimentViewCache {
   }
 
   /**
-   * A cell's runs (see cellRunsOf), listed once per report: a drill-down page is then a slice of
-   * them, not a pass over every run of the experiment. Throws ExperimentNotFoundError.
+   * A cell's runs (see cellRunsOf) in `order`, listed once per report and order: a drill-down
+   * page is then a slice of them, not a pass over every run of the experiment. Throws
+   * ExperimentNotFoundError.
    */
-  async cellRuns(experimentId: string, cell: string): Promise<{ runs: CellRun[]; hit: boolean }> {
+  async cellRuns(
+    experimentId: string,
+    cell: string,
+    order: CellRunOrder = "run",
+  ): Promise<{ runs: readonly CellRun[]; hit: boolean }> {
     const entry = await this.#entry(experimentId);
-    let runs = entry.cached.cells.get(cell);
-    if (runs === undefined) {
-      runs = cellRunsOf(entry.view, cell);
-      entry.cached.cells.set(cell, runs);
+    const { cells } = entry.cached;
+    const kept = cells.get(order)?.get(cell);
+    if (kept !== undefined) return { runs: kept, hit: entry.hit };
+    const listed = cells.get("run")?.get(cell) ?? cellRunsOf(entry.view, cell);
+    const runs = order === "failed_first" ? failedFirst(listed) : listed;
+    for (const [into, list] of [
+      ["run", listed],
+      [order, runs],
+    ] as const) {
+      const lists = cells.get(into) ?? new Map<string, readonly CellRun[]>();
+      lists.set(cell, list);
+      cells.set(into, lists);
     }
     return { runs, hit: entry.hit };
   }

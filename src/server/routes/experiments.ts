@@ -2,11 +2,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { PageRequest } from "../../domain/pagination.js";
 import { parseInput } from "../../domain/validation.js";
-import {
-  cellRunPage,
-  failedFirst,
-  reportWithProgress,
-} from "../../experiments/experiment-report-from-store.js";
+import { cellRunPage, reportWithProgress } from "../../experiments/experiment-report-from-store.js";
 import { ExperimentViewCache } from "../../experiments/experiment-view-cache.js";
 import { ExperimentListQuery } from "../../store/experiment-records.js";
 import { streamExperimentEvents, streamIdle } from "../experiment-events.js";
@@ -146,12 +142,8 @@ export function registerExperimentRoutes(app: Hono, deps: ServerDependencies): v
   app.get("/api/experiments/:id/cells/:cell/sessions", async (c) => {
     const { order, ...page } = parseInput(CellRunsQuery, queryOf(c), "query");
     const list = { experiment: c.req.param("id"), cell: c.req.param("cell"), order };
-    const { runs: cellRuns, hit } = await views.cellRuns(list.experiment, list.cell);
-    const runs = cellRunPage(
-      order === "failed_first" ? failedFirst(cellRuns) : cellRuns,
-      page,
-      list,
-    );
+    const { runs: cellRuns, hit } = await views.cellRuns(list.experiment, list.cell, order);
+    const runs = cellRunPage(cellRuns, page, list);
     c.header(CACHE_HEADER, hit ? "hit" : "miss");
     return c.json({ sessions: runs.items, next_cursor: runs.next_cursor });
   });
