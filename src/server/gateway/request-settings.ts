@@ -1,21 +1,27 @@
 import { z } from "zod";
-import type { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
+import { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
 import type { FollowUpSettings } from "./gateway-turn.js";
 
 /** Where the lab's own ranges apply: it writes the model's request itself. */
 const LAB_WRITES = "when the lab sends the request itself (dual_agent, sim)";
 
-/** The request's sampling fields, each in AgentConfig's range, as OpenAI names them. */
+/** An agent config's ranges, so the gateway checks what a session stores. */
+const AGENT = SamplingSettings.shape;
+
+/**
+ * The request's sampling fields, each in AgentConfig's range, as OpenAI names them (`stop` may
+ * also be one string, as OpenAI takes it; the temperature's refusal says when the range applies).
+ */
 const SAMPLING = {
   temperature: z
     .number()
     .min(0, `must be at least 0 ${LAB_WRITES}`)
     .max(2, `must be at most 2 ${LAB_WRITES}`),
-  max_completion_tokens: z.number().int().min(1),
-  max_tokens: z.number().int().min(1),
-  top_p: z.number().min(0).max(1),
-  seed: z.number().int(),
-  stop: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]),
+  max_completion_tokens: AGENT.max_tokens.unwrap(),
+  max_tokens: AGENT.max_tokens.unwrap(),
+  top_p: AGENT.top_p.unwrap(),
+  seed: AGENT.seed.unwrap(),
+  stop: z.union([z.string().min(1), AGENT.stop.unwrap()]),
 } as const;
 
 type SamplingName = keyof typeof SAMPLING;
