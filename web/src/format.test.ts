@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDuration } from "../../src/domain/number-format.js";
-import { formatTickMs } from "./format.js";
+import { formatDateTime, formatDateTimeParts, formatTickMs } from "./format.js";
 
 describe("formatTickMs", () => {
   it("labels chart axes in the lab's one duration format, the origin a bare 0", () => {
@@ -12,5 +12,29 @@ describe("formatTickMs", () => {
       "1 min 30 s",
     ]);
     for (const tick of [5, 250, 1500]) expect(formatTickMs(tick)).toBe(formatDuration(tick));
+  });
+});
+
+describe("formatDateTimeParts", () => {
+  it("gives the day and the time that formatDateTime joins, each whole", () => {
+    const iso = "2020-03-31T23:53:00.000Z";
+    const [day, time] = formatDateTimeParts(iso);
+    expect(day).toBe(
+      new Date(iso).toLocaleDateString(undefined, {
+        year: "numeric",
+        month: "short",
+        day: "numeric",
+      }),
+    );
+    expect(time).toBe(
+      new Date(iso).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }),
+    );
+    // Another year than this one names its year, as formatDateTime does.
+    expect(formatDateTime(iso)).toContain("2020");
+  });
+
+  it("gives what is not a date as one part", () => {
+    expect(formatDateTimeParts("not a date")).toStrictEqual(["not a date"]);
+    expect(formatDateTimeParts(null)).toStrictEqual(["—"]);
   });
 });

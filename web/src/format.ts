@@ -33,15 +33,34 @@ export function formatDateTime(iso: string | null | undefined): string {
   if (!iso) return "—";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, dateTimeOptions(date));
+}
+
+/**
+ * `formatDateTime` as its day and its time, for a list that may set them on two lines when the
+ * window is narrow (never inside either); one part (the text as given) when it is not a date.
+ */
+export function formatDateTimeParts(iso: string | null | undefined): [string, string] | [string] {
+  if (!iso) return ["—"];
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return [iso];
+  const { year, month, day, hour, minute } = dateTimeOptions(date);
+  return [
+    date.toLocaleDateString(undefined, { year, month, day }),
+    date.toLocaleTimeString(undefined, { hour, minute }),
+  ];
+}
+
+function dateTimeOptions(date: Date): Intl.DateTimeFormatOptions {
   // The year only when it is not this one: the lists stay narrow.
   const otherYear = date.getFullYear() !== new Date().getFullYear();
-  return date.toLocaleString(undefined, {
+  return {
     ...(otherYear ? { year: "numeric" } : {}),
     month: "short",
     day: "numeric",
     hour: "2-digit",
     minute: "2-digit",
-  });
+  };
 }
 
 /** "14:03:07.125" for audit entries. */

@@ -1,6 +1,6 @@
 import { memo } from "react";
 import type { SessionPageItem } from "../api-types.js";
-import { formatDateTime, formatInt } from "../format.js";
+import { formatDateTimeParts, formatInt } from "../format.js";
 import { isGatewaySession } from "../gateway-mark.js";
 import { Link, sessionHref } from "../router.js";
 import { GatewayBadge, ModeBadge, SimulatedBadge, StatusBadge } from "./status.js";
@@ -90,8 +90,8 @@ export const SessionRow = memo(function SessionRow({
       </td>
       <td className="num">{formatInt(session.turn_count)}</td>
       <td className="num">{formatInt(session.total_tokens)}</td>
-      <td className="nowrap">
-        <time dateTime={session.updated_at}>{formatDateTime(session.updated_at)}</time>
+      <td>
+        <UpdatedAt iso={session.updated_at} />
       </td>
       <td>
         <button
@@ -108,3 +108,19 @@ export const SessionRow = memo(function SessionRow({
     </tr>
   );
 });
+
+/** The day and the time, each kept whole: a narrow window sets them on two lines. */
+function UpdatedAt({ iso }: { iso: string }) {
+  const [day, time] = formatDateTimeParts(iso);
+  return (
+    <time dateTime={iso}>
+      <span className="nowrap">{day}</span>
+      {time === undefined ? null : (
+        <>
+          {" "}
+          <span className="nowrap">{time}</span>
+        </>
+      )}
+    </time>
+  );
+}
