@@ -215,6 +215,35 @@ describe("the sessions list in chromium", () => {
     expectCleanPage(opened);
   });
 
+  it("asks for a day typed into a date field once, when it is whole, with an offset the server takes", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    // West of Greenwich, where a year typed digit by digit (0002, 0020, 0202) was once asked
+    // for at each digit, with the city's mean solar offset (-07:52:58) written as -07:52.9666…
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Emulation.setTimezoneOverride", { timezoneId: "America/Los_Angeles" });
+    await page.goto(e2e.lab.url);
+    await waitForRows(page, PAGE);
+    opened.requests.length = 0;
+    // Focused, the field's first part (the month, in this locale) takes the keys.
+    await page.getByTestId("filter-updated-from").focus();
+    await page.keyboard.type("03012026");
+    await page.waitForURL(
+      (url) => url.searchParams.get("updated_from") === "2026-03-01T00:00:00.000-08:00",
+    );
+    // Every session was updated since: the whole list again, read once more for the bound.
+    await waitForRows(page, PAGE);
+    // Twice the filters' pause in typing (300 ms): a request still to come would be made by then.
+    await page.waitForTimeout(600);
+    const asked = opened.requests
+      .map((url) => new URL(url))
+      .filter((url) => url.pathname === "/api/sessions" && url.searchParams.has("updated_from"))
+      .map((url) => url.searchParams.get("updated_from"));
+    expect(asked).toStrictEqual(["2026-03-01T00:00:00.000-08:00"]);
+    expect(await page.getByText("Could not load sessions").count()).toBe(0);
+    expectCleanPage(opened);
+  });
+
   it("hides experiment runs unless 'Show experiment runs' is ticked, kept in the URL", async () => {
     const opened = await newPage();
     const { page } = opened;

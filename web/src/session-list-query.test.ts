@@ -63,6 +63,18 @@ describe("the sessions list's filters in the URL", () => {
       process.env.TZ = "America/Los_Angeles";
       expect(localDayBound("2026-01-10", "from")).toBe("2026-01-10T00:00:00.000-08:00");
       expect(localDayBound("2026-01-10", "to")).toBe("2026-01-10T23:59:59.999-08:00");
+      // Before 1883 the city kept its mean solar time, 7:52:58 behind UTC, which no ISO offset
+      // writes: the bound is the same instant with the offset rounded to a minute, inside the day.
+      const from = localDayBound("1800-03-01", "from");
+      const to = localDayBound("1800-03-01", "to");
+      expect([from, to]).toStrictEqual([
+        "1800-03-01T00:00:58.000-07:52",
+        "1800-03-01T23:59:57.999-07:53",
+      ]);
+      expect([new Date(from).toISOString(), new Date(to).toISOString()]).toStrictEqual([
+        "1800-03-01T07:52:58.000Z",
+        "1800-03-02T07:52:57.999Z",
+      ]);
       // A summer day has its own offset.
       expect(localDayBound("2026-07-10", "to")).toBe("2026-07-10T23:59:59.999-07:00");
       // Santiago's clock jumps from midnight to 01:00 on 2025-09-07, and repeats 23:00 on

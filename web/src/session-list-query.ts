@@ -96,12 +96,29 @@ export function localDayBound(date: string, edge: "from" | "to"): string {
   at.setHours(0, 0, 0, 0);
   if (edge === "to") at.setTime(at.getTime() - 1);
   if (Number.isNaN(at.getTime())) return date;
-  const minutes = -at.getTimezoneOffset();
+  // Before standard time a zone's offset was the place's mean solar time, in seconds (Los
+  // Angeles: -7:52:58), which no ISO offset writes. The offset is then rounded to a minute away
+  // from the day's edge and the clock time moved with it, so the instant is the same one and the
+  // time stays inside the day (`from` a few seconds after midnight, `to` before its end).
+  const exact = (wallClock(at) - at.getTime()) / 60_000;
+  const minutes = edge === "from" ? Math.ceil(exact) : Math.floor(exact);
+  const local = new Date(at.getTime() + minutes * 60_000);
   const sign = minutes < 0 ? "-" : "+";
   const abs = Math.abs(minutes);
   const zone = `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-  const time = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${String(at.getMilliseconds()).padStart(3, "0")}`;
+  const time = `${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())}.${String(local.getUTCMilliseconds()).padStart(3, "0")}`;
   return `${date}T${time}${zone}`;
 }
 
 const pad = (value: number) => String(value).padStart(2, "0");
+
+/**
+ * The local clock reading of `at` as if it were UTC: its difference from `at` is the offset to
+ * the second (getTimezoneOffset is whole minutes in some engines, and fractional in others).
+ */
+function wallClock(at: Date): number {
+  const wall = new Date(0);
+  wall.setUTCFullYear(at.getFullYear(), at.getMonth(), at.getDate());
+  wall.setUTCHours(at.getHours(), at.getMinutes(), at.getSeconds(), at.getMilliseconds());
+  return wall.getTime();
+}

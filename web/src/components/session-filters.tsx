@@ -25,6 +25,24 @@ const draftsOf = (filters: Partial<Record<TypedKey, string | undefined>>): Draft
   tag: filters.tag ?? "",
 });
 
+const DATES = ["updated_from", "updated_to"] as const;
+type DateKey = (typeof DATES)[number];
+/** The day each date field shows (YYYY-MM-DD, or empty). */
+type Days = Record<DateKey, string>;
+
+/** The day a bound in the URL names: its first ten characters (a date, or a local timestamp). */
+const daysOf = (from: string | undefined, to: string | undefined): Days => ({
+  updated_from: from?.slice(0, 10) ?? "",
+  updated_to: to?.slice(0, 10) ?? "",
+});
+
+/**
+ * Whether a date field's value is one to apply: empty (the bound removed) or a year of four
+ * significant digits. A year typed into the field passes through 0002, 0020 and 0202 on its way
+ * to 2026, each a valid date the list was asked for.
+ */
+const isComplete = (day: string) => day === "" || /^[1-9]\d{3}-/.test(day);
+
 /**
  * Search and filters of the sessions list. The URL holds the filters in force (`filters`); typed
  * fields keep a draft that is applied after a pause in typing, choices apply at once.
@@ -43,11 +61,38 @@ export function SessionFiltersBar({
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
 
+  const [days, setDays] = useState<Days>(() => daysOf(filters.updated_from, filters.updated_to));
+
   // The URL changed by another way (back, a tag clicked, reset): the fields follow it.
-  const { q, model, tag } = filters;
+  const { q, model, tag, updated_from, updated_to } = filters;
   useEffect(() => {
     setDrafts(draftsOf({ q, model, tag }));
   }, [q, model, tag]);
+  useEffect(() => {
+    setDays(daysOf(updated_from, updated_to));
+  }, [updated_from, updated_to]);
+
+  // A date is applied, as typing is, after a pause, and only once its year is whole.
+  useEffect(() => {
+    const current = filtersRef.current;
+    const changed = DATES.filter(
+      (name) => isComplete(days[name]) && days[name] !== (current[name]?.slice(0, 10) ?? ""),
+    );
+    if (changed.length === 0) return;
+    const timer = setTimeout(() => {
+      let next = filtersRef.current;
+      for (const name of changed) {
+        const day = days[name];
+        next = withFilter(
+          next,
+          name,
+          day === "" ? "" : localDayBound(day, name === "updated_from" ? "from" : "to"),
+        );
+      }
+      onChangeRef.current(next);
+    }, TYPING_PAUSE_MS);
+    return () => clearTimeout(timer);
+  }, [days]);
 
   useEffect(() => {
     const current = filtersRef.current;
@@ -81,7 +126,7 @@ export function SessionFiltersBar({
 
   // The input shows a date; the URL holds that local day's bound (the API takes a date or a
   // timestamp, and a timestamp in the URL shows as its day).
-  const dateField = (name: "updated_from" | "updated_to", label: string) => (
+  const dateField = (name: DateKey, label: string) => (
     <div className="field">
       <label htmlFor={`${id}-${name}`}>{label}</label>
       <input
@@ -89,10 +134,10 @@ export function SessionFiltersBar({
         type="date"
         title="A day where you are, as the list shows times"
         data-testid={`filter-${name.replace("_", "-")}`}
-        value={filters[name]?.slice(0, 10) ?? ""}
+        value={days[name]}
         onChange={(event) => {
           const day = event.target.value;
-          set(name, day === "" ? "" : localDayBound(day, name === "updated_from" ? "from" : "to"));
+          setDays((previous) => ({ ...previous, [name]: day }));
         }}
       />
     </div>
