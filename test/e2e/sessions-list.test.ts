@@ -135,6 +135,46 @@ describe("the sessions list in chromium", () => {
     expectCleanPage(opened);
   });
 
+  it("back from a session shows the pages read, where they were, focused on the row left, a deleted one gone", async () => {
+    // One more session, deleted below: the list's counts stay the other tests'.
+    const doomed = await e2e.lab.createSession("Deleted before going on", {});
+    const opened = await newPage();
+    const { page } = opened;
+    page.on("dialog", (dialog) => void dialog.accept());
+    await waitForRows(page, PAGE);
+    await rowOf(page, doomed).getByTestId("delete-session").click();
+    await expect.poll(() => rowOf(page, doomed).count(), { timeout: WAIT_MS }).toBe(0);
+    // The first page read held it: one row fewer until the last page.
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, 2 * PAGE - 1);
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, LISTED);
+    const ids = await shownIds(page);
+    const target = ids[LISTED - 10] as string;
+    const link = rowOf(page, target).getByRole("link").first();
+    await link.scrollIntoViewIfNeeded();
+    await link.focus();
+    const scrolled = await page.evaluate<number>("window.scrollY");
+    expect(scrolled).toBeGreaterThan(1000);
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => url.pathname === `/sessions/${target}`);
+    await page.getByTestId("session-turns").waitFor({ state: "visible" });
+    opened.requests.length = 0;
+    await page.goBack();
+    await waitForRows(page, LISTED);
+    expect(await shownIds(page)).toStrictEqual(ids);
+    await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(scrolled);
+    expect(
+      await page.evaluate(
+        "document.activeElement && document.activeElement.closest('[data-testid=session-row]').getAttribute('data-session-id')",
+      ),
+    ).toBe(target);
+    // Shown as read: no page was asked for again.
+    expect(opened.requests.filter((url) => new URL(url).pathname === "/api/sessions")).toEqual([]);
+    await screenshot(page, "12-sessions-back-from-a-session");
+    expectCleanPage(opened);
+  });
+
   it("narrows the list with search and filters kept in the URL", async () => {
     const opened = await newPage();
     const { page } = opened;

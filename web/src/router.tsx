@@ -5,6 +5,53 @@ export { compareHref, matchRoute, type Route, sessionHref } from "./routes.js";
 
 const NAVIGATE = "agent-lab:navigate";
 
+/**
+ * Where the page stood when the user left it by a link, kept in its history entry: Back scrolls
+ * there again and focuses the link that was followed (the browser's own restoration runs before
+ * the page has drawn its rows, and ends at the top).
+ */
+interface LeftAt {
+  scroll_y: number;
+  /** The href of the link followed from this page. */
+  followed: string | null;
+}
+
+let lastNavigation: "load" | "push" | "replace" | "pop" = "load";
+
+/**
+ * Whether the page now shown was reached by Back or Forward: a list may then show the pages it
+ * had read (`usePagedList`) rather than start again from its first.
+ */
+export const cameBack = (): boolean => lastNavigation === "pop";
+
+if (typeof window !== "undefined") {
+  window.history.scrollRestoration = "manual";
+  window.addEventListener("popstate", (event) => {
+    lastNavigation = "pop";
+    const left = leftAt(event.state);
+    if (left === null) return;
+    // Two frames: the first commits what the popstate rendered, the second has laid it out.
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        window.scrollTo(0, left.scroll_y);
+        if (left.followed === null) return;
+        const link = document.querySelector(`a[href="${CSS.escape(left.followed)}"]`);
+        if (link instanceof HTMLElement) link.focus({ preventScroll: true });
+      }),
+    );
+  });
+}
+
+function leftAt(state: unknown): LeftAt | null {
+  if (typeof state !== "object" || state === null || !("left_at" in state)) return null;
+  const left = (state as { left_at: unknown }).left_at;
+  if (typeof left !== "object" || left === null) return null;
+  const { scroll_y, followed } = left as Partial<LeftAt>;
+  return typeof scroll_y === "number"
+    ? { scroll_y, followed: typeof followed === "string" ? followed : null }
+    : null;
+}
+
 function subscribe(onChange: () => void): () => void {
   window.addEventListener("popstate", onChange);
   window.addEventListener(NAVIGATE, onChange);
@@ -22,10 +69,18 @@ export function useLocation(): { pathname: string; search: string } {
   return { pathname: url.pathname, search: url.search };
 }
 
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+export function navigate(
+  to: string,
+  options: { replace?: boolean; followed?: string | undefined } = {},
+): void {
   if (to === currentLocation()) return;
+  lastNavigation = options.replace ? "replace" : "push";
   if (options.replace) window.history.replaceState(null, "", to);
-  else window.history.pushState(null, "", to);
+  else {
+    const left: LeftAt = { scroll_y: window.scrollY, followed: options.followed ?? null };
+    window.history.replaceState({ left_at: left }, "");
+    window.history.pushState(null, "", to);
+  }
   window.dispatchEvent(new Event(NAVIGATE));
   if (!options.replace) window.scrollTo(0, 0);
 }
@@ -47,7 +102,7 @@ export function Link({ to, onClick, children, ...rest }: LinkProps) {
       return;
     }
     event.preventDefault();
-    navigate(to);
+    navigate(to, { followed: to });
   };
   return (
     <a href={to} onClick={handleClick} {...rest}>

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Loaded } from "./paging.js";
+import { cameBack } from "./router.js";
 
 export interface PagedList<T> {
   /** Every item of the pages read so far, in the list's order. */
@@ -20,6 +21,8 @@ export interface PagedList<T> {
   loadMore: () => void;
   /** Reads the first page again, replacing what was read. */
   reload: () => void;
+  /** Drops the items read that `test` picks (deleted meanwhile), here and in what Back shows. */
+  remove: (test: (item: T) => boolean) => void;
 }
 
 interface State<T> {
@@ -42,15 +45,47 @@ const initial = <T>(key: string | null): State<T> => ({
   error: null,
 });
 
+/** Lists kept for Back: the last few keys' pages read, newest last. */
+const kept = new Map<string, { items: unknown[]; next_cursor: string | null }>();
+const KEPT_LISTS = 6;
+
+function keep(key: string, items: unknown[], next_cursor: string | null): void {
+  kept.delete(key);
+  kept.set(key, { items, next_cursor });
+  for (const oldest of kept.keys()) {
+    if (kept.size <= KEPT_LISTS) break;
+    kept.delete(oldest);
+  }
+}
+
+/** The pages read of `key` when the page was reached by Back or Forward, else a first load. */
+function opening<T>(key: string | null): State<T> {
+  const known = key === null || !cameBack() ? undefined : kept.get(key);
+  if (known === undefined) return initial(key);
+  return {
+    key,
+    items: known.items as T[],
+    stale: false,
+    next_cursor: known.next_cursor,
+    loaded: true,
+    loading: false,
+    error: null,
+  };
+}
+
 /**
  * A keyset-paged list for `key` (the list and its filters): the first page loads when the key
  * changes, a page that a newer key replaced is dropped, and later pages append on `loadMore`.
+ * Back to a list shows the pages it had read (a user who read 200 rows and opened one returns to
+ * row 200, not to the first 50); its Refresh reads it again.
  */
 export function usePagedList<T>(
   key: string | null,
   loadPage: (cursor: string | null, signal: AbortSignal) => Promise<Loaded<T>>,
 ): PagedList<T> {
-  const [state, setState] = useState<State<T>>(() => initial(key));
+  const [state, setState] = useState<State<T>>(() => opening(key));
+  /** The key whose pages the first render restored: its first page is not read again. */
+  const restoredRef = useRef(state.loaded ? key : null);
   const loadRef = useRef(loadPage);
   loadRef.current = loadPage;
   const stateRef = useRef(state);
@@ -77,15 +112,19 @@ export function usePagedList<T>(
     try {
       const page = await loadRef.current(cursor, controller.signal);
       if (controller.signal.aborted) return;
-      setState((previous) => ({
-        key: target,
-        items: cursor === null ? page.items : [...previous.items, ...page.items],
-        stale: false,
-        next_cursor: page.next_cursor,
-        loaded: true,
-        loading: false,
-        error: null,
-      }));
+      setState((previous) => {
+        const items = cursor === null ? page.items : [...previous.items, ...page.items];
+        keep(target, items, page.next_cursor);
+        return {
+          key: target,
+          items,
+          stale: false,
+          next_cursor: page.next_cursor,
+          loaded: true,
+          loading: false,
+          error: null,
+        };
+      });
     } catch (error) {
       if (controller.signal.aborted) return;
       setState((previous) => ({
@@ -100,7 +139,8 @@ export function usePagedList<T>(
   }, []);
 
   useEffect(() => {
-    void run(key, null);
+    if (restoredRef.current === key) restoredRef.current = null;
+    else void run(key, null);
     return () => controllerRef.current?.abort();
   }, [key, run]);
 
@@ -110,6 +150,15 @@ export function usePagedList<T>(
     void run(key, current.next_cursor);
   }, [key, run]);
   const reload = useCallback(() => void run(key, null), [key, run]);
+  const remove = useCallback((test: (item: T) => boolean) => {
+    setState((previous) => {
+      const items = previous.items.filter((item) => !test(item));
+      if (previous.key !== null && kept.has(previous.key)) {
+        keep(previous.key, items, previous.next_cursor);
+      }
+      return { ...previous, items };
+    });
+  }, []);
 
   const current = state.key === key;
   return {
@@ -122,5 +171,6 @@ export function usePagedList<T>(
     error: current ? state.error : null,
     loadMore,
     reload,
+    remove,
   };
 }

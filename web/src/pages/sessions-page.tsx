@@ -38,13 +38,13 @@ export function SessionsPage() {
     [filters],
   );
   const list = usePagedList<SessionPageItem>(`sessions${listKey}`, loadPage);
+  const { remove } = list;
   const [picks, setPicks] = useState<Pick[]>(() => rememberedPicks);
   useEffect(() => {
     rememberedPicks = picks;
   }, [picks]);
   const [actionError, setActionError] = useState<{ title: string; error: unknown } | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
-  const [deleted, setDeleted] = useState<ReadonlySet<string>>(new Set());
   const [importing, setImporting] = useState(false);
   const fileRef = useRef<HTMLInputElement | null>(null);
 
@@ -62,23 +62,26 @@ export function SessionsPage() {
     (tag: string) => setFilters(withFilter(filtersRef.current, "tag", tag)),
     [setFilters],
   );
-  const onDelete = useCallback(async (session: SessionPageItem) => {
-    if (!window.confirm(`Delete the session "${session.title}" and everything it recorded?`)) {
-      return;
-    }
-    setDeleting(session.id);
-    setActionError(null);
-    try {
-      await api.deleteSession(session.id);
-      setPicks((current) => togglePick(current, session, false));
-      // Dropped in place: reloading would throw away every page read so far.
-      setDeleted((current) => new Set(current).add(session.id));
-    } catch (error) {
-      setActionError({ title: "Could not delete the session", error });
-    } finally {
-      setDeleting(null);
-    }
-  }, []);
+  const onDelete = useCallback(
+    async (session: SessionPageItem) => {
+      if (!window.confirm(`Delete the session "${session.title}" and everything it recorded?`)) {
+        return;
+      }
+      setDeleting(session.id);
+      setActionError(null);
+      try {
+        await api.deleteSession(session.id);
+        setPicks((current) => togglePick(current, session, false));
+        // Dropped in place: reloading would throw away every page read so far.
+        remove((item) => item.id === session.id);
+      } catch (error) {
+        setActionError({ title: "Could not delete the session", error });
+      } finally {
+        setDeleting(null);
+      }
+    },
+    [remove],
+  );
 
   const onImport = async (event: ChangeEvent<HTMLInputElement>) => {
     const file = event.target.files?.[0];
@@ -96,10 +99,7 @@ export function SessionsPage() {
     }
   };
 
-  const sessions = useMemo(
-    () => (deleted.size === 0 ? list.items : list.items.filter((item) => !deleted.has(item.id))),
-    [list.items, deleted],
-  );
+  const sessions = list.items;
   const selectedIds = useMemo(() => pickedIds(picks), [picks]);
   const filtered = hasFilters(filters);
 
