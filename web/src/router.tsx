@@ -29,17 +29,47 @@ if (typeof window !== "undefined") {
   window.addEventListener("popstate", (event) => {
     lastNavigation = "pop";
     const left = leftAt(event.state);
-    if (left === null) return;
-    // Two frames: the first commits what the popstate rendered, the second has laid it out.
-    requestAnimationFrame(() =>
-      requestAnimationFrame(() => {
-        window.scrollTo(0, left.scroll_y);
-        if (left.followed === null) return;
-        const link = document.querySelector(`a[href="${CSS.escape(left.followed)}"]`);
-        if (link instanceof HTMLElement) link.focus({ preventScroll: true });
-      }),
-    );
+    if (left !== null) returnTo(left);
   });
+}
+
+/** How long Back waits for a page's content (a report read anew) before it gives up. */
+const RETURN_WAIT_MS = 3_000;
+
+/**
+ * Scrolls back and focuses the followed link once the page has drawn them: at once for a list
+ * kept in memory, after its read for a page that reads again. A user who scrolls, clicks or types
+ * meanwhile has moved on, and is not moved.
+ */
+function returnTo(left: LeftAt): void {
+  const until = performance.now() + RETURN_WAIT_MS;
+  let moved = false;
+  const stop = () => {
+    moved = true;
+  };
+  const inputs = ["wheel", "keydown", "pointerdown", "touchstart"] as const;
+  for (const input of inputs) window.addEventListener(input, stop, { once: true, passive: true });
+  const done = () => {
+    for (const input of inputs) window.removeEventListener(input, stop);
+  };
+  const attempt = () => {
+    if (moved) return done();
+    const room = document.documentElement.scrollHeight - window.innerHeight;
+    const link =
+      left.followed === null
+        ? null
+        : document.querySelector(`a[href="${CSS.escape(left.followed)}"]`);
+    const drawn = room >= left.scroll_y && (left.followed === null || link !== null);
+    if (!drawn && performance.now() < until) {
+      requestAnimationFrame(attempt);
+      return;
+    }
+    done();
+    window.scrollTo(0, left.scroll_y);
+    if (link instanceof HTMLElement) link.focus({ preventScroll: true });
+  };
+  // A frame first: the popstate's render is committed, then laid out.
+  requestAnimationFrame(attempt);
 }
 
 function leftAt(state: unknown): LeftAt | null {
