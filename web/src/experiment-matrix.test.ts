@@ -131,6 +131,23 @@ describe("comparing two cells", () => {
     expect(Object.keys(rows)).toHaveLength(11);
   });
 
+  it("colours no timing difference between two under 5 ms, nor a share moving under a point", () => {
+    const rows = Object.fromEntries(
+      compareCells(
+        cell({ ttft_p50_ms: 0.33, cached_share: 0.5 }),
+        cell({ ttft_p50_ms: 0.34, cached_share: 0.505 }),
+      ).map((row) => [row.key, row]),
+    );
+    expect(rows.ttft_p50_ms).toMatchObject({ verdict: "noise", note: "both under 5 ms" });
+    expect(rows.cached_share).toMatchObject({ verdict: "noise", note: "under 1 percentage point" });
+    // Above the floor a timing is judged.
+    const slower = compareCells(cell({ ttft_p50_ms: 4 }), cell({ ttft_p50_ms: 40 }));
+    expect(slower.find((row) => row.key === "ttft_p50_ms")).toMatchObject({
+      verdict: "worse",
+      note: null,
+    });
+  });
+
   it("formats a cost delta in dollars", () => {
     const rows = compareCells(cell({ cost_usd: 0.01 }), cell({ cost_usd: 0.035 }));
     const cost = rows.find((row) => row.key === "cost_usd");

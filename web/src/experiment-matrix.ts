@@ -3,6 +3,7 @@ import type { CellRun, CellSummary } from "./api-types.js";
 import { formatCost } from "./cost.js";
 import { formatInt, formatMs, formatPercent } from "./format.js";
 import { type Direction, delta, type Verdict } from "./metrics.js";
+import { RATIO_FLOOR, TIMING_FLOOR_MS } from "./session-compare.js";
 
 /** The scenario categories in the suite schema's order; others follow alphabetically. */
 const CATEGORY_ORDER = [
@@ -82,6 +83,8 @@ export interface CellMetricDelta {
   delta: number | null;
   percent: number | null;
   verdict: Verdict;
+  /** Why the row is not coloured (a difference too small to tell from noise), or null. */
+  note: string | null;
 }
 
 const COMPARED: {
@@ -106,13 +109,41 @@ const COMPARED: {
 const numberOrNull = (value: unknown): number | null =>
   typeof value === "number" && Number.isFinite(value) ? value : null;
 
-/** Cell B against cell A, metric by metric, with B − A, the change relative to A and a verdict. */
+/**
+ * Cell B against cell A, metric by metric, with B − A, the change relative to A and a verdict,
+ * which is not better or worse for timings both under TIMING_FLOOR_MS or shares moving less than
+ * RATIO_FLOOR, as between two sessions (session-compare.ts): 0.33 against 0.34 ms read "+0 ms",
+ * in red.
+ */
 export function compareCells(a: CellSummary, b: CellSummary): CellMetricDelta[] {
   return COMPARED.map(({ key, label, unit, direction }) => {
     const left = numberOrNull(a[key]);
     const right = numberOrNull(b[key]);
-    return { key, label, unit, direction, a: left, b: right, ...delta(left, right, direction) };
+    const row = {
+      key,
+      label,
+      unit,
+      direction,
+      a: left,
+      b: right,
+      ...delta(left, right, direction),
+    };
+    return { ...row, ...noise(row) };
   });
+}
+
+function noise(row: Omit<CellMetricDelta, "note">): Pick<CellMetricDelta, "verdict" | "note"> {
+  const judged = row.verdict === "better" || row.verdict === "worse";
+  const { a, b } = row;
+  if (judged && row.unit === "ms" && a !== null && b !== null) {
+    if (Math.abs(a) < TIMING_FLOOR_MS && Math.abs(b) < TIMING_FLOOR_MS) {
+      return { verdict: "noise", note: `both under ${TIMING_FLOOR_MS} ms` };
+    }
+  }
+  if (judged && row.unit === "ratio" && row.delta !== null && Math.abs(row.delta) < RATIO_FLOOR) {
+    return { verdict: "noise", note: "under 1 percentage point" };
+  }
+  return { verdict: row.verdict, note: null };
 }
 
 export function formatCellMetric(unit: CellMetricUnit, value: number | null): string {

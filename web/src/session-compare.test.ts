@@ -182,6 +182,21 @@ describe("compareSessions", () => {
     expect(row(rows, "tool_errors")).toMatchObject({ a: 0, b: 1, verdict: "worse" });
   });
 
+  it("colours no metric against a session without turns: its zeros are not an improvement", () => {
+    const a = side("dual_agent", [turn(1, "completed", [card("ok")])], [500], [1418]);
+    const b = side("dual_agent", [], [], []);
+    const rows = compareSessions(a, b);
+    expect(row(rows, "total_tokens")).toMatchObject({
+      a: 1418,
+      b: 0,
+      verdict: "unknown",
+      note: "session B has no turns: nothing to compare",
+    });
+    expect(rows.filter((item) => item.verdict === "better")).toEqual([]);
+    // The outcome rows still say what happened: A completed a turn, B none.
+    expect(row(rows, "turns_completed")).toMatchObject({ a: 1, b: 0, verdict: "worse" });
+  });
+
   it("marks repair rows as not applicable when a side runs chat_agent_tools, uncoloured", () => {
     const a = side("dual_agent", [turn(1, "completed", [card("ok", "ok")])], [300], [500]);
     const b = side("chat_agent_tools", [turn(1, "completed", [card("ok")])], [300], [500]);

@@ -153,6 +153,17 @@ function notApplicable(row: CompareRow, a: CompareInput, b: CompareInput): Compa
   };
 }
 
+/**
+ * A session without a turn did nothing: its zero tokens, calls and time are not an improvement
+ * on the other's, so no metric of the pair is coloured (the outcome rows still say the turns).
+ */
+function withoutTurns(row: CompareRow, a: CompareInput, b: CompareInput): CompareRow {
+  if (row.verdict !== "better" && row.verdict !== "worse") return row;
+  const empty = a.turns.length === 0 ? "A" : b.turns.length === 0 ? "B" : null;
+  if (empty === null) return row;
+  return { ...row, verdict: "unknown", note: `session ${empty} has no turns: nothing to compare` };
+}
+
 function userMessages(input: CompareInput): string[] {
   return input.turns.map((turn) => turn.user_message);
 }
@@ -209,7 +220,7 @@ export function compareSessions(a: CompareInput, b: CompareInput): CompareRow[] 
     const pairable = paired && row.key !== "elapsed_ms";
     const spread =
       left && right ? differenceSpread(left.values, right.values, left.kind, pairable) : null;
-    return judged(row, spread);
+    return withoutTurns(judged(row, spread), a, b);
   });
   return [...outcomeRows, ...metricRows].map((row) => notApplicable(row, a, b));
 }
