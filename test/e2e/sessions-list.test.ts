@@ -397,6 +397,28 @@ describe("the sessions list in chromium", () => {
     expect(opened.errors.filter((error) => !/400/.test(error))).toEqual([]);
   });
 
+  it("says the lab server did not answer when it cannot be reached, and reads on once it can", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    await waitForRows(page, PAGE);
+    // The next page's request finds no server, as after the lab was stopped.
+    const gone = (url: URL) => url.pathname === "/api/sessions" && url.searchParams.has("cursor");
+    await page.route(gone, (route) => route.abort("connectionrefused"));
+    await page.getByTestId("load-more-sessions").click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor({ state: "visible" });
+    expect(await alert.textContent()).toMatch(
+      /the lab server did not answer: it may have stopped \(start it again, then retry\)/,
+    );
+    expect(await alert.textContent()).not.toMatch(/Failed to fetch/);
+    // What was read stays; the server back, the same button goes on.
+    expect(await rows(page).count()).toBe(PAGE);
+    await page.unroute(gone);
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, 2 * PAGE);
+    expect(opened.errors.every((error) => /ERR_CONNECTION_REFUSED/.test(error))).toBe(true);
+  });
+
   it("shows sessions made elsewhere since it was read once Refresh reads it again", async () => {
     const opened = await newPage();
     const { page } = opened;

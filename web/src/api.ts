@@ -82,12 +82,29 @@ async function failure(response: Response): Promise<ApiError> {
   return new ApiError(response.status, "http_error", `HTTP ${response.status}: ${text}`);
 }
 
+/**
+ * `fetch`, whose refusal to reach the server at all (a TypeError: "Failed to fetch" in Chromium,
+ * "NetworkError…" in Firefox) says what happened in the lab's words. An abort stays an abort.
+ */
+async function fetchLab(path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(path, init);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new ApiError(
+      0,
+      "unreachable",
+      "the lab server did not answer: it may have stopped (start it again, then retry) or the connection dropped",
+    );
+  }
+}
+
 /** Same origin: the browser sends the token cookie the server set (see access.ts). */
 export async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
   headers.set("Accept", "application/json");
   if (init.body !== undefined) headers.set("Content-Type", "application/json");
-  const response = await fetch(path, { ...init, headers });
+  const response = await fetchLab(path, { ...init, headers });
   if (!response.ok) throw await failure(response);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
@@ -231,7 +248,7 @@ export async function postSse(
   onMessage: (message: SseMessage) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const response = await fetch(path, {
+  const response = await fetchLab(path, {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
     body: JSON.stringify(body),
@@ -275,7 +292,7 @@ export async function streamExperimentEvents(
   onEvent: (event: ExperimentEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const response = await fetch(`${experimentPath(id)}/events`, {
+  const response = await fetchLab(`${experimentPath(id)}/events`, {
     headers: { Accept: "text/event-stream" },
     signal,
   });
