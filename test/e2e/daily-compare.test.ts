@@ -128,3 +128,38 @@ describe("compare that tells the truth", () => {
     expectCleanPage(opened);
   });
 });
+
+describe("the compare page's pickers", () => {
+  it("find a session older than the 100 offered by its title, and name a chosen one as the others", async () => {
+    const needle = await e2e.lab.createSession("E2E: the needle, made first", {
+      tool_invocation_mode: "chat_agent_tools",
+    });
+    for (let index = 0; index < 100; index++) {
+      await e2e.lab.createSession(`E2E: filler ${index}`, {});
+    }
+    const opened = await e2e.newPage();
+    const { page } = opened;
+    await page.goto(new URL("/compare", e2e.lab.origin).href);
+    const options = page.getByTestId("compare-select-a").locator("option");
+    await expect.poll(() => options.count()).toBe(101);
+    expect(await options.allTextContents()).not.toContain(
+      "E2E: the needle, made first · chat_agent_tools · sim",
+    );
+    await page.getByTestId("compare-search").fill("needle");
+    await expect
+      .poll(() => options.allTextContents())
+      .toStrictEqual([
+        "— choose a session —",
+        "E2E: the needle, made first · chat_agent_tools · sim",
+      ]);
+    await page.getByTestId("compare-select-a").selectOption(needle);
+    await page.waitForURL((url) => url.searchParams.get("a") === needle);
+    // Searched away from, the chosen session is still named as the offered ones are.
+    await page.getByTestId("compare-search").fill("filler 7");
+    await expect
+      .poll(() => options.first().locator("xpath=following-sibling::option[1]").textContent())
+      .toBe("E2E: the needle, made first · chat_agent_tools · sim");
+    await screenshot(page, "15-compare-picker-search");
+    expectCleanPage(opened);
+  });
+});

@@ -1,10 +1,16 @@
-import { useCallback, useId, useMemo } from "react";
+import { useCallback, useEffect, useId, useMemo, useState } from "react";
 import "../daily.css";
 import { api } from "../api.js";
-import type { SessionDetailResponse, SessionOverview, UsageSummary } from "../api-types.js";
+import type {
+  SessionDetailResponse,
+  SessionOverview,
+  SessionRecord,
+  UsageSummary,
+} from "../api-types.js";
 import { CompareTranscripts } from "../components/compare-transcripts.js";
 import { CostFigure } from "../components/cost-figure.js";
 import { DeltaTable } from "../components/delta-table.js";
+import { TYPING_PAUSE_MS } from "../components/session-filters.js";
 import {
   EmptyState,
   ErrorNotice,
@@ -52,13 +58,28 @@ const sideInput = (side: CompareSide) => ({
   transcript: side.transcript,
 });
 
-/** The pickers offer the most recently updated sessions (plus the ones chosen). */
+/**
+ * The pickers offer the most recently updated sessions whose title has the words searched for
+ * (all of them, without a search), plus the ones chosen.
+ */
 const PICKER_SIZE = 100;
-const loadSessions = (signal: AbortSignal) =>
-  api.listSessions({ limit: PICKER_SIZE }, signal).then((body) => body.sessions);
 
 export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
-  const sessions = useResource("sessions", loadSessions);
+  const searchId = useId();
+  const [typed, setTyped] = useState("");
+  const [search, setSearch] = useState("");
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(typed.trim()), TYPING_PAUSE_MS);
+    return () => clearTimeout(timer);
+  }, [typed]);
+  const loadSessions = useCallback(
+    (signal: AbortSignal) =>
+      api
+        .listSessions({ limit: PICKER_SIZE, ...(search ? { q: search } : {}) }, signal)
+        .then((body) => body.sessions),
+    [search],
+  );
+  const sessions = useResource(`sessions\u0000${search}`, loadSessions);
   const loadA = useCallback((signal: AbortSignal) => loadSide(a ?? "", signal), [a]);
   const loadB = useCallback((signal: AbortSignal) => loadSide(b ?? "", signal), [b]);
   const sideA = useResource(a, loadA);
@@ -80,18 +101,29 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
       {sessions.error ? (
         <ErrorNotice error={sessions.error} title="Could not load sessions" />
       ) : null}
+      <div className="field compare-search">
+        <label htmlFor={searchId}>Find sessions by title</label>
+        <input
+          id={searchId}
+          type="search"
+          data-testid="compare-search"
+          placeholder={`the ${PICKER_SIZE} most recent are offered; type to find others`}
+          value={typed}
+          onChange={(event) => setTyped(event.target.value)}
+        />
+      </div>
       <div className="compare-pickers">
         <SessionPicker
           label="Session A"
           value={a}
-          chosenTitle={sideA.data?.detail.session.title ?? null}
+          chosen={sideA.data?.detail.session ?? null}
           sessions={sessions.data ?? []}
           onChange={(id) => navigate(compareHref(id, b), { replace: true })}
         />
         <SessionPicker
           label="Session B"
           value={b}
-          chosenTitle={sideB.data?.detail.session.title ?? null}
+          chosen={sideB.data?.detail.session ?? null}
           sessions={sessions.data ?? []}
           onChange={(id) => navigate(compareHref(a, id), { replace: true })}
         />
@@ -128,17 +160,21 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
   );
 }
 
+/** How a picker names a session: its title, mode and chat model. */
+const optionLabel = (session: { title: string; tool_invocation_mode: string }, model: string) =>
+  `${session.title} · ${session.tool_invocation_mode} · ${model}`;
+
 function SessionPicker({
   label,
   value,
-  chosenTitle,
+  chosen,
   sessions,
   onChange,
 }: {
   label: string;
   value: string | null;
-  /** The chosen session's title, for one older than the sessions offered. */
-  chosenTitle: string | null;
+  /** The chosen session, named as the others are when the sessions offered do not hold it. */
+  chosen: SessionRecord | null;
   sessions: SessionOverview[];
   onChange: (id: string | null) => void;
 }) {
@@ -154,10 +190,16 @@ function SessionPicker({
         onChange={(event) => onChange(event.target.value || null)}
       >
         <option value="">— choose a session —</option>
-        {!known && value ? <option value={value}>{chosenTitle ?? value}</option> : null}
+        {!known && value ? (
+          <option value={value}>
+            {chosen === null
+              ? value
+              : optionLabel(chosen, modelOf(chosen.config, "chat_agent") ?? "sim")}
+          </option>
+        ) : null}
         {sessions.map((session) => (
           <option key={session.id} value={session.id}>
-            {session.title} · {session.tool_invocation_mode} · {session.chat_model}
+            {optionLabel(session, session.chat_model)}
           </option>
         ))}
       </select>
