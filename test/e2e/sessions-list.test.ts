@@ -135,19 +135,19 @@ describe("the sessions list in chromium", () => {
     expectCleanPage(opened);
   });
 
-  it("back from a session shows the pages read, where they were, focused on the row left, a deleted one gone", async () => {
+  it("back from a session shows the pages read, where they were, focused on the row left, then what changed", async () => {
     // One more session, deleted below: the list's counts stay the other tests'.
     const doomed = await e2e.lab.createSession("Deleted before going on", {});
     const opened = await newPage();
     const { page } = opened;
     page.on("dialog", (dialog) => void dialog.accept());
     await waitForRows(page, PAGE);
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, 2 * PAGE);
+    await page.getByTestId("load-more-sessions").click();
+    await waitForRows(page, LISTED + 1);
+    // Deleted once every page was read: the pages kept for Back drop it themselves.
     await rowOf(page, doomed).getByTestId("delete-session").click();
-    await expect.poll(() => rowOf(page, doomed).count(), { timeout: WAIT_MS }).toBe(0);
-    // The first page read held it: one row fewer until the last page.
-    await page.getByTestId("load-more-sessions").click();
-    await waitForRows(page, 2 * PAGE - 1);
-    await page.getByTestId("load-more-sessions").click();
     await waitForRows(page, LISTED);
     const ids = await shownIds(page);
     const target = ids[LISTED - 10] as string;
@@ -159,20 +159,42 @@ describe("the sessions list in chromium", () => {
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.pathname === `/sessions/${target}`);
     await page.getByTestId("session-turns").waitFor({ state: "visible" });
-    opened.requests.length = 0;
-    await page.goBack();
-    await waitForRows(page, LISTED);
-    expect(await shownIds(page)).toStrictEqual(ids);
-    await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(scrolled);
-    expect(
-      await page.evaluate(
-        "document.activeElement && document.activeElement.closest('[data-testid=session-row]').getAttribute('data-session-id')",
-      ),
-    ).toBe(target);
-    // Shown as read: no page was asked for again.
-    expect(opened.requests.filter((url) => new URL(url).pathname === "/api/sessions")).toEqual([]);
-    await screenshot(page, "12-sessions-back-from-a-session");
-    expectCleanPage(opened);
+    // Made while the user reads that session: Back shows it once the list is read again.
+    const made = await e2e.lab.createSession("Made while away", {});
+    try {
+      opened.requests.length = 0;
+      // The list's reads held back until the kept rows are checked.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const listing = (url: URL) => url.pathname === "/api/sessions";
+      await page.route(listing, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.goBack();
+      // At once the rows as they were read (the deleted one not among them), scrolled back.
+      await expect.poll(() => shownIds(page)).toStrictEqual(ids);
+      await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(scrolled);
+      expect(
+        await page.evaluate(
+          "document.activeElement && document.activeElement.closest('[data-testid=session-row]').getAttribute('data-session-id')",
+        ),
+      ).toBe(target);
+      // Then as the server has it now, without a Refresh: the new session first.
+      release();
+      await waitForRows(page, LISTED + 1);
+      await page.unroute(listing);
+      expect(await shownIds(page)).toStrictEqual([made, ...ids]);
+      expect(
+        opened.requests.filter((url) => new URL(url).pathname === "/api/sessions").length,
+      ).toBe(3);
+      await screenshot(page, "12-sessions-back-from-a-session");
+      expectCleanPage(opened);
+    } finally {
+      await e2e.lab.api(`/api/sessions/${made}`, { method: "DELETE" });
+    }
   });
 
   it("narrows the list with search and filters kept in the URL", async () => {

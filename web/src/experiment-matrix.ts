@@ -3,7 +3,7 @@ import type { CellRun, CellSummary } from "./api-types.js";
 import { formatCost } from "./cost.js";
 import { formatInt, formatMs, formatPercent } from "./format.js";
 import { type Direction, delta, type Verdict } from "./metrics.js";
-import { RATIO_FLOOR, TIMING_FLOOR_MS } from "./session-compare.js";
+import { belowFloor } from "./session-compare.js";
 
 /** The scenario categories in the suite schema's order; others follow alphabetically. */
 const CATEGORY_ORDER = [
@@ -134,16 +134,8 @@ export function compareCells(a: CellSummary, b: CellSummary): CellMetricDelta[] 
 
 function noise(row: Omit<CellMetricDelta, "note">): Pick<CellMetricDelta, "verdict" | "note"> {
   const judged = row.verdict === "better" || row.verdict === "worse";
-  const { a, b } = row;
-  if (judged && row.unit === "ms" && a !== null && b !== null) {
-    if (Math.abs(a) < TIMING_FLOOR_MS && Math.abs(b) < TIMING_FLOOR_MS) {
-      return { verdict: "noise", note: `both under ${TIMING_FLOOR_MS} ms` };
-    }
-  }
-  if (judged && row.unit === "ratio" && row.delta !== null && Math.abs(row.delta) < RATIO_FLOOR) {
-    return { verdict: "noise", note: "under 1 percentage point" };
-  }
-  return { verdict: row.verdict, note: null };
+  const floor = judged ? belowFloor(row) : null;
+  return floor === null ? { verdict: row.verdict, note: null } : { verdict: "noise", note: floor };
 }
 
 export function formatCellMetric(unit: CellMetricUnit, value: number | null): string {

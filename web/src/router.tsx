@@ -6,13 +6,12 @@ export { compareHref, matchRoute, type Route, sessionHref } from "./routes.js";
 const NAVIGATE = "agent-lab:navigate";
 
 /**
- * Where the page stood when the user left it by a link, kept in its history entry: Back scrolls
- * there again and focuses the link that was followed (the browser's own restoration runs before
- * the page has drawn its rows, and ends at the top).
+ * Where a page stood when the user left it: its scroll and, when left by a link, that link's
+ * href. Back or Forward scrolls there again and focuses the link (the browser's own restoration
+ * runs before the page has drawn its rows, and ends at the top).
  */
 interface LeftAt {
   scroll_y: number;
-  /** The href of the link followed from this page. */
   followed: string | null;
 }
 
@@ -24,12 +23,43 @@ let lastNavigation: "load" | "push" | "replace" | "pop" = "load";
  */
 export const cameBack = (): boolean => lastNavigation === "pop";
 
+/** Each history entry of the tab is named in its state, so Back and Forward know where it stood. */
+let currentEntry = "";
+/** Where each entry stood when it was left: by a link, by Back or Forward. */
+const positions = new Map<string, LeftAt>();
+/** Moves on at each navigation: a return still waiting for its page gives way to the next one. */
+let generation = 0;
+
+const newEntry = () => Math.random().toString(36).slice(2);
+
+function entryOf(state: unknown): string | null {
+  const entry =
+    typeof state === "object" && state !== null ? (state as { entry?: unknown }).entry : undefined;
+  return typeof entry === "string" ? entry : null;
+}
+
 if (typeof window !== "undefined") {
   window.history.scrollRestoration = "manual";
+  currentEntry = entryOf(window.history.state) ?? newEntry();
+  // A reload keeps the entry's state: the page returns to where it was when it was unloaded.
+  const reloaded = leftAt(window.history.state);
+  window.history.replaceState({ entry: currentEntry }, "");
+  if (reloaded !== null) returnTo(reloaded);
+  window.addEventListener("pagehide", () => {
+    const left: LeftAt = { scroll_y: window.scrollY, followed: null };
+    window.history.replaceState({ entry: currentEntry, left_at: left }, "");
+  });
   window.addEventListener("popstate", (event) => {
+    // The page left is still the one drawn: its scroll is where it stood.
+    positions.set(currentEntry, { scroll_y: window.scrollY, followed: null });
     lastNavigation = "pop";
-    const left = leftAt(event.state);
-    if (left !== null) returnTo(left);
+    generation += 1;
+    const entry = entryOf(event.state);
+    currentEntry = entry ?? newEntry();
+    if (entry === null) window.history.replaceState({ entry: currentEntry }, "");
+    const left = positions.get(currentEntry) ?? leftAt(event.state);
+    if (left === null) window.scrollTo(0, 0);
+    else returnTo(left);
   });
 }
 
@@ -39,9 +69,10 @@ const RETURN_WAIT_MS = 3_000;
 /**
  * Scrolls back and focuses the followed link once the page has drawn them: at once for a list
  * kept in memory, after its read for a page that reads again. A user who scrolls, clicks or types
- * meanwhile has moved on, and is not moved.
+ * meanwhile has moved on, and is not moved; nor is one whose page never grew that long.
  */
 function returnTo(left: LeftAt): void {
+  const mine = generation;
   const until = performance.now() + RETURN_WAIT_MS;
   let moved = false;
   const stop = () => {
@@ -53,19 +84,19 @@ function returnTo(left: LeftAt): void {
     for (const input of inputs) window.removeEventListener(input, stop);
   };
   const attempt = () => {
-    if (moved) return done();
+    if (moved || generation !== mine) return done();
     const room = document.documentElement.scrollHeight - window.innerHeight;
     const link =
       left.followed === null
         ? null
         : document.querySelector(`a[href="${CSS.escape(left.followed)}"]`);
-    const drawn = room >= left.scroll_y && (left.followed === null || link !== null);
-    if (!drawn && performance.now() < until) {
+    const tall = room >= left.scroll_y;
+    if (!(tall && (left.followed === null || link !== null)) && performance.now() < until) {
       requestAnimationFrame(attempt);
       return;
     }
     done();
-    window.scrollTo(0, left.scroll_y);
+    if (tall) window.scrollTo(0, left.scroll_y);
     if (link instanceof HTMLElement) link.focus({ preventScroll: true });
   };
   // A frame first: the popstate's render is committed, then laid out.
@@ -105,11 +136,14 @@ export function navigate(
 ): void {
   if (to === currentLocation()) return;
   lastNavigation = options.replace ? "replace" : "push";
-  if (options.replace) window.history.replaceState(null, "", to);
+  generation += 1;
+  if (options.replace) window.history.replaceState({ entry: currentEntry }, "", to);
   else {
     const left: LeftAt = { scroll_y: window.scrollY, followed: options.followed ?? null };
-    window.history.replaceState({ left_at: left }, "");
-    window.history.pushState(null, "", to);
+    positions.set(currentEntry, left);
+    window.history.replaceState({ entry: currentEntry, left_at: left }, "");
+    currentEntry = newEntry();
+    window.history.pushState({ entry: currentEntry }, "", to);
   }
   window.dispatchEvent(new Event(NAVIGATE));
   if (!options.replace) window.scrollTo(0, 0);

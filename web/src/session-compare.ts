@@ -22,6 +22,28 @@ export const RATIO_FLOOR = 0.01;
 /** Timings both under this are too small to tell apart (timer, scheduling, a GC pause). */
 export const TIMING_FLOOR_MS = 5;
 
+/**
+ * Why a better/worse difference is noise whatever the samples say, or null: timings both under
+ * TIMING_FLOOR_MS, a share moving less than RATIO_FLOOR. Sessions and configurations alike.
+ */
+export function belowFloor(row: {
+  unit: string;
+  a: number | null;
+  b: number | null;
+  delta: number | null;
+}): string | null {
+  const { a, b } = row;
+  if (row.unit === "ms" && a !== null && b !== null) {
+    if (Math.abs(a) < TIMING_FLOOR_MS && Math.abs(b) < TIMING_FLOOR_MS) {
+      return `both under ${TIMING_FLOOR_MS} ms`;
+    }
+  }
+  if (row.unit === "ratio" && row.delta !== null && Math.abs(row.delta) < RATIO_FLOOR) {
+    return `under ${RATIO_FLOOR * 100} percentage point`;
+  }
+  return null;
+}
+
 export interface CompareInput {
   mode: ToolInvocationMode | string;
   metrics: SessionMetrics;
@@ -110,22 +132,12 @@ export function judged(
   const base = delta(row.a, row.b, row.direction);
   const full = { ...row, ...base, note: null };
   if (base.verdict !== "better" && base.verdict !== "worse") return full;
-  if (
-    row.unit === "ms" &&
-    row.a !== null &&
-    row.b !== null &&
-    Math.abs(row.a) < TIMING_FLOOR_MS &&
-    Math.abs(row.b) < TIMING_FLOOR_MS
-  ) {
-    return { ...full, verdict: "noise", note: `both under ${TIMING_FLOOR_MS} ms` };
-  }
+  const floor = belowFloor({ ...row, delta: base.delta });
+  if (floor !== null) return { ...full, verdict: "noise", note: floor };
   // A timing from one sample a side says nothing about which is faster: the machine's noise
   // alone moves it by more than most real differences.
   if (row.unit === "ms" && spread === null) {
     return { ...full, verdict: "noise", note: "too few samples to tell from noise" };
-  }
-  if (row.unit === "ratio" && base.delta !== null && Math.abs(base.delta) < RATIO_FLOOR) {
-    return { ...full, verdict: "noise", note: "under 1 percentage point" };
   }
   if (spread !== null && base.delta !== null && Math.abs(base.delta) <= spread) {
     const shown = row.unit === "ms" ? formatMs(spread) : formatInt(spread);

@@ -45,9 +45,13 @@ const initial = <T>(key: string | null): State<T> => ({
   error: null,
 });
 
-/** Lists kept for Back: the last few keys' pages read, newest last. */
+/**
+ * Lists kept for Back: the last few keys' pages read, least recently used first. A key names its
+ * list and that list's filters (`sessions?q=…`, an experiment's cell), so one key's items are
+ * always of one type.
+ */
 const kept = new Map<string, { items: unknown[]; next_cursor: string | null }>();
-const KEPT_LISTS = 6;
+const KEPT_LISTS = 12;
 
 function keep(key: string, items: unknown[], next_cursor: string | null): void {
   kept.delete(key);
@@ -60,8 +64,10 @@ function keep(key: string, items: unknown[], next_cursor: string | null): void {
 
 /** The pages read of `key` when the page was reached by Back or Forward, else a first load. */
 function opening<T>(key: string | null): State<T> {
-  const known = key === null || !cameBack() ? undefined : kept.get(key);
+  if (key === null || !cameBack()) return initial(key);
+  const known = kept.get(key);
   if (known === undefined) return initial(key);
+  keep(key, known.items, known.next_cursor);
   return {
     key,
     items: known.items as T[],
@@ -76,8 +82,9 @@ function opening<T>(key: string | null): State<T> {
 /**
  * A keyset-paged list for `key` (the list and its filters): the first page loads when the key
  * changes, a page that a newer key replaced is dropped, and later pages append on `loadMore`.
- * Back to a list shows the pages it had read (a user who read 200 rows and opened one returns to
- * row 200, not to the first 50); its Refresh reads it again.
+ * Back to a list shows the pages it had read at once (a user who read 200 rows and opened one
+ * returns to row 200, not to the first 50), then reads as many again and shows those: what
+ * changed meanwhile (a session made, deleted or run) is not left out of date.
  */
 export function usePagedList<T>(
   key: string | null,
@@ -138,11 +145,41 @@ export function usePagedList<T>(
     }
   }, []);
 
+  /** Reads again, page by page, as many items as were restored, then shows them in their place. */
+  const revalidate = useCallback(async (target: string, count: number) => {
+    controllerRef.current?.abort();
+    const controller = new AbortController();
+    controllerRef.current = controller;
+    try {
+      let items: T[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Loaded<T> = await loadRef.current(cursor, controller.signal);
+        items = [...items, ...page.items];
+        cursor = page.next_cursor;
+      } while (cursor !== null && items.length < count);
+      if (controller.signal.aborted) return;
+      keep(target, items, cursor);
+      setState((previous) =>
+        previous.key === target && !previous.loading
+          ? { ...previous, items, next_cursor: cursor, error: null }
+          : previous,
+      );
+    } catch {
+      // The pages shown stay: a Refresh or the next page says what is wrong, if it still is.
+    }
+  }, []);
+
   useEffect(() => {
-    if (restoredRef.current === key) restoredRef.current = null;
-    else void run(key, null);
+    // Kept until the key changes, not cleared here: React may run this effect twice on mount.
+    if (restoredRef.current === key && key !== null) {
+      void revalidate(key, stateRef.current.items.length);
+    } else {
+      restoredRef.current = null;
+      void run(key, null);
+    }
     return () => controllerRef.current?.abort();
-  }, [key, run]);
+  }, [key, run, revalidate]);
 
   const loadMore = useCallback(() => {
     const current = stateRef.current;
@@ -153,7 +190,10 @@ export function usePagedList<T>(
   const remove = useCallback((test: (item: T) => boolean) => {
     setState((previous) => {
       const items = previous.items.filter((item) => !test(item));
-      if (previous.key !== null && kept.has(previous.key)) {
+      // Other kept lists may hold it too (another filter's): they are read afresh instead.
+      const own = previous.key === null || previous.stale ? undefined : kept.get(previous.key);
+      kept.clear();
+      if (own !== undefined && previous.key !== null) {
         keep(previous.key, items, previous.next_cursor);
       }
       return { ...previous, items };

@@ -68,9 +68,13 @@ export function SessionFiltersBar({
   useEffect(() => {
     setDrafts(draftsOf({ q, model, tag }));
   }, [q, model, tag]);
+  // Each field follows its own bound only: a day half typed into the other stays.
   useEffect(() => {
-    setDays(daysOf(updated_from, updated_to));
-  }, [updated_from, updated_to]);
+    setDays((previous) => ({ ...previous, updated_from: updated_from?.slice(0, 10) ?? "" }));
+  }, [updated_from]);
+  useEffect(() => {
+    setDays((previous) => ({ ...previous, updated_to: updated_to?.slice(0, 10) ?? "" }));
+  }, [updated_to]);
 
   // A date is applied, as typing is, after a pause, and only once its year is whole.
   useEffect(() => {

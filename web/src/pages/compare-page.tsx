@@ -23,6 +23,7 @@ import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
 import { type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
 import { compareHref, Link, navigate, sessionHref } from "../router.js";
 import { compareSessions } from "../session-compare.js";
+import { INCLUDE_EXPERIMENTS } from "../session-list-query.js";
 import { loadSessionRecord } from "../session-record.js";
 import { buildTranscript, type TranscriptTurn } from "../transcript.js";
 import { turnOutcome } from "../turn-outcome.js";
@@ -75,7 +76,11 @@ export function ComparePage({ a, b }: { a: string | null; b: string | null }) {
   const loadSessions = useCallback(
     (signal: AbortSignal) =>
       api
-        .listSessions({ limit: PICKER_SIZE, ...(search ? { q: search } : {}) }, signal)
+        // A search finds experiment runs too: comparing two runs is what a search is often for.
+        .listSessions(
+          { limit: PICKER_SIZE, ...(search ? { q: search, include: INCLUDE_EXPERIMENTS } : {}) },
+          signal,
+        )
         .then((body) => body.sessions),
     [search],
   );
