@@ -56,9 +56,16 @@ async function startSink(): Promise<{ url: string; bytes: () => number; close():
 export async function runOtelBench(): Promise<Figure[]> {
   const folder = mkdtempSync(join(tmpdir(), "agent-lab-otel-bench-"));
   const sink = await startSink();
-  const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  // The SDK's exporter reads its endpoint from the environment, as it does in the lab.
+  const saved = {
+    endpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    timeout: process.env.OTEL_EXPORTER_OTLP_TIMEOUT,
+  };
+  // The SDK's exporter reads its endpoint from the environment, as it does in the lab. Its
+  // timeout too: the lab's 3 s default keeps a command from waiting on a collector that is down,
+  // but this one is up and the figure is the cost per turn, which a batch cut short on a busy
+  // machine (the test suite's workers beside it) would only turn into a failed run.
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = sink.url;
+  process.env.OTEL_EXPORTER_OTLP_TIMEOUT = "30000";
   const store = new SqliteSessionStore(join(folder, "lab.sqlite3"));
   try {
     const pipeline = createOtelPipeline(process.env, { version: "bench" });
@@ -135,8 +142,13 @@ export async function runOtelBench(): Promise<Figure[]> {
   } finally {
     store.close();
     await sink.close();
-    if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-    else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;
+    for (const [name, value] of [
+      ["OTEL_EXPORTER_OTLP_ENDPOINT", saved.endpoint],
+      ["OTEL_EXPORTER_OTLP_TIMEOUT", saved.timeout],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     rmSync(folder, { recursive: true, force: true });
   }
 }
