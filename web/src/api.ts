@@ -99,6 +99,20 @@ async function fetchLab(path: string, init: RequestInit): Promise<Response> {
   }
 }
 
+/** An event stream's messages; one that breaks off (the server stopped) says so likewise. */
+async function* labEvents(body: ReadableStream<Uint8Array>, signal: AbortSignal) {
+  try {
+    yield* readSse(body, signal);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new ApiError(
+      0,
+      "unreachable",
+      "the lab server's stream broke off: it may have stopped (start it again, then retry) or the connection dropped",
+    );
+  }
+}
+
 /** Same origin: the browser sends the token cookie the server set (see access.ts). */
 export async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
@@ -256,7 +270,7 @@ export async function postSse(
   });
   if (!response.ok) throw await failure(response);
   if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
-  for await (const sse of readSse(response.body, signal)) onMessage(sse);
+  for await (const sse of labEvents(response.body, signal)) onMessage(sse);
   signal.throwIfAborted();
 }
 
@@ -298,7 +312,7 @@ export async function streamExperimentEvents(
   });
   if (!response.ok) throw await failure(response);
   if (!response.body) throw new ApiError(response.status, "no_stream", "the server sent no stream");
-  for await (const sse of readSse(response.body, signal)) {
+  for await (const sse of labEvents(response.body, signal)) {
     const event = parseExperimentEvent(sse);
     if (event) onEvent(event);
   }
