@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDuration } from "../../src/domain/number-format.js";
-import { formatDateTime, formatDateTimeParts, formatTickMs } from "./format.js";
+import { agentModels, formatDateTime, formatDateTimeParts, formatTickMs } from "./format.js";
 
 describe("formatTickMs", () => {
   it("labels chart axes in the lab's one duration format, the origin a bare 0", () => {
@@ -36,5 +36,23 @@ describe("formatDateTimeParts", () => {
   it("gives what is not a date as one part", () => {
     expect(formatDateTimeParts("not a date")).toStrictEqual(["not a date"]);
     expect(formatDateTimeParts(null)).toStrictEqual(["—"]);
+  });
+});
+
+describe("agentModels", () => {
+  it("names the models as the server's session list does", () => {
+    expect(agentModels({})).toStrictEqual({ chat: "sim", event: "sim" });
+    expect(agentModels({ chat_agent: { model: "openai:gpt-4.1-mini" } })).toStrictEqual({
+      chat: "openai:gpt-4.1-mini",
+      event: "openai:gpt-4.1-mini",
+    });
+    // An empty model is sim; an event agent, even without a model, is its own.
+    expect(agentModels({ chat_agent: { model: "" }, event_agent: {} })).toStrictEqual({
+      chat: "sim",
+      event: "sim",
+    });
+    expect(
+      agentModels({ chat_agent: { model: "openai:a" }, event_agent: { model: "openai:b" } }),
+    ).toStrictEqual({ chat: "openai:a", event: "openai:b" });
   });
 });

@@ -98,8 +98,23 @@ export const MODE_LABELS: Record<string, string> = {
 
 export const modeLabel = (mode: string): string => MODE_LABELS[mode] ?? mode;
 
+/**
+ * The chat and event agents' model strings of a stored session config, by the server's rule (the
+ * session list's `chat_model` and `event_model`): a missing or empty model is `sim`, and a config
+ * without an event agent uses the chat agent's model for it.
+ */
+export function agentModels(config: Record<string, unknown>): { chat: string; event: string } {
+  const named = (agent: "chat_agent" | "event_agent") => {
+    const model = modelOf(config, agent);
+    return model === null || model === "" ? "sim" : model;
+  };
+  const chat = named("chat_agent");
+  // Present, even as null or without a model, the event agent is its own (the server's json_type).
+  return { chat, event: Object.hasOwn(config, "event_agent") ? named("event_agent") : chat };
+}
+
 /** The model string of one agent in a stored session config. */
-export function modelOf(
+function modelOf(
   config: Record<string, unknown>,
   agent: "chat_agent" | "event_agent",
 ): string | null {

@@ -1,7 +1,7 @@
 import { useId } from "react";
 import { TOOL_INVOCATION_MODES } from "../api-types.js";
 import type { ConfigChanges } from "../config-overrides.js";
-import { modeLabel, modelOf } from "../format.js";
+import { agentModels, modeLabel } from "../format.js";
 
 /** Title, mode, chat model and prompt of a derived session; empty fields keep the source's. */
 export function ConfigChangeFields({
@@ -21,7 +21,7 @@ export function ConfigChangeFields({
 }) {
   const id = useId();
   const sourceMode = String(source.tool_invocation_mode ?? "");
-  const sourceModel = modelOf(source, "chat_agent") ?? "sim";
+  const sourceModel = agentModels(source).chat;
   const chat = (source.chat_agent ?? {}) as { system_prompt?: unknown };
   const sourcePrompt = typeof chat.system_prompt === "string" ? chat.system_prompt : "";
   return (

@@ -19,7 +19,7 @@ import {
   SimulatedBadge,
 } from "../components/status.js";
 import { rollupCostLabel } from "../cost.js";
-import { formatInt, formatMs, formatPercent, modelOf } from "../format.js";
+import { agentModels, formatInt, formatMs, formatPercent } from "../format.js";
 import { type SessionMetrics, sessionMetrics, turnTimings } from "../metrics.js";
 import { compareHref, Link, navigate, sessionHref } from "../router.js";
 import { compareSessions } from "../session-compare.js";
@@ -197,9 +197,7 @@ function SessionPicker({
         <option value="">— choose a session —</option>
         {!known && value ? (
           <option value={value}>
-            {chosen === null
-              ? value
-              : optionLabel(chosen, modelOf(chosen.config, "chat_agent") ?? "sim")}
+            {chosen === null ? value : optionLabel(chosen, agentModels(chosen.config).chat)}
           </option>
         ) : null}
         {sessions.map((session) => (
@@ -247,8 +245,7 @@ function SideView({
   }
   const { detail, usage, metrics } = side.data;
   const { session, turns } = detail;
-  const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
-  const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const { chat: chatModel, event: eventModel } = agentModels(session.config);
   const usesEventAgent = session.tool_invocation_mode !== "chat_agent_tools";
   const timings = turnTimings(usage, turns);
   const rollups = new Map(usage.turns.map((turn) => [turn.turn_index, turn]));

@@ -16,7 +16,7 @@ import {
 import { EstimatedMark } from "../components/usage-cells.js";
 import { UsagePanel } from "../components/usage-panel.js";
 import { rollupCostLabel } from "../cost.js";
-import { formatDateTime, formatInt, modelOf } from "../format.js";
+import { agentModels, formatDateTime, formatInt } from "../format.js";
 import { gatewayDescription, gatewayMarkOf, isGatewayConfig } from "../gateway-mark.js";
 import { compareHref, Link, sessionHref } from "../router.js";
 import { CALLS_BOUND, loadSessionRecord, RECORD_BOUND } from "../session-record.js";
@@ -95,8 +95,7 @@ export function SessionPage({ id }: { id: string }) {
   }
 
   const { session, turns } = data.detail;
-  const chatModel = modelOf(session.config, "chat_agent") ?? "sim";
-  const eventModel = modelOf(session.config, "event_agent") ?? chatModel;
+  const { chat: chatModel, event: eventModel } = agentModels(session.config);
   // chat_agent_tools runs no event agent: its model is configuration it never uses.
   const usesEventAgent = session.tool_invocation_mode !== "chat_agent_tools";
   const usedModels = usesEventAgent ? [chatModel, eventModel] : [chatModel];
