@@ -91,7 +91,7 @@ export function usePagedList<T>(
   loadPage: (cursor: string | null, signal: AbortSignal) => Promise<Loaded<T>>,
 ): PagedList<T> {
   const [state, setState] = useState<State<T>>(() => opening(key));
-  /** The key whose pages the first render restored: read again in full (revalidate), not from page 1. */
+  /** The key whose pages the first render restored: read again in full, not from page 1. */
   const restoredRef = useRef(state.loaded ? key : null);
   const loadRef = useRef(loadPage);
   loadRef.current = loadPage;
