@@ -50,8 +50,10 @@ if (typeof window !== "undefined") {
     window.history.replaceState({ entry: currentEntry, left_at: left }, "");
   });
   window.addEventListener("popstate", (event) => {
-    // The page left is still the one drawn: its scroll is where it stood.
-    positions.set(currentEntry, { scroll_y: window.scrollY, followed: null });
+    // The page left is still the one drawn: its scroll is where it stood. Left by Forward after
+    // a Back to it, the link it was first left by is still the one to come back to.
+    const followed = positions.get(currentEntry)?.followed ?? null;
+    positions.set(currentEntry, { scroll_y: window.scrollY, followed });
     lastNavigation = "pop";
     generation += 1;
     const entry = entryOf(event.state);
