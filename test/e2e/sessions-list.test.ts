@@ -197,6 +197,39 @@ describe("the sessions list in chromium", () => {
     }
   });
 
+  it("Forward, Back again and a reload each return to where the page stood", async () => {
+    const opened = await newPage();
+    const { page } = opened;
+    await waitForRows(page, PAGE);
+    const ids = await shownIds(page);
+    const target = ids[30] as string;
+    const link = rowOf(page, target).getByRole("link").first();
+    await link.scrollIntoViewIfNeeded();
+    const scrolled = await page.evaluate<number>("window.scrollY");
+    expect(scrolled).toBeGreaterThan(500);
+    await link.click();
+    await page.waitForURL((url) => url.pathname === `/sessions/${target}`);
+    await page.getByTestId("session-turns").waitFor({ state: "visible" });
+    expect(await page.evaluate<number>("window.scrollY")).toBe(0);
+    const focusedRow =
+      "document.activeElement && document.activeElement.closest('[data-testid=session-row]') && document.activeElement.closest('[data-testid=session-row]').getAttribute('data-session-id')";
+    // Back, Forward to the session (at its top, where it was left), Back again: the list and
+    // its followed link each time.
+    await page.goBack();
+    await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(scrolled);
+    await page.goForward();
+    await page.getByTestId("session-turns").waitFor({ state: "visible" });
+    await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(0);
+    await page.goBack();
+    await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(scrolled);
+    await expect.poll(() => page.evaluate(focusedRow)).toBe(target);
+    // A reload reads the list afresh and returns to where the page stood.
+    await page.reload();
+    await waitForRows(page, PAGE);
+    await expect.poll(() => page.evaluate<number>("window.scrollY")).toBe(scrolled);
+    expectCleanPage(opened);
+  });
+
   it("narrows the list with search and filters kept in the URL", async () => {
     const opened = await newPage();
     const { page } = opened;

@@ -30,7 +30,23 @@ const positions = new Map<string, LeftAt>();
 /** Moves on at each navigation: a return still waiting for its page gives way to the next one. */
 let generation = 0;
 
+/** How long Back waits for a page's content (a report read anew) before it gives up. */
+const RETURN_WAIT_MS = 3_000;
+
 const newEntry = () => Math.random().toString(36).slice(2);
+
+/** Where the page stood when it was last unloaded, and which history entry it was. */
+const UNLOADED = "agent-lab:unloaded-at";
+const UNLOADED_ENTRY = "agent-lab:unloaded-entry";
+
+function readJson(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
 
 function entryOf(state: unknown): string | null {
   const entry =
@@ -41,13 +57,18 @@ function entryOf(state: unknown): string | null {
 if (typeof window !== "undefined") {
   window.history.scrollRestoration = "manual";
   currentEntry = entryOf(window.history.state) ?? newEntry();
-  // A reload keeps the entry's state: the page returns to where it was when it was unloaded.
-  const reloaded = leftAt(window.history.state);
   window.history.replaceState({ entry: currentEntry }, "");
-  if (reloaded !== null) returnTo(reloaded);
+  // A reload keeps the entry (its state) and the tab's session storage, where the page put its
+  // scroll as it was unloaded (a history write at that moment is dropped): it returns there.
+  const reloaded = leftAt({ left_at: readJson(sessionStorage.getItem(UNLOADED)) });
+  sessionStorage.removeItem(UNLOADED);
+  if (reloaded !== null && sessionStorage.getItem(UNLOADED_ENTRY) === currentEntry) {
+    returnTo(reloaded);
+  }
   window.addEventListener("pagehide", () => {
     const left: LeftAt = { scroll_y: window.scrollY, followed: null };
-    window.history.replaceState({ entry: currentEntry, left_at: left }, "");
+    sessionStorage.setItem(UNLOADED, JSON.stringify(left));
+    sessionStorage.setItem(UNLOADED_ENTRY, currentEntry);
   });
   window.addEventListener("popstate", (event) => {
     // The page left is still the one drawn: its scroll is where it stood. Left by Forward after
@@ -64,9 +85,6 @@ if (typeof window !== "undefined") {
     else returnTo(left);
   });
 }
-
-/** How long Back waits for a page's content (a report read anew) before it gives up. */
-const RETURN_WAIT_MS = 3_000;
 
 /**
  * Scrolls back and focuses the followed link once the page has drawn them: at once for a list
