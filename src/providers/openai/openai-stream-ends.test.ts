@@ -85,18 +85,20 @@ describe("a stall always ends", () => {
 
   it("reasoning deltas are progress: a model thinking aloud past the idle timeout is not stalled", async () => {
     const thinking = sseEvent(completionChunk({ reasoning_content: "hmm" } as never));
+    // Each pause well under the idle timeout (a loaded machine stretches them), all of them
+    // together past it.
     server.enqueue(
       streamReply([
         thinking,
-        { waitMs: 80 },
+        { waitMs: 150 },
         thinking,
-        { waitMs: 80 },
+        { waitMs: 150 },
         thinking,
-        { waitMs: 80 },
+        { waitMs: 150 },
         ...completionStream({ text: ["Done"] }),
       ]),
     );
-    const { parts, error } = await collectStream(model({ idle_timeout_ms: 150 }).stream(request));
+    const { parts, error } = await collectStream(model({ idle_timeout_ms: 400 }).stream(request));
     expect(error).toBeNull();
     expect(text(parts)).toBe("Done");
   });
