@@ -46,6 +46,20 @@ function gatewaySessions() {
     .filter((session) => session !== null && "gateway" in session.config);
 }
 
+/** A first request that the sim answers with tool calls: what was asked, the answer, its call ids. */
+async function askForCalls(client: OpenAI, content: string) {
+  const asked: ChatCompletionMessageParam = { role: "user", content };
+  const first = await client.chat.completions.create({
+    model: "sim",
+    messages: [asked],
+    tools: [LOOKUP],
+  });
+  const message = first.choices[0]?.message as ChatCompletionMessageParam & {
+    tool_calls: { id: string }[];
+  };
+  return { asked, message, ids: message.tool_calls.map((call) => call.id) };
+}
+
 describe("gateway on the simulated model, through the openai client", () => {
   it("answers a plain request and records it as a gateway session with one turn and its usage", async () => {
     const completion = await openai().chat.completions.create({
@@ -379,6 +393,89 @@ describe("gateway on the simulated model, through the openai client", () => {
       "cancelled",
       "completed",
     ]);
+  });
+
+  it("tool replies sent with a new user message are the calls' results: the waiting turn ends and the message starts the next", async () => {
+    const client = openai();
+    const { asked, message, ids } = await askForCalls(client, 'call lookup with {"city": "Paris"}');
+    const callId = ids[0] as string;
+    const result = '{"temp_c": 21, "sky": "sunny"}';
+    // The agent answers its call and adds a message of its own in the same request.
+    const next = await client.chat.completions.create({
+      model: "sim",
+      messages: [
+        asked,
+        message,
+        { role: "tool", tool_call_id: callId, content: result },
+        { role: "user", content: "Thanks. Now say hello." },
+      ],
+      tools: [LOOKUP],
+    });
+    expect(next.choices[0]?.finish_reason).toBe("stop");
+    const [session] = gatewaySessions();
+    const id = session?.id as string;
+    expect(gatewaySessions()).toHaveLength(1);
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual([
+      "cancelled",
+      "completed",
+    ]);
+    const messages = server.store.listMessages(id);
+    expect(messages.map((entry) => [entry.turn_index, entry.role])).toEqual([
+      [1, "user"],
+      [1, "assistant"],
+      [1, "tool"],
+      [2, "user"],
+      [2, "assistant"],
+    ]);
+    expect(messages[2]?.content).toBe(result);
+    const calls = server.store.usageSummary(id).calls.map((call) => call.metric_key);
+    expect(calls).toEqual(["chat:1:1", `tool:1:1:${callId}`, "chat:2:1"]);
+    // The sim writes its request from the session's history: it was sent the client's result.
+    const sent = server.store.getCallPayload(id, "chat:2:1")?.request_body ?? "";
+    expect(sent).toContain("sunny");
+    expect(sent).not.toContain("interrupted");
+    const cancelled = server.store
+      .listAuditLogs(id)
+      .filter((entry) => entry.turn_index === 1 && entry.event === "tool_end");
+    expect(cancelled.map((entry) => entry.details.ok)).toEqual([true]);
+  });
+
+  it("tool replies with a new user message must answer every call, as OpenAI requires: a 400 changes nothing", async () => {
+    const client = openai();
+    const { asked, message, ids } = await askForCalls(
+      client,
+      'call lookup with {"city": "Paris"}\ncall lookup with {"city": "Lima"}',
+    );
+    expect(ids).toHaveLength(2);
+    const [answered, left] = ids as [string, string];
+    const partial = client.chat.completions.create({
+      model: "sim",
+      messages: [
+        asked,
+        message,
+        { role: "tool", tool_call_id: answered, content: "sunny" },
+        { role: "user", content: "And now?" },
+      ],
+      tools: [LOOKUP],
+    });
+    await expect(partial).rejects.toMatchObject({ status: 400 });
+    await expect(partial).rejects.toThrow(`none answers ${left}`);
+    const [session] = gatewaySessions();
+    const id = session?.id as string;
+    // Still waiting for both replies: the whole follow-up goes on in the same turn.
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["running"]);
+    const done = await client.chat.completions.create({
+      model: "sim",
+      messages: [
+        asked,
+        message,
+        { role: "tool", tool_call_id: answered, content: "sunny" },
+        { role: "tool", tool_call_id: left, content: "cloudy" },
+      ],
+      tools: [LOOKUP],
+    });
+    expect(done.choices[0]?.finish_reason).toBe("stop");
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual(["completed"]);
   });
 
   it("a user message after calls of another conversation with the same ids leaves that conversation's turn waiting", async () => {

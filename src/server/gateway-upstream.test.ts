@@ -132,6 +132,23 @@ function onlySession() {
   return server.store.getSession(item?.id as string);
 }
 
+/**
+ * "Weather in Rome?" answered upstream with one get_weather call (`call_w1`); the upstream's next
+ * answer is `then`.
+ */
+async function romeWeatherCall(openai: OpenAI, then: string) {
+  upstream.enqueue(
+    toolCallReply("call_w1", "get_weather", '{"city":"Rome"}'),
+    streamReply(completionStream({ text: [then] })),
+  );
+  const first = await openai.chat.completions.create({
+    model: "fake",
+    messages: [{ role: "user", content: "Weather in Rome?" }],
+    tools: [WEATHER],
+  });
+  return { first, call: first.choices[0]?.message.tool_calls?.[0] };
+}
+
 describe("pass-through", () => {
   it("streams two sessions at once, interleaved: each client gets only its own upstream's bytes, each session records its own answer", async () => {
     const replies = ["alpha", "beta"].map((word) => {
@@ -305,17 +322,8 @@ describe("pass-through", () => {
   });
 
   it("passes tool calls through as the model wrote them, and the reply request goes upstream as sent", async () => {
-    upstream.enqueue(
-      toolCallReply("call_w1", "get_weather", '{"city":"Rome"}'),
-      streamReply(completionStream({ text: ["It is sunny in Rome."] })),
-    );
     const openai = client();
-    const first = await openai.chat.completions.create({
-      model: "fake",
-      messages: [{ role: "user", content: "Weather in Rome?" }],
-      tools: [WEATHER],
-    });
-    const call = first.choices[0]?.message.tool_calls?.[0];
+    const { first, call } = await romeWeatherCall(openai, "It is sunny in Rome.");
     // The model that served it, as the upstream's chunks name it (a streaming client sees the same).
     expect(first.model).toBe("fake-model");
     expect(first.choices[0]?.finish_reason).toBe("tool_calls");
@@ -345,6 +353,42 @@ describe("pass-through", () => {
       "assistant",
       "tool",
       "assistant",
+    ]);
+  });
+});
+
+describe("pass-through, a client that answers its calls and goes on in one request", () => {
+  it("records its replies as the calls' results, ends that turn, and sends the request upstream as the next turn's", async () => {
+    const openai = client();
+    const { call } = await romeWeatherCall(openai, "Glad it is sunny.");
+    const next = {
+      model: "fake",
+      messages: [
+        { role: "user" as const, content: "Weather in Rome?" },
+        { role: "assistant" as const, content: null, tool_calls: [call as never] },
+        { role: "tool" as const, tool_call_id: "call_w1", content: "sunny, 24 C" },
+        { role: "user" as const, content: "Say something nice about it." },
+      ],
+      tools: [WEATHER],
+    };
+    const second = await openai.chat.completions.create(next);
+    expect(second.choices[0]?.message.content).toBe("Glad it is sunny.");
+    // Two upstream calls in all: the ended turn made none of its own.
+    expect(upstream.requests).toHaveLength(2);
+    expect(upstream.requests[1]?.body).toMatchObject({ messages: next.messages });
+    const id = onlySession()?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual([
+      "cancelled",
+      "completed",
+    ]);
+    expect(
+      server.store.listMessages(id).map((message) => [message.turn_index, message.content]),
+    ).toEqual([
+      [1, "Weather in Rome?"],
+      [1, ""],
+      [1, "sunny, 24 C"],
+      [2, "Say something nice about it."],
+      [2, "Glad it is sunny."],
     ]);
   });
 });

@@ -122,12 +122,7 @@ export class GatewaySessions {
     if (kind.kind === "tool_replies") {
       const ids = kind.replies.map((reply) => reply.tool_call_id);
       const turn = this.#waitingTurn(request.session_header, ids, body.messages);
-      const unanswered = turn?.unanswered(kind.replies) ?? [];
-      if (unanswered.length > 0) {
-        throw new InvalidInputError(
-          `messages: an assistant message with tool_calls must be followed by a tool message for each of its calls; none answers ${unanswered.join(", ")}`,
-        );
-      }
+      refuseUnanswered(turn?.unanswered(kind.replies) ?? []);
       // Refused (400 naming the field) before the turn takes the replies: a refusal changes nothing.
       const settings =
         turn === null || turn.passesThrough ? null : followUpSettings(request.raw_body);
@@ -184,8 +179,16 @@ export class GatewaySessions {
     if (held !== null && held !== asked && named !== null) {
       throw new SessionModelMismatchError(session_id, held, asked);
     }
-    // The client moved on without replying to its last turn's calls: that turn ends now.
-    if (running !== undefined) {
+    // The client moved on: the turn waiting for its replies ends now, with the replies it sent
+    // before its new message as its calls' results (none: the calls answered "interrupted").
+    const replyIds = kind.replies.map((reply) => reply.tool_call_id);
+    if (running !== undefined && kind.replies.length > 0 && running.waitsFor(replyIds)) {
+      refuseUnanswered(running.unanswered(kind.replies));
+      await running.endWith(
+        kind.replies,
+        "the client sent the tool replies with a new user message, which starts the next turn",
+      );
+    } else if (running !== undefined) {
       await running.cancel("the client started a new turn without replying to the tool calls");
     }
     if (otherMode || (held !== null && held !== asked)) session_id = randomUUID();
@@ -463,6 +466,14 @@ function agentOf(agent: { model: string; base_url?: string | undefined }): strin
 }
 
 /** The tool calls of the request's last assistant message, as the client sends them back. */
+/** A follow-up that leaves calls unanswered is refused, as OpenAI refuses it (400 naming them). */
+function refuseUnanswered(unanswered: readonly string[]): void {
+  if (unanswered.length === 0) return;
+  throw new InvalidInputError(
+    `messages: an assistant message with tool_calls must be followed by a tool message for each of its calls; none answers ${unanswered.join(", ")}`,
+  );
+}
+
 function lastAssistantCalls(
   messages: readonly RequestMessage[],
 ): { id: string; arguments: string }[] {

@@ -18,7 +18,7 @@ import type { SessionStore } from "../../store/session-store.js";
 import { type ClientCall, ClientToolBridge } from "./client-tools.js";
 import { EarlyCall, WatchedModel } from "./gateway-models.js";
 import type { GatewaySegment, SegmentFinish } from "./gateway-segment.js";
-import { saidOf } from "./request-messages.js";
+import { saidOf, type ToolReply } from "./request-messages.js";
 import type { TappedFetch } from "./upstream-fetch.js";
 
 /**
@@ -129,6 +129,8 @@ export class GatewayTurn {
   #lastText: { segment: GatewaySegment; round: RoundWatch; sent: string } | null = null;
   /** The turn's `error` event, for a failure no upstream explains. */
   #failure: { code: string; message: string } | null = null;
+  /** Why the turn ends at its next model call: the client went on (see endWith). */
+  #ending: Error | null = null;
   /** How the chat agent's last round ended, as its endpoint said. */
   #lastFinish: string | null = null;
   #ended = false;
@@ -264,7 +266,7 @@ export class GatewayTurn {
    */
   continueWith(
     request: SegmentRequest,
-    replies: readonly { tool_call_id: string; content: string }[],
+    replies: readonly ToolReply[],
     settings: FollowUpSettings | null = null,
   ): boolean {
     if (!this.waitsFor(replies.map((reply) => reply.tool_call_id))) return false;
@@ -287,6 +289,30 @@ export class GatewayTurn {
     this.#replyIds = new Set(replies.map((reply) => reply.tool_call_id));
     if (this.#passThrough) this.#pushBody(request.body);
     else this.#afterReplies = true;
+    this.#deliver(replies, handedOut);
+    // Until the turn moves on (all replies in), it waits for the client as before.
+    this.#awaitClient();
+    return true;
+  }
+
+  /**
+   * The client answered this turn's calls and went on with a new user message in the same
+   * request: the replies are the calls' results, and the turn ends (cancelled: the client ended
+   * it, not the model) where it would call the model again, before it does. The request is the
+   * next turn's. Before, the replies were dropped and the calls answered "interrupted", so a
+   * rendered session's next turn sent the model that instead of the client's results.
+   */
+  async endWith(replies: readonly ToolReply[], reason: string): Promise<void> {
+    this.#ending = new Error(reason);
+    this.#deliver(replies, this.#passThrough ? this.#handedOut : atClient(this.#round));
+    await this.done;
+  }
+
+  /**
+   * Each reply to the call waiting for it; a reply to an id the upstream repeated goes to the
+   * next of its renamed calls (`call_0`, then `call_0_2`).
+   */
+  #deliver(replies: readonly ToolReply[], handedOut: ReadonlyMap<string, string>): void {
     const ids = replyIds(replies);
     for (const [index, reply] of replies.entries()) {
       const id = ids[index] as string;
@@ -296,9 +322,14 @@ export class GatewayTurn {
         this.#earlyReplies.set(id, reply.content);
       }
     }
-    // Until the turn moves on (all replies in), it waits for the client as before.
-    this.#awaitClient();
-    return true;
+  }
+
+  /** A turn the client ended (see endWith) calls the model no more: it ends there, cancelled. */
+  #stopIfEnding(): void {
+    const ending = this.#ending;
+    if (ending === null) return;
+    this.#controller.abort(ending);
+    throw ending;
   }
 
   /**
@@ -584,6 +615,7 @@ export class GatewayTurn {
     request: ChatModelRequest,
     options: StreamOptions,
   ): Promise<AsyncIterable<ChatModelPart>> {
+    this.#stopIfEnding();
     const early = this.#early;
     if (early !== null) {
       this.#early = null;
@@ -613,6 +645,7 @@ export class GatewayTurn {
     request: ChatModelRequest,
     options: StreamOptions,
   ): Promise<AsyncIterable<ChatModelPart>> {
+    this.#stopIfEnding();
     if (!this.#afterReplies) return this.#chat.inner.stream(this.#sampled(request), options);
     this.#afterReplies = false;
     return new PartStream(this.#retriedRenderedBatches(request, options));

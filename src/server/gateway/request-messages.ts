@@ -7,9 +7,15 @@ import type { RequestMessage } from "../../domain/gateway.js";
  * with tool messages carries the replies the waiting turn needs.
  */
 
+export interface ToolReply {
+  tool_call_id: string;
+  content: string;
+}
+
 export type RequestKind =
-  | { kind: "user"; message: string }
-  | { kind: "tool_replies"; replies: { tool_call_id: string; content: string }[] };
+  /** `replies`: the tool messages right before it (a client that answered and went on). */
+  | { kind: "user"; message: string; replies: ToolReply[] }
+  | { kind: "tool_replies"; replies: ToolReply[] };
 
 /**
  * Text content as a string: the text parts of a part list, one per line, as vLLM joins them for
@@ -74,25 +80,30 @@ export function classifyRequest(messages: readonly RequestMessage[]): RequestKin
         `messages.${messages.length - 1}.content: the last user message is empty`,
       );
     }
-    return { kind: "user", message };
+    return { kind: "user", message, replies: repliesBefore(messages, messages.length - 1) };
   }
   if (last?.role === "tool") {
-    const replies: { tool_call_id: string; content: string }[] = [];
-    for (let index = messages.length - 1; index >= 0; index--) {
-      const message = messages[index] as RequestMessage;
-      if (message.role !== "tool") break;
-      if (message.tool_call_id === undefined) {
-        throw new InvalidInputError(
-          `messages.${index}.tool_call_id: a tool message needs the tool_call_id it answers`,
-        );
-      }
-      replies.unshift({ tool_call_id: message.tool_call_id, content: textOf(message.content) });
-    }
-    return { kind: "tool_replies", replies };
+    return { kind: "tool_replies", replies: repliesBefore(messages, messages.length) };
   }
   throw new InvalidInputError(
     `messages.${messages.length - 1}.role: the last message must be a user message or tool replies, not ${last?.role}`,
   );
+}
+
+/** The tool messages that end `messages.slice(0, end)`, in order. */
+function repliesBefore(messages: readonly RequestMessage[], end: number): ToolReply[] {
+  const replies: ToolReply[] = [];
+  for (let index = end - 1; index >= 0; index--) {
+    const message = messages[index] as RequestMessage;
+    if (message.role !== "tool") break;
+    if (message.tool_call_id === undefined) {
+      throw new InvalidInputError(
+        `messages.${index}.tool_call_id: a tool message needs the tool_call_id it answers`,
+      );
+    }
+    replies.unshift({ tool_call_id: message.tool_call_id, content: textOf(message.content) });
+  }
+  return replies;
 }
 
 /**
