@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { freshLab, runCli, runCliJson, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, runCliJson, startCli, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const lab = freshLab();
@@ -53,17 +53,26 @@ describe("agent-lab run when the database refuses the failed turn's end too", ()
       BEGIN SELECT RAISE(ABORT, 'no space left on device'); END;
       CREATE TRIGGER refuse_ends BEFORE UPDATE ON turns WHEN NEW.status = 'failed'
       BEGIN SELECT RAISE(ABORT, 'no space left on device'); END`);
-    // Space comes back two seconds in, while the command waits.
-    const freed = setTimeout(() => {
-      connection.exec("DROP TRIGGER refuse_answers; DROP TRIGGER refuse_ends");
-    }, 2_000);
+    // Space comes back once the command says it waits for it. (Two seconds after the start, as
+    // before, came too soon for a command that took that long to start on a loaded machine: the
+    // turn then completed.)
+    const waiting = "the database has not taken a failed turn's end yet";
+    let freed = false;
     try {
-      const result = await runCli(["--db", lab.db, "run", "--session", "s", "search for x"]);
+      const running = startCli(["--db", lab.db, "run", "--session", "s", "search for x"]);
+      let said = "";
+      running.child.stderr?.on("data", (text: string) => {
+        said += text;
+        if (freed || !said.includes(waiting)) return;
+        freed = true;
+        connection.exec("DROP TRIGGER refuse_answers; DROP TRIGGER refuse_ends");
+      });
+      const result = await running.result;
+      expect(freed).toBe(true);
       expect(result.status).toBe(1);
-      expect(result.stderr).toContain("the database has not taken a failed turn's end yet");
+      expect(result.stderr).toContain(waiting);
       expect(result.stderr).not.toContain("the database did not take it");
     } finally {
-      clearTimeout(freed);
       connection.close();
     }
     const after = new SqliteSessionStore(lab.db);
