@@ -70,6 +70,22 @@ export class InvalidInputError extends AgentLabError {
   readonly code = "invalid_input" as const;
 }
 
+/**
+ * A model endpoint that needs a key, named by a config while the variable holding it is unset:
+ * the config is refused as any other (invalid input), but where the config is the lab's own and
+ * not the caller's (a gateway upstream, the model string a client asked for), it is the server's
+ * environment that lacks something, not the request.
+ */
+export class MissingApiKeyError extends InvalidInputError {
+  constructor(
+    message: string,
+    /** The environment variable that should hold the key. */
+    readonly variable: string,
+  ) {
+    super(message);
+  }
+}
+
 export class SessionNotFoundError extends AgentLabError {
   readonly code = "session_not_found" as const;
   constructor(readonly sessionId: string) {

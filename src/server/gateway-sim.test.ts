@@ -694,3 +694,40 @@ describe("a client that never comes back with its tool replies", () => {
     await expect(late).rejects.toMatchObject({ status: 409 });
   });
 });
+
+describe("gateway: a model whose key the lab's environment lacks", () => {
+  it("is a 500 naming the variable, not a 400 the client would read as its own mistake, and not retried", async () => {
+    const env = { ...process.env };
+    delete env.OPENAI_API_KEY;
+    const lab = await startTestServer({ runTurnDefaults: { env } });
+    try {
+      let attempts = 0;
+      const client = new OpenAI({
+        baseURL: new URL("/v1", lab.url).href,
+        apiKey: lab.server.token as string,
+        // Retries as by default: the answer must tell it not to.
+        maxRetries: 2,
+        fetch: async (url: string | URL | Request, init?: RequestInit) => {
+          attempts++;
+          return fetch(url, init);
+        },
+      });
+      const refused = client.chat.completions.create({
+        model: "openai:gpt-4.1-mini",
+        messages: [{ role: "user", content: "hello" }],
+      });
+      await expect(refused).rejects.toMatchObject({
+        status: 500,
+        code: "missing_api_key",
+        type: "server_error",
+      });
+      await expect(refused).rejects.toThrow(
+        "`OPENAI_API_KEY` is not set; the endpoint at https://api.openai.com/v1 needs a key",
+      );
+      expect(attempts).toBe(1);
+      expect(lab.store.listSessions()).toHaveLength(0);
+    } finally {
+      await lab.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Environment } from "../../domain/env-references.js";
-import { InvalidInputError } from "../../domain/errors.js";
+import { InvalidInputError, MissingApiKeyError } from "../../domain/errors.js";
 import { describeTooDeep, findTooDeep, MAX_CONFIG_DEPTH } from "../../domain/json-limits.js";
 import { KeyVariable } from "../../domain/key-variable.js";
 import { findCredentialProblems, rememberSecretValue } from "../../domain/secrets.js";
@@ -110,7 +110,10 @@ export function resolveOpenAIConfig(
   const apiKey = endpoint.api_key;
   // Said now, before any request: see api-key-requirement.ts for when a key is needed.
   if (apiKey === null && endpoint.key_needed) {
-    throw new InvalidInputError(missingKeyMessage(endpoint.api_key_env, endpoint.base_url));
+    throw new MissingApiKeyError(
+      missingKeyMessage(endpoint.api_key_env, endpoint.base_url),
+      endpoint.api_key_env,
+    );
   }
   rememberSecretValue(apiKey);
 

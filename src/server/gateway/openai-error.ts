@@ -1,6 +1,11 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
-import { AgentLabError, InvalidInputError, TurnInProgressError } from "../../domain/errors.js";
+import {
+  AgentLabError,
+  InvalidInputError,
+  MissingApiKeyError,
+  TurnInProgressError,
+} from "../../domain/errors.js";
 import { redactSecretText } from "../../domain/secrets.js";
 import {
   ProviderApiError,
@@ -87,6 +92,18 @@ export function modelNotFoundError(model: string, available: readonly string[]):
     `The model ${JSON.stringify(model)} does not exist on this gateway; use one of: ${available.join(", ")}`,
     { param: "model", code: "model_not_found" },
   );
+}
+
+/**
+ * The model the request names needs a key the lab's environment does not hold: the server's
+ * setup, not the request, so not a 400 (which clients read as "fix your request"), and nothing a
+ * retry changes until someone sets the variable and restarts the lab.
+ */
+export function missingKeyError(message: string): OpenAIError {
+  return {
+    ...openAIError(500, message, { code: "missing_api_key" }),
+    headers: { "x-should-retry": "false" },
+  };
 }
 
 /** 409: the session named by the request already has a turn running. */
@@ -188,6 +205,7 @@ export function toOpenAIError(error: unknown, upstream: string | null = null): O
   if (isUpstreamFailure(error)) return upstreamError(error, upstream);
   if (error instanceof z.ZodError) return invalidRequestError(error);
   if (error instanceof TurnInProgressError) return turnRunningError(error.message);
+  if (error instanceof MissingApiKeyError) return missingKeyError(error.message);
   if (error instanceof InvalidInputError) return openAIError(400, error.message);
   if (error instanceof GatewayModelNotFoundError) {
     return modelNotFoundError(error.model, error.available);
