@@ -79,3 +79,24 @@ describe("resolveDatabasePath", () => {
     expect(resolveDatabasePath("C:/labs/lab.sqlite3", {}).path).toBe("C:/labs/lab.sqlite3");
   });
 });
+
+describe("an unparsable PostgreSQL URL, in any command", () => {
+  it("is named without its password, with a hint at percent-encoding, by reading commands, run and worker alike", async () => {
+    const { runCli } = await import("./test-fixtures.js");
+    // A `#` in a password ends the URL's authority there: the port is then not a number.
+    const url = "postgres://pw:Se#cret-77@127.0.0.1:5433/labpw";
+    const expected =
+      "agent-lab: cannot open a database at an unparsable URL (postgres://pw:***@127.0.0.1:5433/labpw): Invalid URL (if a user name or password holds #, /, ?, @ or %, percent-encode it, # as %23, or give the password in $PGPASSWORD or ~/.pgpass) (ERR_INVALID_URL)\n";
+    for (const args of [["sessions"], ["show", "s"], ["usage", "s"], ["run", "hello"]]) {
+      const result = await runCli(["--db", url, ...args]);
+      expect({ args, status: result.status, stderr: result.stderr }).toEqual({
+        args,
+        status: 1,
+        stderr: expected,
+      });
+    }
+    const worker = await runCli(["worker", "--experiment", "x"], { AGENT_LAB_DB: url });
+    expect(worker.status).toBe(1);
+    expect(worker.stderr).toBe(expected);
+  });
+});

@@ -91,14 +91,20 @@ export async function labExists(target: string): Promise<boolean> {
   const { CONNECT_TIMEOUT_MS, openError, trackedSockets, watchConnection, withPasswordFile } =
     await import("./postgres/connection.js");
   const sockets = trackedSockets();
-  // Bounded as the pool's connections are: a server that takes the connection and never answers
-  // is an error after the same wait, not a read that hangs.
-  const client = new pg.Client({
-    connectionString: await withPasswordFile(target),
-    application_name: "agent-lab",
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    stream: sockets.stream,
-  });
+  let client: InstanceType<typeof pg.Client>;
+  try {
+    // Bounded as the pool's connections are: a server that takes the connection and never
+    // answers is an error after the same wait, not a read that hangs.
+    client = new pg.Client({
+      connectionString: await withPasswordFile(target),
+      application_name: "agent-lab",
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      stream: sockets.stream,
+    });
+  } catch (error) {
+    // An unparsable URL: said as the store's open says it, not as a bare "Invalid URL".
+    throw new DatabaseOpenError(target, openError(target, error));
+  }
   const watch = watchConnection(client);
   try {
     await client.connect();

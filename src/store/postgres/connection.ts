@@ -164,9 +164,12 @@ const NO_PASSWORD = /client password must be a (?:non-empty )?string/;
 /** A failed connect or migration, as a lab error naming host:port and database, no password. */
 export function openError(url: string, error: unknown): DatabaseOpenError {
   const message = error instanceof Error ? error.message || String(error) : String(error);
+  const unparsable = (error as { code?: unknown }).code === "ERR_INVALID_URL";
   const reason = NO_PASSWORD.test(message)
     ? "the server asks for a password and none was given: put it in the URL, in $PGPASSWORD or in ~/.pgpass"
-    : scrubDatabaseSecrets(message, url);
+    : unparsable
+      ? `${scrubDatabaseSecrets(message, url)} (if a user name or password holds #, /, ?, @ or %, percent-encode it, # as %23, or give the password in $PGPASSWORD or ~/.pgpass)`
+      : scrubDatabaseSecrets(message, url);
   const code = (error as { code?: unknown }).code;
   return new DatabaseOpenError(
     `cannot open ${describeTarget(url)} (${redactDatabaseUrl(url)}): ${reason}${typeof code === "string" ? ` (${code})` : ""}`,
