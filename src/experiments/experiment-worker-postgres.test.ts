@@ -210,6 +210,60 @@ describe("runWorker on PostgreSQL", () => {
     }
   }, 60_000);
 
+  it("runs a run again, whole, when the database went away under it, instead of reporting it as one that could not run", async () => {
+    // The server shutting down as two runs make their sessions: PostgreSQL's 57P01, raised by a
+    // trigger for the first two inserts (a sequence: its count outlives the rolled-back insert).
+    await store.pool.query(`
+      CREATE SEQUENCE going_away;
+      CREATE FUNCTION going_away() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('going_away') <= 2 THEN
+          RAISE EXCEPTION 'terminating connection due to administrator command'
+            USING ERRCODE = '57P01';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER going_away BEFORE INSERT ON sessions
+        FOR EACH ROW EXECUTE FUNCTION going_away();`);
+    const small = Suite.parse({ ...SUITE, repetitions: 3 });
+    const experimentId = "away-1";
+    await publishExperiment({
+      queue,
+      store,
+      suite: small,
+      experimentId,
+      repetitions: 3,
+      retryErrors: false,
+    });
+    const providers = createLabProviders();
+    const outages: unknown[] = [];
+    let outcome: WorkerOutcome;
+    try {
+      outcome = await runWorker({
+        queue,
+        store,
+        providers,
+        experimentId,
+        suite: small,
+        concurrency: 2,
+        leaseMs: 3000,
+        onOutage: (error) => outages.push(error),
+      });
+    } finally {
+      await providers.tools.close();
+    }
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.ran).toBe(6);
+    expect(outages.map((error) => (error as Error).message)).toEqual([
+      "the database refused the write: terminating connection due to administrator command (57P01)",
+      "the database refused the write: terminating connection due to administrator command (57P01)",
+    ]);
+    expect(await queue.counts(experimentId)).toMatchObject({ total: 6, done: 6, errors: 0 });
+    const runs = await findExperimentRuns(store, experimentId);
+    expect(runs.filter((run) => run.complete)).toHaveLength(6);
+    expect(runs).toHaveLength(6);
+  });
+
   it("retries the queue while the database refuses connections, and gives up with its error past the limit", async () => {
     const experimentId = EXPERIMENT;
     /** The queue with `claim` failing as a database that went away does, `failures` times. */

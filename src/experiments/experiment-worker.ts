@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { setImmediate as nextTurnOfEventLoop, setTimeout as sleep } from "node:timers/promises";
 import type { Suite } from "../domain/experiment.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
-import { untilDatabaseAnswers } from "../store/database-away.js";
+import { isDatabaseAway, untilDatabaseAnswers } from "../store/database-away.js";
 import type { ClaimedRun, RunError, RunOutcome, RunQueue } from "../store/run-queue.js";
 import type { SessionStore } from "../store/session-store.js";
 import { isRunComplete } from "./experiment-runs.js";
@@ -51,6 +51,8 @@ const IDLE_POLL_MS = 500;
 /** How long a worker rides out a database that does not answer (see `steady` in runWorker). */
 export const OUTAGE_LIMIT_MS = 60_000;
 const OUTAGE_RETRY_MS = 500;
+/** How many times one attempt at a run starts over after the database went away under it. */
+const RUN_TRIES = 3;
 
 /** Unique among every worker of every host: a pid is reused, and hosts share pids. */
 export function newWorkerId(): string {
@@ -162,13 +164,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
         return;
       }
     }
-    const sessionId = randomUUID();
-    if (
-      !(await steady(
-        () => queue.attach(experimentId, claimed.run_key, worker, sessionId, attempt),
-        stop,
-      ))
-    ) {
+    let sessionId = randomUUID();
+    const attach = () =>
+      steady(() => queue.attach(experimentId, claimed.run_key, worker, sessionId, attempt), stop);
+    if (!(await attach())) {
       outcome.lost += 1;
       return;
     }
@@ -183,7 +182,28 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     };
     let end: RunEnd;
     try {
-      end = await executeRun(run, sessionId, previous === null ? [] : [previous], context);
+      let stale = previous === null ? [] : [previous];
+      for (let tries = 1; ; tries++) {
+        try {
+          end = await executeRun(run, sessionId, stale, context);
+          break;
+        } catch (error) {
+          // The database went away under the run (a restart, a cut connection): the run starts
+          // over, whole, in a new session once the database answers again (`attach` waits for
+          // it, up to the outage limit); the one cut short goes first. Before, the run was
+          // reported as one that could not run, and only a resume ran it.
+          if (!current() || stop.aborted || tries >= RUN_TRIES || !isDatabaseAway(error)) {
+            throw error;
+          }
+          options.onOutage?.(error);
+          stale = [sessionId];
+          sessionId = randomUUID();
+          if (!(await attach())) {
+            outcome.lost += 1;
+            return;
+          }
+        }
+      }
     } catch (error) {
       if (!current()) {
         outcome.lost += 1;

@@ -97,7 +97,17 @@ async function runTurns(
     // in the background meanwhile, and stored as failed once the database is back; the session
     // is removed with it (executeRun).
     if (status === "failed" && storage !== null) {
-      throw new StorageError(storage, null, undefined, "a turn of the run could not be recorded");
+      // The SQLSTATE the message ends with, kept: a database that went away (57P01, 08006) is
+      // told apart from a refusal, and the worker runs the run again once it is back.
+      const ending = / \(([0-9A-Z]{5})\)$/.exec(storage);
+      const reason = ending === null ? storage : storage.slice(0, ending.index);
+      const sqlstate = ending?.[1] ?? null;
+      throw new StorageError(
+        reason,
+        sqlstate,
+        undefined,
+        "a turn of the run could not be recorded",
+      );
     }
     if (status === "failed") failed = true;
   }
