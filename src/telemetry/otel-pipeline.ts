@@ -8,6 +8,7 @@ import {
   resourceFromAttributes,
 } from "@opentelemetry/resources";
 import {
+  AlwaysOnSampler,
   BasicTracerProvider,
   BatchSpanProcessor,
   type ReadableSpan,
@@ -86,7 +87,15 @@ export interface OtelPipeline {
  */
 export function createOtelPipeline(
   env: TelemetryEnvironment,
-  options: { version: string; onFailure?: (reason: string) => void },
+  options: {
+    version: string;
+    onFailure?: (reason: string) => void;
+    /**
+     * Every span, whatever OTEL_TRACES_SAMPLER says: `export-otel` names the session to send,
+     * and a sampler that dropped its spans read as a collector that never answered.
+     */
+    sample_all?: boolean;
+  },
 ): OtelPipeline {
   // The SDK sends to its default (http://localhost:4318) when the variable is not an http(s) URL
   // with a host (`not-a-url`, `http://`): spans would go where nobody said, so export is off.
@@ -120,6 +129,8 @@ export function createOtelPipeline(
       .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: "agent-lab" }))
       .merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [processor],
+    // Otherwise the SDK's own choice, from OTEL_TRACES_SAMPLER (live export follows it).
+    ...(options.sample_all ? { sampler: new AlwaysOnSampler() } : {}),
   });
   const bounded = async (work: Promise<unknown>, budget: number) => {
     let timer: NodeJS.Timeout | undefined;

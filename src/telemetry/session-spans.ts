@@ -30,7 +30,7 @@ export async function exportSessionSpans(
   const content = captureContent(env);
   const rows = await readSessionRows(store, sessionId, { content });
   if (rows === null) return null;
-  const pipeline = createOtelPipeline(env, { version });
+  const pipeline = createOtelPipeline(env, { version, sample_all: true });
   const traces = turnTraces(rows);
   let spans = 0;
   let queued = 0;
