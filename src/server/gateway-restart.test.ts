@@ -1,11 +1,12 @@
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { completionStream, FakeOpenAIServer, streamReply } from "../../test/fake-openai-server.js";
 import { temporaryDirectory } from "../../test/paths.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { CONVERSATION_EVENT } from "./gateway/gateway-sessions.js";
 import { type RunningServer, startServer } from "./start-server.js";
-import { waitFor } from "./test-fixtures.js";
+import { fakeUpstreamDefaults, waitFor } from "./test-fixtures.js";
 
 /**
  * A conversation without `X-Agent-Lab-Session` is told apart by what it repeats of its last turn
@@ -220,5 +221,115 @@ describe("gateway conversations across a restart of the server", () => {
     const [session, ...others] = gatewaySessionIds();
     expect(others).toStrictEqual([]);
     expect(store().listTurns(session as string)).toHaveLength(2);
+  });
+});
+
+describe("tool replies the restarted server has no turn waiting for", () => {
+  const WEATHER = {
+    type: "function" as const,
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+    },
+  };
+
+  it("in pass-through go upstream as they are, as the session's next turn; on the sim, still a 409", async () => {
+    const upstream = await FakeOpenAIServer.start();
+    const serve = async () => {
+      const store = new SqliteSessionStore(path);
+      const server = await startServer({
+        store,
+        port: 0,
+        webRoot: join(directory.path, "no-web-build"),
+        log: (line) => logs.push(line),
+        runTurnDefaults: fakeUpstreamDefaults(upstream.baseUrl),
+      });
+      running = { server, store };
+      return new OpenAI({
+        baseURL: new URL("/v1", server.url).href,
+        apiKey: server.token as string,
+        maxRetries: 0,
+      });
+    };
+    try {
+      const headers = { "X-Agent-Lab-Session": "resumed" };
+      const asked = { role: "user" as const, content: "Weather in Rome?" };
+      upstream.enqueue(
+        streamReply(
+          completionStream({
+            toolCalls: [
+              {
+                index: 0,
+                id: "call_r1",
+                type: "function",
+                function: { name: "get_weather", arguments: '{"city":"Rome"}' },
+              },
+            ],
+          }),
+        ),
+      );
+      let client = await serve();
+      const first = await client.chat.completions.create(
+        { model: "fake", messages: [asked], tools: [WEATHER] },
+        { headers },
+      );
+      const call = first.choices[0]?.message.tool_calls?.[0];
+      expect(call?.id).toBe("call_r1");
+      // The lab restarts while the agent runs its tool.
+      await stop();
+      client = await serve();
+      const followUp = [
+        asked,
+        { role: "assistant" as const, content: null, tool_calls: [call as never] },
+        { role: "tool" as const, tool_call_id: "call_r1", content: "sunny, 24 C" },
+      ];
+      upstream.enqueue(streamReply(completionStream({ text: ["Sunny in Rome."] })));
+      const second = await client.chat.completions.create(
+        { model: "fake", messages: followUp, tools: [WEATHER] },
+        { headers },
+      );
+      expect(second.choices[0]?.message.content).toBe("Sunny in Rome.");
+      expect(upstream.requests[1]?.body).toMatchObject({ messages: followUp });
+      await waitFor(() => store().listTurns("resumed")[1]?.status === "completed");
+      expect(
+        store()
+          .listTurns("resumed")
+          .map((turn) => turn.status),
+      ).toEqual(["cancelled", "completed"]);
+      expect(
+        store()
+          .listMessages("resumed")
+          .filter((message) => message.turn_index === 2)
+          .map((message) => [message.role, message.content]),
+      ).toEqual([
+        ["user", "Weather in Rome?"],
+        ["assistant", "Sunny in Rome."],
+      ]);
+
+      // The sim's request is written from the session's history, which lacks these replies.
+      const onSim = client.chat.completions.create({
+        model: "sim",
+        messages: [
+          { role: "user", content: "Weather in Oslo?" },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_s1",
+                type: "function",
+                function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+              },
+            ],
+          },
+          { role: "tool", tool_call_id: "call_s1", content: "snow" },
+        ],
+        tools: [WEATHER],
+      });
+      await expect(onSim).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
+    } finally {
+      await stop();
+      await upstream.close();
+    }
   });
 });

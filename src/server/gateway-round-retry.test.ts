@@ -272,11 +272,19 @@ describe("two conversations whose calls have the same ids and arguments", () => 
     });
     expect(answered.choices[0]?.message.content).toBe("Snow, for B.");
     // B sends its step again (a client that repeats itself): its turn is over, A's still waits.
-    const again = openai.chat.completions.create({ model: "fake", messages: b, tools: [WEATHER] });
-    await expect(again).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
-    expect(upstream.requests).toHaveLength(3);
+    // In pass-through the repeat goes upstream as it is, as a turn of its own (as it would
+    // without the lab), never into A's turn.
+    upstream.enqueue(streamReply(completionStream({ text: ["Still snow, for B."] })));
+    const again = await openai.chat.completions.create({
+      model: "fake",
+      messages: b,
+      tools: [WEATHER],
+    });
+    expect(again.choices[0]?.message.content).toBe("Still snow, for B.");
+    expect(upstream.requests).toHaveLength(4);
+    expect(upstream.requests[3]?.body).toMatchObject({ messages: b });
     const sessions = server.store.listSessions();
-    expect(sessions).toHaveLength(2);
+    expect(sessions).toHaveLength(3);
     const a = sessions.find((session) => session.title.endsWith("(conversation A)"));
     const stored = server.store.listMessages(a?.id as string);
     expect(stored.map((message) => message.content).join("\n")).not.toContain("B's private");

@@ -75,6 +75,9 @@ const MAX_RECENT = 1_000;
  */
 export const CONVERSATION_EVENT = "gateway_conversation";
 
+/** A resumed turn's message when the request holds no user message (see `handle`). */
+const RESUMED_TURN = "(a conversation resumed at its tool replies)";
+
 /**
  * The most sessions a restarted server reads markers from, newest first: each costs a read of its
  * audit log, once per process.
@@ -119,6 +122,8 @@ export class GatewaySessions {
   async handle(request: GatewayRequestContext): Promise<string> {
     const { body } = request;
     const kind = classifyRequest(body.messages);
+    /** Tool replies no turn waits for (see below). */
+    let orphaned: string[] | null = null;
     if (kind.kind === "tool_replies") {
       const ids = kind.replies.map((reply) => reply.tool_call_id);
       const turn = this.#waitingTurn(request.session_header, ids, body.messages);
@@ -126,16 +131,25 @@ export class GatewaySessions {
       // Refused (400 naming the field) before the turn takes the replies: a refusal changes nothing.
       const settings =
         turn === null || turn.passesThrough ? null : followUpSettings(request.raw_body);
-      if (turn === null || !turn.continueWith(segmentOf(request), kind.replies, settings)) {
-        throw new NoWaitingTurnError(
-          `no turn waits for the replies to ${ids.join(", ")}: it ended (its answer was given, or its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
-        );
-      }
-      return turn.session_id;
+      if (turn?.continueWith(segmentOf(request), kind.replies, settings)) return turn.session_id;
+      orphaned = ids;
     }
+    const message =
+      kind.kind === "user" ? kind.message : (lastUserMessageOf(body.messages) ?? RESUMED_TURN);
+    const replies = kind.kind === "user" ? kind.replies : [];
     const resolved = request.resolved();
     const { chat, event, tappedFetch } = resolved.build();
     const pass_through = resolved.mode === "chat_agent_tools" && chat.provider === "openai";
+    // Tool replies no turn waits for: the lab restarted, or the turn ended (its wait ran out, its
+    // answer was given). In pass-through the request is whole, so it goes upstream as it is, as a
+    // new turn (its last user message the turn's): an agent between its tools and its next call
+    // when the lab restarted goes on. A rendered mode's request is written from the session's
+    // history, which lacks these replies: refused as before.
+    if (orphaned !== null && !pass_through) {
+      throw new NoWaitingTurnError(
+        `no turn waits for the replies to ${orphaned.join(", ")}: it ended (its answer was given, or its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
+      );
+    }
     const sampling = requestSampling(request.raw_body, pass_through);
     const parallel_tool_calls = parallelCalls(request.raw_body, pass_through);
     const tools = pass_through
@@ -181,11 +195,11 @@ export class GatewaySessions {
     }
     // The client moved on: the turn waiting for its replies ends now, with the replies it sent
     // before its new message as its calls' results (none: the calls answered "interrupted").
-    const replyIds = kind.replies.map((reply) => reply.tool_call_id);
-    if (running !== undefined && kind.replies.length > 0 && running.waitsFor(replyIds)) {
-      refuseUnanswered(running.unanswered(kind.replies));
+    const replyIds = replies.map((reply) => reply.tool_call_id);
+    if (running !== undefined && replies.length > 0 && running.waitsFor(replyIds)) {
+      refuseUnanswered(running.unanswered(replies));
       await running.endWith(
-        kind.replies,
+        replies,
         "the client sent the tool replies with a new user message, which starts the next turn",
       );
     } else if (running !== undefined) {
@@ -202,7 +216,7 @@ export class GatewaySessions {
       {
         store: this.#store,
         session_id,
-        title: sliceWhole(kind.message, 80),
+        title: sliceWhole(message, 80),
         config: {
           tool_invocation_mode: resolved.mode,
           chat_agent: {
@@ -220,7 +234,7 @@ export class GatewaySessions {
         },
         chat_sampling: sampling,
         parallel_tool_calls,
-        message: kind.message,
+        message,
         chat_model: chat,
         ...(tappedFetch === undefined ? {} : { tapped_fetch: tappedFetch }),
         event_model: event,
