@@ -1,5 +1,5 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -562,6 +562,34 @@ describe("upstream faults as the client sees them", () => {
     expect(broken.headers.get("x-should-retry")).toBe("false");
     expect(broken.headers.get("retry-after")).toBeNull();
     expect(upstream.requests).toHaveLength(5);
+  });
+
+  it("the AI SDK's retries, which do not say they are, go on in the failed attempt's session as its next turns", async () => {
+    const limited = () => errorReply(429, "slow down", { "retry-after-ms": "20" });
+    upstream.enqueue(
+      limited(),
+      limited(),
+      streamReply(completionStream({ text: ["Hello after all."] })),
+    );
+    const lab = createOpenAICompatible({
+      name: "lab",
+      baseURL: new URL("/v1", server.url).href,
+      apiKey: token,
+    });
+    const result = await generateText({ model: lab("plain"), prompt: "hi, are you there?" });
+    expect(result.text).toBe("Hello after all.");
+    expect(upstream.requests).toHaveLength(3);
+    // One client call, one session: each attempt a turn of it (before, a session each).
+    const id = onlySession()?.id as string;
+    expect(server.store.listTurns(id).map((turn) => turn.status)).toEqual([
+      "failed",
+      "failed",
+      "completed",
+    ]);
+    // A new request after the answer is no retry: a session of its own, as before.
+    upstream.enqueue(streamReply(completionStream({ text: ["Hi again."] })));
+    await generateText({ model: lab("plain"), prompt: "hi, are you there?" });
+    expect(server.store.listSessions()).toHaveLength(2);
   });
 
   it("dual_agent keeps the adapter's retries: its request is several calls, which a client's retry would run again", async () => {

@@ -81,12 +81,21 @@ export type RetryVerdict =
   /** An Idempotency-Key used before for another body. */
   | { kind: "reused_key" };
 
+/**
+ * How long a failed request of a client that does not say it retries is remembered: the AI SDK
+ * retries a 429 or 5xx after 2 s, then 4 s, with nothing in the request to say so.
+ */
+const UNSAID_RETRY_MS = 60_000;
+const MAX_FAILED = 64;
+
 export class RetryLedger {
   readonly #answered = new Map<string, Answered>();
+  /** Requests that failed before any answer, by body hash: their session, and when. */
+  readonly #failed = new Map<string, { session_id: string; at: number }>();
 
   /** What to do with a request: run it, wait for its first attempt, or answer it again. */
   check(key: RetryKey): RetryVerdict {
-    if (!key.retry) return { kind: "new" };
+    if (!key.retry) return this.#unsaidRetry(key);
     const earlier = this.#answered.get(key.key());
     if (earlier === undefined || Date.now() - earlier.at > KEEP_MS) {
       return { kind: "new" };
@@ -100,6 +109,35 @@ export class RetryLedger {
     return earlier.session_id === null
       ? { kind: "new" }
       : { kind: "new", session_id: earlier.session_id };
+  }
+
+  /**
+   * The same body again soon after it failed unanswered, from a client that does not say it
+   * retries (the AI SDK): a retry all the same, run as a new turn in the failed attempt's session
+   * (as openai-node's is), not as a session of its own per attempt. Only a failure costs a hash:
+   * with none remembered, no body is hashed.
+   */
+  #unsaidRetry(key: RetryKey): RetryVerdict {
+    if (this.#failed.size === 0) return { kind: "new" };
+    const name = key.key();
+    const failed = this.#failed.get(name);
+    if (failed === undefined) return { kind: "new" };
+    this.#failed.delete(name);
+    if (Date.now() - failed.at > UNSAID_RETRY_MS) return { kind: "new" };
+    return { kind: "new", session_id: failed.session_id };
+  }
+
+  /** A request failed before any answer went out, in `session_id` (see #unsaidRetry). */
+  failed(key: RetryKey, session_id: string): void {
+    if (key.retryable) return;
+    const name = key.key();
+    this.#failed.delete(name);
+    this.#failed.set(name, { session_id, at: Date.now() });
+    const now = Date.now();
+    for (const [oldest, entry] of this.#failed) {
+      if (this.#failed.size <= MAX_FAILED && now - entry.at <= UNSAID_RETRY_MS) break;
+      this.#failed.delete(oldest);
+    }
   }
 
   remember(key: RetryKey, segment: HttpSegment, session_id: string | null): void {

@@ -84,6 +84,9 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         return verdict.response;
       }
       const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+      /** The session the request went to, once placed. */
+      let placed: string | null = null;
+      let unanswered = false;
       const segment = new HttpSegment({
         stream: body.stream === true,
         direct:
@@ -93,6 +96,10 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         include_usage: body.stream_options?.include_usage === true,
         model: body.model,
         report: (error) => deps.reportError("POST /v1/chat/completions", error),
+        unanswered: () => {
+          unanswered = true;
+          if (placed !== null) deps.gateway.retries.failed(retryKey, placed);
+        },
       });
       onClientGone(c, outgoing, () => segment.disconnected());
       const session_id = await deps.gateway.handle({
@@ -115,6 +122,8 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       // it, hashing a long conversation's body is not free, and no client retries a request before
       // its first attempt has even been sent.
       setImmediate(() => deps.gateway.retries.remember(retryKey, segment, session_id));
+      placed = session_id;
+      if (unanswered) deps.gateway.retries.failed(retryKey, session_id);
       return await segment.response;
     } catch (error) {
       return openAIErrorResponse(toOpenAIError(error));
