@@ -362,6 +362,58 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     );
   });
 
+  it("stops on Ctrl-C between two sessions, says how far it got and how to go on, and goes on when run again", async () => {
+    const [original] = await seed(lab.db);
+    const source = await openSessionStore(lab.db);
+    try {
+      const document = await source.exportSession(original as string);
+      for (let n = 0; n < 50; n++) {
+        await source.importSession(document, { session_id: `bulk-${n}` });
+      }
+    } finally {
+      await source.close();
+    }
+    const copyPath = join(lab.folder, "copy.sqlite3");
+    const running = startCli(copyArgs(lab.db, copyPath, "--progress-every", "0"));
+    await new Promise<void>((resolve, reject) => {
+      let stderr = "";
+      running.child.stderr?.on("data", (text: string) => {
+        stderr += text;
+        if (/db copy: \d+ of 52 sessions/.test(stderr)) resolve();
+      });
+      running.result.then(
+        (ended) => reject(new Error(`the copy ended before any progress: ${ended.stderr}`)),
+        reject,
+      );
+    });
+    running.child.kill("SIGINT");
+    const stopped = await running.result;
+    expect(stopped.status).toBe(130);
+    const said =
+      /db copy stopped by SIGINT after (\d+) of 52 sessions; those are whole: run the same command again to copy the rest\n$/.exec(
+        stopped.stderr,
+      );
+    expect(said, stopped.stderr).not.toBeNull();
+    const looked = Number(said?.[1]);
+    expect(looked).toBeGreaterThan(0);
+    expect(looked).toBeLessThan(52);
+    const target = await openSessionStore(copyPath);
+    const partial = (await target.listSessions()).length;
+    await target.close();
+    expect(partial).toBe(looked);
+
+    const resumed = await runCliJson<CopyOutcome>([
+      "db",
+      "copy",
+      "--from",
+      lab.db,
+      "--to",
+      copyPath,
+    ]);
+    expect(resumed).toMatchObject({ listed: 52, present: partial, copied: 52 - partial });
+    expect(resumed.target).toStrictEqual(resumed.source);
+  });
+
   it("two copies into the same target at once both end well: what the other copied counts as already there", async () => {
     const source = await openSessionStore(lab.db);
     const ids: string[] = [];
@@ -429,6 +481,20 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
       /^agent-lab: --to \(postgres:\/\/agentlab:\*\*\*@[^)]*\): the database refused the write: no space left for messages/,
     );
     expectNoSecret(result, url);
+    // A server shutting down (57P01) is no refusal: the copy says what is whole and how to go on.
+    const again = (await openSessionStore(url)) as unknown as typeof target;
+    await again.pool.query(`
+      CREATE OR REPLACE FUNCTION refuse_messages() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'terminating connection due to administrator command'
+          USING ERRCODE = '57P01';
+      END $$;`);
+    await again.close();
+    const away = await copy(lab.db, url);
+    expect(away.status).toBe(1);
+    expect(away.stderr).toMatch(
+      /^agent-lab: --to \(postgres:\/\/agentlab:\*\*\*@[^)]*\): the database refused the write: terminating connection due to administrator command \(57P01\); the sessions copied so far are whole: run the same command again to copy the rest\n$/,
+    );
   });
 
   it("takes back a session that reads back unlike the source, stops, and copies it once the target stores it faithfully", async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { startTelemetry } from "../telemetry/start-telemetry.js";
+import { startTelemetry, type TelemetryHandle } from "../telemetry/start-telemetry.js";
 import { type CommandContext, createCommandContext } from "./command-context.js";
 import { registerBenchCommand } from "./commands/bench.js";
 import { registerCallCommand } from "./commands/call.js";
@@ -104,10 +104,16 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   // Piped into `head`: a closed stdout is the reader's choice, not a failure with a stack trace.
   if (io.stdout === process.stdout) process.stdout.on("error", () => {});
   const program = buildProgram(context);
-  // Every turn this command runs goes to the OTLP collector the environment names, if any.
-  const telemetry = await startTelemetry(io.env, {
-    version: packageVersion(),
-    warn: (line) => io.stderr.write(line),
+  // Every turn this command runs goes to the OTLP collector the environment names, if any;
+  // export-otel runs no turn and sends its own spans (and says itself what is wrong with the
+  // variables: a warning here said it twice).
+  const live: { telemetry: TelemetryHandle | null } = { telemetry: null };
+  program.hook("preAction", async (_program, command) => {
+    if (command.name() === "export-otel") return;
+    live.telemetry = await startTelemetry(io.env, {
+      version: packageVersion(),
+      warn: (line) => io.stderr.write(line),
+    });
   });
   try {
     if (argv.length === 0) {
@@ -122,6 +128,6 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     writeError(io, error instanceof Error ? error.message : String(error));
     return 1;
   } finally {
-    await telemetry?.shutdown();
+    await live.telemetry?.shutdown();
   }
 }

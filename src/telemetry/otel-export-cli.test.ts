@@ -320,6 +320,14 @@ describe("agent-lab export-otel", () => {
     const unknown = await runCli(["--db", lab.db, "export-otel", "nope-nope"], exporting());
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/session not found: nope-nope/);
+    // Said once, as export-otel's error (the live export's warning said it first, too).
+    const notUrl = await runCli(["--db", lab.db, "export-otel", "known"], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "not-a-url",
+    });
+    expect(notUrl.status).toBe(1);
+    expect(notUrl.stderr).toBe(
+      "agent-lab: OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is not a URL; set it to the collector's, such as http://127.0.0.1:4318\n",
+    );
     expect(receiver.spans).toEqual([]);
   });
 });

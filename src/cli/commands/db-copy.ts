@@ -7,6 +7,7 @@ import {
   StorageError,
 } from "../../domain/errors.js";
 import type { SessionExport } from "../../domain/session-export.js";
+import { isDatabaseAway } from "../../store/database-away.js";
 import {
   isPostgresUrl,
   redactDatabaseUrl,
@@ -47,6 +48,8 @@ export interface CopyOutcome {
   /** Already in the target with the same records (an earlier copy). */
   present: number;
   conflicts: CopyConflict[];
+  /** Stopped by the signal before every session was looked at. */
+  stopped: boolean;
   /** Of the copied and present sessions: as the source holds them, and as the target does. */
   source: CopyTotals;
   target: CopyTotals;
@@ -60,6 +63,8 @@ export interface CopyOptions {
   progress: (line: string) => void;
   /** How often a progress line is written (default 2 s; 0: after every session). */
   progress_every_ms?: number;
+  /** Stops the copy between two sessions (each is copied whole or not at all). */
+  signal?: AbortSignal;
 }
 
 const emptyTotals = (): CopyTotals => ({
@@ -292,8 +297,12 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyOutcome> {
 /** A database failing mid-copy (a lost connection, a full disk), named by its side of the copy. */
 export class CopySideError extends AgentLabError {
   readonly code = "storage_failed" as const;
-  constructor(flag: string, label: string, cause: StorageError) {
-    super(`${flag} (${label}): ${cause.message}`, { cause });
+  constructor(flag: string, label: string, cause: Error) {
+    // A database that went away (a restart, a cut connection) leaves what was copied whole.
+    const resume = isDatabaseAway(cause)
+      ? "; the sessions copied so far are whole: run the same command again to copy the rest"
+      : "";
+    super(`${flag} (${label}): ${cause.message}${resume}`, { cause });
   }
 }
 
@@ -303,8 +312,12 @@ export class CopySideError extends AgentLabError {
  */
 function sided(flag: string, target: string, store: SessionStore): SessionStore {
   const label = redactDatabaseUrl(target);
+  // The store's refusals, and whatever its driver threw (a read on a connection the server
+  // closed is no StorageError): a lab error of another kind (a session not found) is the copy's.
   const named = (error: unknown) =>
-    error instanceof StorageError ? new CopySideError(flag, label, error) : error;
+    error instanceof StorageError || (error instanceof Error && !(error instanceof AgentLabError))
+      ? new CopySideError(flag, label, error)
+      : error;
   return new Proxy(store, {
     get(inner, property) {
       const value = Reflect.get(inner, property, inner);
@@ -338,11 +351,19 @@ async function copySessions(
     copied: 0,
     present: 0,
     conflicts: [],
+    stopped: false,
     source: emptyTotals(),
     target: emptyTotals(),
   };
   let lastProgress = Date.now();
   for (const [index, sessionId] of ids.entries()) {
+    // A turn of the event loop between sessions: a SQLite store answers without one, and a
+    // Ctrl-C would otherwise wait for the whole copy to be heard.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (options.signal?.aborted) {
+      outcome.stopped = true;
+      break;
+    }
     const document = await source.exportSession(sessionId);
     const existing = target === null ? null : await target.getSession(sessionId);
     /** The target's copy when it says what the source does (else a conflict, and null). */

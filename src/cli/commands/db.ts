@@ -4,7 +4,9 @@ import { parseInput } from "../../domain/validation.js";
 import { redactDatabaseUrl } from "../../store/database-url.js";
 import type { CommandContext } from "../command-context.js";
 import { type CliIo, formatTable, plural, terminalSafe, writeJson } from "../output.js";
+import { SIGNAL_EXIT_CODES } from "./bench.js";
 import { type CopyOutcome, type CopyTotals, copyDatabase } from "./db-copy.js";
+import { listenForStop } from "./worker.js";
 
 interface CopyFlags {
   from: string;
@@ -67,15 +69,32 @@ Examples:
         flags.progressEvery === undefined
           ? undefined
           : parseInput(ProgressEvery, flags.progressEvery, "--progress-every");
-      const outcome = await copyDatabase({
-        from: flags.from,
-        to: flags.to,
-        dry_run: flags.dryRun === true,
-        progress: (line) => io.stderr.write(`${line}\n`),
-        ...(every === undefined ? {} : { progress_every_ms: every * 1000 }),
-      });
+      // Ctrl-C stops between two sessions, each copied whole or not at all; a second one quits.
+      const stop = listenForStop();
+      let outcome: CopyOutcome;
+      try {
+        outcome = await copyDatabase({
+          from: flags.from,
+          to: flags.to,
+          dry_run: flags.dryRun === true,
+          progress: (line) => io.stderr.write(`${line}\n`),
+          ...(every === undefined ? {} : { progress_every_ms: every * 1000 }),
+          signal: stop.signal,
+        });
+      } finally {
+        stop.dispose();
+      }
       if (flags.json) writeJson(io, outcome);
       else printOutcome(io, flags, outcome);
+      const stoppedBy = stop.stoppedBy();
+      if (outcome.stopped && stoppedBy !== null) {
+        const looked = outcome.copied + outcome.present + outcome.conflicts.length;
+        io.stderr.write(
+          `agent-lab: db copy stopped by ${stoppedBy} after ${looked} of ${outcome.listed} sessions; those are whole: run the same command again to copy the rest\n`,
+        );
+        context.exitCode = SIGNAL_EXIT_CODES[stoppedBy];
+        return;
+      }
       const verified = flags.dryRun === true || totalsEqual(outcome.source, outcome.target);
       if (outcome.conflicts.length > 0 || !verified) context.exitCode = 1;
     });
