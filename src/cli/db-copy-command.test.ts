@@ -54,6 +54,21 @@ async function seed(db: string): Promise<string[]> {
   return [first.session_id, second.session_id];
 }
 
+/** `seed`, then 50 copies of its first session (`bulk-0`…): 52 sessions. Its first session's id. */
+async function seedBulk(db: string): Promise<string> {
+  const [original] = await seed(db);
+  const source = await openSessionStore(db);
+  try {
+    const document = await source.exportSession(original as string);
+    for (let n = 0; n < 50; n++) {
+      await source.importSession(document, { session_id: `bulk-${n}` });
+    }
+  } finally {
+    await source.close();
+  }
+  return original as string;
+}
+
 /** A session as `show --json` and `usage --json` print it, minus the ids a database numbers. */
 async function comparable(db: string, id: string) {
   const shown = await runCliJson<{ messages: MessageRecord[]; audit: { id: number }[] }>([
@@ -313,16 +328,7 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
   });
 
   it("resumes a copy killed mid-way: progress on stderr, then the rest copied whole and verified", async () => {
-    const [original] = await seed(lab.db);
-    const source = await openSessionStore(lab.db);
-    try {
-      const document = await source.exportSession(original as string);
-      for (let n = 0; n < 50; n++) {
-        await source.importSession(document, { session_id: `bulk-${n}` });
-      }
-    } finally {
-      await source.close();
-    }
+    const original = await seedBulk(lab.db);
     const { url } = await postgres();
     // A progress line after every session: killed after the first, the copy is surely mid-way.
     const running = startCli(copyArgs(lab.db, url, "--progress-every", "0"));
@@ -357,22 +363,11 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect(resumed.target).toStrictEqual(resumed.source);
     expect(resumed.source.sessions).toBe(52);
     expect(resumed.source.payloads).toBeGreaterThan(0);
-    expect(await comparable(url, original as string)).toStrictEqual(
-      await comparable(lab.db, original as string),
-    );
+    expect(await comparable(url, original)).toStrictEqual(await comparable(lab.db, original));
   });
 
   it("stops on Ctrl-C between two sessions, says how far it got and how to go on, and goes on when run again", async () => {
-    const [original] = await seed(lab.db);
-    const source = await openSessionStore(lab.db);
-    try {
-      const document = await source.exportSession(original as string);
-      for (let n = 0; n < 50; n++) {
-        await source.importSession(document, { session_id: `bulk-${n}` });
-      }
-    } finally {
-      await source.close();
-    }
+    await seedBulk(lab.db);
     const copyPath = join(lab.folder, "copy.sqlite3");
     const running = startCli(copyArgs(lab.db, copyPath, "--progress-every", "0"));
     await new Promise<void>((resolve, reject) => {
