@@ -292,6 +292,33 @@ describe("two conversations whose calls have the same ids and arguments", () => 
   });
 });
 
+describe("a refused step the client gives up on", () => {
+  it("its replies again with a new user message end the turn at once, not after the retry wait", async () => {
+    await start();
+    const openai = client(0);
+    const step = await stepOne(openai, false);
+    upstream.enqueue(errorReply(429, "slow down", { "x-should-retry": "true" }));
+    await expect(
+      openai.chat.completions.create({ model: "fake", messages: step, tools: [WEATHER] }),
+    ).rejects.toMatchObject({ status: 429 });
+    // The turn now waits (up to two minutes) for the retry of that step; the agent moves on.
+    upstream.enqueue(streamReply(completionStream({ text: ["Fine, moving on."] })));
+    const started = performance.now();
+    const next = await openai.chat.completions.create({
+      model: "fake",
+      messages: [...step, { role: "user", content: "Skip it. Anything else?" }],
+      tools: [WEATHER],
+    });
+    expect(next.choices[0]?.message.content).toBe("Fine, moving on.");
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const [session] = server.store.listSessions();
+    expect(server.store.listTurns(session?.id as string).map((turn) => turn.status)).toEqual([
+      "cancelled",
+      "completed",
+    ]);
+  });
+});
+
 describe("pass-through calls the lab would have refused itself", () => {
   it("arguments that are not JSON and a tool the client does not offer: the client's replies are recorded, as the model got them", async () => {
     await start();

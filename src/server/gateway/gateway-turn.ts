@@ -304,7 +304,13 @@ export class GatewayTurn {
    */
   async endWith(replies: readonly ToolReply[], reason: string): Promise<void> {
     this.#ending = new Error(reason);
-    this.#deliver(replies, this.#passThrough ? this.#handedOut : atClient(this.#round));
+    if (this.#retrying || this.#bodyArrived !== null) {
+      // A call waits for the client's retry of a follow-up the upstream refused (whose replies
+      // the turn has): the retry will not come, so the turn ends now, not after the retry wait.
+      this.#controller.abort(this.#ending);
+    } else {
+      this.#deliver(replies, this.#passThrough ? this.#handedOut : atClient(this.#round));
+    }
     await this.done;
   }
 
