@@ -51,7 +51,7 @@ const IDLE_POLL_MS = 500;
 /** How long a worker rides out a database that does not answer (see `steady` in runWorker). */
 export const OUTAGE_LIMIT_MS = 60_000;
 const OUTAGE_RETRY_MS = 500;
-/** How many times one attempt at a run starts over after the database went away under it. */
+/** How many times in all one attempt at a run is tried when the database goes away under it. */
 const RUN_TRIES = 3;
 
 /** Unique among every worker of every host: a pid is reused, and hosts share pids. */
@@ -196,7 +196,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
             throw error;
           }
           options.onOutage?.(error);
-          stale = [sessionId];
+          // Every session a try left: one whose removal the outage cut short goes with the next.
+          stale = [...stale, sessionId];
           sessionId = randomUUID();
           if (!(await attach())) {
             outcome.lost += 1;

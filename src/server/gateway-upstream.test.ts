@@ -393,6 +393,47 @@ describe("pass-through, a client that answers its calls and goes on in one reque
   });
 });
 
+describe("pass-through, replies to calls of no turn in a session whose turn waits for others", () => {
+  it("are refused (409), and that turn still waits for its own", async () => {
+    const openai = client();
+    const headers = { "X-Agent-Lab-Session": "busy-one" };
+    upstream.enqueue(toolCallReply("call_live", "get_weather", '{"city":"Rome"}'));
+    await openai.chat.completions.create(
+      {
+        model: "fake",
+        messages: [{ role: "user", content: "Weather in Rome?" }],
+        tools: [WEATHER],
+      },
+      { headers },
+    );
+    const stale = openai.chat.completions.create(
+      {
+        model: "fake",
+        messages: [
+          { role: "user", content: "Weather in Rome?" },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_old",
+                type: "function",
+                function: { name: "get_weather", arguments: '{"city":"Rome"}' },
+              },
+            ],
+          },
+          { role: "tool", tool_call_id: "call_old", content: "an old answer" },
+        ],
+        tools: [WEATHER],
+      },
+      { headers },
+    );
+    await expect(stale).rejects.toMatchObject({ status: 409, code: "no_waiting_turn" });
+    expect(upstream.requests).toHaveLength(1);
+    expect(server.store.listTurns("busy-one").map((turn) => turn.status)).toEqual(["running"]);
+  });
+});
+
 describe("dual_agent through the gateway", () => {
   it("repairs the chat agent's broken arguments with the event agent: the client gets valid ones", async () => {
     // The chat agent writes an event whose arguments miss the required city.
@@ -590,6 +631,30 @@ describe("upstream faults as the client sees them", () => {
     upstream.enqueue(streamReply(completionStream({ text: ["Hi again."] })));
     await generateText({ model: lab("plain"), prompt: "hi, are you there?" });
     expect(server.store.listSessions()).toHaveLength(2);
+  });
+
+  it("another client's identical request, or a failure no client retries, is no retry: a session of its own", async () => {
+    const body = { model: "plain", messages: [{ role: "user", content: "the same prompt" }] };
+    upstream.enqueue(errorReply(429, "slow down", { "retry-after-ms": "20" }));
+    const first = await post(body, { "user-agent": "agent-a/1.0" });
+    expect(first.status).toBe(429);
+    // Another client (another user agent) with the very same body, a moment later.
+    upstream.enqueue(streamReply(completionStream({ text: ["For B."] })));
+    const other = await post(body, { "user-agent": "agent-b/1.0" });
+    expect(other.status).toBe(200);
+    expect(server.store.listSessions()).toHaveLength(2);
+    // openai-node says how it retries (a count, even 0): its request is never taken for one.
+    upstream.enqueue(streamReply(completionStream({ text: ["For node."] })));
+    const said = await post(body, { "user-agent": "agent-a/1.0", "x-stainless-retry-count": "0" });
+    expect(said.status).toBe(200);
+    expect(server.store.listSessions()).toHaveLength(3);
+    // A 400 is not retried by any client: the same body again is a new conversation.
+    upstream.enqueue(errorReply(400, "bad request"));
+    const refused = { model: "plain", messages: [{ role: "user", content: "refused prompt" }] };
+    expect((await post(refused, { "user-agent": "agent-a/1.0" })).status).toBe(400);
+    upstream.enqueue(streamReply(completionStream({ text: ["Now fine."] })));
+    expect((await post(refused, { "user-agent": "agent-a/1.0" })).status).toBe(200);
+    expect(server.store.listSessions()).toHaveLength(5);
   });
 
   it("dual_agent keeps the adapter's retries: its request is several calls, which a client's retry would run again", async () => {

@@ -15,6 +15,13 @@ describe("isDatabaseAway", () => {
       new StorageError("read ECONNRESET", null, {
         cause: withCode("read ECONNRESET", "ECONNRESET"),
       }),
+      // A turn's storage failure as a run reads it: the event's text, no cause, no code.
+      new StorageError(
+        "the connection to the database failed: connect ECONNREFUSED 127.0.0.1:5432",
+        null,
+        undefined,
+        "a turn of the run could not be recorded",
+      ),
     ]) {
       expect(isDatabaseAway(error), error.message).toBe(true);
     }

@@ -9,6 +9,7 @@ const SOCKET_CODES = new Set([
   "EHOSTUNREACH",
   "ENETUNREACH",
 ]);
+const SOCKET_WORDS = new RegExp(`\\b(?:${[...SOCKET_CODES].join("|")})\\b`);
 /** PostgreSQL shutting down or restarting (57P0x) and its connection-exception class (08xxx). */
 const AWAY_SQLSTATE = /^(?:57P0[123]|08[0-9A-Z]{3})$/;
 
@@ -37,6 +38,9 @@ export function isDatabaseAway(error: unknown): boolean {
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     const error: Error = current;
     if (isLostConnection(error)) return true;
+    // A socket error named only in a message: a turn's storage failure reaches a run as its
+    // event's text (run-execution.ts), the driver's error and its code left behind.
+    if (SOCKET_WORDS.test(error.message)) return true;
     for (const code of [
       (error as { code?: unknown }).code,
       (error as { storageCode?: unknown }).storageCode,

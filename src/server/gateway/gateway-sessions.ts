@@ -51,6 +51,11 @@ export interface GatewayRequestContext {
   session_header: string | null;
   /** A retry whose first attempt failed: the session that attempt ran in. */
   retried_session?: string;
+  /**
+   * The session of a request with the same body from the same client that failed unanswered a
+   * moment ago (a retry the client did not say is one): taken when it is free, else ignored.
+   */
+  inferred_retry_of?: string;
   resolved: () => ResolvedGatewayModel;
 }
 
@@ -145,11 +150,7 @@ export class GatewaySessions {
     // new turn (its last user message the turn's): an agent between its tools and its next call
     // when the lab restarted goes on. A rendered mode's request is written from the session's
     // history, which lacks these replies: refused as before.
-    if (orphaned !== null && !pass_through) {
-      throw new NoWaitingTurnError(
-        `no turn waits for the replies to ${orphaned.join(", ")}: it ended (its answer was given, or its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
-      );
-    }
+    if (orphaned !== null && !pass_through) throw noWaitingTurn(orphaned);
     const sampling = requestSampling(request.raw_body, pass_through);
     const parallel_tool_calls = parallelCalls(request.raw_body, pass_through);
     const tools = pass_through
@@ -168,11 +169,19 @@ export class GatewaySessions {
     if (named === null && abandoned === null && previousAnswerOf(body.messages) !== null) {
       await this.#recall();
     }
+    const inferred = request.inferred_retry_of;
+    const retryOf =
+      inferred !== undefined && !this.#busy(inferred) && !this.#turns.has(inferred)
+        ? inferred
+        : undefined;
     let session_id =
-      named ?? abandoned?.session_id ?? this.#continued(body.messages) ?? randomUUID();
+      named ?? abandoned?.session_id ?? retryOf ?? this.#continued(body.messages) ?? randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
+    // Replies to calls of no turn, in a session whose turn waits for others (a stale step sent
+    // again): that turn is live, and these are not its replies.
+    if (orphaned !== null && running !== undefined) throw noWaitingTurn(orphaned);
     // Still answering another request of this session: that one goes on, this one waits.
     if (running !== undefined && !running.awaitingClient) {
       throw new TurnInProgressError(session_id, null, null);
@@ -480,6 +489,12 @@ function agentOf(agent: { model: string; base_url?: string | undefined }): strin
 }
 
 /** The tool calls of the request's last assistant message, as the client sends them back. */
+function noWaitingTurn(ids: readonly string[]): NoWaitingTurnError {
+  return new NoWaitingTurnError(
+    `no turn waits for the replies to ${ids.join(", ")}: it ended (its answer was given, or its calls were answered "interrupted" after the wait) or the lab restarted; send the conversation's last user message again to start a new turn`,
+  );
+}
+
 /** A follow-up that leaves calls unanswered is refused, as OpenAI refuses it (400 naming them). */
 function refuseUnanswered(unanswered: readonly string[]): void {
   if (unanswered.length === 0) return;

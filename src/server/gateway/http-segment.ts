@@ -23,8 +23,8 @@ export interface HttpSegmentOptions {
   model: string;
   /** Told of failures the client hears of only as a generic 500 (the server's log). */
   report?: (error: unknown) => void;
-  /** Told when the request failed before any of its answer went out (an error status). */
-  unanswered?: () => void;
+  /** Told when the request failed before any of its answer went out, with its status. */
+  unanswered?: (status: number) => void;
   /**
    * The request's Node response, when served by @hono/node-server: a stream is written to it
    * directly (see #start) with `head`, made once by `streamHead`.
@@ -270,7 +270,7 @@ export class HttpSegment implements GatewaySegment {
       this.#ended = true;
       this.#onDisconnect = null;
       this.#resolve(openAIErrorResponse(failure));
-      this.#options.unanswered?.();
+      this.#options.unanswered?.(failure.status);
       return;
     }
     // A stream cut mid-event (pass-through) is closed first, so the error parses as an event.

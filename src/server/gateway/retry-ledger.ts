@@ -42,6 +42,14 @@ export interface RetryKey {
 
 const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body)).digest("hex");
 
+/**
+ * A failed request's name: who sent it (their key and user agent, hashed: two clients with one
+ * body are not one conversation, nor two tenants of a `pass_client_key` upstream) and its body.
+ */
+function failedName(key: RetryKey, client: string): string {
+  return `${createHash("sha256").update(client).digest("hex")}:${key.key()}`;
+}
+
 /** The key a request is remembered by: its Idempotency-Key, else a hash of its body. */
 export function retryKeyOf(
   headers: { retry_count?: string | undefined; idempotency_key?: string | undefined },
@@ -74,8 +82,11 @@ export function retryKeyOf(
 }
 
 export type RetryVerdict =
-  /** Run it; `session_id`: its first attempt failed in that session, which the retry continues. */
-  | { kind: "new"; session_id?: string }
+  /**
+   * Run it; `session_id`: its first attempt failed in that session, which the retry continues
+   * (`said`: the client said it retries; else it is the lab's inference, see #unsaidRetry).
+   */
+  | { kind: "new"; session_id?: string; said?: boolean }
   | { kind: "pending" }
   | { kind: "replay"; response: Response; session_id: string | null }
   /** An Idempotency-Key used before for another body. */
@@ -88,14 +99,22 @@ export type RetryVerdict =
 const UNSAID_RETRY_MS = 60_000;
 const MAX_FAILED = 64;
 
+/** The statuses the AI SDK retries (and openai-node): the only failures a retry follows. */
+function isRetriedStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
 export class RetryLedger {
   readonly #answered = new Map<string, Answered>();
-  /** Requests that failed before any answer, by body hash: their session, and when. */
+  /** Requests that failed before any answer, by client and body: their session, and when. */
   readonly #failed = new Map<string, { session_id: string; at: number }>();
 
-  /** What to do with a request: run it, wait for its first attempt, or answer it again. */
-  check(key: RetryKey): RetryVerdict {
-    if (!key.retry) return this.#unsaidRetry(key);
+  /**
+   * What to do with a request: run it, wait for its first attempt, or answer it again. `client`:
+   * who sent it (see #unsaidRetry).
+   */
+  check(key: RetryKey, client = ""): RetryVerdict {
+    if (!key.retry) return key.retryable ? { kind: "new" } : this.#unsaidRetry(key, client);
     const earlier = this.#answered.get(key.key());
     if (earlier === undefined || Date.now() - earlier.at > KEEP_MS) {
       return { kind: "new" };
@@ -108,7 +127,7 @@ export class RetryLedger {
     // session (one client call is one conversation, not a session per attempt).
     return earlier.session_id === null
       ? { kind: "new" }
-      : { kind: "new", session_id: earlier.session_id };
+      : { kind: "new", session_id: earlier.session_id, said: true };
   }
 
   /**
@@ -117,22 +136,31 @@ export class RetryLedger {
    * (as openai-node's is), not as a session of its own per attempt. Only a failure costs a hash:
    * with none remembered, no body is hashed.
    */
-  #unsaidRetry(key: RetryKey): RetryVerdict {
+  #unsaidRetry(key: RetryKey, client: string): RetryVerdict {
+    this.#pruneFailed();
     if (this.#failed.size === 0) return { kind: "new" };
-    const name = key.key();
+    const name = failedName(key, client);
     const failed = this.#failed.get(name);
     if (failed === undefined) return { kind: "new" };
     this.#failed.delete(name);
-    if (Date.now() - failed.at > UNSAID_RETRY_MS) return { kind: "new" };
-    return { kind: "new", session_id: failed.session_id };
+    return { kind: "new", session_id: failed.session_id, said: false };
   }
 
-  /** A request failed before any answer went out, in `session_id` (see #unsaidRetry). */
-  failed(key: RetryKey, session_id: string): void {
-    if (key.retryable) return;
-    const name = key.key();
+  /**
+   * A request failed with `status` before any answer went out, in `session_id` (see
+   * #unsaidRetry): kept only for a client that does not say how it retries, and only for a
+   * status such clients retry (a 400 is not tried again).
+   */
+  failed(key: RetryKey, client: string, status: number, session_id: string): void {
+    if (key.retryable || !isRetriedStatus(status)) return;
+    const name = failedName(key, client);
     this.#failed.delete(name);
     this.#failed.set(name, { session_id, at: Date.now() });
+    this.#pruneFailed();
+  }
+
+  /** Oldest first: past the window, or beyond the count. With none left, no body is hashed. */
+  #pruneFailed(): void {
     const now = Date.now();
     for (const [oldest, entry] of this.#failed) {
       if (this.#failed.size <= MAX_FAILED && now - entry.at <= UNSAID_RETRY_MS) break;

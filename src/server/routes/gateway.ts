@@ -53,7 +53,9 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         },
         raw,
       );
-      const verdict = deps.gateway.retries.check(retryKey);
+      // Who sent it, for a retry the client does not say is one (retry-ledger.ts).
+      const client = `${c.req.header("authorization") ?? ""}\n${c.req.header("user-agent") ?? ""}`;
+      const verdict = deps.gateway.retries.check(retryKey, client);
       if (verdict.kind === "pending") {
         return openAIErrorResponse(
           openAIError(
@@ -86,7 +88,7 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
       /** The session the request went to, once placed. */
       let placed: string | null = null;
-      let unanswered = false;
+      let unanswered: number | null = null;
       const segment = new HttpSegment({
         stream: body.stream === true,
         direct:
@@ -96,9 +98,9 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         include_usage: body.stream_options?.include_usage === true,
         model: body.model,
         report: (error) => deps.reportError("POST /v1/chat/completions", error),
-        unanswered: () => {
-          unanswered = true;
-          if (placed !== null) deps.gateway.retries.failed(retryKey, placed);
+        unanswered: (status) => {
+          unanswered = status;
+          if (placed !== null) deps.gateway.retries.failed(retryKey, client, status, placed);
         },
       });
       onClientGone(c, outgoing, () => segment.disconnected());
@@ -107,7 +109,11 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
         raw_body: raw,
         segment,
         session_header,
-        ...(verdict.session_id === undefined ? {} : { retried_session: verdict.session_id }),
+        ...(verdict.session_id === undefined
+          ? {}
+          : verdict.said
+            ? { retried_session: verdict.session_id }
+            : { inferred_retry_of: verdict.session_id }),
         resolved: () => {
           const { labConfig, env } = deps.runTurnDefaults;
           const resolution = resolveGatewayModel(body.model, labConfig ?? null, {
@@ -123,7 +129,8 @@ export function registerGatewayRoutes(app: Hono, deps: ServerDependencies): void
       // its first attempt has even been sent.
       setImmediate(() => deps.gateway.retries.remember(retryKey, segment, session_id));
       placed = session_id;
-      if (unanswered) deps.gateway.retries.failed(retryKey, session_id);
+      if (unanswered !== null)
+        deps.gateway.retries.failed(retryKey, client, unanswered, session_id);
       return await segment.response;
     } catch (error) {
       return openAIErrorResponse(toOpenAIError(error));
