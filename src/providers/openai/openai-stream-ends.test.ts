@@ -140,7 +140,10 @@ describe("a stall always ends", () => {
     expect((result.error as Error).message).toContain("no response headers within 100 ms");
     expect((result.error as Error).message).toContain("after 2 attempts");
     expect(result.parts.map((part) => part.type)).toEqual(["retry"]);
-    expect(server.requests).toHaveLength(2);
+    // Two attempts, as the error says; the server records one when it has read its body, which a
+    // loaded machine may not do within the attempt's 100 ms (a clean-clone run recorded one).
+    expect(server.requests.length).toBeGreaterThanOrEqual(1);
+    expect(server.requests.length).toBeLessThanOrEqual(2);
     expect(ms).toBeLessThan(1_000);
   });
 
