@@ -51,11 +51,9 @@ export function pendingResults(messages: readonly ChatMessage[]): ToolOutcome[] 
   if (last.role === "tool") {
     let start = messages.length - 1;
     while (start > 0 && messages[start - 1]?.role === "tool") start--;
-    const names = new Map<string, string>();
-    for (const message of messages.slice(0, start)) {
-      for (const call of message.tool_calls) names.set(call.id, call.name);
-    }
-    return messages.slice(start).map((message) => ({
+    const results = messages.slice(start);
+    const names = callNames(messages, start, results);
+    return results.map((message) => ({
       name: names.get(message.tool_call_id ?? "") ?? message.name ?? "tool",
       content: message.content,
     }));
@@ -65,4 +63,27 @@ export function pendingResults(messages: readonly ChatMessage[]): ToolOutcome[] 
   return results.length > 0
     ? results.map((result) => ({ name: result.name, content: result.content }))
     : null;
+}
+
+/**
+ * The names of the calls `results` answer, each from the latest call of its id before `start`:
+ * read backwards, so it stops at the calls' own message instead of walking a long history.
+ */
+function callNames(
+  messages: readonly ChatMessage[],
+  start: number,
+  results: readonly ChatMessage[],
+): Map<string, string> {
+  const wanted = new Set(results.map((message) => message.tool_call_id ?? ""));
+  const names = new Map<string, string>();
+  for (let index = start - 1; index >= 0 && names.size < wanted.size; index--) {
+    const calls = (messages[index] as ChatMessage).tool_calls;
+    for (let position = calls.length - 1; position >= 0; position--) {
+      const call = calls[position];
+      if (call !== undefined && wanted.has(call.id) && !names.has(call.id)) {
+        names.set(call.id, call.name);
+      }
+    }
+  }
+  return names;
 }

@@ -20,12 +20,13 @@ const byMessage = new WeakMap<ChatMessage, MessageTokens>();
  * use: at import it would load the tokenizer for every CLI command.
  */
 let closing: readonly number[] | null = null;
-const closingSegment = (): readonly number[] => {
+export const closingSegment = (): readonly number[] => {
   closing ??= promptSegments([])[0] ?? [];
   return closing;
 };
 
-function tokensOf(message: ChatMessage): MessageTokens {
+/** One message's prompt segments and whether the byte estimate counts any, from the cache. */
+export function messageTokens(message: ChatMessage): MessageTokens {
   let tokens = byMessage.get(message);
   if (tokens === undefined) {
     // One message's texts, without the prompt's closing segment.
@@ -47,7 +48,7 @@ export function messageSegments(
     ? promptSegments([], toolsJson).slice(0, -1)
     : [];
   for (const message of messages) {
-    for (const segment of tokensOf(message).segments) segments.push(segment);
+    for (const segment of messageTokens(message).segments) segments.push(segment);
   }
   segments.push(closingSegment());
   return segments;
@@ -62,21 +63,26 @@ const jsonByMessage = new WeakMap<ChatMessage, string>();
 export function messagesJsonParts(messages: readonly ChatMessage[]): string[] {
   const parts = ["["];
   for (const [index, message] of messages.entries()) {
-    let json = jsonByMessage.get(message);
-    if (json === undefined) {
-      json = JSON.stringify(message);
-      jsonByMessage.set(message, json);
-    }
     if (index > 0) parts.push(",");
-    parts.push(json);
+    parts.push(messageJson(message));
   }
   parts.push("]");
   return parts;
 }
 
+/** `JSON.stringify(message)`, once per message object. */
+export function messageJson(message: ChatMessage): string {
+  let json = jsonByMessage.get(message);
+  if (json === undefined) {
+    json = JSON.stringify(message);
+    jsonByMessage.set(message, json);
+  }
+  return json;
+}
+
 /** `isEstimatedPrompt(messages, toolsJson)`, message by message from the cache. */
 export function isEstimatedMessages(messages: readonly ChatMessage[], toolsJson: string): boolean {
   return (
-    isEstimatedPrompt([], toolsJson) || messages.some((message) => tokensOf(message).estimated)
+    isEstimatedPrompt([], toolsJson) || messages.some((message) => messageTokens(message).estimated)
   );
 }

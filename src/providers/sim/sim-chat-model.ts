@@ -1,15 +1,8 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import { tokenUsage } from "../../domain/usage.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
-import {
-  countSegmentTokens,
-  countTokens,
-  isEstimatedText,
-  loadTokenizer,
-  truncateToTokens,
-} from "../tokenizer.js";
-import { isEstimatedMessages, messageSegments, messagesJsonParts } from "./message-tokens.js";
-import { cachedPromptTokens } from "./prefix-cache.js";
+import { countTokens, isEstimatedText, loadTokenizer, truncateToTokens } from "../tokenizer.js";
+import { ConversationWalks } from "./conversation-walk.js";
 import { reasoningFor } from "./reasoning.js";
 import { type PlannedToolCall, planReply, type ReplyPlan } from "./reply-plan.js";
 import { RequestDigests } from "./request-digests.js";
@@ -62,7 +55,12 @@ export class SimChatModel implements ChatModel {
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
     signal?.throwIfAborted();
 
-    const requestDigest = DIGESTS.digest(request.conversation_id, fingerprint(request));
+    const toolsAndFormat = renderToolsAndFormat(request);
+    const prompt = WALKS.figures(request.conversation_id, request.messages, toolsAndFormat);
+    const requestDigest = DIGESTS.digest(
+      request.conversation_id,
+      fingerprint(request, prompt.json_parts),
+    );
     const responseId = `chatcmpl-sim-${requestDigest.slice(0, 16)}`;
     const wire = options.capture
       ? new SimWireCapture(options.capture, this.model, responseId, request)
@@ -72,10 +70,6 @@ export class SimChatModel implements ChatModel {
       request.max_tokens,
     );
     const reasoning = this.options.reasoning ? reasoningFor(plan) : "";
-    const toolsAndFormat = renderToolsAndFormat(request);
-    const prompt = messageSegments(request.messages, toolsAndFormat);
-    const promptTokenCount = countSegmentTokens(prompt);
-    const cachedTokens = cachedPromptTokens(request.messages, toolsAndFormat, prompt);
     const reasoningTokens = countTokens(reasoning);
     const completionTokens =
       reasoningTokens +
@@ -83,7 +77,7 @@ export class SimChatModel implements ChatModel {
       plan.tool_calls.reduce((sum, call) => sum + countTokens(renderCall(call)), 0);
     // Past the tokenizer's exact limit a count is the byte estimate, and the usage says so.
     const estimated =
-      isEstimatedMessages(request.messages, toolsAndFormat) ||
+      prompt.estimated ||
       isEstimatedText(plan.text) ||
       plan.tool_calls.some((call) => isEstimatedText(renderCall(call)));
     const random = new SeededRandom(hashString(requestDigest, this.options.seed ^ 0x2545f491));
@@ -126,9 +120,9 @@ export class SimChatModel implements ChatModel {
     }
     signal?.throwIfAborted();
     const usage = tokenUsage({
-      prompt_tokens: promptTokenCount,
+      prompt_tokens: prompt.prompt_tokens,
       completion_tokens: completionTokens,
-      cached_tokens: cachedTokens,
+      cached_tokens: prompt.cached_tokens,
       reasoning_tokens: reasoningTokens,
     });
     wire?.end(plan.finish_reason, usage);
@@ -159,8 +153,11 @@ export class SimChatModel implements ChatModel {
  */
 const DIGESTS = new RequestDigests();
 
+/** Each conversation's running prompt figures, for every sim of the process (as DIGESTS). */
+const WALKS = new ConversationWalks();
+
 /** Everything that decides the reply; equal fingerprints give equal replies. */
-function fingerprint(request: ChatModelRequest): string[] {
+function fingerprint(request: ChatModelRequest, messagesJson: readonly string[]): string[] {
   // JSON.stringify([messages, tools, …]) in parts, the history's from the per-message cache.
   const rest = JSON.stringify([
     request.tools ?? null,
@@ -170,7 +167,7 @@ function fingerprint(request: ChatModelRequest): string[] {
     // Only when given: every reply of a request without one stays as it was.
     ...(request.stop === undefined ? [] : [request.stop]),
   ]);
-  return ["[", ...messagesJsonParts(request.messages), ",", rest.slice(1)];
+  return ["[", ...messagesJson, ",", rest.slice(1)];
 }
 
 /** The part of the prompt that is not messages: tool definitions and the response format. */
