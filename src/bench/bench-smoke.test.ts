@@ -24,13 +24,15 @@ const TITLES: Record<string, string> = {
 };
 
 const SMALLEST = {
-  AGENT_LAB_STORE_SIZE: "small",
+  AGENT_LAB_STORE_SIZE: "tiny",
+  AGENT_LAB_SERVER_SESSIONS: "1000",
+  AGENT_LAB_BENCH_WARMUP: "50",
   AGENT_LAB_BFCL_CASES: "200",
   AGENT_LAB_GATEWAY_ROUNDS: "2",
   AGENT_LAB_BENCH_TURNS: "100",
   AGENT_LAB_PROVIDER_ROUNDS: "2",
   AGENT_LAB_PROVIDER_CALLS: "1",
-  AGENT_LAB_SCALE: "small",
+  AGENT_LAB_SCALE: "tiny",
   // The web UI and the bench command's memory have browser and CLI tests of their own.
   AGENT_LAB_SCALE_PARTS: "sessions,experiments,usage",
 };

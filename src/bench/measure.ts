@@ -57,3 +57,18 @@ export function printFigures(title: string, figures: readonly Figure[]): void {
     );
   }
 }
+
+/**
+ * A benchmark knob: the whole number in environment variable `name`, at least `least`, else
+ * `fallback` when unset; anything else is an error naming the variable (a typo must not run the
+ * default sizes for minutes).
+ */
+export function countFromEnv(name: string, fallback: number, least = 1): number {
+  const text = process.env[name]?.trim();
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < least) {
+    throw new Error(`${name}=${text}: expected a whole number of at least ${least}`);
+  }
+  return value;
+}

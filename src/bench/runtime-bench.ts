@@ -8,7 +8,7 @@ import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { HandWrittenLoop } from "./hand-written-loop.js";
-import { type Figure, median, printFigures } from "./measure.js";
+import { countFromEnv, type Figure, median, printFigures } from "./measure.js";
 import { ScriptedToolModel, TimedModel } from "./scripted-model.js";
 
 const MODES: ToolInvocationMode[] = ["chat_agent_tools", "dual_agent"];
@@ -148,10 +148,7 @@ async function captureStorage(directory: string): Promise<Figure> {
 }
 
 /** Turns in the long session of `perTurnCurve` (AGENT_LAB_BENCH_TURNS for a longer one). */
-const LONG_SESSION_TURNS = Math.max(
-  100,
-  Number.parseInt(process.env.AGENT_LAB_BENCH_TURNS ?? "", 10) || 1_000,
-);
+const LONG_SESSION_TURNS = countFromEnv("AGENT_LAB_BENCH_TURNS", 1_000, 100);
 
 /** A lab session's next turn, each call: [the lab's own ms (model time subtracted), rounds]. */
 function labSession(
@@ -185,10 +182,7 @@ function labSession(
  * V8 compiles the lab's code, far more of it than the loop's, over its first thousand-odd turns,
  * and a lab serves turns for hours. Measured right away, the lab's figure is partly its compiler.
  */
-const WARMUP_TURNS = Math.max(
-  0,
-  Number.parseInt(process.env.AGENT_LAB_BENCH_WARMUP ?? "", 10) || 1_500,
-);
+const WARMUP_TURNS = countFromEnv("AGENT_LAB_BENCH_WARMUP", 1_500, 0);
 
 /**
  * The lab against a hand-written loop doing the same model calls, tool calls and rows with one
@@ -282,7 +276,8 @@ async function perTurnCurve(directory: string): Promise<Figure> {
       shortTurns++;
       return (await short())[0];
     };
-    const points = [10, 100, LONG_SESSION_TURNS];
+    // A session of 100 turns (the smallest) has its last point at 100 already.
+    const points = [...new Set([10, 100, LONG_SESSION_TURNS])];
     const longCosts = new Map(points.map((point) => [point, [] as number[]]));
     const shortCosts = new Map(points.map((point) => [point, [] as number[]]));
     for (let turn = 1; turn <= LONG_SESSION_TURNS; turn++) {

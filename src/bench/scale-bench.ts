@@ -18,7 +18,8 @@ import { runUsageCurves } from "./scale-usage.js";
  * experiment of 50k runs, and `agent-lab bench` at growing run counts; every curve beside its
  * raw-SQL (or plain-page) floor measured in the same run.
  *
- * AGENT_LAB_SCALE picks the sizes: `small` (a quick look), `default`, `full` (adds the 50k-run
+ * AGENT_LAB_SCALE picks the sizes: `tiny` (the smoke test's), `small` (a quick look), `default`,
+ * `full` (adds the 50k-run
  * `agent-lab bench`, several minutes more). AGENT_LAB_SCALE_CACHE moves the generated files
  * (default: the system temp folder); AGENT_LAB_SCALE_PARTS=sessions,experiments,usage,ui,bench
  * picks parts (default all).
@@ -32,6 +33,13 @@ interface ScaleSizes {
 }
 
 const SIZES: Record<string, ScaleSizes> = {
+  // The smoke test's: that every part still gets to its figures, in seconds.
+  tiny: {
+    sessions: [200, 1_000],
+    calls: [1_000, 5_000],
+    experiment_runs: [100, 500],
+    bench_runs: [100],
+  },
   small: {
     sessions: [1_000, 10_000],
     calls: [10_000, 100_000],

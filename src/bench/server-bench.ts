@@ -10,7 +10,7 @@ import { parseInput } from "../domain/validation.js";
 import { sessionListQuery } from "../server/routes/sessions.js";
 import { type RunningServer, startServer } from "../server/start-server.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
-import { type Figure, median, printFigures, timeMedian } from "./measure.js";
+import { countFromEnv, type Figure, median, printFigures, timeMedian } from "./measure.js";
 import { startScaleLab } from "./scale-http.js";
 import { sampleMedian } from "./scale-measure.js";
 import { healthDuringHeavyTurn } from "./server-health-bench.js";
@@ -18,7 +18,7 @@ import { healthDuringHeavyTurn } from "./server-health-bench.js";
 /**
  * What the HTTP face adds: a turn streamed over SSE against the same turn consumed in-process, the
  * session list over HTTP (its first page, and the whole list page by page) against the same pages
- * in-process on a file with 10,000 sessions, and the health endpoint's latency while a heavy turn
+ * in-process on a file with 10,000 sessions (AGENT_LAB_SERVER_SESSIONS), and the health endpoint's latency while a heavy turn
  * runs against the idle server.
  */
 
@@ -104,7 +104,7 @@ const CONFIGS = [
   }),
 ];
 
-/** 10,000 sessions of two turns with full configs, and `rows` usage rows spread over them. */
+/** `sessions` sessions of two turns with full configs, and `rows` usage rows spread over them. */
 function populate(path: string, sessions: number, rows: number): void {
   new SqliteSessionStore(path).close();
   const db = new Database(path);
@@ -138,7 +138,8 @@ function populate(path: string, sessions: number, rows: number): void {
   db.close();
 }
 
-const SESSIONS = 10_000;
+/** The list's sessions: 10,000, or AGENT_LAB_SERVER_SESSIONS (the smoke test's smaller run). */
+const sessionCount = () => countFromEnv("AGENT_LAB_SERVER_SESSIONS", 10_000, MAX_PAGE_LIMIT);
 
 /** The page size of the list walks: the API's largest, so the whole list is 20 requests. */
 const LIST_PAGE = MAX_PAGE_LIMIT;
@@ -153,6 +154,7 @@ interface SessionsPage {
  * longer than the list, is an error (it would never end).
  */
 async function walkPages(
+  sessions: number,
   read: (cursor: string | null) => SessionsPage | Promise<SessionsPage>,
 ): Promise<string[]> {
   const ids: string[] = [];
@@ -162,7 +164,7 @@ async function walkPages(
     for (const session of page.sessions) ids.push(session.id);
     cursor = page.next_cursor;
     if (cursor === null) return ids;
-    if (seen.has(cursor) || seen.size >= SESSIONS / LIST_PAGE) {
+    if (seen.has(cursor) || seen.size >= sessions / LIST_PAGE) {
       throw new Error(`the list's walk does not end: cursor ${cursor} after ${seen.size} pages`);
     }
     seen.add(cursor);
@@ -175,11 +177,12 @@ async function walkPages(
  * following `next_cursor`, where every session must arrive exactly once.
  */
 async function sessionListFigure(directory: string): Promise<Figure> {
-  const path = join(directory, "ten-thousand-sessions.sqlite3");
+  const sessions = sessionCount();
+  const path = join(directory, "sessions.sqlite3");
   const started = performance.now();
-  populate(path, SESSIONS, 200_000);
+  populate(path, sessions, sessions * 20);
   console.log(
-    `  (built 10,000 sessions and 200,000 usage rows in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    `  (built ${sessions.toLocaleString("en")} sessions and ${(sessions * 20).toLocaleString("en")} usage rows in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
   const lab = await startScaleLab(path);
   try {
@@ -192,16 +195,17 @@ async function sessionListFigure(directory: string): Promise<Figure> {
     });
     const walkHttp = () =>
       walkPages(
+        sessions,
         async (cursor) =>
           (await lab.get(
             `/api/sessions?${new URLSearchParams(pageQuery(cursor))}`,
           )) as SessionsPage,
       );
-    const walkStore = () => walkPages((cursor) => storePage(pageQuery(cursor)));
+    const walkStore = () => walkPages(sessions, (cursor) => storePage(pageQuery(cursor)));
     const walked = await walkHttp();
-    if (walked.length !== SESSIONS || new Set(walked).size !== SESSIONS) {
+    if (walked.length !== sessions || new Set(walked).size !== sessions) {
       throw new Error(
-        `the list walked ${walked.length} sessions (${new Set(walked).size} distinct), not ${SESSIONS}`,
+        `the list walked ${walked.length} sessions (${new Set(walked).size} distinct), not ${sessions}`,
       );
     }
     if ((await walkStore()).join() !== walked.join()) {
@@ -220,11 +224,11 @@ async function sessionListFigure(directory: string): Promise<Figure> {
     const pageHttp = (await sampleMedian(() => lab.get("/api/sessions"), 50)).median_ms;
     const pageStore = timeMedian(() => storePage({}), 50);
     console.log(
-      `  GET /api/sessions (10,000 sessions): the first page of ${DEFAULT_PAGE_LIMIT} ${pageHttp.toFixed(2)} ms, in-process ${pageStore.toFixed(2)} ms; ` +
-        `the whole list in ${SESSIONS / LIST_PAGE} pages of ${LIST_PAGE} ${walkHttpMs.toFixed(1)} ms, in-process ${walkStoreMs.toFixed(1)} ms; listSessions (the seed's whole list at once) ${plain.toFixed(1)} ms`,
+      `  GET /api/sessions (${sessions.toLocaleString("en")} sessions): the first page of ${DEFAULT_PAGE_LIMIT} ${pageHttp.toFixed(2)} ms, in-process ${pageStore.toFixed(2)} ms; ` +
+        `the whole list in ${Math.ceil(sessions / LIST_PAGE)} pages of ${LIST_PAGE} ${walkHttpMs.toFixed(1)} ms, in-process ${walkStoreMs.toFixed(1)} ms; listSessions (the seed's whole list at once) ${plain.toFixed(1)} ms`,
     );
     return {
-      name: `GET /api/sessions on 10,000 sessions, the first page of ${DEFAULT_PAGE_LIMIT} as the web UI asks for it, parsed by the client (median of 50)`,
+      name: `GET /api/sessions on ${sessions.toLocaleString("en")} sessions, the first page of ${DEFAULT_PAGE_LIMIT} as the web UI asks for it, parsed by the client (median of 50)`,
       value: `${pageHttp.toFixed(2)} ms`,
       baseline: `${pageStore.toFixed(2)} ms (listSessionPage in-process); the whole list over HTTP ${walkHttpMs.toFixed(1)} ms against ${walkStoreMs.toFixed(1)} ms in-process`,
       ratio: pageHttp / pageStore,

@@ -17,18 +17,19 @@ const RAW_INSERT = `
 const DUAL_AGENT = '{"tool_invocation_mode":"dual_agent"}';
 
 /**
- * AGENT_LAB_STORE_SIZE=small divides the files by ten (the smoke test's run); the figures and
- * their targets are for the default sizes.
+ * AGENT_LAB_STORE_SIZE=small divides the files by ten (a quick look), `tiny` by fifty and more
+ * (the smoke test's run); the figures and their targets are for the default sizes.
  */
 const SIZES = {
   default: { calls: 20_000, sessions: 10_000, rows: 1_000_000, big_session_calls: 100_000 },
   small: { calls: 2_000, sessions: 1_000, rows: 100_000, big_session_calls: 10_000 },
+  tiny: { calls: 500, sessions: 200, rows: 10_000, big_session_calls: 2_000 },
 };
 
 function sizes(): (typeof SIZES)["default"] {
   const wanted = process.env.AGENT_LAB_STORE_SIZE?.trim() || "default";
-  if (wanted !== "default" && wanted !== "small") {
-    throw new Error(`AGENT_LAB_STORE_SIZE=${wanted}: choose default or small`);
+  if (wanted !== "default" && wanted !== "small" && wanted !== "tiny") {
+    throw new Error(`AGENT_LAB_STORE_SIZE=${wanted}: choose default, small or tiny`);
   }
   return SIZES[wanted];
 }

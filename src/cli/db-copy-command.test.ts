@@ -1,8 +1,10 @@
+import { copyFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { temporaryDirectory } from "../../test/paths.js";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
-import type { MessageRecord, SessionListItem } from "../domain/records.js";
+import type { SessionListItem } from "../domain/records.js";
 import type { UsageSummary } from "../domain/usage.js";
 import { openSessionStore } from "../store/open-store.js";
 import type { CopyOutcome } from "./commands/db-copy.js";
@@ -31,7 +33,7 @@ function expectNoSecret(result: CliResult, url: string): void {
 }
 
 /** Two sessions with tool calls and captured payloads (the simulated model is on loopback). */
-async function seed(db: string): Promise<string[]> {
+async function seedThroughCli(db: string): Promise<string[]> {
   const first = await runCliJson<TurnReport>([
     "--db",
     db,
@@ -54,6 +56,28 @@ async function seed(db: string): Promise<string[]> {
   return [first.session_id, second.session_id];
 }
 
+/**
+ * The seeded file, made once for the whole file through the CLI (three `run`s, seconds each on a
+ * busy machine): a SQLite lab is one file, and each test starts from its own copy of it.
+ */
+let template: Promise<{ path: string; ids: string[] }> | null = null;
+const templateFolder = temporaryDirectory();
+afterAll(() => templateFolder.remove());
+
+/** `seedThroughCli` for a PostgreSQL URL; for a SQLite file, a copy of the seeded template. */
+async function seed(db: string): Promise<string[]> {
+  if (db.startsWith("postgres")) return seedThroughCli(db);
+  template ??= (async () => {
+    const path = join(templateFolder.path, "seeded.sqlite3");
+    return { path, ids: await seedThroughCli(path) };
+  })();
+  const { path, ids } = await template;
+  // The CLI closed its store, which checkpoints: the file is the whole database.
+  expect(existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0).toBe(0);
+  copyFileSync(path, db);
+  return ids;
+}
+
 /** `seed`, then 50 copies of its first session (`bulk-0`…): 52 sessions. Its first session's id. */
 async function seedBulk(db: string): Promise<string> {
   const [original] = await seed(db);
@@ -69,31 +93,26 @@ async function seedBulk(db: string): Promise<string> {
   return original as string;
 }
 
-/** A session as `show --json` and `usage --json` print it, minus the ids a database numbers. */
+/**
+ * A session as the store reads it back (what `show --json`, `usage --json` and `call` print),
+ * minus the ids a database numbers: read in-process, as a CLI process a read cost seconds here.
+ */
 async function comparable(db: string, id: string) {
-  const shown = await runCliJson<{ messages: MessageRecord[]; audit: { id: number }[] }>([
-    "--db",
-    db,
-    "show",
-    id,
-  ]);
-  const usage = await runCliJson<UsageSummary>(["--db", db, "usage", id]);
-  const call = await runCliJson<{ request_body: string; response_body: string }>([
-    "--db",
-    db,
-    "call",
-    id,
-    "chat:1:1",
-  ]);
-  return {
-    shown: {
-      ...shown,
-      messages: shown.messages.map(({ id: _, ...message }) => message),
-      audit: shown.audit.map(({ id: _, ...row }) => row),
-    },
-    usage: { ...usage, calls: usage.calls.map(({ id: _, ...rest }) => rest) },
-    call: { request: call.request_body, response: call.response_body },
-  };
+  const store = await openSessionStore(db);
+  try {
+    const usage = await store.usageSummary(id);
+    const call = await store.getCallPayload(id, "chat:1:1");
+    return {
+      session: await store.getSession(id),
+      messages: (await store.listMessages(id)).map(({ id: _, ...message }) => message),
+      audit: (await store.listAuditLogs(id)).map(({ id: _, ...row }) => row),
+      turns: await store.listTurns(id),
+      usage: { ...usage, calls: usage.calls.map(({ id: _, ...rest }) => rest) },
+      call: { request: call?.request_body, response: call?.response_body },
+    };
+  } finally {
+    await store.close();
+  }
 }
 
 const copyArgs = (from: string, to: string, ...more: string[]) => [
@@ -211,6 +230,10 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     expect(outcome.source.total_tokens).toBeGreaterThan(0);
     for (const id of ids) {
       const original = await comparable(lab.db, id);
+      // Something to compare: the calls, their payload and the audit trail are there.
+      expect(original.call.request?.length).toBeGreaterThan(0);
+      expect(original.usage.calls.length).toBeGreaterThan(1);
+      expect(original.audit.length).toBeGreaterThan(5);
       expect(await comparable(url, id)).toStrictEqual(original);
       expect(await comparable(back, id)).toStrictEqual(original);
     }
