@@ -1,14 +1,19 @@
-import { copyFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/paths.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
 import type { SessionListItem } from "../domain/records.js";
 import type { UsageSummary } from "../domain/usage.js";
 import { openSessionStore } from "../store/open-store.js";
 import type { CopyOutcome } from "./commands/db-copy.js";
-import { type CliResult, freshLab, runCli, runCliJson, startCli } from "./test-fixtures.js";
+import {
+  type CliResult,
+  freshLab,
+  runCli,
+  runCliJson,
+  seededTemplate,
+  startCli,
+} from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const lab = freshLab();
@@ -56,26 +61,11 @@ async function seedThroughCli(db: string): Promise<string[]> {
   return [first.session_id, second.session_id];
 }
 
-/**
- * The seeded file, made once for the whole file through the CLI (three `run`s, seconds each on a
- * busy machine): a SQLite lab is one file, and each test starts from its own copy of it.
- */
-let template: Promise<{ path: string; ids: string[] }> | null = null;
-const templateFolder = temporaryDirectory();
-afterAll(() => templateFolder.remove());
+const seededCopy = seededTemplate(seedThroughCli);
 
-/** `seedThroughCli` for a PostgreSQL URL; for a SQLite file, a copy of the seeded template. */
+/** `seedThroughCli` for a PostgreSQL URL; for a SQLite file, a copy of the file's seeded lab. */
 async function seed(db: string): Promise<string[]> {
-  if (db.startsWith("postgres")) return seedThroughCli(db);
-  template ??= (async () => {
-    const path = join(templateFolder.path, "seeded.sqlite3");
-    return { path, ids: await seedThroughCli(path) };
-  })();
-  const { path, ids } = await template;
-  // The CLI closed its store, which checkpoints: the file is the whole database.
-  expect(existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0).toBe(0);
-  copyFileSync(path, db);
-  return ids;
+  return db.startsWith("postgres") ? seedThroughCli(db) : seededCopy(db);
 }
 
 /** `seed`, then 50 copies of its first session (`bulk-0`…): 52 sessions. Its first session's id. */

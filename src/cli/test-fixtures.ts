@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { copyFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeEach } from "vitest";
 import { repoRoot, temporaryDirectory } from "../../test/paths.js";
 
 /** Test helpers: the built CLI (`node bin/agent-lab.js`) as a child process, as users run it. */
@@ -142,4 +143,31 @@ export function freshLab(): TestLab {
   });
   afterEach(() => directory?.remove());
   return lab;
+}
+
+/**
+ * Call at the top of a test file: `seed` runs once for the whole file, into a template lab, and
+ * each call of the returned function copies that lab to `db` and gives `seed`'s result. Seeding
+ * goes through the CLI (seconds a process on a busy machine) and a SQLite lab is one file.
+ */
+export function seededTemplate<Seeded>(
+  seed: (db: string) => Promise<Seeded>,
+): (db: string) => Promise<Seeded> {
+  const folder = temporaryDirectory();
+  afterAll(() => folder.remove());
+  let template: Promise<{ path: string; seeded: Seeded }> | null = null;
+  return async (db) => {
+    template ??= (async () => {
+      const path = join(folder.path, "seeded.sqlite3");
+      return { path, seeded: await seed(path) };
+    })();
+    const { path, seeded } = await template;
+    // Every CLI process closed its store, which checkpoints: the file is the whole database.
+    const wal = `${path}-wal`;
+    if (existsSync(wal) && statSync(wal).size > 0) {
+      throw new Error(`the seeded lab's journal ${wal} is not empty: a process left it open`);
+    }
+    copyFileSync(path, db);
+    return seeded;
+  };
 }

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageRecord, SessionListItem } from "../domain/records.js";
 import { SESSION_EXPORT_VERSION, type SessionExport } from "../domain/session-export.js";
 import type { UsageSummary } from "../domain/usage.js";
-import { freshLab, runCli, runCliJson, stderrLines } from "./test-fixtures.js";
+import { freshLab, runCli, runCliJson, seededTemplate, stderrLines } from "./test-fixtures.js";
 import type { TurnReport } from "./turn-report.js";
 
 const MESSAGE = "search for agent lab and file a ticket about flaky tests";
@@ -12,10 +12,11 @@ const MESSAGE = "search for agent lab and file a ticket about flaky tests";
 const lab = freshLab();
 let sessionId: string;
 
-beforeEach(async () => {
+/** The seeded lab: a session of two turns with tool calls, made once through the CLI. */
+const seeded = seededTemplate(async (db) => {
   const first = await runCliJson<TurnReport>([
     "--db",
-    lab.db,
+    db,
     "run",
     "--approve",
     "all",
@@ -23,17 +24,21 @@ beforeEach(async () => {
     "Flaky",
     MESSAGE,
   ]);
-  sessionId = first.session_id;
   await runCliJson([
     "--db",
-    lab.db,
+    db,
     "run",
     "--approve",
     "all",
     "--session",
-    sessionId,
+    first.session_id,
     "file a ticket about slow builds",
   ]);
+  return first.session_id;
+});
+
+beforeEach(async () => {
+  sessionId = await seeded(lab.db);
 });
 const path = (name: string) => join(lab.folder, name);
 
