@@ -92,6 +92,11 @@ async function comparable(db: string, id: string) {
   try {
     const usage = await store.usageSummary(id);
     const call = await store.getCallPayload(id, "chat:1:1");
+    // Every seeded session captured its first call: a payload lost on both sides is no match.
+    expect(
+      call,
+      `the payload of ${id}'s first call in ${db.replace(/:[^:@/]*@/, ":***@")}`,
+    ).not.toBeNull();
     return {
       session: await store.getSession(id),
       messages: (await store.listMessages(id)).map(({ id: _, ...message }) => message),
@@ -548,7 +553,9 @@ describe("agent-lab db copy", { timeout: 300_000 }, () => {
     }
     const again = await runCliJson<CopyOutcome>(copyArgs(lab.db, url));
     expect(again).toMatchObject({ copied: 2, present: 0, conflicts: [] });
-    for (const id of ids) expect(await comparable(url, id)).toEqual(await comparable(lab.db, id));
+    for (const id of ids) {
+      expect(await comparable(url, id)).toStrictEqual(await comparable(lab.db, id));
+    }
   });
 
   it("names a bad source or target clearly, without a password", async () => {

@@ -161,13 +161,18 @@ export function seededTemplate<Seeded>(
       const path = join(folder.path, "seeded.sqlite3");
       return { path, seeded: await seed(path) };
     })();
-    const { path, seeded } = await template;
+    // A seed that failed is tried again by the next test, not handed to every one.
+    const { path, seeded } = await template.catch((error: unknown) => {
+      template = null;
+      throw error;
+    });
     // Every CLI process closed its store, which checkpoints: the file is the whole database.
     const wal = `${path}-wal`;
     if (existsSync(wal) && statSync(wal).size > 0) {
       throw new Error(`the seeded lab's journal ${wal} is not empty: a process left it open`);
     }
     copyFileSync(path, db);
-    return seeded;
+    // Each test its own copy, as of its database: one that changes it changes no other's.
+    return structuredClone(seeded);
   };
 }

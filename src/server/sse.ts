@@ -35,7 +35,7 @@ export function formatTurnEvent(event: TurnEvent | { type: string }): string {
  * the instant sim, which never waits) go out as one write, and so do those that arrive while a
  * write is in flight. Each write passes through Hono's web stream and Node's response, a cost per
  * write: an instant sim turn over HTTP was about 60 writes, and took 6.2-7.5 ms more than in-process
- * against 5.1-5.7 ms with one (`npm run bench -- server`).
+ * against 3.5-5.7 ms with one (`npm run bench -- server`).
  */
 export function streamTurnEvents<Event extends { type: string } = TurnEvent>(
   c: Context,

@@ -4,6 +4,7 @@ import { countPromptTokens, MAX_EXACT_CHARS } from "../tokenizer.js";
 import { ConversationWalks } from "./conversation-walk.js";
 import { isEstimatedMessages } from "./message-tokens.js";
 import { cachedPromptTokens } from "./prefix-cache.js";
+import { SeededRandom } from "./seeded-random.js";
 import { message } from "./test-fixtures.js";
 
 const TOOLS = JSON.stringify([{ name: "mock_search", description: "Searches", parameters: {} }]);
@@ -106,5 +107,72 @@ describe("the sim's conversation walks", () => {
     expect(walked(walks, "e", withHuge).estimated).toBe(true);
     expect(walked(walks, "e", withHuge)).toEqual(wholly(withHuge, TOOLS));
     expect(walked(walks, "e", history).estimated).toBe(false);
+  });
+
+  it("give the whole-prompt figures for random requests: grown, cut, edited, copied, interleaved", () => {
+    const walks = new ConversationWalks();
+    const random = new SeededRandom(7);
+    const texts = ["", "hi", "<|assistant|>", "search for cats", "x ".repeat(40), "ünïcode ✓"];
+    const pick = <Item>(items: readonly Item[]) =>
+      items[random.integer(0, items.length - 1)] as Item;
+    const someMessage = (turn: number): ChatMessage => {
+      const role = pick(["system", "user", "assistant", "tool"] as const);
+      if (role === "assistant" && random.next() < 0.5) {
+        const args = { query: pick(texts) };
+        return message("assistant", pick(texts), {
+          tool_calls: [
+            {
+              id: `c${turn}`,
+              name: "mock_search",
+              arguments: args,
+              raw_arguments: JSON.stringify(args),
+            },
+          ],
+          ...(random.next() < 0.2 ? { refusal: "no" } : {}),
+        });
+      }
+      if (role === "tool")
+        return message("tool", pick(texts), { tool_call_id: `c${turn}`, name: "mock_search" });
+      return message(role, pick(texts));
+    };
+    const conversations = new Map<string, ChatMessage[]>();
+    for (let request = 0; request < 300; request++) {
+      const id = pick(["a", "b", "c", undefined]);
+      let messages = [...(conversations.get(id ?? "") ?? [])];
+      const change = random.next();
+      if (change < 0.6) {
+        for (let added = random.integer(1, 3); added > 0; added--)
+          messages.push(someMessage(request));
+      } else if (change < 0.75) {
+        messages = messages.slice(0, random.integer(0, messages.length));
+      } else if (change < 0.9 && messages.length > 0) {
+        // An equal copy (the runtime's system message) or an edited one, anywhere.
+        const at = random.integer(0, messages.length - 1);
+        const copy = { ...(messages[at] as ChatMessage) };
+        // Edited in one field the prompt shows, content or not (a copy's JSON tells them apart).
+        const edit = random.next();
+        if (edit < 0.25) copy.content = pick(texts);
+        else if (edit < 0.4) copy.name = pick(["mock_search", "other"]);
+        else if (edit < 0.55) copy.tool_calls = [];
+        messages[at] = copy;
+      }
+      const tools = pick([TOOLS, "", '[{"name":"other"}]']);
+      if (id !== undefined) conversations.set(id, messages);
+      expect(walked(walks, id, messages, tools), `request ${request}`).toEqual(
+        wholly(messages, tools),
+      );
+    }
+  });
+
+  it("forget the least recently used conversations past 64, and walk a forgotten one again right", () => {
+    const walks = new ConversationWalks();
+    const history = round([message("system", "You help.")], 1);
+    for (let conversation = 0; conversation < 70; conversation++) {
+      expect(walked(walks, `s${conversation}`, history)).toEqual(wholly(history, TOOLS));
+    }
+    const grown = round(history, 2);
+    // s0 was forgotten (walked from nothing), s69 is kept (walked from where it was): both right.
+    expect(walked(walks, "s0", grown)).toEqual(wholly(grown, TOOLS));
+    expect(walked(walks, "s69", grown)).toEqual(wholly(grown, TOOLS));
   });
 });

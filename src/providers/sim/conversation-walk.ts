@@ -5,8 +5,8 @@ import { commonSegmentPrefix } from "./prefix-cache.js";
 
 /** How many conversations' walks are remembered (least recently used go first)… */
 const MAX_CONVERSATIONS = 64;
-/** …and how many of their messages, all together (the newest walk is always kept). */
-const MAX_KEPT_MESSAGES = 200_000;
+/** …and how many characters of their messages' JSON, all together (the newest is always kept). */
+const MAX_KEPT_CHARS = 8_000_000;
 
 /**
  * Running sums over a request's messages, entry i covering messages [0, i): what the prompt's
@@ -21,6 +21,8 @@ interface Walk {
   estimated: number[];
   /** Each message's JSON (not a sum: entry i is message i's). */
   json: string[];
+  /** The characters of `json`, all together. */
+  chars: number;
 }
 
 /** What the sim reports of a request's prompt. */
@@ -39,13 +41,15 @@ export interface PromptFigures {
  * request: a conversation's next request repeats the last one's messages (the same objects, which
  * the runtime keeps between rounds and turns) and appends a few, so a call at turn 1,000 costs what
  * a call at turn 10 does, save one identity comparison per message (a message built again with
-the same content, such as the runtime's system message, is compared by its JSON). Equal, by definition, to the
- * whole-prompt functions (`messageSegments`, `cachedPromptTokens`, `isEstimatedMessages`), which
- * a request without a conversation id still goes through.
+ * the same content, such as the runtime's system message, is compared by its JSON). The figures
+ * are those of the whole-prompt functions (`countPromptTokens`, `cachedPromptTokens`,
+ * `isEstimatedMessages`, `JSON.stringify`), tested equal over random conversations; a request
+ * without a conversation id is walked from nothing. The walks hold their conversations' messages
+ * until evicted: 64 conversations and 8 M characters of JSON at most, the newest always kept.
  */
 export class ConversationWalks {
   readonly #walks = new Map<string, Walk>();
-  #keptMessages = 0;
+  #keptChars = 0;
 
   figures(
     conversationId: string | undefined,
@@ -70,16 +74,16 @@ export class ConversationWalks {
     const last = this.#walks.get(conversationId);
     if (last !== undefined) {
       this.#walks.delete(conversationId);
-      this.#keptMessages -= last.messages.length;
+      this.#keptChars -= last.chars;
     }
     const walk = extend(last, messages);
     this.#walks.set(conversationId, walk);
-    this.#keptMessages += walk.messages.length;
+    this.#keptChars += walk.chars;
     for (const [oldest, kept] of this.#walks) {
-      const over = this.#walks.size > MAX_CONVERSATIONS || this.#keptMessages > MAX_KEPT_MESSAGES;
+      const over = this.#walks.size > MAX_CONVERSATIONS || this.#keptChars > MAX_KEPT_CHARS;
       if (!over || kept === walk) break;
       this.#walks.delete(oldest);
-      this.#keptMessages -= kept.messages.length;
+      this.#keptChars -= kept.chars;
     }
     return walk;
   }
@@ -87,10 +91,13 @@ export class ConversationWalks {
 
 /** `last` cut back to the messages both share (by identity) and extended by the rest. */
 function extend(last: Walk | undefined, messages: readonly ChatMessage[]): Walk {
-  const walk = last ?? { messages: [], tokens: [0], estimated: [0], json: [] };
+  const walk = last ?? { messages: [], tokens: [0], estimated: [0], json: [], chars: 0 };
   let common = 0;
   const shared = Math.min(walk.messages.length, messages.length);
   while (common < shared && sameMessage(walk.messages[common], messages[common])) common++;
+  for (let index = common; index < walk.json.length; index++) {
+    walk.chars -= (walk.json[index] as string).length;
+  }
   walk.messages.length = walk.json.length = common;
   walk.tokens.length = walk.estimated.length = common + 1;
   for (let index = common; index < messages.length; index++) {
@@ -99,7 +106,9 @@ function extend(last: Walk | undefined, messages: readonly ChatMessage[]): Walk 
     let length = 0;
     for (const segment of tokens.segments) length += segment.length;
     walk.messages.push(message);
-    walk.json.push(messageJson(message));
+    const json = messageJson(message);
+    walk.json.push(json);
+    walk.chars += json.length;
     walk.tokens.push((walk.tokens[index] as number) + length);
     walk.estimated.push((walk.estimated[index] as number) + (tokens.estimated ? 1 : 0));
   }

@@ -11,7 +11,8 @@ interface MessageTokens {
  * Each message's part of a prompt, tokenized once per message object: a conversation's history is
  * the same objects from one call to the next (the runtime keeps it between rounds and turns), so a
  * call costs a lookup per message instead of re-reading every text of the history. Messages are
- * not changed once sent, which is what makes the object a safe key; a WeakMap lets them go.
+ * not changed once sent, which is what makes the object a safe key; a WeakMap lets them go (once
+ * the conversation walks, conversation-walk.ts, have let go of them too).
  */
 const byMessage = new WeakMap<ChatMessage, MessageTokens>();
 
