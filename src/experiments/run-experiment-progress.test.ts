@@ -45,19 +45,47 @@ describe("formatProgressLine", () => {
 });
 
 describe("ProgressReporter", () => {
-  it("rewrites one line on a terminal, with an ETA from the runs done so far", () => {
+  it("rewrites one line on a terminal, with an ETA at the pace of the runs after the first", () => {
     let now = 0;
     const { writes, stream } = recorder(true);
     const reporter = new ProgressReporter(stream, () => now);
     reporter.update(state(3, { current: null }));
-    now = 2_000;
+    // The first runs took the start-up too (workers starting): no pace from them alone.
+    now = 8_000;
     reporter.update(state(5));
+    now = 9_000;
+    reporter.update(state(6));
+    now = 10_000;
+    reporter.update(state(7));
     reporter.finish();
     expect(writes).toEqual([
       "\r[----------] 3/120 runs · 3 skipped\u001b[K",
-      // 2 runs in 2 s, 115 to go.
-      "\r[----------] 5/120 runs · 3 skipped · cell dual_agent · sim · ETA 1m 55s\u001b[K",
+      "\r[----------] 5/120 runs · 3 skipped · cell dual_agent · sim\u001b[K",
+      "\r[----------] 6/120 runs · 3 skipped · cell dual_agent · sim\u001b[K",
+      // 2 runs in the 2 s since the first seen, 113 to go (from the start it would read 5m 23s).
+      "\r[----------] 7/120 runs · 3 skipped · cell dual_agent · sim · ETA 1m 53s\u001b[K",
       "\n",
+    ]);
+  });
+
+  it("makes no pace of runs that end together, nor of the runs skipped at the start", () => {
+    let now = 0;
+    const { writes, stream } = recorder(true);
+    const reporter = new ProgressReporter(stream, () => now);
+    reporter.update(state(3, { current: null }));
+    now = 5_000;
+    // Four workers' first runs end in the same reading: no pace yet.
+    reporter.update(state(7));
+    now = 5_001;
+    reporter.update(state(8));
+    now = 6_000;
+    reporter.update(state(9));
+    expect(writes.map((line) => line.split(" · ETA ")[1] ?? null)).toEqual([
+      null,
+      null,
+      null,
+      // 2 runs in 1 s, 111 to go: 55.5 s.
+      "56s\u001b[K",
     ]);
   });
 
