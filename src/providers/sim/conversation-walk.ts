@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../../domain/messages.js";
 import { isEstimatedPrompt, promptSegments } from "../tokenizer.js";
+import { ConversationMemo } from "./conversation-memo.js";
 import { closingSegment, messageJson, messageTokens } from "./message-tokens.js";
 import { commonSegmentPrefix } from "./prefix-cache.js";
 
@@ -48,8 +49,7 @@ export interface PromptFigures {
  * until evicted: 64 conversations and 8 M characters of JSON at most, the newest always kept.
  */
 export class ConversationWalks {
-  readonly #walks = new Map<string, Walk>();
-  #keptChars = 0;
+  readonly #walks = new ConversationMemo<Walk>(MAX_CONVERSATIONS, MAX_KEPT_CHARS);
 
   figures(
     conversationId: string | undefined,
@@ -71,21 +71,7 @@ export class ConversationWalks {
 
   #walk(conversationId: string | undefined, messages: readonly ChatMessage[]): Walk {
     if (conversationId === undefined) return extend(undefined, messages);
-    const last = this.#walks.get(conversationId);
-    if (last !== undefined) {
-      this.#walks.delete(conversationId);
-      this.#keptChars -= last.chars;
-    }
-    const walk = extend(last, messages);
-    this.#walks.set(conversationId, walk);
-    this.#keptChars += walk.chars;
-    for (const [oldest, kept] of this.#walks) {
-      const over = this.#walks.size > MAX_CONVERSATIONS || this.#keptChars > MAX_KEPT_CHARS;
-      if (!over || kept === walk) break;
-      this.#walks.delete(oldest);
-      this.#keptChars -= kept.chars;
-    }
-    return walk;
+    return this.#walks.update(conversationId, (last) => extend(last, messages));
   }
 }
 

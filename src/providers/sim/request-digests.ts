@@ -1,4 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
+import { ConversationMemo } from "./conversation-memo.js";
 import {
   continueHash,
   digestOf,
@@ -47,25 +48,11 @@ interface Chain {
  * one per turn).
  */
 export class RequestDigests {
-  readonly #chains = new Map<string, Chain>();
-  #keptChars = 0;
+  readonly #chains = new ConversationMemo<Chain>(MAX_CONVERSATIONS, MAX_KEPT_CHARS);
 
   digest(conversationId: string | undefined, parts: readonly string[]): string {
     if (conversationId === undefined) return digestParts(parts);
-    const last = this.#chains.get(conversationId);
-    if (last !== undefined) {
-      this.#chains.delete(conversationId);
-      this.#keptChars -= last.chars;
-    }
-    const chain = extend(last, parts);
-    this.#chains.set(conversationId, chain);
-    this.#keptChars += chain.chars;
-    for (const [oldest, kept] of this.#chains) {
-      const over = this.#chains.size > MAX_CONVERSATIONS || this.#keptChars > MAX_KEPT_CHARS;
-      if (!over || kept === chain) break;
-      this.#chains.delete(oldest);
-      this.#keptChars -= kept.chars;
-    }
+    const chain = this.#chains.update(conversationId, (last) => extend(last, parts));
     const end = parts.length;
     if (chain.chars <= NATIVE_PREHASH_CHARS) {
       return digestOf(chain.high[end] as number, chain.low[end] as number);

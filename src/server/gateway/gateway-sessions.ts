@@ -169,13 +169,12 @@ export class GatewaySessions {
     if (named === null && abandoned === null && previousAnswerOf(body.messages) !== null) {
       await this.#recall();
     }
-    const inferred = request.inferred_retry_of;
-    const retryOf =
-      inferred !== undefined && !this.#busy(inferred) && !this.#turns.has(inferred)
-        ? inferred
-        : undefined;
     let session_id =
-      named ?? abandoned?.session_id ?? retryOf ?? this.#continued(body.messages) ?? randomUUID();
+      named ??
+      abandoned?.session_id ??
+      this.#inferredRetry(request.inferred_retry_of) ??
+      this.#continued(body.messages) ??
+      randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
@@ -302,6 +301,16 @@ export class GatewaySessions {
     const longest = Math.max(...mine.map((turn) => openings[waiting.indexOf(turn)] as number));
     const tied = mine.filter((turn) => openings[waiting.indexOf(turn)] === longest);
     return tied.find((turn) => turn.handedOut(asked)) ?? (tied[0] as GatewayTurn);
+  }
+
+  /**
+   * The failed attempt's session an unsaid retry goes on in: an inference, so only when that
+   * session is free (never a refusal because of a guess); asked only when no session is named.
+   */
+  #inferredRetry(sessionId: string | undefined): string | undefined {
+    return sessionId !== undefined && !this.#busy(sessionId) && !this.#turns.has(sessionId)
+      ? sessionId
+      : undefined;
   }
 
   /**
