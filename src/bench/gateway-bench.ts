@@ -1,7 +1,7 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
-import { type Figure, median, printFigures } from "./measure.js";
+import { countFromEnv, type Figure, median, printFigures } from "./measure.js";
 import { startStreamServer } from "./provider-bench.js";
 import {
   cpuPerChunk,
@@ -21,12 +21,18 @@ import {
  * hosted one).
  */
 
-const WARMUP = 10;
+/**
+ * Rounds before the measured ones (AGENT_LAB_GATEWAY_WARMUP): a gateway serves requests for hours,
+ * and V8 compiles its request path over the first few hundred. After 10 rounds the added time to
+ * first token read +1.47 to +1.76 ms and CPU per chunk 1.16-1.20x; after 300, +1.28 to +1.75 ms
+ * and 1.10-1.18x (two runs each, 3 December), the bare proxy's figure falling with it.
+ */
+const WARMUP = countFromEnv("AGENT_LAB_GATEWAY_WARMUP", 200, 0);
 /**
  * 100 rounds: at 40, the paired ratio moved by ±0.05 between runs; at 100, three runs in a row
  * agreed within 0.03 (about 20 s in all).
  */
-const ROUNDS = Number(process.env.AGENT_LAB_GATEWAY_ROUNDS ?? 100);
+const ROUNDS = countFromEnv("AGENT_LAB_GATEWAY_ROUNDS", 100);
 
 interface Run {
   cpu_us: number;

@@ -657,6 +657,52 @@ describe("upstream faults as the client sees them", () => {
     expect(server.store.listSessions()).toHaveLength(5);
   });
 
+  it("a retry inferred from its body is never refused: asked in another mode, or its session busy, it gets a session of its own", async () => {
+    const agent = { "user-agent": "agent-a/1.0" };
+    const turnsOf = (id: string) => server.store.listTurns(id).map((turn) => turn.status);
+    /** A request that fails as the AI SDK retries, and the session it failed in. */
+    const failing = async (content: string) => {
+      const before = new Set(server.store.listSessions().map((session) => session.id));
+      const body = { model: "plain", messages: [{ role: "user", content }] };
+      upstream.enqueue(errorReply(429, "slow down", { "retry-after-ms": "20" }));
+      expect((await post(body, agent)).status).toBe(429);
+      const [id] = server.store.listSessions().filter((session) => !before.has(session.id));
+      return { body, id: id?.id as string };
+    };
+    const answered = async (body: unknown, headers: Record<string, string>, text: string) => {
+      upstream.enqueue(streamReply(completionStream({ text: [text] })));
+      const response = await post(body, headers);
+      expect(response.status).toBe(200);
+      await response.text();
+    };
+
+    // The same body from the same client, in another mode: a named session would refuse the
+    // mode; a guessed one must not.
+    const moded = await failing("a prompt that failed");
+    await answered(moded.body, { ...agent, "X-Agent-Lab-Mode": "dual_agent" }, "In dual_agent.");
+    expect(server.store.listSessions()).toHaveLength(2);
+    expect(turnsOf(moded.id)).toEqual(["failed"]);
+
+    // A failed session that, named, has a turn waiting for the client's tool replies since.
+    const busy = await failing("another prompt that failed");
+    upstream.enqueue(toolCallReply("call_busy", "get_weather", '{"city":"Rome"}'));
+    const waiting = await post(
+      {
+        model: "plain",
+        messages: [{ role: "user", content: "weather in Rome?" }],
+        tools: [WEATHER],
+      },
+      { ...agent, "X-Agent-Lab-Session": busy.id },
+    );
+    expect(waiting.status).toBe(200);
+    await waiting.text();
+    expect(turnsOf(busy.id)).toEqual(["failed", "running"]);
+    // The failed body again: taken into that session, it would end the waiting turn.
+    await answered(busy.body, agent, "On its own.");
+    expect(server.store.listSessions()).toHaveLength(4);
+    expect(turnsOf(busy.id)).toEqual(["failed", "running"]);
+  });
+
   it("dual_agent keeps the adapter's retries: its request is several calls, which a client's retry would run again", async () => {
     upstream.enqueue(
       errorReply(503, "busy", { "retry-after-ms": "10" }),

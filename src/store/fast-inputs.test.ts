@@ -133,6 +133,17 @@ describe("the store's fast input checks", () => {
     }
   });
 
+  it("read an object with symbol or hidden keys as zod does, at every level of a batch", () => {
+    const inputs = [RECORDS, CALL_ROUND].flatMap(oddKeyVariants);
+    // Two variants per object (23) and one per key.
+    expect(inputs.length).toBeGreaterThan(100);
+    for (const input of inputs) {
+      expect(outcome(() => parseAppendRecords(input))).toStrictEqual(
+        outcome(() => parseInput(AppendRecordsOptions, input, "appendRecords")),
+      );
+    }
+  });
+
   it("give what zod gives for a turn's claim and every mutation of it", () => {
     const { is_runner_alive: _alive, audit: _audit, ...bare } = CLAIM;
     for (const input of [CLAIM, bare, ...mutations(CLAIM)]) {
@@ -167,3 +178,38 @@ describe("the store's fast input checks", () => {
     );
   });
 });
+
+/**
+ * `value` once per object in it and per odd key: a symbol key added, a key no for-in sees added,
+ * and each of its own keys made one no for-in sees (its value kept).
+ */
+function oddKeyVariants(value: unknown): unknown[] {
+  const paths: (string | number)[][] = [];
+  const walk = (node: unknown, path: (string | number)[]) => {
+    if (node === null || typeof node !== "object") return;
+    if (!Array.isArray(node)) paths.push(path);
+    for (const [key, child] of Object.entries(node)) {
+      walk(child, [...path, Array.isArray(node) ? Number(key) : key]);
+    }
+  };
+  walk(value, []);
+  const at = (root: unknown, path: (string | number)[]) =>
+    path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], root);
+  return paths.flatMap((path) => {
+    const keys = Object.keys(at(value, path) as Record<string, unknown>);
+    const edits: ((target: Record<string, unknown>) => void)[] = [
+      (target) => {
+        target[Symbol("odd") as unknown as string] = 1;
+      },
+      (target) => Object.defineProperty(target, "hidden", { value: 1, enumerable: false }),
+      ...keys.map((key) => (target: Record<string, unknown>) => {
+        Object.defineProperty(target, key, { value: target[key], enumerable: false });
+      }),
+    ];
+    return edits.map((edit) => {
+      const copy = structuredClone(value);
+      edit(at(copy, path) as Record<string, unknown>);
+      return copy;
+    });
+  });
+}
