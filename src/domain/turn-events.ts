@@ -147,7 +147,16 @@ export const TurnEvent = z.discriminatedUnion("type", [
     tool_calls: count,
   }),
   z
-    .strictObject({ type: z.literal("error"), code: z.string(), message: z.string() })
+    .strictObject({
+      type: z.literal("error"),
+      code: z.string(),
+      message: z.string(),
+      /**
+       * The lab's database went away (a lost connection, a server shutting down), rather than
+       * refusing the write: the same turn may run once it answers again. Absent otherwise.
+       */
+      database_away: z.literal(true).optional(),
+    })
     .describe("the turn failed: a lab error code or internal_error (clients accept new codes)"),
   z.strictObject({
     type: z.literal("turn_end"),

@@ -3,10 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/postgres-database.js";
 import { TcpRelay } from "../../test/tcp-relay.js";
 import { createLabProviders } from "../composition/lab-providers.js";
+import { StorageError } from "../domain/errors.js";
 import { Suite } from "../domain/experiment.js";
 import { PostgresSessionStore } from "../store/postgres/postgres-session-store.js";
 import type { RunQueue } from "../store/run-queue.js";
 import { openRunQueue } from "../store/run-queue-open.js";
+import type { AppendRecordsOptions } from "../store/store-inputs.js";
 import { findExperimentRuns } from "./experiment-runs.js";
 import { runWorker, type WorkerOutcome } from "./experiment-worker.js";
 import { publishExperiment } from "./queue-plan.js";
@@ -225,45 +227,41 @@ describe("runWorker on PostgreSQL", () => {
       END $$;
       CREATE TRIGGER going_away BEFORE INSERT ON sessions
         FOR EACH ROW EXECUTE FUNCTION going_away();`);
-    const small = Suite.parse({ ...SUITE, repetitions: 3 });
-    const experimentId = "away-1";
-    await publishExperiment({
-      queue,
-      store,
-      suite: small,
-      experimentId,
-      repetitions: 3,
-      retryErrors: false,
-    });
-    const providers = createLabProviders();
-    const outages: unknown[] = [];
-    let outcome: WorkerOutcome;
-    try {
-      outcome = await runWorker({
-        queue,
-        store,
-        providers,
-        experimentId,
-        suite: small,
-        concurrency: 2,
-        leaseMs: 3000,
-        onOutage: (error) => outages.push(error),
-      });
-    } finally {
-      await providers.tools.close();
-    }
-    expect(outcome.errors).toEqual([]);
-    expect(outcome.ran).toBe(6);
-    expect(outages.map((error) => (error as Error).message)).toEqual([
+    await expectRunsAgain("away-1", store, [
       "the database refused the write: terminating connection due to administrator command (57P01)",
       "the database refused the write: terminating connection due to administrator command (57P01)",
     ]);
-    expect(await queue.counts(experimentId)).toMatchObject({ total: 6, done: 6, errors: 0 });
-    const runs = await findExperimentRuns(store, experimentId);
-    expect(runs.filter((run) => run.complete)).toHaveLength(6);
-    expect(runs).toHaveLength(6);
   });
 
+  it("runs a run again when the connection broke under one of its turns: the turn's error event says the database went away", async () => {
+    // The connection breaks as the first two turns write their end (no SQLSTATE: a socket error,
+    // as node-postgres gives it). The run reads only the turn's events.
+    const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    let breaks = 2;
+    const breaking = new Proxy(store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        if (property !== "appendRecords") return value.bind(target);
+        return async (...args: unknown[]) => {
+          const ends = (args[1] as AppendRecordsOptions).complete_turn !== undefined;
+          if (ends && breaks-- > 0) {
+            throw new StorageError(
+              "read ECONNRESET",
+              null,
+              { cause: lost },
+              "the connection to the database failed",
+            );
+          }
+          return value.apply(target, args);
+        };
+      },
+    });
+    await expectRunsAgain("broken-1", breaking, [
+      "a turn of the run could not be recorded: the connection to the database failed: read ECONNRESET",
+      "a turn of the run could not be recorded: the connection to the database failed: read ECONNRESET",
+    ]);
+  });
   it("retries the queue while the database refuses connections, and gives up with its error past the limit", async () => {
     const experimentId = EXPERIMENT;
     /** The queue with `claim` failing as a database that went away does, `failures` times. */
@@ -348,3 +346,47 @@ describe("runWorker on PostgreSQL", () => {
     }
   }, 60_000);
 });
+
+/**
+ * A 6-run experiment worked by one worker on `workerStore`: every run ends done, once, after
+ * the worker heard of the outages `outages` name (each run that met one ran again).
+ */
+async function expectRunsAgain(
+  experimentId: string,
+  workerStore: PostgresSessionStore,
+  outages: string[],
+): Promise<void> {
+  const small = Suite.parse({ ...SUITE, repetitions: 3 });
+  await publishExperiment({
+    queue,
+    store,
+    suite: small,
+    experimentId,
+    repetitions: 3,
+    retryErrors: false,
+  });
+  const providers = createLabProviders();
+  const heard: unknown[] = [];
+  let outcome: WorkerOutcome;
+  try {
+    outcome = await runWorker({
+      queue,
+      store: workerStore,
+      providers,
+      experimentId,
+      suite: small,
+      concurrency: 2,
+      leaseMs: 3000,
+      onOutage: (error) => heard.push(error),
+    });
+  } finally {
+    await providers.tools.close();
+  }
+  expect(outcome.errors).toEqual([]);
+  expect(outcome.ran).toBe(6);
+  expect(heard.map((error) => (error as Error).message)).toEqual(outages);
+  expect(await queue.counts(experimentId)).toMatchObject({ total: 6, done: 6, errors: 0 });
+  const runs = await findExperimentRuns(store, experimentId);
+  expect(runs.filter((run) => run.complete)).toHaveLength(6);
+  expect(runs).toHaveLength(6);
+}

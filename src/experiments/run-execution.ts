@@ -3,7 +3,7 @@ import { StorageError } from "../domain/errors.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import { runTurn } from "../runtime/run-turn.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
-import { untilDatabaseAnswers } from "../store/database-away.js";
+import { DatabaseWentAway, untilDatabaseAnswers } from "../store/database-away.js";
 import type { SessionStore } from "../store/session-store.js";
 import { type PlanContext, type PlannedRun, runConfig } from "./run-plan.js";
 
@@ -78,7 +78,7 @@ async function runTurns(
   for (const turn of run.scenario.turns) {
     if (signal?.aborted) return "cancelled";
     let status: string | null = null;
-    let storage: string | null = null;
+    let storage: { message: string; away: boolean } | null = null;
     for await (const event of runTurn({
       store,
       message: turn.user,
@@ -89,7 +89,9 @@ async function runTurns(
       ...(signal !== undefined ? { signal } : {}),
     })) {
       if (event.type === "turn_end") status = event.status;
-      if (event.type === "error" && event.code === "storage_failed") storage = event.message;
+      if (event.type === "error" && event.code === "storage_failed") {
+        storage = { message: event.message, away: event.database_away === true };
+      }
     }
     if (status === null || status === "cancelled") return "cancelled";
     // The lab's own database failed the turn, not the model: the run could not run (a failed
@@ -97,15 +99,14 @@ async function runTurns(
     // in the background meanwhile, and stored as failed once the database is back; the session
     // is removed with it (executeRun).
     if (status === "failed" && storage !== null) {
-      // The SQLSTATE the message ends with, kept: a database that went away (57P01, 08006) is
-      // told apart from a refusal, and the worker runs the run again once it is back.
-      const ending = / \(([0-9A-Z]{5})\)$/.exec(storage);
-      const reason = ending === null ? storage : storage.slice(0, ending.index);
-      const sqlstate = ending?.[1] ?? null;
+      // A database that went away is told apart from a refusal by the event: the worker runs
+      // the run again once it is back. The SQLSTATE the message ends with stays its code.
+      const ending = / \(([0-9A-Z]{5})\)$/.exec(storage.message);
+      const reason = ending === null ? storage.message : storage.message.slice(0, ending.index);
       throw new StorageError(
         reason,
-        sqlstate,
-        undefined,
+        ending?.[1] ?? null,
+        storage.away ? { cause: new DatabaseWentAway(storage.message) } : undefined,
         "a turn of the run could not be recorded",
       );
     }

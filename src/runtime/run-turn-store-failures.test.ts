@@ -99,6 +99,8 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     const errors = eventsOfType(turn.events, "error");
     expect(errors.at(-1)).toMatchObject({ code: "storage_failed" });
     expect(errors.at(-1)?.message).toMatch(/database or disk is full \(SQLITE_FULL\)/);
+    // A refusal, not a database that went away.
+    expect(errors.at(-1)).not.toHaveProperty("database_away");
     expect(turn.events.at(-1)?.type).toBe("turn_end");
 
     const other = open();
@@ -107,6 +109,33 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     expect(failed.at(-1)).toMatchObject({ turn_index: 1, details: { code: "storage_failed" } });
     assertStrictHistory(other.listMessages("s"));
     expect((await otherProcessClaims(other)).turn_index).toBe(2);
+  });
+
+  it("a connection lost mid-turn: the error event says the database went away, the audit log too", async () => {
+    const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    const store = failing(
+      open(),
+      "appendRecords",
+      new StorageError(
+        "read ECONNRESET",
+        null,
+        { cause: lost },
+        "the connection to the database failed",
+      ),
+      (_id, records) => endsTurn(records),
+    );
+    const turn = await collectTurn({ store, session_id: "s", message: SEARCH });
+    expect(turn.end).toMatchObject({ status: "failed" });
+    expect(eventsOfType(turn.events, "error").at(-1)).toEqual({
+      type: "error",
+      code: "storage_failed",
+      message: "the connection to the database failed: read ECONNRESET",
+      database_away: true,
+    });
+    const failed = open()
+      .listAuditLogs("s")
+      .filter((entry) => entry.event === "turn_failed");
+    expect(failed.at(-1)?.details).toMatchObject({ database_away: true });
   });
 
   it("a refused claim (the disk full before the turn) throws a StorageError and stores nothing", async () => {

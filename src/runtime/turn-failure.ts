@@ -2,6 +2,7 @@ import { codeOf } from "../domain/errors.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
+import { isDatabaseAway } from "../store/database-away.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { TurnRecords } from "./turn-records.js";
 
@@ -12,13 +13,22 @@ const RETRY_FOR_MS = 10 * 60_000;
 export interface TurnFailure {
   code: string;
   message: string;
+  database_away?: true;
 }
 
-/** What a turn that threw reports: a lab error as it is; anything else as an internal error. */
+/**
+ * What a turn that threw reports: a lab error as it is; anything else as an internal error. A
+ * database that went away says so, for whoever reads only the event (an experiment's run, which
+ * runs the turn again once the database is back): the driver's error stays here.
+ */
 function describeFailure(error: unknown): TurnFailure {
   // Stored and streamed like a round's failure, so it is redacted like one (run-rounds.ts).
   const message = redactSecretText(error instanceof Error ? error.message : String(error));
-  return { code: codeOf(error), message };
+  return {
+    code: codeOf(error),
+    message,
+    ...(isDatabaseAway(error) ? { database_away: true } : {}),
+  };
 }
 
 async function storeEnd(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { StorageError } from "../domain/errors.js";
-import { isDatabaseAway, untilDatabaseAnswers } from "./database-away.js";
+import { DatabaseWentAway, isDatabaseAway, untilDatabaseAnswers } from "./database-away.js";
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -15,13 +15,10 @@ describe("isDatabaseAway", () => {
       new StorageError("read ECONNRESET", null, {
         cause: withCode("read ECONNRESET", "ECONNRESET"),
       }),
-      // A turn's storage failure as a run reads it: the event's text, no cause, no code.
-      new StorageError(
-        "the connection to the database failed: connect ECONNREFUSED 127.0.0.1:5432",
-        null,
-        undefined,
-        "a turn of the run could not be recorded",
-      ),
+      // A turn's storage failure as a run reads it: the event said the database went away.
+      new StorageError("the connection to the database failed", null, {
+        cause: new DatabaseWentAway("the connection to the database failed"),
+      }),
     ]) {
       expect(isDatabaseAway(error), error.message).toBe(true);
     }
@@ -33,6 +30,8 @@ describe("isDatabaseAway", () => {
       new StorageError("database or disk is full", "SQLITE_FULL"),
       withCode("permission denied for schema public", "42501"),
       new Error("Cannot use a pool after calling end on the pool"),
+      // Words in a message are no evidence: a run learns it from the turn's event.
+      new StorageError("the connection to the database failed: connect ECONNREFUSED", null),
       "ECONNREFUSED",
     ]) {
       expect(isDatabaseAway(error), String(error)).toBe(false);

@@ -9,7 +9,6 @@ const SOCKET_CODES = new Set([
   "EHOSTUNREACH",
   "ENETUNREACH",
 ]);
-const SOCKET_WORDS = new RegExp(`\\b(?:${[...SOCKET_CODES].join("|")})\\b`);
 /** PostgreSQL shutting down or restarting (57P0x) and its connection-exception class (08xxx). */
 const AWAY_SQLSTATE = /^(?:57P0[123]|08[0-9A-Z]{3})$/;
 
@@ -29,6 +28,12 @@ export function isLostConnection(error: unknown): boolean {
 }
 
 /**
+ * A database that went away, known from a turn's `error` event (its `database_away`) where the
+ * driver's error stayed in the turn (run-execution.ts).
+ */
+export class DatabaseWentAway extends Error {}
+
+/**
  * A database that went away, told apart from a refusal of the statement: a lost connection or
  * PostgreSQL's "shutting down" SQLSTATEs, along the error's causes (a StorageError keeps the
  * driver's error as its cause, and the SQLSTATE as `storageCode`).
@@ -37,10 +42,7 @@ export function isDatabaseAway(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     const error: Error = current;
-    if (isLostConnection(error)) return true;
-    // A socket error named only in a message: a turn's storage failure reaches a run as its
-    // event's text (run-execution.ts), the driver's error and its code left behind.
-    if (SOCKET_WORDS.test(error.message)) return true;
+    if (isLostConnection(error) || error instanceof DatabaseWentAway) return true;
     for (const code of [
       (error as { code?: unknown }).code,
       (error as { storageCode?: unknown }).storageCode,
