@@ -22,17 +22,20 @@ import {
  */
 
 /**
- * Rounds before the measured ones (AGENT_LAB_GATEWAY_WARMUP): a gateway serves requests for hours,
- * and V8 compiles its request path over the first few hundred. After 10 rounds the added time to
- * first token read +1.47 to +1.76 ms and CPU per chunk 1.16-1.20x; after 300, +1.28 to +1.75 ms
- * and 1.10-1.18x (two runs each, 3 December), the bare proxy's figure falling with it.
+ * The rounds of a run, read when the gateway bench starts (a bad knob stops this part only).
+ * `warmup` (AGENT_LAB_GATEWAY_WARMUP) come before the measured ones: a gateway serves requests
+ * for hours, and V8 compiles its request path over the first few hundred. After 10 rounds CPU
+ * per chunk read 1.16-1.20x, after 300 1.10-1.18x; the added time to first token, +1.47 to +1.76
+ * ms against +1.28 to +1.75, moved less than the hour moves it (two runs each, 3 December).
+ * `rounds` (AGENT_LAB_GATEWAY_ROUNDS): at 40, the paired ratio moved by ±0.05 between runs; at
+ * 100, three runs in a row agreed within 0.03.
  */
-const WARMUP = countFromEnv("AGENT_LAB_GATEWAY_WARMUP", 200, 0);
-/**
- * 100 rounds: at 40, the paired ratio moved by ±0.05 between runs; at 100, three runs in a row
- * agreed within 0.03 (about 20 s in all).
- */
-const ROUNDS = countFromEnv("AGENT_LAB_GATEWAY_ROUNDS", 100);
+function runSize(): { warmup: number; rounds: number } {
+  return {
+    warmup: countFromEnv("AGENT_LAB_GATEWAY_WARMUP", 200, 0),
+    rounds: countFromEnv("AGENT_LAB_GATEWAY_ROUNDS", 100),
+  };
+}
 
 interface Run {
   cpu_us: number;
@@ -128,8 +131,9 @@ interface Side {
 }
 
 export async function runGatewayBench(): Promise<Figure[]> {
+  const size = runSize();
   console.log(
-    `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${ROUNDS} rounds after ${WARMUP} warm-up`,
+    `\ngateway benchmark: the openai client streaming ${LONG_CHUNKS}- and ${SHORT_CHUNKS}-chunk answers directly and through the gateway (pass-through, every turn recorded), ${size.rounds} rounds after ${size.warmup} warm-up`,
   );
   const upstream = await startStreamServer();
   const proxy = await startFloor(upstream.baseUrl);
@@ -138,7 +142,12 @@ export async function runGatewayBench(): Promise<Figure[]> {
   try {
     for (const payloads of ["off", "auto"] as const) {
       figures.push(
-        ...(await measure(upstream.baseUrl, { proxy: proxy.url, relay: relay.url }, payloads)),
+        ...(await measure(
+          upstream.baseUrl,
+          { proxy: proxy.url, relay: relay.url },
+          payloads,
+          size,
+        )),
       );
     }
   } finally {
@@ -155,6 +164,7 @@ async function measure(
   upstreamUrl: string,
   floors: { proxy: string; relay: string },
   payloads: "auto" | "off",
+  { warmup, rounds }: { warmup: number; rounds: number },
 ): Promise<Figure[]> {
   const lab = await startLab(upstreamUrl, payloads);
   const direct = new OpenAI({ baseURL: upstreamUrl, apiKey: "bench", maxRetries: 0 });
@@ -181,12 +191,12 @@ async function measure(
     ["relay", (length) => stream(relayed, "bench-model", length, null)],
   ];
   try {
-    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+    for (let round = 0; round < warmup + rounds; round++) {
       const order = round % 2 === 0 ? runners : [...runners].reverse();
       for (const [name, run] of order) {
         for (const length of ["long", "short"] as const) {
           const result = await run(length);
-          if (round < WARMUP) continue;
+          if (round < warmup) continue;
           const side = sides[name];
           side[length].push(result.cpu_us);
           side.lab[length].push(result.lab_us);

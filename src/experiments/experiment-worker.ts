@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { setImmediate as nextTurnOfEventLoop, setTimeout as sleep } from "node:timers/promises";
+import { isDatabaseAway, untilDatabaseAnswers } from "../domain/database-away.js";
 import type { Suite } from "../domain/experiment.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
-import { isDatabaseAway, untilDatabaseAnswers } from "../store/database-away.js";
 import type { ClaimedRun, RunError, RunOutcome, RunQueue } from "../store/run-queue.js";
 import type { SessionStore } from "../store/session-store.js";
 import { isRunComplete } from "./experiment-runs.js";

@@ -1,9 +1,9 @@
 import { policyApprover } from "../domain/approvals.js";
+import { DatabaseWentAway, untilDatabaseAnswers } from "../domain/database-away.js";
 import { StorageError } from "../domain/errors.js";
 import type { ChatModel } from "../providers/chat-model.js";
 import { runTurn } from "../runtime/run-turn.js";
 import type { TurnProviders } from "../runtime/turn-providers.js";
-import { DatabaseWentAway, untilDatabaseAnswers } from "../store/database-away.js";
 import type { SessionStore } from "../store/session-store.js";
 import { type PlanContext, type PlannedRun, runConfig } from "./run-plan.js";
 

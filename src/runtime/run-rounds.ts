@@ -1,7 +1,5 @@
-import { codeOf } from "../domain/errors.js";
 import type { ToolCallEvent } from "../domain/events.js";
 import type { ChatMessage } from "../domain/messages.js";
-import { redactSecretText } from "../domain/secrets.js";
 import type { TurnStatus } from "../domain/turn-events.js";
 import { interruptedReply } from "./event-kernel.js";
 import {
@@ -10,6 +8,7 @@ import {
   type RoundState,
   type TurnContext,
 } from "./turn-context.js";
+import { describeFailure } from "./turn-failure.js";
 
 /**
  * The rounds of a claimed turn: each round's assistant message and tool replies are stored as one
@@ -98,12 +97,10 @@ async function endEarly(
     context.records.messages(group);
     history.push(...group);
   }
-  const code = codeOf(error);
-  // Any ChatModel's error may quote its endpoint; what reaches the SSE stream is redacted here.
-  const message = redactSecretText(error instanceof Error ? error.message : String(error));
   if (cancelled) return cancelledEnd(context, state);
-  await context.audit("turn_failed", { code, message }, state.round_index);
-  context.emit({ type: "error", code, message });
+  const failure = describeFailure(error);
+  await context.audit("turn_failed", { ...failure }, state.round_index);
+  context.emit({ type: "error", ...failure });
   return { status: "failed", answer: state.text };
 }
 

@@ -138,6 +138,32 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     expect(failed.at(-1)?.details).toMatchObject({ database_away: true });
   });
 
+  it("a connection lost inside a round (the approval's live audit row): the round's error event says so too", async () => {
+    const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    const store = failing(
+      open(),
+      "appendAudit",
+      new StorageError(
+        "read ECONNRESET",
+        null,
+        { cause: lost },
+        "the connection to the database failed",
+      ),
+      (_id, entry) => (entry as { event: string }).event === "approval_required",
+    );
+    const turn = await collectTurn({
+      store,
+      session_id: "s",
+      message: "file a ticket about WAL docs",
+      approve: async () => ({ decision: "approve", decided_by: "user" }),
+    });
+    expect(turn.end).toMatchObject({ status: "failed" });
+    expect(eventsOfType(turn.events, "error").at(-1)).toMatchObject({
+      code: "storage_failed",
+      database_away: true,
+    });
+  });
+
   it("a refused claim (the disk full before the turn) throws a StorageError and stores nothing", async () => {
     const probe = open();
     const full = open({ max_page_count: probe.pageCount() });

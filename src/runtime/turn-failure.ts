@@ -1,8 +1,8 @@
+import { isDatabaseAway } from "../domain/database-away.js";
 import { codeOf } from "../domain/errors.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
-import { isDatabaseAway } from "../store/database-away.js";
 import type { SessionStore } from "../store/session-store.js";
 import type { TurnRecords } from "./turn-records.js";
 
@@ -17,18 +17,16 @@ export interface TurnFailure {
 }
 
 /**
- * What a turn that threw reports: a lab error as it is; anything else as an internal error. A
- * database that went away says so, for whoever reads only the event (an experiment's run, which
+ * What a turn or a round that threw reports, redacted (any ChatModel's error may quote its
+ * endpoint): a lab error as it is; anything else as an internal error. A storage failure that was
+ * the database going away says so, for whoever reads only the event (an experiment's run, which
  * runs the turn again once the database is back): the driver's error stays here.
  */
-function describeFailure(error: unknown): TurnFailure {
-  // Stored and streamed like a round's failure, so it is redacted like one (run-rounds.ts).
+export function describeFailure(error: unknown): TurnFailure {
   const message = redactSecretText(error instanceof Error ? error.message : String(error));
-  return {
-    code: codeOf(error),
-    message,
-    ...(isDatabaseAway(error) ? { database_away: true } : {}),
-  };
+  const code = codeOf(error);
+  const away = code === "storage_failed" && isDatabaseAway(error);
+  return { code, message, ...(away ? { database_away: true } : {}) };
 }
 
 async function storeEnd(

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { isDatabaseAway } from "../../domain/database-away.js";
 import {
   AgentLabError,
   InvalidInputError,
@@ -7,7 +8,6 @@ import {
   StorageError,
 } from "../../domain/errors.js";
 import type { SessionExport } from "../../domain/session-export.js";
-import { isDatabaseAway } from "../../store/database-away.js";
 import {
   isPostgresUrl,
   redactDatabaseUrl,

@@ -2,8 +2,8 @@ import { Socket } from "node:net";
 import { userInfo } from "node:os";
 import pg from "pg";
 import pgPass from "pgpass";
+import { isLostConnection } from "../../domain/database-away.js";
 import { AgentLabError, DatabaseOpenError, StorageError } from "../../domain/errors.js";
-import { isLostConnection } from "../database-away.js";
 import { redactDatabaseUrl, scrubDatabaseSecrets } from "../database-url.js";
 
 /**

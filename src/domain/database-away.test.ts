@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { StorageError } from "../domain/errors.js";
 import { DatabaseWentAway, isDatabaseAway, untilDatabaseAnswers } from "./database-away.js";
+import { StorageError } from "./errors.js";
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -30,7 +30,7 @@ describe("isDatabaseAway", () => {
       new StorageError("database or disk is full", "SQLITE_FULL"),
       withCode("permission denied for schema public", "42501"),
       new Error("Cannot use a pool after calling end on the pool"),
-      // Words in a message are no evidence: a run learns it from the turn's event.
+      // Socket words in a message are no evidence: a run learns it from the turn's event.
       new StorageError("the connection to the database failed: connect ECONNREFUSED", null),
       "ECONNREFUSED",
     ]) {
