@@ -55,6 +55,15 @@ function failing<Name extends keyof SessionStore>(
   });
 }
 
+/** A PostgreSQL store's error for a connection that broke (a socket error, no SQLSTATE). */
+const lostConnection = () =>
+  new StorageError(
+    "read ECONNRESET",
+    null,
+    { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) },
+    "the connection to the database failed",
+  );
+
 describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
   let directory: ReturnType<typeof temporaryDirectory>;
   let path: string;
@@ -112,17 +121,8 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
   });
 
   it("a connection lost mid-turn: the error event says the database went away, the audit log too", async () => {
-    const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-    const store = failing(
-      open(),
-      "appendRecords",
-      new StorageError(
-        "read ECONNRESET",
-        null,
-        { cause: lost },
-        "the connection to the database failed",
-      ),
-      (_id, records) => endsTurn(records),
+    const store = failing(open(), "appendRecords", lostConnection(), (_id, records) =>
+      endsTurn(records),
     );
     const turn = await collectTurn({ store, session_id: "s", message: SEARCH });
     expect(turn.end).toMatchObject({ status: "failed" });
@@ -139,16 +139,10 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
   });
 
   it("a connection lost inside a round (the approval's live audit row): the round's error event says so too", async () => {
-    const lost = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     const store = failing(
       open(),
       "appendAudit",
-      new StorageError(
-        "read ECONNRESET",
-        null,
-        { cause: lost },
-        "the connection to the database failed",
-      ),
+      lostConnection(),
       (_id, entry) => (entry as { event: string }).event === "approval_required",
     );
     const turn = await collectTurn({
@@ -162,6 +156,10 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
       code: "storage_failed",
       database_away: true,
     });
+    const failed = open()
+      .listAuditLogs("s")
+      .filter((entry) => entry.event === "turn_failed");
+    expect(failed.at(-1)?.details).toMatchObject({ database_away: true });
   });
 
   it("a refused claim (the disk full before the turn) throws a StorageError and stores nothing", async () => {
