@@ -152,6 +152,11 @@ export const TurnEvent = z.discriminatedUnion("type", [
       code: z.string(),
       message: z.string(),
       /**
+       * The database's own code for a storage_failed error (a PostgreSQL SQLSTATE, SQLite's
+       * SQLITE_FULL…), the one the message ends with in parentheses. Absent otherwise.
+       */
+      storage_code: z.string().optional(),
+      /**
        * The lab's database went away (a lost connection, a server shutting down), rather than
        * refusing the write: the same turn may run once it answers again. Absent otherwise.
        */

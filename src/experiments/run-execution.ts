@@ -78,7 +78,7 @@ async function runTurns(
   for (const turn of run.scenario.turns) {
     if (signal?.aborted) return "cancelled";
     let status: string | null = null;
-    let storage: { message: string; away: boolean } | null = null;
+    let storage: { message: string; code: string | null; away: boolean } | null = null;
     for await (const event of runTurn({
       store,
       message: turn.user,
@@ -90,7 +90,11 @@ async function runTurns(
     })) {
       if (event.type === "turn_end") status = event.status;
       if (event.type === "error" && event.code === "storage_failed") {
-        storage = { message: event.message, away: event.database_away === true };
+        storage = {
+          message: event.message,
+          code: event.storage_code ?? null,
+          away: event.database_away === true,
+        };
       }
     }
     if (status === null || status === "cancelled") return "cancelled";
@@ -100,12 +104,16 @@ async function runTurns(
     // is removed with it (executeRun).
     if (status === "failed" && storage !== null) {
       // A database that went away is told apart from a refusal by the event: the worker runs
-      // the run again once it is back. The SQLSTATE the message ends with stays its code.
-      const ending = / \(([0-9A-Z]{5})\)$/.exec(storage.message);
-      const reason = ending === null ? storage.message : storage.message.slice(0, ending.index);
+      // the run again once it is back. The database's code stays the error's (the message ends
+      // with it, and the rebuilt error's message puts it there again).
+      const ending = storage.code === null ? "" : ` (${storage.code})`;
+      const reason =
+        ending !== "" && storage.message.endsWith(ending)
+          ? storage.message.slice(0, -ending.length)
+          : storage.message;
       throw new StorageError(
         reason,
-        ending?.[1] ?? null,
+        storage.code,
         storage.away ? { cause: new DatabaseWentAway(storage.message) } : undefined,
         "a turn of the run could not be recorded",
       );

@@ -282,7 +282,7 @@ describe("runExperiment", () => {
     expect(broken.finished).toBe(0);
     expect(broken.errors).toHaveLength(8);
     expect(broken.errors[0]?.message).toMatch(
-      /^a turn of the run could not be recorded: the database refused the write: no space left on device/,
+      /^a turn of the run could not be recorded: the database refused the write: no space left on device \(SQLITE_CONSTRAINT_TRIGGER\)$/,
     );
     refuse.exec("DROP TRIGGER refuse_answers");
     refuse.close();

@@ -108,14 +108,18 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
     const errors = eventsOfType(turn.events, "error");
     expect(errors.at(-1)).toMatchObject({ code: "storage_failed" });
     expect(errors.at(-1)?.message).toMatch(/database or disk is full \(SQLITE_FULL\)/);
-    // A refusal, not a database that went away.
+    // A refusal, not a database that went away; the database's code is a field of its own.
     expect(errors.at(-1)).not.toHaveProperty("database_away");
+    expect(errors.at(-1)).toMatchObject({ storage_code: "SQLITE_FULL" });
     expect(turn.events.at(-1)?.type).toBe("turn_end");
 
     const other = open();
     expect(other.listTurns("s").map((t) => [t.turn_index, t.status])).toEqual([[1, "failed"]]);
     const failed = other.listAuditLogs("s").filter((entry) => entry.event === "turn_failed");
-    expect(failed.at(-1)).toMatchObject({ turn_index: 1, details: { code: "storage_failed" } });
+    expect(failed.at(-1)).toMatchObject({
+      turn_index: 1,
+      details: { code: "storage_failed", storage_code: "SQLITE_FULL" },
+    });
     assertStrictHistory(other.listMessages("s"));
     expect((await otherProcessClaims(other)).turn_index).toBe(2);
   });
@@ -136,6 +140,23 @@ describe.each(MODES)("runTurn when the store fails mid-turn, %s", (mode) => {
       .listAuditLogs("s")
       .filter((entry) => entry.event === "turn_failed");
     expect(failed.at(-1)?.details).toMatchObject({ database_away: true });
+  });
+
+  it("a PostgreSQL server shutting down mid-turn: its SQLSTATE is the event's storage_code, and it went away", async () => {
+    const shutdown = new StorageError(
+      "terminating connection due to administrator command",
+      "57P01",
+    );
+    const store = failing(open(), "appendRecords", shutdown, (_id, records) => endsTurn(records));
+    const turn = await collectTurn({ store, session_id: "s", message: SEARCH });
+    expect(eventsOfType(turn.events, "error").at(-1)).toEqual({
+      type: "error",
+      code: "storage_failed",
+      message:
+        "the database refused the write: terminating connection due to administrator command (57P01)",
+      storage_code: "57P01",
+      database_away: true,
+    });
   });
 
   it("a connection lost inside a round (the approval's live audit row): the round's error event says so too", async () => {

@@ -1,5 +1,5 @@
 import { isDatabaseAway } from "../domain/database-away.js";
-import { codeOf } from "../domain/errors.js";
+import { codeOf, StorageError } from "../domain/errors.js";
 import { redactSecretText } from "../domain/secrets.js";
 import type { TurnEvent } from "../domain/turn-events.js";
 import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
@@ -13,6 +13,7 @@ const RETRY_FOR_MS = 10 * 60_000;
 export interface TurnFailure {
   code: string;
   message: string;
+  storage_code?: string;
   database_away?: true;
 }
 
@@ -20,13 +21,20 @@ export interface TurnFailure {
  * What a turn or a round that threw reports, redacted (any ChatModel's error may quote its
  * endpoint): a lab error as it is; anything else as an internal error. A storage failure that was
  * the database going away says so, for whoever reads only the event (an experiment's run, which
- * runs the turn again once the database is back): the driver's error stays here.
+ * runs the turn again once the database is back): the driver's error stays here, and its code
+ * (a SQLSTATE, SQLite's SQLITE_FULL…) goes with the event, so no reader parses it from the text.
  */
 export function describeFailure(error: unknown): TurnFailure {
   const message = redactSecretText(error instanceof Error ? error.message : String(error));
   const code = codeOf(error);
+  const storageCode = error instanceof StorageError ? error.storageCode : null;
   const away = code === "storage_failed" && isDatabaseAway(error);
-  return { code, message, ...(away ? { database_away: true } : {}) };
+  return {
+    code,
+    message,
+    ...(storageCode !== null ? { storage_code: storageCode } : {}),
+    ...(away ? { database_away: true } : {}),
+  };
 }
 
 async function storeEnd(
