@@ -701,6 +701,27 @@ describe("upstream faults as the client sees them", () => {
     await answered(busy.body, agent, "On its own.");
     expect(server.store.listSessions()).toHaveLength(4);
     expect(turnsOf(busy.id)).toEqual(["failed", "running"]);
+
+    // A failed session a turn of the lab's own API holds (its model call not answered yet).
+    const held = await failing("a third prompt that failed");
+    upstream.enqueue({ kind: "hang" });
+    const stop = new AbortController();
+    const apiTurn = await fetch(new URL(`/api/sessions/${held.id}/turns`, server.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "asked on the lab's page" }),
+      signal: stop.signal,
+    });
+    expect(apiTurn.status).toBe(200);
+    const asked = upstream.requests.length;
+    await waitFor(() => upstream.requests.length === asked + 1);
+    expect(turnsOf(held.id)).toEqual(["failed", "running"]);
+    // Taken into that session, it would be refused as a turn in progress (a 409).
+    await answered(held.body, agent, "Beside the page's turn.");
+    expect(server.store.listSessions()).toHaveLength(6);
+    expect(turnsOf(held.id)).toEqual(["failed", "running"]);
+    stop.abort();
+    await waitFor(() => turnsOf(held.id)[1] === "cancelled");
   });
 
   it("dual_agent keeps the adapter's retries: its request is several calls, which a client's retry would run again", async () => {
