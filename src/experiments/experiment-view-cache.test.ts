@@ -68,6 +68,17 @@ it("builds one report of an experiment at a time: requests for newer runs wait f
   let building = 0;
   let mostAtOnce = 0;
   let builds = 0;
+  // The first build holds after its read until the later requests are in (a fixed 30 ms read
+  // left a loaded machine 20 ms to make them: later, and the third request needed a build of
+  // its own); it tells when it has read, so the runs written next are not in it.
+  let firstRead: () => void = () => {};
+  const read = new Promise<void>((resolve) => {
+    firstRead = resolve;
+  });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   // A slow store (a large experiment, or PostgreSQL): each build's read takes a while, and
   // the builds of one experiment would run side by side, each holding its runs.
   const slow = new Proxy(lab.store, {
@@ -79,7 +90,8 @@ it("builds one report of an experiment at a time: requests for newer runs wait f
         mostAtOnce = Math.max(mostAtOnce, building);
         try {
           const rows = await target.experimentScoringRows(...args);
-          await new Promise((resolve) => setTimeout(resolve, 30));
+          firstRead();
+          await released;
           return rows;
         } finally {
           building -= 1;
@@ -89,12 +101,12 @@ it("builds one report of an experiment at a time: requests for newer runs wait f
   });
   const cache = new ExperimentViewCache(slow);
   const first = cache.get("a");
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  await read;
   finishedRun("a", 2);
   const second = cache.get("a");
-  await new Promise((resolve) => setTimeout(resolve, 5));
   finishedRun("a", 3);
   const third = cache.get("a");
+  release();
   const views = await Promise.all([first, second, third]);
   expect(mostAtOnce).toBe(1);
   expect(builds).toBe(2);

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nextMillisecond } from "../../test/next-millisecond.js";
 import type { SessionPageItem } from "../domain/session-query.js";
 import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer } from "./test-fixtures.js";
@@ -47,10 +48,7 @@ describe("HTTP API: paged lists", () => {
     }
     // The turn's write must fall in a later millisecond than the last session's creation: in the
     // same one, the order between them is the ids' (random), and the tests below read it.
-    const created = Date.now();
-    while (Date.now() <= created) {
-      // at most a millisecond
-    }
+    nextMillisecond();
     lab.store.startTurn(ids[1] as string, { turn_index: 1, user_message: "hi" });
     lab.store.completeTurn(ids[1] as string, { turn_index: 1, wall_time_ms: 5 });
     return ids;

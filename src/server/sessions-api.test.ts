@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nextMillisecond } from "../../test/next-millisecond.js";
 import type { SessionRecord } from "../domain/records.js";
 import type { ErrorBody } from "./http-errors.js";
 import { startTestServer, type TestServer, turnEventsOf } from "./test-fixtures.js";
@@ -46,6 +47,9 @@ describe("HTTP API: sessions", () => {
         max_rounds: 6,
       },
     });
+    // Created in a later millisecond, so listed first (newest first): in the same one, the order
+    // between the two would be their random ids'.
+    nextMillisecond();
     const defaults = await createSession({ title: "Defaults" });
     expect(defaults.tool_invocation_mode).toBe("dual_agent");
 

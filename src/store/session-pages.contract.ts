@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { nextMillisecond } from "../../test/next-millisecond.js";
 import { InvalidInputError, SessionNotFoundError } from "../domain/errors.js";
 import type { Page } from "../domain/pagination.js";
 import type { SessionPageItem, SessionQuery } from "../domain/session-query.js";
@@ -10,12 +11,6 @@ import type { SessionStore } from "./session-store.js";
  * combined; cursors that are not the list's own refused by name.
  */
 export function sessionPagesContract(getStore: () => SessionStore): void {
-  /** Waits until the clock has moved, so the next write's updated_at is strictly later. */
-  const tick = () => {
-    const start = Date.now();
-    while (Date.now() === start) {}
-  };
-
   async function all(store: SessionStore, query: SessionQuery = {}): Promise<SessionPageItem[]> {
     const items: SessionPageItem[] = [];
     let cursor: string | undefined;
@@ -46,7 +41,7 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     ] as const;
     const ids: string[] = [];
     for (const [index, config] of configs.entries()) {
-      tick();
+      nextMillisecond();
       ids.push(
         await store.createSession({
           title: `Session ${index} ${["Alpha", "Beta"][index % 2]}`,
@@ -157,7 +152,7 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
   it("searches titles without regard to case in any script, one character and up", async () => {
     const store = getStore();
     for (const title of ["s1 ÄÖÜ test", "s2 naïve", "s3 Zürich", "s4 ΣΟΦΙΑ", "s5 plain"]) {
-      tick();
+      nextMillisecond();
       await store.createSession({ title, config: {} });
     }
     const found = async (q: string) => titles(await all(store, { q, limit: 2 }));
@@ -222,9 +217,9 @@ export function sessionPagesContract(getStore: () => SessionStore): void {
     // One already handed out and one not yet reached are written to: both move to the front.
     const handedOut = ids[5] as string;
     const notYet = ids[1] as string;
-    tick();
+    nextMillisecond();
     await store.startTurn(handedOut, { turn_index: 1, user_message: "again" });
-    tick();
+    nextMillisecond();
     await store.startTurn(notYet, { turn_index: 1, user_message: "again" });
     let cursor = first.next_cursor;
     while (cursor !== null) {

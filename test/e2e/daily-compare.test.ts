@@ -6,6 +6,7 @@
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { nextMillisecond } from "../next-millisecond.js";
 import { expectCleanPage, requireChromium, screenshot, setUpLab } from "./harness.js";
 
 requireChromium();
@@ -134,6 +135,9 @@ describe("the compare page's pickers", () => {
     const needle = await e2e.lab.createSession("E2E: the needle, made first", {
       tool_invocation_mode: "chat_agent_tools",
     });
+    // The fillers are all newer: in the needle's own millisecond one would tie with it, and the
+    // tie goes by the (random) ids, which could offer the needle among the 100 most recent.
+    nextMillisecond();
     for (let index = 0; index < 100; index++) {
       await e2e.lab.createSession(`E2E: filler ${index}`, {});
     }

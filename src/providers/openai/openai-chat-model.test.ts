@@ -379,7 +379,10 @@ describe("OpenAIChatModel streaming", () => {
     const [finish] = ofType(parts, "finish");
     expect(finish?.attempts).toBe(2);
     expect(finish?.elapsed_ms).toBeGreaterThanOrEqual(120);
-    expect(finish?.ttft_ms).toBeLessThan(100);
+    // Timed within the second attempt, which began after the 120 ms wait: the call's own time
+    // less (most of) that wait bounds it, not a fixed 100 ms that a loaded machine's local round
+    // trip can overrun (as the test above overran 40 ms).
+    expect(finish?.ttft_ms).toBeLessThan((finish?.elapsed_ms ?? 0) - 100);
     expect(ofType(parts, "response-start")[0]?.at_ms).toBeGreaterThanOrEqual(120);
   });
 

@@ -347,18 +347,22 @@ describe("faults once a response streams (never retried)", () => {
   });
 
   it("keeps a slow but steady stream alive past the idle timeout", async () => {
+    // Each pause well under the idle timeout (a loaded machine stretches them: 60 ms of 100 left
+    // it 40 ms), all of them together past it.
     server.enqueue(
       streamReply([
         sseEvent(completionChunk({ content: "a" })),
-        { waitMs: 60 },
+        { waitMs: 150 },
         sseEvent(completionChunk({ content: "b" })),
-        { waitMs: 60 },
-        ...completionStream({ text: ["c"] }).slice(1),
+        { waitMs: 150 },
+        sseEvent(completionChunk({ content: "c" })),
+        { waitMs: 150 },
+        ...completionStream({ text: ["d"] }).slice(1),
       ]),
     );
-    const { parts, error } = await collectStream(model({ idle_timeout_ms: 100 }).stream(request));
+    const { parts, error } = await collectStream(model({ idle_timeout_ms: 400 }).stream(request));
     expect(error).toBeNull();
-    expect(text(parts)).toBe("abc");
+    expect(text(parts)).toBe("abcd");
   });
 });
 
