@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SamplingSettings } from "../../runtime/modes/agent-sampling.js";
-import type { FollowUpSettings } from "./gateway-turn.js";
+import type { FollowUpSettings } from "./gateway-turn-setup.js";
 
 /** Where the lab's own ranges apply: it writes the model's request itself. */
 const LAB_WRITES = "when the lab sends the request itself (dual_agent, sim)";
