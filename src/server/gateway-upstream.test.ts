@@ -85,6 +85,15 @@ const WEATHER = {
   },
 };
 
+/** A promise the test settles: an upstream answer held at `{ until: opened }` until `open()`. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open: () => void = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
 /** A raw request to the gateway, with the token. */
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(chatUrl(), {
@@ -925,11 +934,12 @@ describe("retries", () => {
 
   it("a retry while its first attempt is still answering gets 409; the first goes on", async () => {
     const [role, hello] = completionStream({ text: ["Slow"] });
+    const answered = gate();
     upstream.enqueue(
       streamReply([
         role as string,
         hello as string,
-        { waitMs: 300 },
+        { until: answered.opened },
         ...completionStream({ text: ["!"] }).slice(1),
       ]),
     );
@@ -939,6 +949,7 @@ describe("retries", () => {
     await reader?.read();
     const retried = await post(body, { "Idempotency-Key": "req-7" });
     expect(await refusalOf(retried)).toMatchObject({ status: 409, code: "request_in_progress" });
+    answered.open();
     while (!(await reader?.read())?.done);
     expect(upstream.requests).toHaveLength(1);
   });
@@ -1295,11 +1306,12 @@ describe("the turn and its client, as the review found them", () => {
 
   it("a second request while the session's turn is still answering gets 409; the first goes on", async () => {
     const [role, hello] = completionStream({ text: ["Hello"] });
+    const answered = gate();
     upstream.enqueue(
       streamReply([
         role as string,
         hello as string,
-        { waitMs: 400 },
+        { until: answered.opened },
         ...completionStream({ text: [" again"] }).slice(1),
       ]),
     );
@@ -1315,6 +1327,7 @@ describe("the turn and its client, as the review found them", () => {
       session,
     );
     expect(await refusalOf(second)).toMatchObject({ status: 409, code: "turn_in_progress" });
+    answered.open();
     let rest = "";
     const decoder = new TextDecoder();
     for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) {

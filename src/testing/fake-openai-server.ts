@@ -19,8 +19,11 @@ import type { AddressInfo, Socket } from "node:net";
  *   await server.close();
  */
 
-/** A chunk of body to write, or a pause between writes. */
-export type BodyStep = string | Uint8Array | { waitMs: number };
+/**
+ * A chunk of body to write, or a pause between writes: for a time, or until the test says (a
+ * test whose next request must find this one still answering, however slowly it gets there).
+ */
+export type BodyStep = string | Uint8Array | { waitMs: number } | { until: Promise<unknown> };
 
 export interface ScriptedReply {
   kind?: "reply";
@@ -157,6 +160,10 @@ export class FakeOpenAIServer {
       if (response.destroyed) return;
       if (typeof step === "object" && "waitMs" in step) {
         await this.#wait(step.waitMs);
+        continue;
+      }
+      if (typeof step === "object" && "until" in step) {
+        await step.until;
         continue;
       }
       // Waiting for each write to reach the socket makes "destroy" cut exactly after the body.
