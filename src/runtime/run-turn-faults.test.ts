@@ -22,7 +22,7 @@ import {
   storedTurn,
   useServerLab,
 } from "../../test/runtime/turn-harness.js";
-import type { LabRunTurnOptions as RunTurnOptions } from "../composition/run-turn.js";
+import { type LabRunTurnOptions as RunTurnOptions, runTurn } from "../composition/run-turn.js";
 import { createChatModel } from "../providers/create-chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import type { SimOptionsInput } from "../providers/sim/sim-options.js";
@@ -407,6 +407,30 @@ describe.each(MODES)("runTurn under faults, %s", (mode) => {
       const requests = turn.audit.filter((entry) => entry.event === "chat_agent_request");
       expect(requests.map((entry) => entry.round_index)).toEqual([1]);
       await expectNextTurnRuns();
+    });
+
+    it("nothing runs before the consumer asks for the first event; leaving before that stores nothing", async () => {
+      const options = {
+        store: lab.store,
+        session_id: "s",
+        message: "hello",
+        config: { tool_invocation_mode: mode },
+        models: { chat: sim() },
+      };
+      const unasked = runTurn(options);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lab.store.listTurns("s")).toEqual([]);
+      expect(await unasked.return()).toEqual({ value: undefined, done: true });
+      expect(await unasked.next()).toEqual({ value: undefined, done: true });
+      expect(lab.store.listTurns("s")).toEqual([]);
+      // The same options, asked: the turn runs and ends with its turn_end.
+      const events = runTurn(options);
+      expect((await events.next()).value).toMatchObject({ type: "turn_start", turn_index: 1 });
+      let last: IteratorResult<unknown, void>;
+      do last = await events.next();
+      while (!last.done && (last.value as { type: string }).type !== "turn_end");
+      expect(last.value).toMatchObject({ type: "turn_end", status: "completed" });
+      expect(await events.next()).toEqual({ value: undefined, done: true });
     });
 
     it("when the consumer stops listening: the turn is cancelled and stored as such", async () => {

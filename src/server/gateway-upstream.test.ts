@@ -715,6 +715,8 @@ describe("upstream faults as the client sees them", () => {
     const held = await failing("a third prompt that failed");
     upstream.enqueue({ kind: "hang" });
     const stop = new AbortController();
+    // Counted before: the turn may reach its model call before the response's head arrives.
+    const asked = upstream.requests.length;
     const apiTurn = await fetch(new URL(`/api/sessions/${held.id}/turns`, server.url), {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -722,7 +724,6 @@ describe("upstream faults as the client sees them", () => {
       signal: stop.signal,
     });
     expect(apiTurn.status).toBe(200);
-    const asked = upstream.requests.length;
     await waitFor(() => upstream.requests.length === asked + 1);
     expect(turnsOf(held.id)).toEqual(["failed", "running"]);
     // Taken into that session, it would be refused as a turn in progress (a 409).

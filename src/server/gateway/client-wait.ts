@@ -10,16 +10,17 @@ export class ClientWait {
   readonly #abort: (reason: Error) => void;
   #waitTimer: ReturnType<typeof setTimeout> | null = null;
   /**
-   * Pass-through: the ids of the tool calls the client got in its last answer, as the upstream
-   * wrote them; a follow-up that replies to one belongs to this turn, even before the runtime
-   * has caught up with the bytes the client already read.
+   * The ids of the tool calls the client got in its last answer (in pass-through as the upstream
+   * wrote them, before the runtime has caught up with the bytes the client already read; while a
+   * refused call waits for its retry, the calls the client still has): a follow-up that replies
+   * to one belongs to this turn.
    */
   #handedOut = new Map<string, string>();
   /** Pass-through: replies that came before the runtime made their call (see takeReply). */
   readonly #earlyReplies = new Map<string, string>();
   /**
-   * Pass-through: the calls the client had when it sent its last follow-up (id → arguments), for
-   * that follow-up's retry (see refused).
+   * The calls the client had when it sent its last follow-up (id → arguments), for that
+   * follow-up's retry (see refused).
    */
   #replied: ReadonlyMap<string, string> = new Map();
   /** A round's call failed before answering; the next follow-up is its retry. */
@@ -36,7 +37,7 @@ export class ClientWait {
     this.#abort = options.abort;
   }
 
-  /** Pass-through: the calls the client got in its last answer (id → arguments). */
+  /** The calls the client got in its last answer, or holds while a retry is due (id → arguments). */
   get handedOut(): ReadonlyMap<string, string> {
     return this.#handedOut;
   }

@@ -16,7 +16,10 @@ import type { TappedFetch } from "./upstream-fetch.js";
 export interface UpstreamCallsSetup {
   /** The chat model the calls go to (the turn's, unwrapped). */
   model: ChatModel;
-  /** The turn's: its end stops a call the runtime never attached to. */
+  /**
+   * The turn's: the early call starts before the runtime runs, so it listens to the turn's own
+   * signal (a cancelled turn stops it); the later calls get the runtime's.
+   */
   signal: AbortSignal;
   wait: ClientWait;
   /** The segment the turn writes into now: each client request opens the next. */
@@ -59,7 +62,10 @@ export class UpstreamCalls {
     return this.#bodyArrived !== null;
   }
 
-  /** A client request whose body a model call sends (pass-through, or a refused call's retry). */
+  /**
+   * A client request a model call waits for: in pass-through its body is the call's request; in a
+   * rendered turn it is only the retry a refused call waits for (the lab writes the request).
+   */
   pushBody(body: Record<string, unknown>): void {
     this.#bodies.push(body);
     const arrived = this.#bodyArrived;
