@@ -726,6 +726,27 @@ describe("gateway: a model whose key the lab's environment lacks", () => {
       );
       expect(attempts).toBe(1);
       expect(lab.store.listSessions()).toHaveLength(0);
+
+      // The AI SDK retries any 5xx (it reads no x-should-retry), by default after 2 s and 4 s:
+      // told to wait 0 ms, its two retries follow at once and the error reaches the user before
+      // the first backoff would have ended.
+      let sdkAttempts = 0;
+      const sdk = createOpenAICompatible({
+        name: "lab",
+        baseURL: new URL("/v1", lab.url).href,
+        apiKey: lab.server.token as string,
+        fetch: async (url: string | URL | Request, init?: RequestInit) => {
+          sdkAttempts++;
+          return fetch(url, init);
+        },
+      });
+      const started = performance.now();
+      await expect(
+        generateText({ model: sdk("openai:gpt-4.1-mini"), prompt: "hello" }),
+      ).rejects.toThrow("`OPENAI_API_KEY` is not set");
+      expect(sdkAttempts).toBe(3);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(lab.store.listSessions()).toHaveLength(0);
     } finally {
       await lab.close();
     }

@@ -97,12 +97,15 @@ export function modelNotFoundError(model: string, available: readonly string[]):
 /**
  * The model the request names needs a key the lab's environment does not hold: the server's
  * setup, not the request, so not a 400 (which clients read as "fix your request"), and nothing a
- * retry changes until someone sets the variable and restarts the lab.
+ * retry changes until someone sets the variable and restarts the lab. openai-node reads
+ * `x-should-retry` and does not retry; the AI SDK retries every 5xx whatever it says, after 2 s
+ * and 4 s, so the user waited 6 s for a setup error: `retry-after-ms: 0` makes those retries
+ * immediate (each refused at once, nothing recorded).
  */
 export function missingKeyError(message: string): OpenAIError {
   return {
     ...openAIError(500, message, { code: "missing_api_key" }),
-    headers: { "x-should-retry": "false" },
+    headers: { "x-should-retry": "false", "retry-after-ms": "0" },
   };
 }
 
