@@ -163,6 +163,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
         await finish(claimed.run_key, failed ? "failed" : "finished", null, current, attempt);
         return;
       }
+      // An unfinished one goes before this attempt's attach: from then on the queue names this
+      // attempt's session instead, and an attempt stopped before its run began (a SIGTERM just
+      // after the claim) left the earlier session to no one, a second session of the run.
+      try {
+        await steady(async () => options.store.deleteSession(previous), stop);
+      } catch (error) {
+        // Deleted meanwhile (an earlier attempt of this worker, stopping) is the same end.
+        if ((await steady(async () => options.store.getSession(previous))) !== null) {
+          await failRun(claimed.run_key, error, attempt);
+          return;
+        }
+      }
     }
     let sessionId = randomUUID();
     const attach = () =>
@@ -210,9 +222,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
         outcome.lost += 1;
         return;
       }
-      const message = error instanceof Error ? error.message : String(error);
-      if (await steady(() => queue.fail(experimentId, claimed.run_key, worker, message, attempt)))
-        outcome.errors.push({ run_key: claimed.run_key, message });
+      await failRun(claimed.run_key, error, attempt);
       return;
     } finally {
       if (running.get(claimed.run_key) === controller) running.delete(claimed.run_key);
@@ -242,6 +252,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       return;
     }
     await finish(claimed.run_key, end, sessionId, current, attempt);
+  };
+
+  /** The run could not run: an error the report names (a resume runs it again). */
+  const failRun = async (runKey: string, error: unknown, attempt: number) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (await steady(() => queue.fail(experimentId, runKey, worker, message, attempt)))
+      outcome.errors.push({ run_key: runKey, message });
   };
 
   const finish = async (
