@@ -158,3 +158,71 @@ describe("a run this worker claims again after its own lease lapsed", () => {
     );
   });
 });
+
+/**
+ * A worker stopped (SIGTERM under `bench --workers`) just after it claimed a run that an earlier,
+ * stopped attempt had left unfinished. Its attach named its own session in the queue in place of
+ * the earlier one's, and the stop ended the attempt before it deleted the earlier session: no
+ * one knew of that session any more, and the run, once run by the next worker, had two (seen
+ * once in `bench-workers-postgres.test.ts` under a loaded clean-clone run: a stopped bench's two
+ * workers, one giving a run back as the other claimed it).
+ */
+
+/** A worker of the experiment until `signal` stops it (or the experiment is done). */
+async function work(workerQueue: RunQueue, signal?: AbortSignal) {
+  const providers = createLabProviders();
+  try {
+    return await runWorker({
+      queue: workerQueue,
+      store,
+      providers,
+      experimentId: EXPERIMENT,
+      suite: SUITE,
+      concurrency: 1,
+      leaseMs: 30_000,
+      ...(signal === undefined ? {} : { signal }),
+    });
+  } finally {
+    await providers.tools.close();
+  }
+}
+
+describe("a worker stopped right after it claimed a run an earlier attempt left unfinished", () => {
+  it("deletes that attempt's session first: the run ends with one session, its own", async () => {
+    // The first worker is stopped during the run's first turn: it gives the run back, its
+    // session (one cancelled turn) named in the queue for the next claimer to delete.
+    const first = new AbortController();
+    const stopFirst = setInterval(() => {
+      if (store.listSessions().length > 0) first.abort(new Error("SIGTERM"));
+    }, 20);
+    try {
+      await work(queue, first.signal);
+    } finally {
+      clearInterval(stopFirst);
+    }
+    const [left] = store.listSessions();
+    expect(left).toBeDefined();
+    const runKey = (await findExperimentRuns(store, EXPERIMENT))[0]?.tag.run_key as string;
+    expect(await queue.sessionOf(EXPERIMENT, runKey)).toBe(left?.id);
+
+    // The second worker's stop arrives as its attach is answered.
+    const second = new AbortController();
+    const stoppedAtAttach = queueWith(queue, (inner) => ({
+      attach: async (...args) => {
+        const attached = await inner.attach(...args);
+        second.abort(new Error("SIGTERM"));
+        return attached;
+      },
+    }));
+    await work(stoppedAtAttach, second.signal);
+    expect(second.signal.aborted).toBe(true);
+    expect(store.getSession(left?.id as string)).toBeNull();
+
+    // A third runs it: one session for the run, complete.
+    const third = await work(queue);
+    expect(third).toMatchObject({ ran: 1, errors: [] });
+    const runs = await findExperimentRuns(store, EXPERIMENT);
+    expect(runs.map((run) => [run.tag.run_key, run.complete])).toEqual([[runKey, true]]);
+    expect(store.listSessions()).toHaveLength(1);
+  });
+});
