@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nextMillisecond } from "../../../test/next-millisecond.js";
 import { temporaryDirectory } from "../../../test/paths.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
@@ -29,6 +30,8 @@ describe("SqliteSessionStore: the session list's covering index (schema version 
     for (const id of ["a", "b", "c"]) {
       await store.createSession({ title: `title ${id}`, config: {}, session_id: id });
     }
+    // b's turn must be stamped after c's creation: a tie is ordered by id, c before b.
+    nextMillisecond();
     const { turn_index } = store.claimTurn("b", { user_message: "hi", runner: "r" });
     store.appendUsage("b", {
       turn_index,
