@@ -152,6 +152,11 @@ export interface ChatModel {
   readonly simulated: boolean;
   /** Where the calls go, resolved (config or environment); absent for the simulated model. */
   readonly baseUrl?: string | undefined;
+  /**
+   * The call's parts. A consumer that leaves the iteration early (`break`, a throw: the
+   * iterator's `return()`) ends the call: the port stops its request then, as it does when the
+   * signal aborts. The runtime cuts a call at its output limit that way, keeping the turn's signal.
+   */
   stream(request: ChatModelRequest, options?: StreamOptions): AsyncIterable<ChatModelPart>;
 }
 

@@ -878,6 +878,32 @@ describe("upstream faults as the client sees them", () => {
     await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
   });
 
+  it("an answer past the output limit stops the upstream call (the runtime leaves its stream); the turn fails, the client's stream ends", async () => {
+    const [role] = completionStream({ text: [] });
+    const piece = "x".repeat(100_000);
+    // 1.1 million characters, past the default limits.max_output_chars (1,000,000), then silence:
+    // only the lab closing the upstream request ends it.
+    const chunks = Array.from({ length: 11 }, () => sseEvent(completionChunk({ content: piece })));
+    upstream.enqueue(streamReply([role as string, ...chunks], { ending: "stall" }));
+    const response = await fetch(chatUrl(), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "fake",
+        messages: [{ role: "user", content: "say a lot" }],
+        stream: true,
+      }),
+    });
+    const reading = response.text().catch(() => "");
+    await upstream.requests[0]?.closed;
+    await waitFor(() => server.store.listSessions().length === 1);
+    const id = onlySession()?.id as string;
+    await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
+    expect(server.store.listAuditLogs(id).map((row) => row.event)).toContain("turn_failed");
+    expect(JSON.stringify(server.store.listAuditLogs(id))).toContain("output_limit");
+    await reading;
+  });
+
   it("a client that disconnects cancels the upstream call; the turn is recorded cancelled", async () => {
     const [role, hello] = completionStream({ text: ["Hello"] });
     upstream.enqueue(streamReply([role as string, hello as string], { ending: "stall" }));

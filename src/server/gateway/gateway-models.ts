@@ -180,12 +180,14 @@ export class EarlyCall {
       for (const piece of missed) options.capture.response(piece);
       this.#capture = options.capture;
     }
+    let ended = false;
     try {
       for (let index = 0; ; ) {
         if (index < this.#parts.length) {
           // Everything that arrived meanwhile, at once.
           const batch = this.#parts.slice(index);
           index = this.#parts.length;
+          ended ||= batch.some((part) => part.type === "finish");
           yield batch;
           continue;
         }
@@ -195,9 +197,13 @@ export class EarlyCall {
         });
         this.#wake = null;
       }
+      ended = true;
       if (this.#error !== null) throw this.#error;
     } finally {
       options.signal?.removeEventListener("abort", stop);
+      // The runtime left before the call's end (its output limit): the upstream call stops, as
+      // any port's does when its stream is left (ChatModel.stream).
+      if (!ended) this.#controller.abort(new Error("the model call was left before its end"));
     }
   }
 }
