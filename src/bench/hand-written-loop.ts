@@ -16,36 +16,35 @@ const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column
  * The floor the lab's turn loop is measured against: the same model calls, tool calls and rows as
  * a chat_agent_tools turn (turn and user message, nine audit rows with the same details, a usage
  * row per model and tool call with the same columns filled, the round's messages), written with
- * plain prepared statements and one transaction per round (plus one to start the turn and one to
- * end it), its history kept in memory. No validation, no events, no capture: what any agent loop
- * that keeps the lab's records must do at least.
+ * plain prepared statements and one transaction per round (plus one to start the turn; the last
+ * round's also ends it), its history kept in memory. The session's `updated_at` moves when the
+ * turn starts and when it ends, not at every round: that is all the lab's records need. No
+ * validation, no events, no capture: what any agent loop that keeps the lab's records must do at
+ * least. One connection serves session after session (`startSession`), as one lab process does.
  */
 export class HandWrittenLoop {
   readonly #db: Database.Database;
   readonly #tools = new ToolRegistry(createBuiltinTools());
   /** Built once, as any loop would (the lab keeps them per tool registry, tool-definitions.ts). */
   readonly #definitions = this.#tools.definitions();
-  readonly #history: ChatMessage[] = [];
+  #history: ChatMessage[] = [];
   readonly #sql;
   /** Made once, as any loop would: better-sqlite3 builds its wrappers per transaction function. */
   readonly #write;
+  #sessionId = "";
   #turn = 0;
 
   constructor(
     path: string,
-    readonly sessionId: string,
     private readonly model: ChatModel,
   ) {
     this.#db = new Database(path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
-    const now = new Date().toISOString();
-    this.#db
-      .prepare(
-        "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, '{}')",
-      )
-      .run(sessionId, "hand-written loop", now, now);
     this.#sql = {
+      session: this.#db.prepare(
+        "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, '{}')",
+      ),
       turn: this.#db.prepare(
         "INSERT INTO turns (session_id, turn_index, user_message, started_at, status, runner) VALUES (?, ?, ?, ?, 'running', 'bench')",
       ),
@@ -63,11 +62,20 @@ export class HandWrittenLoop {
         `INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map((column) => `@${column}`).join(", ")})`,
       ),
     };
-    this.#write = this.#db.transaction((write: (now: string) => void) => {
+    this.#write = this.#db.transaction((write: (now: string) => void, touch: boolean) => {
       const now = new Date().toISOString();
       write(now);
-      this.#sql.touch.run(now, this.sessionId);
+      if (touch) this.#sql.touch.run(now, this.#sessionId);
     });
+  }
+
+  /** A new session (its row written now), whose turns the next `turn` calls run. */
+  startSession(sessionId: string): void {
+    const now = new Date().toISOString();
+    this.#sql.session.run(sessionId, "hand-written loop", now, now);
+    this.#sessionId = sessionId;
+    this.#history = [];
+    this.#turn = 0;
   }
 
   close(): void {
@@ -79,8 +87,8 @@ export class HandWrittenLoop {
     const turnIndex = ++this.#turn;
     const started = performance.now();
     const user: ChatMessage = { role: "user", content: message, tool_calls: [] };
-    this.#transaction((now) => {
-      this.#sql.turn.run(this.sessionId, turnIndex, message, now);
+    this.#transaction(true, (now) => {
+      this.#sql.turn.run(this.#sessionId, turnIndex, message, now);
       this.#writeMessage(turnIndex, user, now);
       this.#audit(
         turnIndex,
@@ -141,7 +149,8 @@ export class HandWrittenLoop {
         })),
       };
       const names = reply.calls.map((call) => call.name);
-      this.#transaction((now) => {
+      const last = reply.calls.length === 0;
+      this.#transaction(last, (now) => {
         this.#audit(
           turnIndex,
           round,
@@ -213,15 +222,21 @@ export class HandWrittenLoop {
           );
         }
         for (const entry of [assistant, ...replies]) this.#writeMessage(turnIndex, entry, now);
+        if (last) {
+          const wall = performance.now() - started;
+          this.#audit(
+            turnIndex,
+            null,
+            "turn_end",
+            { status: "completed", wall_time_ms: wall },
+            now,
+          );
+          this.#sql.end.run(now, wall, this.#sessionId, turnIndex);
+        }
       });
       this.#history.push(assistant, ...replies);
-      if (reply.calls.length === 0) break;
+      if (last) break;
     }
-    this.#transaction((now) => {
-      const wall = performance.now() - started;
-      this.#audit(turnIndex, null, "turn_end", { status: "completed", wall_time_ms: wall }, now);
-      this.#sql.end.run(now, wall, this.sessionId, turnIndex);
-    });
     return round;
   }
 
@@ -237,7 +252,7 @@ export class HandWrittenLoop {
     for await (const part of this.model.stream({
       messages,
       tools: this.#definitions,
-      conversation_id: this.sessionId,
+      conversation_id: this.#sessionId,
     })) {
       if (part.type === "text-delta") text += part.text;
       else if (part.type === "tool-call") calls.push(part);
@@ -252,13 +267,14 @@ export class HandWrittenLoop {
     return `${this.model.provider}:${this.model.model}`;
   }
 
-  #transaction(write: (now: string) => void): void {
-    this.#write.immediate(write);
+  /** One commit; `touch` moves the session's `updated_at` with it. */
+  #transaction(touch: boolean, write: (now: string) => void): void {
+    this.#write.immediate(write, touch);
   }
 
   #writeMessage(turnIndex: number, message: ChatMessage, now: string): void {
     this.#sql.message.run(
-      this.sessionId,
+      this.#sessionId,
       turnIndex,
       message.role,
       message.content,
@@ -276,7 +292,7 @@ export class HandWrittenLoop {
     details: Record<string, unknown>,
     now: string,
   ): void {
-    this.#sql.audit.run(this.sessionId, turnIndex, round, event, JSON.stringify(details), now);
+    this.#sql.audit.run(this.#sessionId, turnIndex, round, event, JSON.stringify(details), now);
   }
 
   #usage(
@@ -288,7 +304,7 @@ export class HandWrittenLoop {
   ): void {
     this.#sql.usage.run({
       ...EMPTY_USAGE_ROW,
-      session_id: this.sessionId,
+      session_id: this.#sessionId,
       turn_index: turnIndex,
       round_index: round,
       ...usage,

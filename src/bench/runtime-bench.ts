@@ -3,8 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLabProviders } from "../composition/lab-providers.js";
 import { runTurn } from "../composition/run-turn.js";
-import type { ToolInvocationMode } from "../domain/session-config.js";
+import {
+  LabSessionConfig,
+  type LabSessionConfigInput,
+  type ToolInvocationMode,
+} from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
+import type { TurnProviders } from "../runtime/turn-providers.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { HandWrittenLoop } from "./hand-written-loop.js";
@@ -150,14 +155,30 @@ async function captureStorage(directory: string): Promise<Figure> {
 /** Turns in the long session of `perTurnCurve` (AGENT_LAB_BENCH_TURNS for a longer one). */
 const LONG_SESSION_TURNS = countFromEnv("AGENT_LAB_BENCH_TURNS", 1_000, 100);
 
+/** The config of the sessions whose turns are timed: native tools, no payloads kept. */
+const LAB_CONFIG = {
+  tool_invocation_mode: "chat_agent_tools",
+  capture: { payloads: "off" },
+} as const satisfies LabSessionConfigInput;
+
+/** What a lab process builds once and its sessions share: the model and the providers. */
+interface LabShared {
+  chat: TimedModel;
+  providers: TurnProviders;
+}
+
+const labShared = (): LabShared => ({
+  chat: new TimedModel(new SimChatModel({})),
+  providers: createLabProviders(),
+});
+
 /** A lab session's next turn, each call: [the lab's own ms (model time subtracted), rounds]. */
 function labSession(
   store: SqliteSessionStore,
   session_id: string,
-): () => Promise<[number, number]> {
-  const chat = new TimedModel(new SimChatModel({}));
   // Built once, as a server or CLI session builds them (the hand-written loop's tools are too).
-  const providers = createLabProviders();
+  { chat, providers }: LabShared = labShared(),
+): () => Promise<[number, number]> {
   let turn = 0;
   return async () => {
     const before = chat.spent_ms;
@@ -167,7 +188,7 @@ function labSession(
       store,
       session_id,
       message: `search for round cost ${turn++}`,
-      config: { tool_invocation_mode: "chat_agent_tools", capture: { payloads: "off" } },
+      config: LAB_CONFIG,
       models: { chat, event: chat },
       providers,
     })) {
@@ -198,10 +219,11 @@ const MEASURED_TURNS = countFromEnv("AGENT_LAB_BENCH_ROUND_TURNS", 1_000, 10);
  * has in use.
  *
  * The cost per round is the total over the measured turns divided by their rounds. About one turn
- * in fifteen runs a WAL checkpoint and costs five to eight times a plain one; those turns are a
- * third of what either side costs, and the loop, which moves the session row at every commit,
- * has about 15% more of them. A median of turns leaves them all out, so it is printed beside the
- * figure, not as it: it compares the two without the cost of writing their pages to the database.
+ * in fifteen runs a WAL checkpoint and costs five to eight times a plain one: a third of what
+ * either side costs, which a median of turns leaves out. The median is printed beside the figure:
+ * it compares the two without the cost of writing their pages to the database. Each side's
+ * sessions are made before they are timed, and each keeps its model, tools and connection across
+ * them.
  */
 export async function labAgainstLoop(directory: string): Promise<Figure> {
   const SESSION_TURNS = 100;
@@ -210,46 +232,48 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
   // The loop writes with its own statements into the lab's schema.
   new SqliteSessionStore(loopPath).close();
   const model = new TimedModel(new SimChatModel({}));
+  // One connection for every session, as one lab process keeps its store open.
+  const loop = new HandWrittenLoop(loopPath, model);
   /** One turn of the loop: [the loop's own ms (model time subtracted), rounds]. */
-  const loopTurn = async (loop: HandWrittenLoop, turn: number): Promise<[number, number]> => {
+  const loopTurn = async (turn: number): Promise<[number, number]> => {
     const before = model.spent_ms;
     const start = performance.now();
     const rounds = await loop.turn(`search for round cost ${turn}`);
     return [performance.now() - start - (model.spent_ms - before), rounds];
   };
-  const loops: HandWrittenLoop[] = [];
-  const newLoop = (sessionId: string) => {
-    const loop = new HandWrittenLoop(loopPath, sessionId, model);
-    loops.push(loop);
-    return loop;
+  // The lab's model and providers, like the loop's, serve every session.
+  const shared = labShared();
+  const config = LabSessionConfig.parse(LAB_CONFIG);
+  /** A lab session made before it is timed, as the loop's is by `startSession`. */
+  const labSessionMade = async (sessionId: string) => {
+    await store.ensureSession(sessionId, { title: "lab", config });
+    return labSession(store, sessionId, shared);
   };
   try {
     const coldStarted = performance.now();
     for (let turn = 0; turn < WARMUP_TURNS; turn += SESSION_TURNS) {
-      const loop = newLoop(`warm-up-${turn}`);
-      const lab = labSession(store, `warm-up-${turn}`);
+      loop.startSession(`warm-up-${turn}`);
+      const lab = await labSessionMade(`warm-up-${turn}`);
       for (let at = turn; at < Math.min(turn + SESSION_TURNS, WARMUP_TURNS); at++) {
-        await loopTurn(loop, at);
+        await loopTurn(at);
         await lab();
       }
-      loop.close();
     }
     const warmUpSeconds = (performance.now() - coldStarted) / 1000;
     const loopTurns = new TurnCosts();
     const labTurns = new TurnCosts();
     for (let turn = 0; turn < MEASURED_TURNS; turn += SESSION_TURNS) {
-      const loop = newLoop(`loop-${turn}`);
-      const lab = labSession(store, `lab-${turn}`);
+      loop.startSession(`loop-${turn}`);
+      const lab = await labSessionMade(`lab-${turn}`);
       for (let at = turn; at < Math.min(turn + SESSION_TURNS, MEASURED_TURNS); at++) {
         if (at % 2 === 0) {
-          loopTurns.add(await loopTurn(loop, at));
+          loopTurns.add(await loopTurn(at));
           labTurns.add(await lab());
         } else {
           labTurns.add(await lab());
-          loopTurns.add(await loopTurn(loop, at));
+          loopTurns.add(await loopTurn(at));
         }
       }
-      loop.close();
     }
     const labMs = labTurns.perRound();
     const loopMs = loopTurns.perRound();
@@ -264,7 +288,7 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
       met: labMs / loopMs <= 1.3,
     };
   } finally {
-    for (const loop of loops) loop.close();
+    loop.close();
     store.close();
   }
 }

@@ -107,12 +107,21 @@ export class TimedModel implements ChatModel {
 
   async *stream(request: ChatModelRequest, options?: StreamOptions): AsyncGenerator<ChatModelPart> {
     const iterator = this.inner.stream(request, options)[Symbol.asyncIterator]();
-    for (;;) {
-      const start = performance.now();
-      const next = await iterator.next();
-      this.spent_ms += performance.now() - start;
-      if (next.done) return;
-      yield next.value;
+    let done = false;
+    try {
+      for (;;) {
+        const start = performance.now();
+        const next = await iterator.next();
+        this.spent_ms += performance.now() - start;
+        if (next.done) {
+          done = true;
+          return;
+        }
+        yield next.value;
+      }
+    } finally {
+      // Left early (ChatModel.stream): the wrapped model's call ends too.
+      if (!done) await iterator.return?.();
     }
   }
 }

@@ -69,6 +69,17 @@ describe("PartStream.batches", () => {
     expect(log).toEqual(["closed"]);
   });
 
+  it("closes the source when the consumer leaves at the parts next() left over", async () => {
+    const log: string[] = [];
+    const stream = new PartStream(slowBatches([[1, 2, 3], [4]], log));
+    expect(await stream.next()).toEqual({ value: 1, done: false });
+    for await (const batch of stream.batches()) {
+      expect(batch).toEqual([2, 3]);
+      break;
+    }
+    expect(log).toEqual(["closed"]);
+  });
+
   it("refuses to start while a next() is still pending, rather than lose its part", async () => {
     const stream = new PartStream(slowBatches([[1]], []));
     const pending = stream.next();

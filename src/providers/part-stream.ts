@@ -43,8 +43,16 @@ export class PartStream<Part> implements AsyncIterableIterator<Part> {
     if (rest.length === 0) return this.#batches;
     const source = this.#batches;
     return (async function* () {
-      yield rest;
-      yield* source;
+      let delegated = false;
+      try {
+        yield rest;
+        delegated = true;
+        yield* source;
+      } finally {
+        // Left while `rest` was out: the source, not yet delegated to, is closed here (`yield*`
+        // passes a `return()` on to it itself).
+        if (!delegated) await source.return(undefined);
+      }
     })();
   }
 

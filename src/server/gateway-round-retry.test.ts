@@ -166,6 +166,46 @@ describe.each([false, true])(
   },
 );
 
+describe("a tool loop whose second step the upstream refuses eleven times", () => {
+  it("goes on after the client's eleventh retry, leaving no listener behind on the turn's signal (no leak warning)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      await start();
+      const REFUSALS = 11;
+      const openai = client(REFUSALS);
+      const messages = await stepOne(openai, false);
+      upstream.enqueue(
+        ...Array.from({ length: REFUSALS }, () =>
+          errorReply(503, "overloaded", { "retry-after-ms": "1" }),
+        ),
+        streamReply(completionStream({ text: ["Snow in Oslo, 3°C."] })),
+      );
+      const reply = await openai.chat.completions.create({
+        model: "fake",
+        messages,
+        tools: [WEATHER],
+      });
+      expect(reply.choices[0]?.message.content).toBe("Snow in Oslo, 3°C.");
+      expect(upstream.requests).toHaveLength(REFUSALS + 2);
+      const id = server.store.listSessions()[0]?.id as string;
+      await waitFor(() => server.store.listTurns(id)[0]?.status === "completed");
+      expect(server.store.listTurns(id)).toHaveLength(1);
+      const retries = server.store
+        .listAuditLogs(id)
+        .filter((row) => row.event === "provider_retry");
+      expect(retries).toHaveLength(REFUSALS);
+      // Each refused attempt waited for the client's retry on the turn's signal; a listener left
+      // from each would pass Node's ten and warn.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.includes("MaxListenersExceeded"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
 describe("a pass-through follow-up from a client that trimmed its history", () => {
   it("goes on in its turn when its last assistant message repeats the calls it got (streamed at once)", async () => {
     await start();

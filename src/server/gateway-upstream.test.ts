@@ -895,6 +895,7 @@ describe("upstream faults as the client sees them", () => {
       }),
     });
     const reading = response.text().catch(() => "");
+    await waitFor(() => upstream.requests.length === 1);
     await upstream.requests[0]?.closed;
     await waitFor(() => server.store.listSessions().length === 1);
     const id = onlySession()?.id as string;

@@ -251,23 +251,26 @@ export class UpstreamCalls {
       if (failed === null) this.#wait.awaitClient();
       else this.#wait.clearWait();
       await new Promise<void>((resolve, reject) => {
+        // The signal is the turn's, which outlives this wait (a follow-up round per wait): the
+        // listener goes when the wait ends, whichever way.
         const timer =
           failed === null
             ? null
-            : setTimeout(() => reject(failed), Math.min(this.#wait.waitMs, RETRY_WAIT_MS));
+            : setTimeout(() => {
+                options.signal?.removeEventListener("abort", aborted);
+                reject(failed);
+              }, Math.min(this.#wait.waitMs, RETRY_WAIT_MS));
         timer?.unref?.();
+        const aborted = () => {
+          if (timer !== null) clearTimeout(timer);
+          reject(options.signal?.reason);
+        };
         this.#bodyArrived = () => {
           if (timer !== null) clearTimeout(timer);
+          options.signal?.removeEventListener("abort", aborted);
           resolve();
         };
-        options.signal?.addEventListener(
-          "abort",
-          () => {
-            if (timer !== null) clearTimeout(timer);
-            reject(options.signal?.reason);
-          },
-          { once: true },
-        );
+        options.signal?.addEventListener("abort", aborted, { once: true });
       });
     }
     // The client is back: the timer must not run while the model answers.
