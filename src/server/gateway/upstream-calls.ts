@@ -256,10 +256,13 @@ export class UpstreamCalls {
         const timer =
           failed === null
             ? null
-            : setTimeout(() => {
-                options.signal?.removeEventListener("abort", aborted);
-                reject(failed);
-              }, Math.min(this.#wait.waitMs, RETRY_WAIT_MS));
+            : setTimeout(
+                () => {
+                  options.signal?.removeEventListener("abort", aborted);
+                  reject(failed);
+                },
+                Math.min(this.#wait.waitMs, RETRY_WAIT_MS),
+              );
         timer?.unref?.();
         const aborted = () => {
           if (timer !== null) clearTimeout(timer);
