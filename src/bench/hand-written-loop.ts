@@ -9,6 +9,9 @@ import { ToolRegistry } from "../tools/registry.js";
 const SYSTEM =
   "You are a helpful assistant. Use the available tools when they help answer the user, then answer from their results.";
 
+/** What a commit does to the session row: count a turn, move `updated_at`, or nothing. */
+type Touch = "count" | "touch" | "none";
+
 /** A usage row with every column null: each row names only what it knows. */
 const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column, null]));
 
@@ -52,6 +55,10 @@ export class HandWrittenLoop {
         "UPDATE turns SET completed_at = ?, wall_time_ms = ?, status = 'completed' WHERE session_id = ? AND turn_index = ?",
       ),
       touch: this.#db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?"),
+      // The turn's start also counts it, as the lab's claim does (the session list shows it).
+      count: this.#db.prepare(
+        "UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1 WHERE id = ?",
+      ),
       message: this.#db.prepare(
         "INSERT INTO messages (session_id, turn_index, role, content, name, tool_call_id, tool_calls_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
@@ -62,10 +69,11 @@ export class HandWrittenLoop {
         `INSERT INTO usage_stats (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map((column) => `@${column}`).join(", ")})`,
       ),
     };
-    this.#write = this.#db.transaction((write: (now: string) => void, touch: boolean) => {
+    this.#write = this.#db.transaction((write: (now: string) => void, touch: Touch) => {
       const now = new Date().toISOString();
       write(now);
-      if (touch) this.#sql.touch.run(now, this.#sessionId);
+      if (touch === "count") this.#sql.count.run(now, this.#sessionId);
+      else if (touch === "touch") this.#sql.touch.run(now, this.#sessionId);
     });
   }
 
@@ -87,7 +95,7 @@ export class HandWrittenLoop {
     const turnIndex = ++this.#turn;
     const started = performance.now();
     const user: ChatMessage = { role: "user", content: message, tool_calls: [] };
-    this.#transaction(true, (now) => {
+    this.#transaction("count", (now) => {
       this.#sql.turn.run(this.#sessionId, turnIndex, message, now);
       this.#writeMessage(turnIndex, user, now);
       this.#audit(
@@ -150,7 +158,7 @@ export class HandWrittenLoop {
       };
       const names = reply.calls.map((call) => call.name);
       const last = reply.calls.length === 0;
-      this.#transaction(last, (now) => {
+      this.#transaction(last ? "touch" : "none", (now) => {
         this.#audit(
           turnIndex,
           round,
@@ -267,8 +275,8 @@ export class HandWrittenLoop {
     return `${this.model.provider}:${this.model.model}`;
   }
 
-  /** One commit; `touch` moves the session's `updated_at` with it. */
-  #transaction(touch: boolean, write: (now: string) => void): void {
+  /** One commit, moving the session's `updated_at` with it (and its turn count) or not. */
+  #transaction(touch: Touch, write: (now: string) => void): void {
     this.#write.immediate(write, touch);
   }
 

@@ -252,8 +252,9 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
   try {
     const coldStarted = performance.now();
     for (let turn = 0; turn < WARMUP_TURNS; turn += SESSION_TURNS) {
-      loop.startSession(`warm-up-${turn}`);
-      const lab = await labSessionMade(`warm-up-${turn}`);
+      // Conversations of their own: the sim keeps its memos per conversation id.
+      loop.startSession(`warm-up-loop-${turn}`);
+      const lab = await labSessionMade(`warm-up-lab-${turn}`);
       for (let at = turn; at < Math.min(turn + SESSION_TURNS, WARMUP_TURNS); at++) {
         await loopTurn(at);
         await lab();

@@ -120,8 +120,12 @@ export class TimedModel implements ChatModel {
         yield next.value;
       }
     } finally {
-      // Left early (ChatModel.stream): the wrapped model's call ends too.
-      if (!done) await iterator.return?.();
+      // Left early (ChatModel.stream): the wrapped model's call ends too, on the model's time.
+      if (!done) {
+        const start = performance.now();
+        await iterator.return?.();
+        this.spent_ms += performance.now() - start;
+      }
     }
   }
 }
