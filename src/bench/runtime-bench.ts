@@ -172,6 +172,14 @@ const labShared = (): LabShared => ({
   providers: createLabProviders(),
 });
 
+/** A turn's own time, `model`'s subtracted, and its rounds (what `run` returns). */
+async function ownTime(model: TimedModel, run: () => Promise<number>): Promise<[number, number]> {
+  const before = model.spent_ms;
+  const start = performance.now();
+  const rounds = await run();
+  return [performance.now() - start - (model.spent_ms - before), rounds];
+}
+
 /** A lab session's next turn, each call: [the lab's own ms (model time subtracted), rounds]. */
 function labSession(
   store: SqliteSessionStore,
@@ -180,22 +188,21 @@ function labSession(
   { chat, providers }: LabShared = labShared(),
 ): () => Promise<[number, number]> {
   let turn = 0;
-  return async () => {
-    const before = chat.spent_ms;
-    const start = performance.now();
-    let rounds = 0;
-    for await (const event of runTurn({
-      store,
-      session_id,
-      message: `search for round cost ${turn++}`,
-      config: LAB_CONFIG,
-      models: { chat, event: chat },
-      providers,
-    })) {
-      if (event.type === "round_end") rounds++;
-    }
-    return [performance.now() - start - (chat.spent_ms - before), rounds];
-  };
+  return () =>
+    ownTime(chat, async () => {
+      let rounds = 0;
+      for await (const event of runTurn({
+        store,
+        session_id,
+        message: `search for round cost ${turn++}`,
+        config: LAB_CONFIG,
+        models: { chat, event: chat },
+        providers,
+      })) {
+        if (event.type === "round_end") rounds++;
+      }
+      return rounds;
+    });
 }
 
 /**
@@ -235,12 +242,8 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
   // One connection for every session, as one lab process keeps its store open.
   const loop = new HandWrittenLoop(loopPath, model);
   /** One turn of the loop: [the loop's own ms (model time subtracted), rounds]. */
-  const loopTurn = async (turn: number): Promise<[number, number]> => {
-    const before = model.spent_ms;
-    const start = performance.now();
-    const rounds = await loop.turn(`search for round cost ${turn}`);
-    return [performance.now() - start - (model.spent_ms - before), rounds];
-  };
+  const loopTurn = (turn: number) =>
+    ownTime(model, () => loop.turn(`search for round cost ${turn}`));
   // The lab's model and providers, like the loop's, serve every session.
   const shared = labShared();
   const config = LabSessionConfig.parse(LAB_CONFIG);

@@ -885,14 +885,10 @@ describe("upstream faults as the client sees them", () => {
     // only the lab closing the upstream request ends it.
     const chunks = Array.from({ length: 11 }, () => sseEvent(completionChunk({ content: piece })));
     upstream.enqueue(streamReply([role as string, ...chunks], { ending: "stall" }));
-    const response = await fetch(chatUrl(), {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "fake",
-        messages: [{ role: "user", content: "say a lot" }],
-        stream: true,
-      }),
+    const response = await post({
+      model: "fake",
+      messages: [{ role: "user", content: "say a lot" }],
+      stream: true,
     });
     const reading = response.text().catch(() => "");
     await waitFor(() => upstream.requests.length === 1);
@@ -902,7 +898,12 @@ describe("upstream faults as the client sees them", () => {
     await waitFor(() => server.store.listTurns(id)[0]?.status === "failed");
     expect(server.store.listAuditLogs(id).map((row) => row.event)).toContain("turn_failed");
     expect(JSON.stringify(server.store.listAuditLogs(id))).toContain("output_limit");
-    await reading;
+    // The client got the upstream's bytes as they came, then the lab's error event naming the limit.
+    const received = await reading;
+    expect(received.length).toBeGreaterThan(1_000_000);
+    expect(received.trimEnd().split("\n\n").at(-1)).toMatch(
+      /^data: \{"error":.*limits\.max_output_chars/,
+    );
   });
 
   it("a client that disconnects cancels the upstream call; the turn is recorded cancelled", async () => {
