@@ -14,7 +14,7 @@ import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { HandWrittenLoop } from "./hand-written-loop.js";
 import { countFromEnv, type Figure, median, printFigures } from "./measure.js";
-import { ScriptedToolModel, TimedModel } from "./scripted-model.js";
+import { type CallSpan, ScriptedToolModel, TimedModel } from "./scripted-model.js";
 
 const MODES: ToolInvocationMode[] = ["chat_agent_tools", "dual_agent"];
 
@@ -172,21 +172,60 @@ const labShared = (): LabShared => ({
   providers: createLabProviders(),
 });
 
-/** A turn's own time, `model`'s subtracted, and its rounds (what `run` returns). */
-async function ownTime(model: TimedModel, run: () => Promise<number>): Promise<[number, number]> {
+/**
+ * Where a turn's own time went, in ms: before its first model call, between its calls, after its
+ * last, and inside the calls' streams between their parts (the model's own time left out).
+ */
+interface TurnSegments {
+  before: number;
+  between: number;
+  after: number;
+  in_streams: number;
+}
+
+/** A turn's own time (`model`'s subtracted), its rounds (what `run` returns), and its segments. */
+interface TurnTime {
+  ms: number;
+  rounds: number;
+  segments: TurnSegments;
+}
+
+async function ownTime(model: TimedModel, run: () => Promise<number>): Promise<TurnTime> {
+  model.takeSpans();
   const before = model.spent_ms;
   const start = performance.now();
   const rounds = await run();
-  return [performance.now() - start - (model.spent_ms - before), rounds];
+  const end = performance.now();
+  return {
+    ms: end - start - (model.spent_ms - before),
+    rounds,
+    segments: segmentsOf(start, end, model.takeSpans()),
+  };
 }
 
-/** A lab session's next turn, each call: [the lab's own ms (model time subtracted), rounds]. */
+function segmentsOf(start: number, end: number, spans: readonly CallSpan[]): TurnSegments {
+  const first = spans[0];
+  const last = spans.at(-1);
+  if (first === undefined || last === undefined) {
+    return { before: end - start, between: 0, after: 0, in_streams: 0 };
+  }
+  let between = 0;
+  let in_streams = 0;
+  spans.forEach((span, index) => {
+    in_streams += span.end - span.start - span.model_ms;
+    const previous = spans[index - 1];
+    if (previous !== undefined) between += span.start - previous.end;
+  });
+  return { before: first.start - start, between, after: end - last.end, in_streams };
+}
+
+/** A lab session's next turn, each call: its own time, model time subtracted (`ownTime`). */
 function labSession(
   store: SqliteSessionStore,
   session_id: string,
   // Built once, as a server or CLI session builds them (the hand-written loop's tools are too).
   { chat, providers }: LabShared = labShared(),
-): () => Promise<[number, number]> {
+): () => Promise<TurnTime> {
   let turn = 0;
   return () =>
     ownTime(chat, async () => {
@@ -241,7 +280,7 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
   const model = new TimedModel(new SimChatModel({}));
   // One connection for every session, as one lab process keeps its store open.
   const loop = new HandWrittenLoop(loopPath, model);
-  /** One turn of the loop: [the loop's own ms (model time subtracted), rounds]. */
+  /** One turn of the loop: its own time, model time subtracted (`ownTime`). */
   const loopTurn = (turn: number) =>
     ownTime(model, () => loop.turn(`search for round cost ${turn}`));
   // The lab's model and providers, like the loop's, serve every session.
@@ -279,6 +318,7 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
         }
       }
     }
+    printSegments(labTurns, loopTurns);
     const labMs = labTurns.perRound();
     const loopMs = loopTurns.perRound();
     const labMedian = labTurns.medianPerRound();
@@ -297,16 +337,44 @@ export async function labAgainstLoop(directory: string): Promise<Figure> {
   }
 }
 
+/** Where the lab's time beyond the loop's goes in a turn: each segment's median, side by side. */
+function printSegments(lab: TurnCosts, loop: TurnCosts): void {
+  const SEGMENTS: [keyof TurnSegments, string][] = [
+    ["before", "before the first model call (session, claim, history, request)"],
+    ["between", "between the two calls (the call's record, the tool, the round's commit)"],
+    ["after", "after the last call (its record, the last round's and the turn's commit)"],
+    ["in_streams", "inside the streams, between their parts"],
+  ];
+  console.log(
+    "\n  a turn's own time by segment, lab against loop (medians of the measured turns, µs):",
+  );
+  for (const [segment, what] of SEGMENTS) {
+    const labUs = lab.segmentMedian(segment);
+    const loopUs = loop.segmentMedian(segment);
+    const excess = (labUs - loopUs).toFixed(0);
+    console.log(
+      `    ${what.padEnd(76)} lab ${labUs.toFixed(0).padStart(5)}  loop ${loopUs.toFixed(0).padStart(5)}  (${excess.startsWith("-") ? "" : "+"}${excess})`,
+    );
+  }
+}
+
 /** The measured turns of one side: their own time and rounds. */
 class TurnCosts {
   readonly #perRound: number[] = [];
+  readonly #segments: TurnSegments[] = [];
   #ms = 0;
   #rounds = 0;
 
-  add([ms, rounds]: [number, number]): void {
+  add({ ms, rounds, segments }: TurnTime): void {
     this.#perRound.push(ms / rounds);
+    this.#segments.push(segments);
     this.#ms += ms;
     this.#rounds += rounds;
+  }
+
+  /** The median turn's time in one segment, in µs. */
+  segmentMedian(segment: keyof TurnSegments): number {
+    return 1000 * median(this.#segments.map((segments) => segments[segment]));
   }
 
   perRound(): number {
@@ -345,14 +413,14 @@ async function perTurnCurve(directory: string): Promise<Figure> {
       }
       for (; shortTurns < 9; shortTurns++) await short();
       shortTurns++;
-      return (await short())[0];
+      return (await short()).ms;
     };
     // A session of 100 turns (the smallest) has its last point at 100 already.
     const points = [...new Set([10, 100, LONG_SESSION_TURNS])];
     const longCosts = new Map(points.map((point) => [point, [] as number[]]));
     const shortCosts = new Map(points.map((point) => [point, [] as number[]]));
     for (let turn = 1; turn <= LONG_SESSION_TURNS; turn++) {
-      const [ms] = await long();
+      const { ms } = await long();
       // 11 turns around each point; the last point's are the session's last 11.
       const point = points.find((p) =>
         p === LONG_SESSION_TURNS ? turn > p - 11 : turn >= p - 5 && turn <= p + 5,

@@ -90,9 +90,17 @@ export function* closingParts(finish_reason: string, elapsed_ms: number): Genera
   };
 }
 
+/** One call through a TimedModel: from its first part asked for to its end, and its time inside. */
+export interface CallSpan {
+  start: number;
+  end: number;
+  model_ms: number;
+}
+
 /** Wraps a model and adds up the time spent inside it, so the lab's own cost can be separated out. */
 export class TimedModel implements ChatModel {
   spent_ms = 0;
+  #spans: CallSpan[] = [];
   get provider() {
     return this.inner.provider;
   }
@@ -105,14 +113,23 @@ export class TimedModel implements ChatModel {
 
   constructor(private readonly inner: ChatModel) {}
 
+  /** The calls made since the last take, in order (a bench reads where a turn's time went). */
+  takeSpans(): CallSpan[] {
+    const spans = this.#spans;
+    this.#spans = [];
+    return spans;
+  }
+
   async *stream(request: ChatModelRequest, options?: StreamOptions): AsyncGenerator<ChatModelPart> {
+    const span: CallSpan = { start: performance.now(), end: 0, model_ms: 0 };
+    this.#spans.push(span);
     const iterator = this.inner.stream(request, options)[Symbol.asyncIterator]();
     let done = false;
     try {
       for (;;) {
         const start = performance.now();
         const next = await iterator.next();
-        this.spent_ms += performance.now() - start;
+        span.model_ms += performance.now() - start;
         if (next.done) {
           done = true;
           return;
@@ -124,8 +141,10 @@ export class TimedModel implements ChatModel {
       if (!done) {
         const start = performance.now();
         await iterator.return?.();
-        this.spent_ms += performance.now() - start;
+        span.model_ms += performance.now() - start;
       }
+      span.end = performance.now();
+      this.spent_ms += span.model_ms;
     }
   }
 }
