@@ -16,6 +16,7 @@ export type ErrorCode =
   | "session_exists"
   | "session_mode_mismatch"
   | "session_model_mismatch"
+  | "session_changed"
   | "turn_exists"
   | "turn_in_progress"
   | "turn_not_retryable"
@@ -90,6 +91,17 @@ export class SessionNotFoundError extends AgentLabError {
   readonly code = "session_not_found" as const;
   constructor(readonly sessionId: string) {
     super(`session not found: ${sessionId}`);
+  }
+}
+
+/**
+ * A claim made on the session as its runner last left it (`ClaimTurnOptions.expected`) found the
+ * session written since (its `updated_at`) or made anew (its `incarnation`): nothing was claimed.
+ */
+export class SessionChangedError extends AgentLabError {
+  readonly code = "session_changed" as const;
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} changed since this runner last left it; nothing was claimed`);
   }
 }
 

@@ -156,6 +156,34 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     expect(seen.sent).not.toContain("hello");
   });
 
+  it("a session made anew under its id with another config between turns runs on the new config", async () => {
+    const { store } = counting(current().store);
+    const chat = new RecordingModel(new SimChatModel());
+    const turn = (message: string) =>
+      completedTurn({ store, session_id: "s", message, models: { chat, event: chat } });
+    await turn("hello");
+    const { config } = current().store.getSession("s") ?? {};
+    // Deleted and made again by someone else: its updated_at may even be the same, its
+    // incarnation is new, and the config this process kept from the first turn is not its.
+    current().store.deleteSession("s");
+    current().store.createSession({
+      title: "again",
+      session_id: "s",
+      config: { ...config, tool_invocation_mode: mode, tools: ["mock_ticket"], max_rounds: 2 },
+    });
+    await turn("open a ticket for it");
+    const start = current()
+      .store.listAuditLogs("s")
+      .find((entry) => entry.event === "turn_start");
+    expect(start?.details).toMatchObject({ tools: ["mock_ticket"], max_rounds: 2 });
+    // The new session's history starts with this turn: nothing of the first session's.
+    const contents = sent(chat).map((message) => message.content);
+    expect(contents[0]).toBe("open a ticket for it");
+    expect(contents).not.toContain("hello");
+    const tools = (chat.requests.at(-1)?.tools ?? []).map((tool) => tool.name);
+    if (mode === "chat_agent_tools") expect(tools).toEqual(["mock_ticket"]);
+  });
+
   it("a turn run by another store (another process) between two turns of this one is read from the store", async () => {
     const seen = await aroundAWrite(async () => {
       // The same file through another connection: its turn moves the turn index.

@@ -1,5 +1,6 @@
 import { isWellFormedText } from "../domain/json-limits.js";
 import type { ChatMessage } from "../domain/messages.js";
+import type { LabSessionConfig } from "../domain/session-config.js";
 import type { SessionStore } from "../store/session-store.js";
 
 /** How many sessions' histories a store keeps in memory at most (least recently used go first). */
@@ -20,6 +21,8 @@ interface Kept {
    */
   incarnation: number | null;
   history: ChatMessage[];
+  /** The session's stored config (immutable for an incarnation: no write changes a config). */
+  config: LabSessionConfig;
 }
 
 const kept = new WeakMap<SessionStore, Map<string, Kept>>();
@@ -54,6 +57,27 @@ export function takeHistory(
     entry.incarnation !== null &&
     entry.incarnation === check.incarnation;
   return fresh ? entry.history : null;
+}
+
+/**
+ * The session as this process's last turn of it left it, when kept: its config, and the
+ * `updated_at` and `incarnation` a claim can expect (`ClaimTurnOptions.expected`), so that the
+ * next turn need not read the session before it claims. The claim refuses when anything was
+ * written since; the turn then forgets the entry (`forgetHistory`) and reads the session.
+ */
+export function keptSession(
+  store: SessionStore,
+  sessionId: string,
+): { config: LabSessionConfig; updated_at: string; incarnation: number } | null {
+  const entry = kept.get(store)?.get(sessionId);
+  if (entry === undefined || entry.incarnation === null) return null;
+  const { config, updated_at, incarnation } = entry;
+  return { config, updated_at, incarnation };
+}
+
+/** Drops what a session's last turn left here (a claim found the session changed since). */
+export function forgetHistory(store: SessionStore, sessionId: string): void {
+  kept.get(store)?.delete(sessionId);
 }
 
 /** Whether every string and key in the value is well-formed (nothing for the store to repair). */

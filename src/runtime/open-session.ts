@@ -4,6 +4,7 @@ import { sliceWhole } from "../domain/json-limits.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
 import type { SessionStore, StoredSessionConfig } from "../store/session-store.js";
 import { parseSessionConfig, parseStoredSessionConfig, type StoredConfig } from "./config-cache.js";
+import { keptSession } from "./history-cache.js";
 
 export interface OpenSessionOptions {
   store: SessionStore;
@@ -22,6 +23,11 @@ export interface OpenedSession<Prepared> {
   updated_at: string | null;
   /** The stored session's `incarnation`, read with `updated_at` or just after making it. */
   incarnation: number | null;
+  /**
+   * Set when the session was not read but taken as this process's last turn left it
+   * (`keptSession`): the claim must expect it so (`ClaimTurnOptions.expected`).
+   */
+  expected?: { updated_at: string; incarnation: number };
 }
 
 /**
@@ -35,6 +41,8 @@ export interface OpenedSession<Prepared> {
 export async function openSession<Prepared>(
   options: OpenSessionOptions,
   prepare: (config: LabSessionConfig) => Promise<Prepared>,
+  /** Whether a session this process's last turn left may be taken as it left it (see above). */
+  reuseKept = true,
 ): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
@@ -43,7 +51,13 @@ export async function openSession<Prepared>(
   const title = () => options.title ?? titleFrom(options.message);
   if (options.session_id !== undefined) {
     const sessionId = options.session_id;
-    const existing = await storedSessionConfig(store, sessionId);
+    // This process's last turn of the session left its config: not read again, but expected by
+    // the claim, which refuses if anything was written since (one read a turn fewer).
+    const kept = reuseKept ? keptSession(store, sessionId) : null;
+    const existing =
+      kept === null
+        ? await storedSessionConfig(store, sessionId)
+        : { ...kept, mode: kept.config.tool_invocation_mode };
     if (existing) {
       // The mode is locked: another one is refused (by ensureSession, which names both); the
       // same one needs no write, so a turn that repeats its config costs no transaction for it.
@@ -53,7 +67,8 @@ export async function openSession<Prepared>(
       }
       const prepared = await prepare(existing.config);
       const { updated_at, incarnation } = existing;
-      return { sessionId, config: existing.config, prepared, updated_at, incarnation };
+      const opened = { sessionId, config: existing.config, prepared, updated_at, incarnation };
+      return kept === null ? opened : { ...opened, expected: { updated_at, incarnation } };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);

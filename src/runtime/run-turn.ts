@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Approver } from "../domain/approvals.js";
+import { SessionChangedError } from "../domain/errors.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
@@ -12,11 +13,11 @@ import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory, pushUserMessage } from "./history.js";
-import { keepHistory, takeHistory } from "./history-cache.js";
+import { forgetHistory, keepHistory, takeHistory } from "./history-cache.js";
 import { SamplingSettings, withSampling } from "./modes/agent-sampling.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
-import { openSession } from "./open-session.js";
+import { type OpenedSession, openSession } from "./open-session.js";
 import { runRounds } from "./run-rounds.js";
 import type { ModeStrategy, TurnContext } from "./turn-context.js";
 import { endFailedTurn } from "./turn-failure.js";
@@ -134,36 +135,27 @@ async function driveTurn(
       ? undefined
       : parseInput(SamplingSettings, options.chat_sampling, "chat_sampling");
   // Models and tools are built before a new session is stored (see openSession).
+  const prepare = (config: LabSessionConfig) =>
+    prepareTurn(config, options.providers, { models: options.models, signal });
+  let opened = await openSession(options, prepare);
+  let started: Awaited<ReturnType<typeof claimOpened>>;
+  try {
+    started = await claimOpened(store, opened, message, sampling);
+  } catch (error) {
+    // Taken as this process's last turn left it, the session was written since: read it now.
+    if (!(error instanceof SessionChangedError)) throw error;
+    forgetHistory(store, opened.sessionId);
+    opened = await openSession(options, prepare, false);
+    started = await claimOpened(store, opened, message, sampling);
+  }
+  const { claim, config } = started;
   const {
     sessionId,
     config: sessionConfig,
     updated_at,
     incarnation,
     prepared: { chat_model, event_model, tools },
-  } = await openSession(options, (config) =>
-    prepareTurn(config, options.providers, { models: options.models, signal }),
-  );
-  const config =
-    sampling === undefined
-      ? sessionConfig
-      : { ...sessionConfig, chat_agent: withSampling(sessionConfig.chat_agent, sampling) };
-  const strategy = STRATEGIES[config.tool_invocation_mode];
-  // Refusals (a turn already running, the database refusing the claim) throw: no turn started.
-  // The turn_start row is written with the claim: a turn starts with one commit.
-  const claim = await claimTurn(store, sessionId, message, {
-    event: "turn_start",
-    details: {
-      mode: config.tool_invocation_mode,
-      chat_model: `${chat_model.provider}:${chat_model.model}`,
-      event_model: `${event_model.provider}:${event_model.model}`,
-      simulated: chat_model.simulated || event_model.simulated,
-      tools: tools.names(),
-      max_rounds: config.max_rounds,
-      // What every round of this turn sends as the system message (dual_agent: with the catalog).
-      system_prompt: strategy.systemPrompt({ config, tools }),
-      ...(sampling === undefined ? {} : { chat_sampling: sampling }),
-    },
-  });
+  } = opened;
   const { turn_index } = claim;
   // This process's last turn of the session, when nothing was written since (history-cache.ts).
   const kept = takeHistory(store, sessionId, { ...claim, updated_at, incarnation });
@@ -183,6 +175,7 @@ async function driveTurn(
       startedAt,
       pauses,
       config,
+      session_config: sessionConfig,
       chat_model,
       event_model,
       tools,
@@ -198,6 +191,49 @@ async function driveTurn(
   if (observed) await observed;
 }
 
+type PreparedTurn = Awaited<ReturnType<typeof prepareTurn>>;
+
+/**
+ * Claims the turn in the opened session, its turn_start row written with the claim (a turn starts
+ * with one commit). Refusals (a turn already running, the database refusing the claim, the
+ * session changed since it was taken as kept) throw: no turn started.
+ */
+async function claimOpened(
+  store: SessionStore,
+  opened: OpenedSession<PreparedTurn>,
+  message: string,
+  sampling: SamplingSettings | undefined,
+) {
+  const { sessionId, config: sessionConfig, expected } = opened;
+  const { chat_model, event_model, tools } = opened.prepared;
+  const config =
+    sampling === undefined
+      ? sessionConfig
+      : { ...sessionConfig, chat_agent: withSampling(sessionConfig.chat_agent, sampling) };
+  const strategy = STRATEGIES[config.tool_invocation_mode];
+  const claim = await claimTurn(
+    store,
+    sessionId,
+    message,
+    {
+      event: "turn_start",
+      details: {
+        mode: config.tool_invocation_mode,
+        chat_model: `${chat_model.provider}:${chat_model.model}`,
+        event_model: `${event_model.provider}:${event_model.model}`,
+        simulated: chat_model.simulated || event_model.simulated,
+        tools: tools.names(),
+        max_rounds: config.max_rounds,
+        // What every round of this turn sends as the system message (dual_agent: with the catalog).
+        system_prompt: strategy.systemPrompt({ config, tools }),
+        ...(sampling === undefined ? {} : { chat_sampling: sampling }),
+      },
+    },
+    expected,
+  );
+  return { claim, config };
+}
+
 interface ClaimedTurnSetup {
   records: TurnRecords;
   /** The history up to this turn's user message, when kept from the last turn (else read). */
@@ -208,7 +244,10 @@ interface ClaimedTurnSetup {
   turn_index: number;
   startedAt: number;
   pauses: PauseClock;
+  /** The turn's config: the session's, with a request's own sampling when it gave one. */
   config: LabSessionConfig;
+  /** The session's stored config, as the next turn may take it (history-cache.ts). */
+  session_config: LabSessionConfig;
   chat_model: ChatModel;
   event_model: ChatModel;
   tools: ToolRegistry;
@@ -297,7 +336,7 @@ async function runClaimedTurn(
     keepHistory(
       store,
       sessionId,
-      { turn_index, updated_at, incarnation, history },
+      { turn_index, updated_at, incarnation, history, config: setup.session_config },
       history.slice(before),
     );
   }

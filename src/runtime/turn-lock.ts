@@ -54,6 +54,8 @@ export async function claimTurn(
   sessionId: string,
   userMessage: string,
   audit?: { event: string; details: Record<string, unknown> },
+  /** The session as this process's last turn left it (ClaimTurnOptions.expected). */
+  expected?: { updated_at: string; incarnation: number },
 ): Promise<ClaimedSessionTurn> {
   // Claimed before the first await, so two turns started together in this process cannot both pass.
   if (running.has(sessionId)) throw new TurnInProgressError(sessionId, null, THIS_RUNNER);
@@ -67,6 +69,7 @@ export async function claimTurn(
       runner: THIS_RUNNER,
       is_runner_alive: isAlive,
       ...(audit === undefined ? {} : { audit }),
+      ...(expected === undefined ? {} : { expected }),
     });
     return { turn_index, interrupted, release };
   } catch (error) {

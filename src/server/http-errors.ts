@@ -74,6 +74,7 @@ const STATUS_BY_CODE: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   session_exists: 409,
   turn_exists: 409,
   session_mode_mismatch: 409,
+  session_changed: 409,
   session_model_mismatch: 409,
   turn_in_progress: 409,
   // A retry of a turn that completed or still runs (runtime/turn-retry.ts).

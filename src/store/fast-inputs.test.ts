@@ -105,6 +105,7 @@ const CLAIM = {
   runner: "1@host",
   is_runner_alive: () => true,
   audit: { event: "turn_start", details: { mode: "dual_agent", tools: ["mock_search"] } },
+  expected: { updated_at: "2026-12-04T10:00:00.000Z", incarnation: 7 },
 };
 
 describe("the store's fast input checks", () => {
@@ -145,7 +146,7 @@ describe("the store's fast input checks", () => {
   });
 
   it("give what zod gives for a turn's claim and every mutation of it", () => {
-    const { is_runner_alive: _alive, audit: _audit, ...bare } = CLAIM;
+    const { is_runner_alive: _alive, audit: _audit, expected: _expected, ...bare } = CLAIM;
     for (const input of [CLAIM, bare, ...mutations(CLAIM)]) {
       expect(outcome(() => parseClaimTurn(input))).toStrictEqual(
         outcome(() => parseInput(ClaimTurnOptions, input, "claimTurn")),

@@ -46,7 +46,8 @@ const AppendRecordsRest = AppendRecordsOptions.omit({
 });
 const COMPLETE_KEYS = new Set(["turn_index", "wall_time_ms", "status"]);
 const STATUSES = new Set<string>(FinishedTurnStatus.options);
-const CLAIM_KEYS = new Set(["user_message", "runner", "is_runner_alive", "audit"]);
+const CLAIM_KEYS = new Set(["user_message", "runner", "is_runner_alive", "audit", "expected"]);
+const EXPECTED_KEYS = new Set(["updated_at", "incarnation"]);
 const CLAIM_AUDIT_KEYS = new Set(["event", "details"]);
 const USAGE_KEYS = new Set([
   "turn_index",
@@ -261,8 +262,8 @@ export function parseClaimTurn(input: unknown): ValidClaim {
 
 function fastClaim(input: unknown): ValidClaim | null {
   if (!isStrictRecord(input, CLAIM_KEYS)) return null;
-  if (!definedOnly(input, ["is_runner_alive", "audit"])) return null;
-  const { user_message, runner, is_runner_alive, audit } = input;
+  if (!definedOnly(input, ["is_runner_alive", "audit", "expected"])) return null;
+  const { user_message, runner, is_runner_alive, audit, expected } = input;
   if (typeof user_message !== "string" || !isWellFormedText(user_message)) return null;
   if (!isId(runner)) return null;
   if (!(is_runner_alive === undefined || typeof is_runner_alive === "function")) return null;
@@ -278,6 +279,12 @@ function fastClaim(input: unknown): ValidClaim | null {
     if (details !== undefined && !(isPlainRecord(details) && fitsDepth(details, 0))) return null;
     // zod's record output: a copy with the same keys in the same order.
     claim.audit = { event, details: details === undefined ? {} : { ...details } };
+  }
+  if (expected !== undefined) {
+    if (!isStrictRecord(expected, EXPECTED_KEYS)) return null;
+    const { updated_at, incarnation } = expected;
+    if (typeof updated_at !== "string" || !Number.isSafeInteger(incarnation)) return null;
+    claim.expected = { updated_at, incarnation: incarnation as number };
   }
   return claim;
 }

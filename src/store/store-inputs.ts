@@ -50,6 +50,12 @@ export const ClaimTurnOptions = z.strictObject({
   audit: z
     .strictObject({ event: z.string().min(1), details: boundedRecord().default({}) })
     .optional(),
+  /**
+   * The session as this runner last left it (its `updated_at` and `incarnation`, from its last
+   * turn): the claim refuses with SessionChangedError, writing nothing, when the row differs. A
+   * runner that kept the session's config and history can then skip reading the session first.
+   */
+  expected: z.strictObject({ updated_at: z.string(), incarnation: z.number().int() }).optional(),
 });
 export type ClaimTurnOptions = z.input<typeof ClaimTurnOptions>;
 

@@ -1,6 +1,12 @@
 import { expect, it } from "vitest";
-import { InvalidInputError, SessionNotFoundError, TurnInProgressError } from "../domain/errors.js";
+import {
+  InvalidInputError,
+  SessionChangedError,
+  SessionNotFoundError,
+  TurnInProgressError,
+} from "../domain/errors.js";
 import type { SessionStore } from "./session-store.js";
+import type { ClaimTurnOptions } from "./store-inputs.js";
 
 /**
  * claimTurn, for any SessionStore. Called inside `describeSessionStoreContract`, so every backend
@@ -162,5 +168,57 @@ export function turnClaimContract(getStore: () => SessionStore): void {
     expect(await store.listTurns("input")).toStrictEqual([]);
     expect(await store.listMessages("input")).toStrictEqual([]);
     expect(await store.listAuditLogs("input")).toStrictEqual([]);
+  });
+
+  it("claimTurn with the session expected as its runner left it claims only that session", async () => {
+    const store = getStore();
+    // A synchronous store throws where an asynchronous one rejects: both are a rejection here.
+    const claim = (sessionId: string, options: ClaimTurnOptions) =>
+      Promise.resolve().then(() => store.claimTurn(sessionId, options));
+    await store.createSession({ title: "kept", config: {}, session_id: "kept" });
+    await store.claimTurn("kept", { user_message: "one", runner: "1@h" });
+    await store.completeTurn("kept", { turn_index: 1, wall_time_ms: 3 });
+    const left = await store.getStoredSessionConfig("kept");
+    if (left === null) throw new Error("the session is missing");
+    const expected = { updated_at: left.updated_at, incarnation: left.incarnation };
+    // A later millisecond than turn 1's end: updated_at is what tells the writes after it apart.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await claim("kept", { user_message: "two", runner: "1@h", expected })).toStrictEqual({
+      turn_index: 2,
+      interrupted: [],
+    });
+    await store.completeTurn("kept", { turn_index: 2, wall_time_ms: 3 });
+
+    // Written since (the claim and end of turn 2 moved updated_at): refused, nothing written.
+    const state = async () => ({
+      session: await store.getStoredSessionConfig("kept"),
+      turns: await store.listTurns("kept"),
+      messages: await store.listMessages("kept"),
+      audit: await store.listAuditLogs("kept"),
+      listed: (await store.listSessions()).find((session) => session.id === "kept"),
+    });
+    const before = await state();
+    const audit = { event: "turn_start", details: {} };
+    const stale = claim("kept", { user_message: "three", runner: "1@h", audit, expected });
+    await expect(stale).rejects.toThrow(SessionChangedError);
+    await expect(stale).rejects.toMatchObject({ code: "session_changed", sessionId: "kept" });
+    expect(await state()).toStrictEqual(before);
+
+    // Made anew under the same id: its updated_at may be the one expected, its incarnation not.
+    const now = before.session;
+    if (now === null) throw new Error("the session is missing");
+    const reborn = { updated_at: now.updated_at, incarnation: now.incarnation + 1 };
+    await expect(
+      claim("kept", { user_message: "three", runner: "1@h", expected: reborn }),
+    ).rejects.toThrow(SessionChangedError);
+    expect(await state()).toStrictEqual(before);
+
+    await expect(claim("gone", { user_message: "x", runner: "1@h", expected })).rejects.toThrow(
+      SessionNotFoundError,
+    );
+    const fractional = { updated_at: now.updated_at, incarnation: 1.5 };
+    await expect(
+      claim("kept", { user_message: "x", runner: "1@h", expected: fractional }),
+    ).rejects.toThrow(InvalidInputError);
   });
 }

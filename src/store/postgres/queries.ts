@@ -99,6 +99,10 @@ export const SQL = {
   // The claim's first statement: the row lock every claimer of the session queues on.
   countTurn:
     "UPDATE sessions SET updated_at = $1, turn_count = turn_count + 1 WHERE id = $2 RETURNING id",
+  // A claim on the session as its runner last left it (ClaimTurnOptions.expected). A claimer that
+  // waited on the row lock reads the row the other one committed, so it finds the session changed.
+  countTurnIfUnchanged: `UPDATE sessions SET updated_at = $1, turn_count = turn_count + 1
+    WHERE id = $2 AND updated_at = $3 AND seq = $4 RETURNING id`,
   listSessions: `SELECT s.id, s.title, s.created_at, s.updated_at, s.turn_count,
     ${SESSION_TOKENS} AS total_tokens FROM sessions AS s ORDER BY s.updated_at DESC, s.id DESC`,
   listSessionOverviews: `SELECT s.id, s.title, s.created_at, s.updated_at, s.turn_count,

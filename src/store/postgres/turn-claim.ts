@@ -1,6 +1,10 @@
 import type pg from "pg";
 import type { z } from "zod";
-import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
+import {
+  SessionChangedError,
+  SessionNotFoundError,
+  TurnInProgressError,
+} from "../../domain/errors.js";
 import type { ClaimedTurn } from "../session-store.js";
 import { auditRowParams } from "../sqlite/record-batch.js";
 import { toMessageRowParams } from "../sqlite/rows.js";
@@ -55,8 +59,24 @@ export async function claimTurn(
   holds: (sessionId: string, turnIndex: number) => boolean,
 ): Promise<ClaimedTurn> {
   const isAlive = input.is_runner_alive ?? (() => true);
-  if ((await run(client, "countTurn", [timestamp, sessionId])).rowCount === 0) {
-    throw new SessionNotFoundError(sessionId);
+  const { expected } = input;
+  const counted =
+    expected === undefined
+      ? await run(client, "countTurn", [timestamp, sessionId])
+      : await run(client, "countTurnIfUnchanged", [
+          timestamp,
+          sessionId,
+          expected.updated_at,
+          expected.incarnation,
+        ]);
+  if (counted.rowCount === 0) {
+    if (
+      expected === undefined ||
+      (await run(client, "selectSessionId", [sessionId])).rowCount === 0
+    ) {
+      throw new SessionNotFoundError(sessionId);
+    }
+    throw new SessionChangedError(sessionId);
   }
   const running = (await run<RunningTurn>(client, "runningTurns", [sessionId])).rows;
   for (const turn of running) {

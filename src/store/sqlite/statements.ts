@@ -52,6 +52,10 @@ export const SQL = {
       UPDATE sessions SET updated_at = ? WHERE id = ?
         AND EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?)`,
   countTurn: "UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1 WHERE id = ?",
+  // A claim on the session as its runner last left it (ClaimTurnOptions.expected).
+  countTurnIfUnchanged: `
+      UPDATE sessions SET updated_at = ?, turn_count = turn_count + 1
+      WHERE id = ? AND updated_at = ? AND incarnation = ?`,
   // The whole list as one JSON text of rows as arrays, built by SQLite and parsed by V8 at once,
   // read from the covering index `sessions_listed` without touching the table (`npm run bench --
   // pg`, 100,000 sessions: 125 ms as objects from the table, 207 ms as rows through the driver).

@@ -1,6 +1,10 @@
 import type Database from "better-sqlite3";
 import type { z } from "zod";
-import { SessionNotFoundError, TurnInProgressError } from "../../domain/errors.js";
+import {
+  SessionChangedError,
+  SessionNotFoundError,
+  TurnInProgressError,
+} from "../../domain/errors.js";
 import type { ClaimedTurn } from "../session-store.js";
 import type { ClaimTurnOptions } from "../store-inputs.js";
 import { auditRowParams } from "./record-batch.js";
@@ -46,10 +50,24 @@ export class TurnClaim {
   #claim(sessionId: string, input: ClaimInput, now: () => string): ClaimedTurn {
     const isAlive = input.is_runner_alive ?? (() => true);
     const timestamp = now();
-    // The session's count and updated_at move first: no row changed means no session, and a
-    // refusal below rolls this back with the rest.
-    if (this.#sql.countTurn.run(timestamp, sessionId).changes === 0) {
-      throw new SessionNotFoundError(sessionId);
+    // The session's count and updated_at move first: no row changed means no session (or, for a
+    // claim that expected the session as it was, a session changed since), and a refusal below
+    // rolls this back with the rest.
+    const { expected } = input;
+    const counted =
+      expected === undefined
+        ? this.#sql.countTurn.run(timestamp, sessionId)
+        : this.#sql.countTurnIfUnchanged.run(
+            timestamp,
+            sessionId,
+            expected.updated_at,
+            expected.incarnation,
+          );
+    if (counted.changes === 0) {
+      if (expected === undefined || this.#sql.selectSessionId.get(sessionId) === undefined) {
+        throw new SessionNotFoundError(sessionId);
+      }
+      throw new SessionChangedError(sessionId);
     }
     const interrupted: number[] = [];
     const running = this.#running.all(sessionId) as {
