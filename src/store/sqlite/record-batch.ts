@@ -187,9 +187,13 @@ export class RecordBatch {
     const touched = (written > 0 && input.touch_session) || end !== undefined;
     const turns = batchTurns(input);
     const [only] = turns;
-    if (touched && turns.length === 1 && only !== undefined) {
-      // A turn's round: touched only when its turn exists; else which one is missing is looked up.
-      if (this.#sql.touchSessionOfTurn.run(createdAt, sessionId, sessionId, only).changes === 0) {
+    if (turns.length === 1 && only !== undefined) {
+      // A turn's round: one statement checks the turn and its session (and moves the session's
+      // updated_at when touched); only when it finds nothing is the missing one looked up.
+      const found = touched
+        ? this.#sql.touchSessionOfTurn.run(createdAt, sessionId, sessionId, only).changes === 1
+        : this.#sql.selectTurnOfSession.get(sessionId, only, sessionId) !== undefined;
+      if (!found) {
         if (this.#sql.selectSessionId.get(sessionId) === undefined) {
           throw new SessionNotFoundError(sessionId);
         }

@@ -84,6 +84,10 @@ export const SQL = {
       SELECT turn_index, user_message, started_at, completed_at, wall_time_ms, status, runner
       FROM turns WHERE session_id = ? ORDER BY turn_index`,
   selectTurn: "SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?",
+  // A middle round's check, in one statement: its turn exists, and so does its session.
+  selectTurnOfSession: `
+      SELECT 1 FROM turns WHERE session_id = ? AND turn_index = ?
+        AND EXISTS (SELECT 1 FROM sessions WHERE id = ?)`,
   completeTurn:
     "UPDATE turns SET completed_at = ?, wall_time_ms = ?, status = ? WHERE session_id = ? AND turn_index = ?",
   insertMessage: `

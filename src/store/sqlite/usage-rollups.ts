@@ -64,12 +64,28 @@ const TURN_USAGE_SQL = `
 const ONE_TURN_USAGE_SQL = `
   SELECT ${ROLLUP_COLUMNS} FROM turn_usage WHERE session_id = ? AND turn_index = ?`;
 
+/** ONE_TURN_USAGE_SQL's row as values, in ROLLUP_COLUMNS order (cost_usd may be null). */
+type RollupValues = [
+  prompt_tokens: number,
+  completion_tokens: number,
+  total_tokens: number,
+  cached_tokens: number,
+  elapsed_ms: number,
+  call_count: number,
+  fallback_count: number,
+  tool_count: number,
+  estimated_count: number,
+  reasoning_tokens: number,
+  cache_write_tokens: number,
+  cost_usd: number | null,
+  reported_cost_count: number,
+  unpriced_count: number,
+];
+
 export class UsageRollups {
   private readonly aggregates: Database.Statement<[string], TurnAggregateRow>;
-  private readonly oneTurn: Database.Statement<
-    [string, number],
-    Omit<TurnAggregateRow, "turn_index">
-  >;
+  /** Read as values: a turn's end reads it, and a row object of 14 keys cost a third of it. */
+  private readonly oneTurn: Database.Statement<[string, number], RollupValues>;
   private readonly wallTime: Database.Statement<[string, number], { wall_time_ms: number | null }>;
   private readonly wallTimes: Database.Statement<
     [string],
@@ -78,7 +94,7 @@ export class UsageRollups {
 
   constructor(db: Database.Database) {
     this.aggregates = db.prepare(TURN_USAGE_SQL);
-    this.oneTurn = db.prepare(ONE_TURN_USAGE_SQL);
+    this.oneTurn = db.prepare<[string, number], RollupValues>(ONE_TURN_USAGE_SQL).raw();
     this.wallTime = db.prepare(
       "SELECT wall_time_ms FROM turns WHERE session_id = ? AND turn_index = ?",
     );
@@ -98,12 +114,45 @@ export class UsageRollups {
     written?: { wall_time_ms: number | null },
   ): TurnUsageRollup {
     const row = this.oneTurn.get(sessionId, turnIndex);
-    const wall = written ?? this.wallTime.get(sessionId, turnIndex);
-    const rollup =
-      row === undefined
-        ? emptyUsageRollup()
-        : { ...row, elapsed_ms: sumOfMilliseconds(row.elapsed_ms), turn_wall_time_ms: null };
-    return { turn_index: turnIndex, ...rollup, turn_wall_time_ms: wall?.wall_time_ms ?? null };
+    const turn_wall_time_ms =
+      (written ?? this.wallTime.get(sessionId, turnIndex))?.wall_time_ms ?? null;
+    if (row === undefined) {
+      return { turn_index: turnIndex, ...emptyUsageRollup(), turn_wall_time_ms };
+    }
+    const [
+      prompt_tokens,
+      completion_tokens,
+      total_tokens,
+      cached_tokens,
+      elapsed_ms,
+      call_count,
+      fallback_count,
+      tool_count,
+      estimated_count,
+      reasoning_tokens,
+      cache_write_tokens,
+      cost_usd,
+      reported_cost_count,
+      unpriced_count,
+    ] = row;
+    return {
+      turn_index: turnIndex,
+      prompt_tokens,
+      completion_tokens,
+      total_tokens,
+      cached_tokens,
+      elapsed_ms: sumOfMilliseconds(elapsed_ms),
+      call_count,
+      fallback_count,
+      tool_count,
+      estimated_count,
+      reasoning_tokens,
+      cache_write_tokens,
+      cost_usd,
+      reported_cost_count,
+      unpriced_count,
+      turn_wall_time_ms,
+    };
   }
 
   /** Every started turn appears, with zeros until it records a call. */
