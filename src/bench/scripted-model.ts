@@ -129,7 +129,7 @@ export class TimedModel implements ChatModel {
       for (;;) {
         const start = performance.now();
         const next = await iterator.next();
-        span.model_ms += performance.now() - start;
+        this.#spend(span, start);
         if (next.done) {
           done = true;
           return;
@@ -141,10 +141,19 @@ export class TimedModel implements ChatModel {
       if (!done) {
         const start = performance.now();
         await iterator.return?.();
-        span.model_ms += performance.now() - start;
+        this.#spend(span, start);
       }
-      span.end = performance.now();
-      this.spent_ms += span.model_ms;
     }
+  }
+
+  /**
+   * Time inside the model since `start`, counted as each part arrives: a stream its consumer
+   * abandons without `return()` keeps what it spent, and its span ends at its last part.
+   */
+  #spend(span: CallSpan, start: number): void {
+    const now = performance.now();
+    span.model_ms += now - start;
+    span.end = now;
+    this.spent_ms += now - start;
   }
 }

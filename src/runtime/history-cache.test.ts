@@ -11,11 +11,20 @@ import type { ChatModel } from "../providers/chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
 import { SqliteSessionStore } from "../store/sqlite/sqlite-session-store.js";
+import { createMockTicketTool } from "../tools/builtin/index.js";
 
 /** The store, counting the calls that read a session's whole history. */
 function counting(store: SessionStore): { store: SessionStore; reads: () => number } {
   const counted = countingCalls(store, "listMessages");
   return { store: counted.store, reads: counted.count };
+}
+
+/** Turns of session "s" through `store`, each `extra` added to its options, one recorded model. */
+function turnsOf(store: SessionStore) {
+  const chat = new RecordingModel(new SimChatModel());
+  const turn = (message: string, extra: Partial<Parameters<typeof completedTurn>[0]> = {}) =>
+    completedTurn({ store, session_id: "s", message, models: { chat, event: chat }, ...extra });
+  return { chat, turn };
 }
 
 /** The conversation a request sends, without the system message (it is the same each round). */
@@ -182,6 +191,67 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
     expect(contents).not.toContain("hello");
     const tools = (chat.requests.at(-1)?.tools ?? []).map((tool) => tool.name);
     if (mode === "chat_agent_tools") expect(tools).toEqual(["mock_ticket"]);
+  });
+
+  it("the next turn of this process claims the session as it was left, without reading it first", async () => {
+    const configs = countingCalls(current().store, "getStoredSessionConfig");
+    const { chat, turn } = turnsOf(configs.store);
+    await turn("hello");
+    const first = configs.count();
+    await turn("again");
+    await turn("and again");
+    expect(configs.count()).toBe(first);
+    // Written since (by hand, a later millisecond): the claim refuses, the turn reads the session.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    current().store.appendMessage("s", {
+      turn_index: 3,
+      message: { role: "assistant", content: "a note written by hand" },
+    });
+    await turn("once more");
+    expect(configs.count()).toBe(first + 1);
+    expect(sent(chat).map((message) => message.content)).toContain("a note written by hand");
+    expect(
+      current()
+        .store.listTurns("s")
+        .map((turn) => turn.status),
+    ).toEqual(["completed", "completed", "completed", "completed"]);
+  });
+
+  it("a session deleted between turns is made anew by the next turn, titled from its message", async () => {
+    const { store } = current();
+    const { turn } = turnsOf(store);
+    await turn("hello");
+    store.deleteSession("s");
+    // Asking for the mode the session had, and then for another one: made anew either way.
+    await turn("start over", { config: { tool_invocation_mode: mode } });
+    expect(store.getSession("s")?.title).toBe("start over");
+    await turn("and go on");
+    store.deleteSession("s");
+    const other = mode === "dual_agent" ? "chat_agent_tools" : "dual_agent";
+    await turn("in the other mode", { config: { tool_invocation_mode: other } });
+    expect(store.getSession("s")).toMatchObject({
+      title: "in the other mode",
+      tool_invocation_mode: other,
+    });
+    expect(store.listTurns("s").map((entry) => entry.user_message)).toEqual(["in the other mode"]);
+  });
+
+  it("a session made anew with a config this process can no longer prepare falls back to the stored one", async () => {
+    const { store } = current();
+    const { turn } = turnsOf(store);
+    await turn("search for wal mode");
+    store.deleteSession("s");
+    store.createSession({
+      title: "again",
+      session_id: "s",
+      config: { tool_invocation_mode: mode, tools: ["mock_ticket"] },
+    });
+    // The kept config names mock_search, which these providers no longer have: preparing it
+    // fails, and the turn goes on from the session as stored.
+    const end = await turn("open a ticket", { tools: [createMockTicketTool()] });
+    expect(end.turn_index).toBe(1);
+    const start = store.listAuditLogs("s").find((entry) => entry.event === "turn_start");
+    expect(start?.details).toMatchObject({ tools: ["mock_ticket"] });
   });
 
   it("a turn run by another store (another process) between two turns of this one is read from the store", async () => {

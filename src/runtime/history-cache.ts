@@ -1,7 +1,7 @@
 import { isWellFormedText } from "../domain/json-limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig } from "../domain/session-config.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { ExpectedSession, SessionStore } from "../store/session-store.js";
 
 /** How many sessions' histories a store keeps in memory at most (least recently used go first). */
 const MAX_SESSIONS = 32;
@@ -31,10 +31,11 @@ const kept = new WeakMap<SessionStore, Map<string, Kept>>();
  * The history a turn of this process left, when nothing has been written to the session since:
  * the next turn then reads only its own user message instead of the whole session (whose cost
  * grows with every turn, tool calls parsed row by row). Valid only when the claimed turn is the
- * very next one, none was interrupted, and the session's `updated_at` and `incarnation`, read
- * before the claim, are the ones that turn left; anything else (another process's turn, a
- * repair, an import, a write by hand) reads the session from the store as before. Taken once: a
- * failed turn leaves nothing.
+ * very next one, none was interrupted, and the session's `updated_at` and `incarnation` are the
+ * ones that turn left: the claim checked them (the turn claimed with `keptSession`'s `expected`),
+ * and they are compared here too, so a turn that read the session itself gets the history only
+ * when they match. Anything else (another process's turn, a repair, an import, a write by hand)
+ * reads the session from the store as before. Taken once: a failed turn leaves nothing.
  */
 export function takeHistory(
   store: SessionStore,
@@ -65,14 +66,17 @@ export function takeHistory(
  * next turn need not read the session before it claims. The claim refuses when anything was
  * written since; the turn then forgets the entry (`forgetHistory`) and reads the session.
  */
-export function keptSession(
-  store: SessionStore,
-  sessionId: string,
-): { config: LabSessionConfig; updated_at: string; incarnation: number } | null {
+export function keptSession(store: SessionStore, sessionId: string): KeptSession | null {
   const entry = kept.get(store)?.get(sessionId);
   if (entry === undefined || entry.incarnation === null) return null;
   const { config, updated_at, incarnation } = entry;
-  return { config, updated_at, incarnation };
+  return { config, expected: { updated_at, incarnation } };
+}
+
+/** A session as this process's last turn of it left it (keptSession). */
+export interface KeptSession {
+  config: LabSessionConfig;
+  expected: ExpectedSession;
 }
 
 /** Drops what a session's last turn left here (a claim found the session changed since). */

@@ -2,9 +2,9 @@ import { isDeepStrictEqual } from "node:util";
 import { SessionNotFoundError } from "../domain/errors.js";
 import { sliceWhole } from "../domain/json-limits.js";
 import { LabSessionConfig, type LabSessionConfigInput } from "../domain/session-config.js";
-import type { SessionStore, StoredSessionConfig } from "../store/session-store.js";
+import type { ExpectedSession, SessionStore, StoredSessionConfig } from "../store/session-store.js";
 import { parseSessionConfig, parseStoredSessionConfig, type StoredConfig } from "./config-cache.js";
-import { keptSession } from "./history-cache.js";
+import type { KeptSession } from "./history-cache.js";
 
 export interface OpenSessionOptions {
   store: SessionStore;
@@ -19,15 +19,18 @@ export interface OpenedSession<Prepared> {
   config: LabSessionConfig;
   /** What `prepare` built from `config`. */
   prepared: Prepared;
-  /** The stored session's `updated_at` as read here, before the turn claims it (null: new). */
+  /**
+   * The stored session's `updated_at` as read here before the turn claims it, or as kept (see
+   * `expected`); null for a session this turn made.
+   */
   updated_at: string | null;
-  /** The stored session's `incarnation`, read with `updated_at` or just after making it. */
+  /** The stored session's `incarnation`, read (or kept) with `updated_at`, or after making it. */
   incarnation: number | null;
   /**
-   * Set when the session was not read but taken as this process's last turn left it
-   * (`keptSession`): the claim must expect it so (`ClaimTurnOptions.expected`).
+   * Set when the session was not read but taken as this process's last turn left it (`kept`):
+   * the claim must expect it so (`ClaimTurnOptions.expected`).
    */
-  expected?: { updated_at: string; incarnation: number };
+  expected?: ExpectedSession;
 }
 
 /**
@@ -41,8 +44,12 @@ export interface OpenedSession<Prepared> {
 export async function openSession<Prepared>(
   options: OpenSessionOptions,
   prepare: (config: LabSessionConfig) => Promise<Prepared>,
-  /** Whether a session this process's last turn left may be taken as it left it (see above). */
-  reuseKept = true,
+  /**
+   * The session as this process's last turn of it left it (`keptSession`), taken instead of a
+   * read unless the turn asks for another mode. The turn's claim must then expect it, and a turn
+   * whose attempt on it fails for any reason tries again with nothing kept (run-turn.ts).
+   */
+  kept: KeptSession | null = null,
 ): Promise<OpenedSession<Prepared>> {
   const { store } = options;
   const requested =
@@ -52,12 +59,17 @@ export async function openSession<Prepared>(
   if (options.session_id !== undefined) {
     const sessionId = options.session_id;
     // This process's last turn of the session left its config: not read again, but expected by
-    // the claim, which refuses if anything was written since (one read a turn fewer).
-    const kept = reuseKept ? keptSession(store, sessionId) : null;
+    // the claim, which refuses if anything was written since (one read a turn fewer). A turn
+    // asking for another mode reads the session, as before, for ensureSession's refusal.
+    const taken =
+      kept !== null &&
+      (!requested || requested.tool_invocation_mode === kept.config.tool_invocation_mode)
+        ? kept
+        : null;
     const existing =
-      kept === null
+      taken === null
         ? await storedSessionConfig(store, sessionId)
-        : { ...kept, mode: kept.config.tool_invocation_mode };
+        : { config: taken.config, mode: taken.config.tool_invocation_mode, ...taken.expected };
     if (existing) {
       // The mode is locked: another one is refused (by ensureSession, which names both); the
       // same one needs no write, so a turn that repeats its config costs no transaction for it.
@@ -68,7 +80,7 @@ export async function openSession<Prepared>(
       const prepared = await prepare(existing.config);
       const { updated_at, incarnation } = existing;
       const opened = { sessionId, config: existing.config, prepared, updated_at, incarnation };
-      return kept === null ? opened : { ...opened, expected: { updated_at, incarnation } };
+      return taken === null ? opened : { ...opened, expected: taken.expected };
     }
     const config = requested ?? LabSessionConfig.parse({});
     const prepared = await prepare(config);

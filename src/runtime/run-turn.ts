@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { Approver } from "../domain/approvals.js";
-import { SessionChangedError } from "../domain/errors.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig, LabSessionConfigInput } from "../domain/session-config.js";
 import type { TurnEvent } from "../domain/turn-events.js";
@@ -13,7 +12,13 @@ import { elapsedSince } from "./elapsed.js";
 import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory, pushUserMessage } from "./history.js";
-import { forgetHistory, keepHistory, takeHistory } from "./history-cache.js";
+import {
+  forgetHistory,
+  type KeptSession,
+  keepHistory,
+  keptSession,
+  takeHistory,
+} from "./history-cache.js";
 import { SamplingSettings, withSampling } from "./modes/agent-sampling.js";
 import { chatAgentTools } from "./modes/chat-agent-tools.js";
 import { dualAgent } from "./modes/dual-agent.js";
@@ -137,18 +142,24 @@ async function driveTurn(
   // Models and tools are built before a new session is stored (see openSession).
   const prepare = (config: LabSessionConfig) =>
     prepareTurn(config, options.providers, { models: options.models, signal });
-  let opened = await openSession(options, prepare);
-  let started: Awaited<ReturnType<typeof claimOpened>>;
+  const start = async (kept: KeptSession | null) => {
+    const opened = await openSession(options, prepare, kept);
+    return { opened, ...(await claimOpened(store, opened, message, sampling)) };
+  };
+  const asLeft = options.session_id === undefined ? null : keptSession(store, options.session_id);
+  let started: Awaited<ReturnType<typeof start>>;
   try {
-    started = await claimOpened(store, opened, message, sampling);
+    started = await start(asLeft);
   } catch (error) {
-    // Taken as this process's last turn left it, the session was written since: read it now.
-    if (!(error instanceof SessionChangedError)) throw error;
-    forgetHistory(store, opened.sessionId);
-    opened = await openSession(options, prepare, false);
-    started = await claimOpened(store, opened, message, sampling);
+    // The session as this process's last turn left it may be no more: written since (the claim
+    // refused it), deleted, or made anew with a config this process cannot prepare. Whatever
+    // failed, the turn starts again from the session as stored, and that attempt's outcome is
+    // the turn's.
+    if (asLeft === null || options.session_id === undefined) throw error;
+    forgetHistory(store, options.session_id);
+    started = await start(null);
   }
-  const { claim, config } = started;
+  const { opened, claim, config } = started;
   const {
     sessionId,
     config: sessionConfig,
@@ -239,7 +250,7 @@ interface ClaimedTurnSetup {
   /** The history up to this turn's user message, when kept from the last turn (else read). */
   kept: ChatMessage[] | null;
   sessionId: string;
-  /** The session's incarnation as read before the claim (null: created by this turn). */
+  /** The session's incarnation, as read or kept before the claim (null: none could be read). */
   incarnation: number | null;
   turn_index: number;
   startedAt: number;

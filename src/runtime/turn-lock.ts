@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { isMainThread, threadId } from "node:worker_threads";
 import { TurnInProgressError } from "../domain/errors.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { ExpectedSession, SessionStore } from "../store/session-store.js";
 
 /**
  * This runtime, as recorded in `turns.runner`: "pid@host", plus "#thread-N" in a worker thread,
@@ -55,7 +55,7 @@ export async function claimTurn(
   userMessage: string,
   audit?: { event: string; details: Record<string, unknown> },
   /** The session as this process's last turn left it (ClaimTurnOptions.expected). */
-  expected?: { updated_at: string; incarnation: number },
+  expected?: ExpectedSession,
 ): Promise<ClaimedSessionTurn> {
   // Claimed before the first await, so two turns started together in this process cannot both pass.
   if (running.has(sessionId)) throw new TurnInProgressError(sessionId, null, THIS_RUNNER);

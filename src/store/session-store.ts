@@ -33,6 +33,9 @@ import type {
   StartTurnOptions,
 } from "./store-inputs.js";
 
+/** The session as a runner last left it, which a claim may expect (`ClaimTurnOptions.expected`). */
+export type { ExpectedSession } from "./store-inputs.js";
+
 /** SQLite answers synchronously, a PostgreSQL backend will not; callers simply `await` either. */
 export type Awaitable<T> = T | Promise<T>;
 

@@ -30,6 +30,13 @@ export const StartTurnOptions = z.strictObject({
 });
 export type StartTurnOptions = z.input<typeof StartTurnOptions>;
 
+/** A session as its runner last left it: what a claim may expect (ClaimTurnOptions.expected). */
+export const ExpectedSession = z.strictObject({
+  updated_at: z.string(),
+  incarnation: z.number().int(),
+});
+export type ExpectedSession = z.output<typeof ExpectedSession>;
+
 export const ClaimTurnOptions = z.strictObject({
   user_message: WellFormedString,
   /** Who runs the turn (see StartTurnOptions.runner); required: a claim must name its owner. */
@@ -55,7 +62,7 @@ export const ClaimTurnOptions = z.strictObject({
    * turn): the claim refuses with SessionChangedError, writing nothing, when the row differs. A
    * runner that kept the session's config and history can then skip reading the session first.
    */
-  expected: z.strictObject({ updated_at: z.string(), incarnation: z.number().int() }).optional(),
+  expected: ExpectedSession.optional(),
 });
 export type ClaimTurnOptions = z.input<typeof ClaimTurnOptions>;
 

@@ -204,14 +204,21 @@ export function turnClaimContract(getStore: () => SessionStore): void {
     await expect(stale).rejects.toMatchObject({ code: "session_changed", sessionId: "kept" });
     expect(await state()).toStrictEqual(before);
 
-    // Made anew under the same id: its updated_at may be the one expected, its incarnation not.
+    // Made anew under the same id, as an import over it does: the same updated_at, another
+    // incarnation. Expected as it was before, it is refused.
     const now = before.session;
     if (now === null) throw new Error("the session is missing");
-    const reborn = { updated_at: now.updated_at, incarnation: now.incarnation + 1 };
+    const asItWas = { updated_at: now.updated_at, incarnation: now.incarnation };
+    const document = await store.exportSession("kept");
+    await store.deleteSession("kept");
+    await store.importSession(document);
+    const reborn = await state();
+    expect(reborn.session?.updated_at).toBe(now.updated_at);
+    expect(reborn.session?.incarnation).not.toBe(now.incarnation);
     await expect(
-      claim("kept", { user_message: "three", runner: "1@h", expected: reborn }),
+      claim("kept", { user_message: "three", runner: "1@h", expected: asItWas }),
     ).rejects.toThrow(SessionChangedError);
-    expect(await state()).toStrictEqual(before);
+    expect(await state()).toStrictEqual(reborn);
 
     await expect(claim("gone", { user_message: "x", runner: "1@h", expected })).rejects.toThrow(
       SessionNotFoundError,

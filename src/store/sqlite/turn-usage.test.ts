@@ -82,6 +82,12 @@ describe("SqliteSessionStore: the turns' roll-ups kept as calls are recorded", (
         expected.map((row) => expect.objectContaining(closeCosts(row as Record<string, unknown>))),
       );
       expect(turns.map((turn) => turn.call_count)).toEqual([20, 20, 20, 20]);
+      // A turn's own roll-up, what its end reports (read by column position), is the same.
+      for (const turn of turns) {
+        expect(store.appendRecords("s", { rollup_turn: turn.turn_index }).turn_rollup).toEqual(
+          turn,
+        );
+      }
 
       // An imported copy gets its roll-ups from the same trigger.
       const copy = store.importSession(store.exportSession("s"), { session_id: "copy" });
