@@ -166,10 +166,7 @@ describe.each(MODES)("the history kept between turns, %s", (mode) => {
   });
 
   it("a session made anew under its id with another config between turns runs on the new config", async () => {
-    const { store } = counting(current().store);
-    const chat = new RecordingModel(new SimChatModel());
-    const turn = (message: string) =>
-      completedTurn({ store, session_id: "s", message, models: { chat, event: chat } });
+    const { chat, turn } = turnsOf(current().store);
     await turn("hello");
     const { config } = current().store.getSession("s") ?? {};
     // Deleted and made again by someone else: its updated_at may even be the same, its

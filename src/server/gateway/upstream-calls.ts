@@ -251,29 +251,26 @@ export class UpstreamCalls {
       if (failed === null) this.#wait.awaitClient();
       else this.#wait.clearWait();
       await new Promise<void>((resolve, reject) => {
-        // The signal is the turn's, which outlives this wait (a follow-up round per wait): the
-        // listener goes when the wait ends, whichever way.
+        // The signal is the turn's, which outlives this wait (a follow-up round per wait): every
+        // way out (the body, the retry wait's end, the abort) clears the timer, the listener and
+        // the waiter alike, so no call looks as if it still waited for a body.
+        const end = (failure: { error: unknown } | null) => {
+          if (timer !== null) clearTimeout(timer);
+          options.signal?.removeEventListener("abort", aborted);
+          this.#bodyArrived = null;
+          if (failure === null) resolve();
+          else reject(failure.error);
+        };
+        const aborted = () => end({ error: options.signal?.reason });
         const timer =
           failed === null
             ? null
-            : setTimeout(
-                () => {
-                  options.signal?.removeEventListener("abort", aborted);
-                  reject(failed);
-                },
-                Math.min(this.#wait.waitMs, RETRY_WAIT_MS),
-              );
+            : setTimeout(() => end({ error: failed }), Math.min(this.#wait.waitMs, RETRY_WAIT_MS));
         timer?.unref?.();
-        const aborted = () => {
-          if (timer !== null) clearTimeout(timer);
-          reject(options.signal?.reason);
-        };
-        this.#bodyArrived = () => {
-          if (timer !== null) clearTimeout(timer);
-          options.signal?.removeEventListener("abort", aborted);
-          resolve();
-        };
+        this.#bodyArrived = () => end(null);
         options.signal?.addEventListener("abort", aborted, { once: true });
+        // An abort that came before the listener would otherwise leave the wait to its timer.
+        if (options.signal?.aborted) aborted();
       });
     }
     // The client is back: the timer must not run while the model answers.
