@@ -100,7 +100,11 @@ export interface CallSpan {
 /** Wraps a model and adds up the time spent inside it, so the lab's own cost can be separated out. */
 export class TimedModel implements ChatModel {
   spent_ms = 0;
-  #spans: CallSpan[] = [];
+  /**
+   * The calls since the last `takeSpans`; null until a caller first takes them, so a bench that
+   * never reads spans (tools, cost per round) does not keep one per call for its whole run.
+   */
+  #spans: CallSpan[] | null = null;
   get provider() {
     return this.inner.provider;
   }
@@ -113,16 +117,19 @@ export class TimedModel implements ChatModel {
 
   constructor(private readonly inner: ChatModel) {}
 
-  /** The calls made since the last take, in order (a bench reads where a turn's time went). */
+  /**
+   * The calls made since the last take, in order (a bench reads where a turn's time went); the
+   * first take starts the record and returns nothing.
+   */
   takeSpans(): CallSpan[] {
-    const spans = this.#spans;
+    const spans = this.#spans ?? [];
     this.#spans = [];
     return spans;
   }
 
   async *stream(request: ChatModelRequest, options?: StreamOptions): AsyncGenerator<ChatModelPart> {
     const span: CallSpan = { start: performance.now(), end: 0, model_ms: 0 };
-    this.#spans.push(span);
+    this.#spans?.push(span);
     const iterator = this.inner.stream(request, options)[Symbol.asyncIterator]();
     let done = false;
     try {
