@@ -109,7 +109,20 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
   // nothing else (an enumerable key inherited from a polluted prototype makes the counts differ).
   let enumerable = 0;
   for (const _key in value) enumerable++;
-  return enumerable === Reflect.ownKeys(value).length && !Object.hasOwn(value, "__proto__");
+  return hasOnlyKeysSeen(value, enumerable) && !Object.hasOwn(value, "__proto__");
+}
+
+/**
+ * Whether an object's own keys are exactly the `seen` keys its for-in walk counted: no symbol, no
+ * non-enumerable key, and (the counts being equal) no enumerable key inherited from a polluted
+ * prototype. Asked as two counts rather than of `Reflect.ownKeys`: its one array of every key was
+ * most of what checking a batch's entries cost.
+ */
+function hasOnlyKeysSeen(value: object, seen: number): boolean {
+  return (
+    seen === Object.getOwnPropertyNames(value).length &&
+    Object.getOwnPropertySymbols(value).length === 0
+  );
 }
 
 /** Whether no object or array sits deeper than `findTooDeep` allows (`{}` is depth 1). */
@@ -163,7 +176,7 @@ function isStrictRecord(
     enumerable++;
   }
   // As isPlainRecord: no own key for-in does not see, and no own __proto__ (in no key set).
-  return enumerable === Reflect.ownKeys(value).length;
+  return hasOnlyKeysSeen(value, enumerable);
 }
 function definedOnly(value: Record<string, unknown>, keys: readonly string[]): boolean {
   return keys.every((key) => !(key in value) || value[key] !== undefined);
