@@ -169,12 +169,13 @@ export class GatewaySessions {
     if (named === null && abandoned === null && previousAnswerOf(body.messages) !== null) {
       await this.#recall();
     }
-    let session_id =
+    const placed =
       named ??
       abandoned?.session_id ??
       this.#inferredRetry(request.inferred_retry_of) ??
       this.#continued(body.messages) ??
-      randomUUID();
+      null;
+    let session_id = placed ?? randomUUID();
     // A turn of the lab's API holds the session: refused before the upstream call starts.
     if (this.#busy(session_id)) throw new TurnInProgressError(session_id, null, null);
     const running = this.#turns.get(session_id);
@@ -187,7 +188,8 @@ export class GatewaySessions {
     }
     // Refused now, before the upstream call starts (pass-through starts it at once), and before
     // a turn waiting for tool replies is ended for it: a refusal changes nothing.
-    const existing = await storedSessionConfig(this.#store, session_id);
+    // (A conversation no session holds gets a fresh id, which names none: nothing to read.)
+    const existing = placed === null ? null : await storedSessionConfig(this.#store, session_id);
     // A session keeps its mode and its models: a call to another model would be recorded and
     // priced as the session's. A named session refuses either; a conversation that goes on in
     // another mode or with another model (a client may route its steps to several) goes on in a
