@@ -136,7 +136,7 @@ describe("the store's fast input checks", () => {
 
   it("read an object with symbol or hidden keys as zod does, at every level of a batch", () => {
     const inputs = [RECORDS, CALL_ROUND].flatMap(oddKeyVariants);
-    // Two variants per object (23) and one per key.
+    // Three variants per object (23) and one per key.
     expect(inputs.length).toBeGreaterThan(100);
     for (const input of inputs) {
       expect(outcome(() => parseAppendRecords(input))).toStrictEqual(
@@ -203,6 +203,10 @@ function oddKeyVariants(value: unknown): unknown[] {
         target[Symbol("odd") as unknown as string] = 1;
       },
       (target) => Object.defineProperty(target, "hidden", { value: 1, enumerable: false }),
+      // zod's plain-object test reads an own function `constructor` as a class's, and refuses it.
+      (target) => {
+        target.constructor = () => 1;
+      },
       ...keys.map((key) => (target: Record<string, unknown>) => {
         Object.defineProperty(target, key, { value: target[key], enumerable: false });
       }),

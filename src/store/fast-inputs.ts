@@ -101,22 +101,29 @@ const MESSAGE_KEYS = new Set([
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 const CALL_KEYS = new Set(["id", "name", "arguments", "raw_arguments"]);
 
-/** An object zod reads as a record: plain, own string keys only, all enumerable, no __proto__. */
+/**
+ * An object zod reads as a record: plain, own string keys only, no own __proto__, and no own
+ * `constructor` (zod's plain-object test reads a function there as a class, and refuses it).
+ */
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  // Every own key (symbols and non-enumerable ones included) is one for-in sees, and for-in sees
-  // nothing else (an enumerable key inherited from a polluted prototype makes the counts differ).
   let enumerable = 0;
   for (const _key in value) enumerable++;
-  return hasOnlyKeysSeen(value, enumerable) && !Object.hasOwn(value, "__proto__");
+  return (
+    hasOnlyKeysSeen(value, enumerable) &&
+    !Object.hasOwn(value, "__proto__") &&
+    !Object.hasOwn(value, "constructor")
+  );
 }
 
 /**
- * Whether an object's own keys are exactly the `seen` keys its for-in walk counted: no symbol, no
- * non-enumerable key, and (the counts being equal) no enumerable key inherited from a polluted
- * prototype. Asked as two counts rather than of `Reflect.ownKeys`: its one array of every key was
- * most of what checking a batch's entries cost.
+ * Whether an object has no symbol key and as many own string keys as its for-in walk counted
+ * (`seen`). A non-enumerable own key then hides only behind an enumerable one inherited from a
+ * polluted prototype, which zod reads as this check's callers do (through `in` and a property
+ * read; a record copies neither). Counted with `getOwnPropertyNames`, which V8 answers from a
+ * plain object's key cache, rather than `Reflect.ownKeys`, which it does not: the batch's checks
+ * took 33 µs against 16 for a turn's two batches in a hot loop.
  */
 function hasOnlyKeysSeen(value: object, seen: number): boolean {
   return (
@@ -175,7 +182,7 @@ function isStrictRecord(
     if (!keys.has(key)) return false;
     enumerable++;
   }
-  // As isPlainRecord: no own key for-in does not see, and no own __proto__ (in no key set).
+  // As isPlainRecord (an own __proto__ or constructor is in no key set).
   return hasOnlyKeysSeen(value, enumerable);
 }
 function definedOnly(value: Record<string, unknown>, keys: readonly string[]): boolean {
