@@ -63,6 +63,18 @@ describe("agent-lab CLI", () => {
     expect(unknown.stderr.trim()).toBe("agent-lab: unknown command 'bogus'");
   });
 
+  it("names the command a typo meant, and lists every command after the program's options", () => {
+    const typo = agentLab("sesions");
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toContain("agent-lab: unknown command 'sesions'");
+    expect(typo.stderr).toContain("(Did you mean sessions?)");
+    const help = agentLab("--db", "lab.sqlite3", "--help").stdout;
+    for (const command of ["run", "serve", "db", "export-otel", "worker", "tools"]) {
+      expect(help).toMatch(new RegExp(`^  ${command} `, "m"));
+    }
+    expect(agentLab("help", "sessions").stdout).toContain("Usage: agent-lab sessions");
+  });
+
   it("refuses an unknown option with one clear line and a non-zero exit", () => {
     const result = agentLab("--bogus");
     expect(result.status).not.toBe(0);

@@ -2,25 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { startTelemetry, type TelemetryHandle } from "../telemetry/start-telemetry.js";
 import { type CommandContext, createCommandContext } from "./command-context.js";
-import { registerBenchCommand } from "./commands/bench.js";
-import { registerCallCommand } from "./commands/call.js";
-import { registerChatCommand } from "./commands/chat.js";
-import { registerDbCommand } from "./commands/db.js";
-import { registerDeleteCommand } from "./commands/delete.js";
-import { registerExportCommand } from "./commands/export.js";
-import { registerExportOtelCommand } from "./commands/export-otel.js";
-import { registerForkCommand } from "./commands/fork.js";
-import { registerImportCommand } from "./commands/import.js";
-import { registerReplayCommand } from "./commands/replay.js";
-import { registerRetryCommand } from "./commands/retry.js";
-import { registerRunCommand } from "./commands/run.js";
-import { registerServeCommand } from "./commands/serve.js";
-import { registerSessionsCommand } from "./commands/sessions.js";
-import { registerShowCommand } from "./commands/show.js";
-import { registerSuiteCommand } from "./commands/suite.js";
-import { registerToolsCommand } from "./commands/tools.js";
-import { registerUsageCommand } from "./commands/usage.js";
-import { registerWorkerCommand } from "./commands/worker.js";
+import { commandsFor, type RegisterCommand } from "./command-modules.js";
 import { type CliIo, processIo, writeError } from "./output.js";
 
 function packageVersion(): string {
@@ -28,13 +10,18 @@ function packageVersion(): string {
   return (JSON.parse(text) as { version: string }).version;
 }
 
-export function buildProgram(context: CommandContext = createCommandContext(processIo())): Command {
+/** The program with these commands (`commandsFor`: the one asked for, or all). */
+export function buildProgram(
+  context: CommandContext,
+  commands: readonly RegisterCommand[],
+): Command {
   const { io } = context;
+  const version = packageVersion();
   const program = new Command("agent-lab")
     .description(
       "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file (or a PostgreSQL database), and compare them.",
     )
-    .version(packageVersion(), "-v, --version", "print the agent-lab version")
+    .version(version, "-v, --version", "print the agent-lab version")
     .helpOption("-h, --help", "show this help")
     .option(
       "--db <path|url>",
@@ -76,25 +63,7 @@ Examples:
     )
     .exitOverride();
   // Subcommands copy the settings above (exit override, output) when they are created.
-  registerRunCommand(program, context);
-  registerChatCommand(program, context);
-  registerSessionsCommand(program, context);
-  registerUsageCommand(program, context);
-  registerCallCommand(program, context);
-  registerShowCommand(program, context);
-  registerExportCommand(program, context);
-  registerExportOtelCommand(program, context, packageVersion());
-  registerImportCommand(program, context);
-  registerDeleteCommand(program, context);
-  registerForkCommand(program, context);
-  registerReplayCommand(program, context);
-  registerRetryCommand(program, context);
-  registerServeCommand(program, context);
-  registerBenchCommand(program, context);
-  registerWorkerCommand(program, context);
-  registerSuiteCommand(program, context);
-  registerToolsCommand(program, context);
-  registerDbCommand(program, context);
+  for (const register of commands) register(program, context, version);
   return program;
 }
 
@@ -103,7 +72,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   const context = createCommandContext(io);
   // Piped into `head`: a closed stdout is the reader's choice, not a failure with a stack trace.
   if (io.stdout === process.stdout) process.stdout.on("error", () => {});
-  const program = buildProgram(context);
+  const program = buildProgram(context, await commandsFor(argv));
   // Every turn this command runs goes to the OTLP collector the environment names, if any;
   // export-otel runs no turn and sends its own spans (and says itself what is wrong with the
   // variables: a warning here said it twice).
