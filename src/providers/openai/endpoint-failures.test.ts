@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closedLoopbackPort } from "../../../test/closed-port.js";
 import {
   collectStream,
   completionStream,
@@ -121,15 +122,13 @@ describe("a wrong base URL", () => {
   });
 
   it("a refused connection is retried once, quickly, and then named", async () => {
-    const url = server.baseUrl;
-    await server.close();
+    const url = `http://127.0.0.1:${await closedLoopbackPort()}/v1`;
     const { parts, error } = await collectStream(model(url).stream(request));
     expect((error as Error).message).toBe(
       `connection refused at ${url}: is the server running? (after 2 attempts)`,
     );
     expect((error as Error).message).not.toContain(KEY);
     expect(parts.map((part) => part.type)).toEqual(["retry"]);
-    server = await FakeOpenAIServer.start();
   });
 
   it("a reset connection still gets every retry it is allowed", async () => {

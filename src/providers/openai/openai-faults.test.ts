@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closedLoopbackPort } from "../../../test/closed-port.js";
 import {
   collectStream,
   completionChunk,
@@ -225,8 +226,7 @@ describe("retries before a response streams", () => {
   });
 
   it("fails with ProviderConnectionError when nothing listens, after one quick retry", async () => {
-    const url = server.baseUrl;
-    await server.close();
+    const url = `http://127.0.0.1:${await closedLoopbackPort()}/v1`;
     const chat = new OpenAIChatModel(
       { model: "m", base_url: url, max_retries: 2, retry_base_delay_ms: 1_000 },
       { env: {} },
@@ -241,7 +241,6 @@ describe("retries before a response streams", () => {
     expect(ofType(parts, "retry")).toEqual([
       { type: "retry", attempt: 1, status: null, reason: expect.any(String), delay_ms: 250 },
     ]);
-    server = await FakeOpenAIServer.start();
   });
 });
 
