@@ -17,6 +17,11 @@ export async function closedLoopbackPort(): Promise<number> {
 function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
+    // A filter that drops loopback packets would leave the attempt hanging for minutes.
+    socket.setTimeout(1_000, () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once("connect", () => {
       socket.destroy();
       resolve(false);

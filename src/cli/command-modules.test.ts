@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { commandsFor } from "./command-modules.js";
+import { createCommandContext } from "./command-context.js";
+import { commandsFor, type RegisterCommand, VALUE_OPTIONS } from "./command-modules.js";
+import { buildProgram } from "./main.js";
+import { processIo } from "./output.js";
 
 /** How many commands the lab has: what the program's own help lists. */
 const ALL = (await commandsFor([])).length;
@@ -34,5 +37,31 @@ describe("commandsFor", () => {
     ]) {
       expect(await commandsFor(argv), argv.join(" ")).toHaveLength(ALL);
     }
+  });
+});
+
+describe("the program's options", () => {
+  it("that take a value are the ones the scan skips the value of", () => {
+    const program = buildProgram(createCommandContext(processIo()), []);
+    const valued = program.options.filter((option) => option.required || option.optional);
+    expect(valued.map((option) => option.long).sort()).toEqual([...VALUE_OPTIONS].sort());
+    // No short form to skip the value of either.
+    expect(valued.map((option) => option.short)).toEqual(valued.map(() => undefined));
+  });
+
+  it("each name loads the module of the command of that name", async () => {
+    const names = (await commandsFor([])).map((register) => {
+      const program = buildProgram(createCommandContext(processIo()), [register]);
+      return program.commands.map((command) => command.name());
+    });
+    for (const [name] of names) {
+      const [register, ...more] = await commandsFor([name as string]);
+      expect(more).toHaveLength(0);
+      const program = buildProgram(createCommandContext(processIo()), [
+        register as RegisterCommand,
+      ]);
+      expect(program.commands.map((command) => command.name())).toEqual([name]);
+    }
+    expect(names.every((registered) => registered.length === 1)).toBe(true);
   });
 });

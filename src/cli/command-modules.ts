@@ -32,8 +32,11 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   db: async () => (await import("./commands/db.js")).registerDbCommand,
 };
 
-/** The program's options that take a value (`--db x`): the word after them is no command. */
-const VALUE_OPTIONS = new Set(["--db", "--lab-config"]);
+/**
+ * The program's options that take a value (`--db x`): the word after them is no command. Kept
+ * equal to main.ts's options by a test (command-modules.test.ts).
+ */
+export const VALUE_OPTIONS: ReadonlySet<string> = new Set(["--db", "--lab-config"]);
 
 /** Options that answer for the whole program (its help, its version): every command is listed. */
 const PROGRAM_ANSWERS = new Set(["-h", "--help", "-v", "--version"]);
