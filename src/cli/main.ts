@@ -5,9 +5,16 @@ import { type CommandContext, createCommandContext } from "./command-context.js"
 import { commandsFor, type RegisterCommand } from "./command-modules.js";
 import { type CliIo, processIo, writeError } from "./output.js";
 
+/** Read once per process: the program's `--version` and the telemetry's resource both need it. */
+let version: string | undefined;
+
 function packageVersion(): string {
-  const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
-  return (JSON.parse(text) as { version: string }).version;
+  version ??= (
+    JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    }
+  ).version;
+  return version;
 }
 
 /** The program with these commands (`commandsFor`: the one asked for, or all). */
@@ -16,12 +23,11 @@ export function buildProgram(
   commands: readonly RegisterCommand[],
 ): Command {
   const { io } = context;
-  const version = packageVersion();
   const program = new Command("agent-lab")
     .description(
       "A local-first workbench for LLM agents that call tools: run sessions in two tool invocation modes, record every call's tokens and timings in one SQLite file (or a PostgreSQL database), and compare them.",
     )
-    .version(version, "-v, --version", "print the agent-lab version")
+    .version(packageVersion(), "-v, --version", "print the agent-lab version")
     .helpOption("-h, --help", "show this help")
     .option(
       "--db <path|url>",
@@ -63,7 +69,7 @@ Examples:
     )
     .exitOverride();
   // Subcommands copy the settings above (exit override, output) when they are created.
-  for (const register of commands) register(program, context, version);
+  for (const register of commands) register(program, context, packageVersion());
   return program;
 }
 
