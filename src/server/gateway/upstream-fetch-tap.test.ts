@@ -7,6 +7,13 @@ import { tappedUpstreamFetch, upstreamFetch } from "./upstream-fetch.js";
 const server = createServer((request, response) => {
   request.resume();
   request.on("end", () => {
+    if (request.url === "/large") {
+      // Far more than a read holds: the reader falls behind, and the call pauses and resumes.
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      for (let index = 0; index < LARGE_EVENTS; index++) response.write(largeEvent(index));
+      response.end();
+      return;
+    }
     if (request.url === "/limited") {
       response.writeHead(429, { "content-type": "application/json" });
       response.end('{"error":{"message":"slow down"}}');
@@ -24,6 +31,9 @@ const server = createServer((request, response) => {
     });
   });
 });
+const largeEvent = (index: number) => `data: ${index} ${"x".repeat(99_990)}\n\n`;
+const LARGE_EVENTS = 12;
+const LARGE_BODY = Array.from({ length: LARGE_EVENTS }, (_, index) => largeEvent(index)).join("");
 let base = "";
 
 beforeAll(async () => {
@@ -54,6 +64,30 @@ describe("tappedUpstreamFetch", () => {
     const body = await readAll(response);
     expect(body).toBe("data: one\n\ndata: two\n\ndata: [DONE]\n\n");
     expect(heard.join("")).toBe(body);
+  });
+
+  it("gives a reader that falls behind a large body every byte, in order, paused and resumed", async () => {
+    let heard = 0;
+    const response = await tappedUpstreamFetch({ bytes: (piece) => (heard += piece.length) })(
+      `${base}/large`,
+      { method: "POST", body: "{}" },
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    let reads = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      // Every read carries bytes: an empty one would mean a reader spinning on nothing (undici's
+      // dispatcher, tried on 5 December, hands an empty read on resume).
+      expect(value.length).toBeGreaterThan(0);
+      text += decoder.decode(value, { stream: true });
+      reads++;
+      // Behind the socket: each read waits a moment, so the queue fills and the call pauses.
+      if (reads % 4 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(text).toBe(LARGE_BODY);
+    expect(heard).toBe(LARGE_BODY.length);
   });
 
   it("tells it nothing of an error status, whose body the caller reads as before", async () => {
