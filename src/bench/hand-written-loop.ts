@@ -2,7 +2,11 @@ import Database from "better-sqlite3";
 import type { ChatMessage } from "../domain/messages.js";
 import { tokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelPart } from "../providers/chat-model.js";
+import { parseAppendRecords } from "../store/fast-inputs.js";
+import { auditRowParams, usageRowParams } from "../store/sqlite/record-batch.js";
+import { toMessageRowParams } from "../store/sqlite/rows.js";
 import { USAGE_COLUMNS } from "../store/sqlite/statements.js";
+import type { AppendAuditOptions, AppendUsageOptions } from "../store/store-inputs.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { ToolRegistry } from "../tools/registry.js";
 
@@ -11,6 +15,14 @@ const SYSTEM =
 
 /** What a commit does to the session row: count a turn, move `updated_at`, or nothing. */
 type Touch = "count" | "touch" | "none";
+
+/** A transaction's rows as the lab's store takes them, gathered for its checks (`checked`). */
+interface Gathered {
+  turn_index: number;
+  messages: ChatMessage[];
+  usage: AppendUsageOptions[];
+  audit: AppendAuditOptions[];
+}
 
 /** A usage row with every column null: each row names only what it knows. */
 const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column, null]));
@@ -36,11 +48,22 @@ export class HandWrittenLoop {
   readonly #write;
   #sessionId = "";
   #turn = 0;
+  /** While a `checked` loop's transaction runs: its rows, written once checked. */
+  #gathered: Gathered | null = null;
+  readonly #checked: boolean;
 
+  /**
+   * `checked`: each transaction's rows first go through the lab store's own input checks
+   * (`parseAppendRecords`, one batch per transaction) and row builders (text repaired, audit
+   * details redacted) before the loop's statements write them: the lab's turn against this loop
+   * is what the lab costs beyond checking what it stores.
+   */
   constructor(
     path: string,
     private readonly model: ChatModel,
+    { checked = false }: { checked?: boolean } = {},
   ) {
+    this.#checked = checked;
     this.#db = new Database(path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
@@ -71,7 +94,12 @@ export class HandWrittenLoop {
     };
     this.#write = this.#db.transaction((write: (now: string) => void, touch: Touch) => {
       const now = new Date().toISOString();
+      if (this.#checked)
+        this.#gathered = { turn_index: this.#turn, messages: [], usage: [], audit: [] };
       write(now);
+      const gathered = this.#gathered;
+      this.#gathered = null;
+      if (gathered !== null) this.#writeChecked(gathered, now);
       if (touch === "count") this.#sql.count.run(now, this.#sessionId);
       else if (touch === "touch") this.#sql.touch.run(now, this.#sessionId);
     });
@@ -281,6 +309,10 @@ export class HandWrittenLoop {
   }
 
   #writeMessage(turnIndex: number, message: ChatMessage, now: string): void {
+    if (this.#gathered !== null) {
+      this.#gathered.messages.push(message);
+      return;
+    }
     this.#sql.message.run(
       this.#sessionId,
       turnIndex,
@@ -300,6 +332,10 @@ export class HandWrittenLoop {
     details: Record<string, unknown>,
     now: string,
   ): void {
+    if (this.#gathered !== null) {
+      this.#gathered.audit.push({ event, details, turn_index: turnIndex, round_index: round });
+      return;
+    }
     this.#sql.audit.run(this.#sessionId, turnIndex, round, event, JSON.stringify(details), now);
   }
 
@@ -310,6 +346,18 @@ export class HandWrittenLoop {
     now: string,
     call: Record<string, unknown>,
   ): void {
+    if (this.#gathered !== null) {
+      const { ttft_ms, elapsed_ms, ...metadata } = call;
+      this.#gathered.usage.push({
+        turn_index: turnIndex,
+        round_index: round,
+        usage,
+        ttft_ms: ttft_ms as number | undefined,
+        elapsed_ms: elapsed_ms as number,
+        metadata,
+      });
+      return;
+    }
     this.#sql.usage.run({
       ...EMPTY_USAGE_ROW,
       session_id: this.#sessionId,
@@ -323,5 +371,42 @@ export class HandWrittenLoop {
       refusal: 0,
       ...call,
     });
+  }
+
+  /** A `checked` transaction's rows: checked as the lab's store checks a round, then written. */
+  #writeChecked(gathered: Gathered, now: string): void {
+    const sessionId = this.#sessionId;
+    const batch = parseAppendRecords({
+      message_groups: [{ turn_index: gathered.turn_index, messages: gathered.messages }],
+      usage: gathered.usage,
+      audit: gathered.audit,
+    });
+    for (const group of batch.message_groups) {
+      for (const message of group.messages) {
+        const row = toMessageRowParams(sessionId, group.turn_index, message, now);
+        this.#sql.message.run(
+          sessionId,
+          group.turn_index,
+          row.role,
+          row.content,
+          row.name,
+          row.tool_call_id,
+          row.tool_calls_json,
+          now,
+        );
+      }
+    }
+    for (const entry of batch.usage) this.#sql.usage.run(usageRowParams(sessionId, entry, now));
+    for (const entry of batch.audit) {
+      const row = auditRowParams(sessionId, entry, now);
+      this.#sql.audit.run(
+        sessionId,
+        row.turn_index,
+        row.round_index,
+        row.event,
+        row.details_json,
+        now,
+      );
+    }
   }
 }
