@@ -34,8 +34,9 @@ const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column
  * plain prepared statements and one transaction per round (plus one to start the turn; the last
  * round's also ends it), its history kept in memory. The session's `updated_at` moves when the
  * turn starts and when it ends, not at every round: that is all the lab's records need. No
- * validation, no events, no capture: what any agent loop that keeps the lab's records must do at
- * least. One connection serves session after session (`startSession`), as one lab process does.
+ * validation (unless `checked`), no events, no capture: what any agent loop that keeps the lab's
+ * records must do at least. One connection serves session after session (`startSession`), as one
+ * lab process does.
  */
 export class HandWrittenLoop {
   readonly #db: Database.Database;

@@ -66,7 +66,7 @@ describe("tappedUpstreamFetch", () => {
     expect(heard.join("")).toBe(body);
   });
 
-  it("gives a reader that falls behind a large body every byte, in order, paused and resumed", async () => {
+  it("gives a reader that falls behind a large body every byte, in order, and no empty read", async () => {
     let heard = 0;
     const response = await tappedUpstreamFetch({ bytes: (piece) => (heard += piece.length) })(
       `${base}/large`,
