@@ -18,7 +18,6 @@ type Touch = "count" | "touch" | "none";
 
 /** A transaction's rows as the lab's store takes them, gathered for its checks (`checked`). */
 interface Gathered {
-  turn_index: number;
   messages: ChatMessage[];
   usage: AppendUsageOptions[];
   audit: AppendAuditOptions[];
@@ -95,8 +94,7 @@ export class HandWrittenLoop {
     };
     this.#write = this.#db.transaction((write: (now: string) => void, touch: Touch) => {
       const now = new Date().toISOString();
-      if (this.#checked)
-        this.#gathered = { turn_index: this.#turn, messages: [], usage: [], audit: [] };
+      if (this.#checked) this.#gathered = { messages: [], usage: [], audit: [] };
       write(now);
       const gathered = this.#gathered;
       this.#gathered = null;
@@ -374,11 +372,14 @@ export class HandWrittenLoop {
     });
   }
 
-  /** A `checked` transaction's rows: checked as the lab's store checks a round, then written. */
+  /**
+   * A `checked` transaction's rows: checked as the lab's store checks a round, then written. Every
+   * transaction writes the current turn's rows (`#turn`).
+   */
   #writeChecked(gathered: Gathered, now: string): void {
     const sessionId = this.#sessionId;
     const batch = parseAppendRecords({
-      message_groups: [{ turn_index: gathered.turn_index, messages: gathered.messages }],
+      message_groups: [{ turn_index: this.#turn, messages: gathered.messages }],
       usage: gathered.usage,
       audit: gathered.audit,
     });
