@@ -31,6 +31,8 @@ async function costPerRound(
 ): Promise<Figure> {
   const chat = new TimedModel(new SimChatModel({}));
   const event = new TimedModel(new SimChatModel({}));
+  // Built once, as a server builds its own: a turn given none builds the tools anew.
+  const providers = createLabProviders();
   const overheads: number[] = [];
   const walls: number[] = [];
   for (let turn = 0; turn < 120; turn++) {
@@ -42,6 +44,7 @@ async function costPerRound(
       message: `search for round cost ${turn}`,
       config: { tool_invocation_mode: mode, capture: { payloads } },
       models: { chat, event },
+      providers,
     })) {
       if (turnEvent.type === "round_end") rounds++;
     }
@@ -434,14 +437,27 @@ async function perTurnCurve(directory: string): Promise<Figure> {
     const longCosts = new Map(points.map((point) => [point, [] as number[]]));
     const shortCosts = new Map(points.map((point) => [point, [] as number[]]));
     for (let turn = 1; turn <= LONG_SESSION_TURNS; turn++) {
-      const { ms } = await long();
       // 11 turns around each point; the last point's are the session's last 11.
       const point = points.find((p) =>
         p === LONG_SESSION_TURNS ? turn > p - 11 : turn >= p - 5 && turn <= p + 5,
       );
-      if (point === undefined) continue;
-      longCosts.get(point)?.push(ms);
-      shortCosts.get(point)?.push(await shortTurn());
+      if (point === undefined) {
+        await long();
+        continue;
+      }
+      // Which of the pair runs first alternates: a turn run right after the other pays for the
+      // caches the other left behind.
+      let longMs: number;
+      let shortMs: number;
+      if (turn % 2 === 0) {
+        longMs = (await long()).ms;
+        shortMs = await shortTurn();
+      } else {
+        shortMs = await shortTurn();
+        longMs = (await long()).ms;
+      }
+      longCosts.get(point)?.push(longMs);
+      shortCosts.get(point)?.push(shortMs);
     }
     const at = (costs: Map<number, number[]>, point: number) => median(costs.get(point) ?? []);
     console.log(

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { createLabProviders } from "../composition/lab-providers.js";
 import { runTurn } from "../composition/run-turn.js";
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from "../domain/pagination.js";
 import { SessionQuery } from "../domain/session-query.js";
@@ -40,23 +41,40 @@ async function consumeSse(response: Response): Promise<number> {
 async function turnOverSse(store: SqliteSessionStore, server: RunningServer): Promise<Figure> {
   const inProcess: number[] = [];
   const overHttp: number[] = [];
+  // Built once, as the server builds its own: a turn given none builds the tools and models anew.
+  const providers = createLabProviders();
   for (let turn = 0; turn < TURNS + WARM_UP; turn++) {
     // A fresh session per turn on both sides, so neither pays for a longer history.
     const message = `search for server bench ${turn}`;
     const local = store.createSession({ title: "bench", config: {} });
-    let start = performance.now();
-    const localEvents = await consume(runTurn({ store, session_id: local, message }));
-    const localMs = performance.now() - start;
-
     const remote = store.createSession({ title: "bench", config: {} });
-    start = performance.now();
-    const response = await fetch(new URL(`/api/sessions/${remote}/turns`, server.url), {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${server.token}` },
-      body: JSON.stringify({ message }),
-    });
-    const remoteEvents = await consumeSse(response);
-    const remoteMs = performance.now() - start;
+    const inProcessTurn = async () => {
+      const start = performance.now();
+      const events = await consume(runTurn({ store, session_id: local, message, providers }));
+      return { events, ms: performance.now() - start };
+    };
+    const httpTurn = async () => {
+      const start = performance.now();
+      const response = await fetch(new URL(`/api/sessions/${remote}/turns`, server.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${server.token}` },
+        body: JSON.stringify({ message }),
+      });
+      const events = await consumeSse(response);
+      return { events, ms: performance.now() - start };
+    };
+    // Which goes first alternates: the second of a pair meets the caches the first left.
+    let localTurn: { events: number; ms: number };
+    let remoteTurn: { events: number; ms: number };
+    if (turn % 2 === 0) {
+      localTurn = await inProcessTurn();
+      remoteTurn = await httpTurn();
+    } else {
+      remoteTurn = await httpTurn();
+      localTurn = await inProcessTurn();
+    }
+    const { events: localEvents, ms: localMs } = localTurn;
+    const { events: remoteEvents, ms: remoteMs } = remoteTurn;
     if (remoteEvents !== localEvents) {
       throw new Error(`the SSE stream had ${remoteEvents} events, the turn ${localEvents}`);
     }

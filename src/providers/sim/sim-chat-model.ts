@@ -16,6 +16,18 @@ import { argumentPieces, textPieces } from "./stream-pieces.js";
 import { SimWireCapture } from "./wire-capture.js";
 
 /**
+ * Whether a part is due later. With no latency set nothing is, and the stream goes on without
+ * giving up its turn: the parts come as from one decoded buffer, and all of the sim's work runs
+ * inside the caller's `next()` (the benchmarks time the model by that). An aborted call still
+ * throws at once, as the sleep would.
+ */
+function mustWait(ms: number, signal: AbortSignal | undefined): boolean {
+  if (ms > 0) return true;
+  signal?.throwIfAborted();
+  return false;
+}
+
+/**
  * The lab's embedded, deterministic simulated model. It needs no network: it reads the user's
  * intents, calls the built-in tools natively or with `<event>` tags, answers from tool results,
  * and streams with configurable timing. Its usage is counted exactly with the tokenizer. Its
@@ -99,7 +111,9 @@ export class SimChatModel implements ChatModel {
 
     yield { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: since() };
     wire?.start();
-    await abortableSleep(this.options.first_token_ms, signal);
+    if (mustWait(this.options.first_token_ms, signal)) {
+      await abortableSleep(this.options.first_token_ms, signal);
+    }
     let ttftMs: number | null = null;
     if (deltas.length > 0) {
       ttftMs = since();
@@ -110,11 +124,13 @@ export class SimChatModel implements ChatModel {
     const durationMs = rate > 0 ? (completionTokens / rate) * 1000 : 0;
     for (const [index, delta] of deltas.entries()) {
       const dueAt = firstTokenAt + (durationMs * index) / deltas.length;
-      await abortableSleep(dueAt - performance.now(), signal);
+      const wait = dueAt - performance.now();
+      if (mustWait(wait, signal)) await abortableSleep(wait, signal);
       wire?.delta(delta);
       yield delta;
     }
-    await abortableSleep(firstTokenAt + durationMs - performance.now(), signal);
+    const rest = firstTokenAt + durationMs - performance.now();
+    if (mustWait(rest, signal)) await abortableSleep(rest, signal);
     for (const [index, call] of plan.tool_calls.entries()) {
       yield { type: "tool-call", index, ...call };
     }
