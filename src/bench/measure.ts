@@ -9,6 +9,12 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The mean: every sample counts, the occasional costly one included. */
+export function mean(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
 /**
  * Which CPU-time samples stand for a client's own cost: the lower decile. On this shared virtual
  * machine the same calls' CPU time spread 2.4x between the 10th and the 90th percentile on a quiet
