@@ -28,8 +28,9 @@ describe("sampleMedian", () => {
     const path = coldThenWarm(0);
     const sampled = await sampleMedian(path.run, 7, 1_000);
     expect(sampled.samples).toBe(7);
-    // Five warm-up runs (each under 40 ms), then the seven timed ones.
-    expect(path.calls()).toBe(12);
+    // Up to five warm-up runs (fewer if the machine stalls one past 40 ms), then the seven timed.
+    expect(path.calls() - sampled.samples).toBeGreaterThanOrEqual(1);
+    expect(path.calls() - sampled.samples).toBeLessThanOrEqual(5);
   });
 
   it("stops a slow path at the budget once it has three runs", async () => {

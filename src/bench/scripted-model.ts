@@ -115,7 +115,11 @@ export class TimedModel implements ChatModel {
     return this.inner.simulated;
   }
 
-  constructor(private readonly inner: ChatModel) {}
+  constructor(
+    private readonly inner: ChatModel,
+    /** The clock (a test's own, to count exactly). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /**
    * The calls made since the last take, in order (a bench reads where a turn's time went); the
@@ -128,7 +132,7 @@ export class TimedModel implements ChatModel {
   }
 
   async *stream(request: ChatModelRequest, options?: StreamOptions): AsyncGenerator<ChatModelPart> {
-    const span: CallSpan = { start: performance.now(), end: 0, model_ms: 0 };
+    const span: CallSpan = { start: this.now(), end: 0, model_ms: 0 };
     this.#spans?.push(span);
     const iterator = this.inner.stream(request, options)[Symbol.asyncIterator]();
     let done = false;
@@ -139,7 +143,7 @@ export class TimedModel implements ChatModel {
         // every job the caller queued before it, and a lab that hands each part on through a
         // channel has several queued: timed to the await's end, 23 µs of the lab's own work a
         // turn were counted as the sim's and subtracted (5 December).
-        const start = performance.now();
+        const start = this.now();
         const pending = iterator.next();
         this.#spend(span, start);
         const next = await pending;
@@ -152,7 +156,7 @@ export class TimedModel implements ChatModel {
     } finally {
       // Left early (ChatModel.stream): the wrapped model's call ends too, on the model's time.
       if (!done) {
-        const start = performance.now();
+        const start = this.now();
         const ended = iterator.return?.();
         this.#spend(span, start);
         await ended;
@@ -165,7 +169,7 @@ export class TimedModel implements ChatModel {
    * abandons without `return()` keeps what it spent, and its span ends at its last part.
    */
   #spend(span: CallSpan, start: number): void {
-    const now = performance.now();
+    const now = this.now();
     span.model_ms += now - start;
     span.end = now;
     this.spent_ms += now - start;
