@@ -96,7 +96,8 @@ export async function runOtelBench(): Promise<Figure[]> {
     }
     const flushStart = performance.now();
     await pipeline.flush(30_000);
-    const flushPerTurn = (performance.now() - flushStart) / (TURNS + WARM_UP);
+    // On the timed turns only: the spans still queued are the last turns', all of them timed.
+    const flushPerTurn = (performance.now() - flushStart) / TURNS;
     // Means, not medians: a batch of spans is serialised inside whichever turn fills it, and a
     // median left those turns out.
     const offMs = mean(off);
@@ -111,10 +112,11 @@ export async function runOtelBench(): Promise<Figure[]> {
       const took = await timeTurn(long, `search for long session ${turn}`, exported);
       if (turn >= LONG_SESSION_TURNS - LATE_TURNS) (exported ? lateOn : lateOff).push(took);
     }
-    // The exported turns' spans still queued go out now, their share on each exported turn.
+    // The spans still queued go out now: the last exported turns', which are the timed ones, so
+    // the flush is shared among those.
     const lateFlushStart = performance.now();
     await pipeline.flush(30_000);
-    const lateFlushPerTurn = (performance.now() - lateFlushStart) / (LONG_SESSION_TURNS / 2);
+    const lateFlushPerTurn = (performance.now() - lateFlushStart) / lateOn.length;
     await pipeline.shutdown(30_000);
     const lateOffMs = mean(lateOff);
     const lateOnMs = mean(lateOn) + lateFlushPerTurn;

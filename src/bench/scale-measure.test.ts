@@ -1,14 +1,24 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { sampleMedian } from "./scale-measure.js";
 
-/** A path whose first run is slow (cold caches) and whose later runs cost nothing. */
-function coldThenWarm(coldMs: number): { run: () => Promise<void>; calls: () => number } {
+/** A clock that moves only when a run says so: the counts below are exact on a busy machine. */
+function manualClock(): { now: () => number; advance: (ms: number) => void } {
+  let time = 0;
+  return {
+    now: () => time,
+    advance: (ms) => {
+      time += ms;
+    },
+  };
+}
+
+/** A path whose runs cost `costs[i]` ms each on `clock` (the last cost repeats). */
+function path(clock: { advance(ms: number): void }, costs: readonly number[]) {
   let calls = 0;
   return {
-    run: async () => {
+    run: () => {
+      clock.advance(costs[Math.min(calls, costs.length - 1)] as number);
       calls++;
-      if (calls === 1) await sleep(coldMs);
     },
     calls: () => calls,
   };
@@ -16,36 +26,32 @@ function coldThenWarm(coldMs: number): { run: () => Promise<void>; calls: () => 
 
 describe("sampleMedian", () => {
   it("times a path once more when its warm-up alone spent the budget, and reports that run", async () => {
-    const path = coldThenWarm(300);
-    const sampled = await sampleMedian(path.run, 5, 100);
-    expect(path.calls()).toBe(2);
-    expect(sampled.samples).toBe(1);
-    // The warm-up took at least 300 ms; the run after it costs nothing.
-    expect(sampled.median_ms).toBeLessThan(300);
+    const clock = manualClock();
+    // A cold first run (a file the OS has not cached yet), then warm ones.
+    const slow = path(clock, [300, 20]);
+    const sampled = await sampleMedian(slow.run, 5, 100, clock.now);
+    expect(slow.calls()).toBe(2);
+    expect(sampled).toEqual({ median_ms: 20, samples: 1 });
   });
 
-  it("warms a cheap path up and reports the median of the runs after it", async () => {
-    const path = coldThenWarm(0);
-    const sampled = await sampleMedian(path.run, 7, 1_000);
-    expect(sampled.samples).toBe(7);
-    // Up to five warm-up runs (fewer if the machine stalls one past 40 ms), then the seven timed.
-    expect(path.calls() - sampled.samples).toBeGreaterThanOrEqual(1);
-    expect(path.calls() - sampled.samples).toBeLessThanOrEqual(5);
+  it("warms a cheap path up five times and reports the median of the runs after it", async () => {
+    const clock = manualClock();
+    const cheap = path(clock, [9, 9, 9, 9, 9, 1, 3, 2, 5, 4, 2, 1]);
+    const sampled = await sampleMedian(cheap.run, 7, 1_000, clock.now);
+    expect(cheap.calls()).toBe(12);
+    expect(sampled).toEqual({ median_ms: 2, samples: 7 });
   });
 
   it("stops a slow path at the budget once it has three runs", async () => {
-    let calls = 0;
-    const sampled = await sampleMedian(
-      async () => {
-        calls++;
-        await sleep(30);
-      },
-      50,
-      60,
-    );
-    expect(sampled.samples).toBe(3);
-    // The warm-up ran at least once before the three timed runs.
-    expect(calls - sampled.samples).toBeGreaterThanOrEqual(1);
-    expect(sampled.median_ms).toBeGreaterThanOrEqual(29);
+    const clock = manualClock();
+    const slow = path(clock, [50, 30]);
+    const sampled = await sampleMedian(slow.run, 50, 60, clock.now);
+    // One warm-up run (50 ms, past the 40 that ends warming up), then three of 30 ms: 90 > 60.
+    expect(slow.calls()).toBe(4);
+    expect(sampled).toEqual({ median_ms: 30, samples: 3 });
+  });
+
+  it("refuses to sample nothing", async () => {
+    await expect(sampleMedian(() => {}, 0)).rejects.toThrow(/samples must be at least 1, got 0/);
   });
 });

@@ -49,26 +49,27 @@ export async function sampleMedian(
   run: () => unknown,
   samples: number,
   budgetMs = 5_000,
+  /** The clock (a test's own, to count exactly). */
+  now: () => number = () => performance.now(),
 ): Promise<Sampled> {
+  if (!(samples >= 1)) throw new RangeError(`samples must be at least 1, got ${samples}`);
   // Cheap paths get a few warm-up runs (the JIT, SQLite's page cache), expensive ones one.
   let warmMs = 0;
   for (let warmUp = 0; warmUp < 5 && warmMs < 40; warmUp++) {
-    const warm = performance.now();
+    const warm = now();
     await run();
-    warmMs = performance.now() - warm;
+    warmMs = now() - warm;
   }
   const times: number[] = [];
-  const started = performance.now();
+  const started = now();
   for (let sample = 0; sample < samples; sample++) {
-    const start = performance.now();
+    const start = now();
     await run();
-    times.push(performance.now() - start);
+    times.push(now() - start);
     if (warmMs > budgetMs) break;
-    if (times.length >= 3 && performance.now() - started > budgetMs) break;
+    if (times.length >= 3 && now() - started > budgetMs) break;
   }
-  return times.length === 0
-    ? { median_ms: warmMs, samples: 1 }
-    : { median_ms: median(times), samples: times.length };
+  return { median_ms: median(times), samples: times.length };
 }
 
 export const formatMs = (ms: number) =>

@@ -12,8 +12,9 @@ import { formatMb, formatMs, printCurve } from "./scale-measure.js";
 
 /**
  * One session's usage at each call count: the roll-ups (`GET …/usage`) against the raw per-turn
- * GROUP BY (what keeping them saves; the raw read of the kept rows is printed beside it), and a page of calls ten pages in (`GET …/usage/calls`) against the raw keyset query.
- * Neither response may grow with the number of calls.
+ * GROUP BY (what keeping them saves; the raw read of the kept rows is printed beside it), and a
+ * page of calls ten pages in (`GET …/usage/calls`) against the raw keyset query. Neither
+ * response may grow with the number of calls.
  */
 
 interface UsageMeasure {

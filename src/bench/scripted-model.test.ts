@@ -49,7 +49,7 @@ describe("TimedModel", () => {
 });
 
 describe("the sim at zero latency", () => {
-  it("writes each part inside the call that asks for it, without waiting a turn", async () => {
+  it("writes a delta's chunk inside the call that asks for it, without waiting a turn", async () => {
     const pieces: string[] = [];
     const capture = {
       request: () => {},

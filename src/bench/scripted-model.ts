@@ -139,7 +139,8 @@ export class TimedModel implements ChatModel {
     try {
       for (;;) {
         // Only the synchronous slice of `next()` is the model's: the models timed here (the sim
-        // at zero latency, the scripted ones) do all their work in it. Awaiting its promise runs
+        // at zero latency, OneCallModel) do all their work in it. A model that sleeps between
+        // parts would have its sleep charged to the caller. Awaiting its promise runs
         // every job the caller queued before it, and a lab that hands each part on through a
         // channel has several queued: timed to the await's end, 23 µs of the lab's own work a
         // turn were counted as the sim's and subtracted (5 December).
