@@ -48,14 +48,23 @@ describe("turn events over SSE", () => {
   });
 
   it("still writes events that arrive with waits between them as they come", async () => {
-    async function* slowEvents() {
+    // Each event is made only once the client has read the one before, after a macrotask (a
+    // wait, not a promise job): a server holding events back would never see the next. Timed
+    // waits instead let a slow client read two events as one chunk on a loaded machine.
+    let read = 0;
+    const waiting: { wake: (() => void) | null } = { wake: null };
+    async function* eventsAfterReads() {
       for (let index = 1; index <= 3; index++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise<void>((resolve) => {
+          if (read >= index) resolve();
+          else waiting.wake = resolve;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1));
         yield { type: "text_delta", index };
       }
     }
     const app = new Hono().get("/", (c) =>
-      streamTurnEvents(c, { type: "turn_start", index: 0 }, slowEvents(), {
+      streamTurnEvents(c, { type: "turn_start", index: 0 }, eventsAfterReads(), {
         onDisconnect: () => {},
         onEnd: () => {},
         onError: (error) => {
@@ -63,8 +72,19 @@ describe("turn events over SSE", () => {
         },
       }),
     );
-    const { chunks, events } = await readChunks(await app.request("/"));
-    expect(events).toEqual([0, 1, 2, 3]);
-    expect(chunks).toBe(4);
+    const response = await app.request("/");
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    const chunks: number[][] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const text = decoder.decode(value, { stream: true });
+      const events = [...text.matchAll(/"index":(\d+)/g)].map((match) => Number(match[1]));
+      chunks.push(events);
+      read += events.length;
+      waiting.wake?.();
+    }
+    expect(chunks).toEqual([[0], [1], [2], [3]]);
   });
 });
