@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { manualClock } from "./manual-clock.js";
 import { sampleMedian } from "./scale-measure.js";
-
-/** A clock that moves only when a run says so: the counts below are exact on a busy machine. */
-function manualClock(): { now: () => number; advance: (ms: number) => void } {
-  let time = 0;
-  return {
-    now: () => time,
-    advance: (ms) => {
-      time += ms;
-    },
-  };
-}
 
 /** A path whose runs cost `costs[i]` ms each on `clock` (the last cost repeats). */
 function path(clock: { advance(ms: number): void }, costs: readonly number[]) {

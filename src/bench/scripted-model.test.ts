@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ChatModel, ChatModelPart } from "../providers/chat-model.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
+import { manualClock } from "./manual-clock.js";
 import { TimedModel } from "./scripted-model.js";
-
-/** A clock that moves only when told: the counts below are exact, however busy the machine. */
-function manualClock(): { now: () => number; advance: (ms: number) => void } {
-  let time = 0;
-  return {
-    now: () => time,
-    advance: (ms) => {
-      time += ms;
-    },
-  };
-}
 
 /** A model whose every part costs `partMs` on `clock`, spent inside `next()`. */
 function busyModel(parts: number, partMs: number, clock: { advance(ms: number): void }): ChatModel {
