@@ -51,6 +51,7 @@ export async function recordCall(
       event_id: spec.event?.id ?? null,
       event_name: spec.event?.name ?? null,
       used_fallback: spec.call_kind === "argument_fallback",
+      tool_latency_ms: null,
       metric_key,
       estimated,
       usage_source: source,

@@ -1,10 +1,14 @@
 import type { ChatMessage } from "../domain/messages.js";
 import { emptyUsageRollup, type TurnUsageRollup } from "../domain/usage.js";
-import type { SessionStore } from "../store/session-store.js";
+import {
+  type RuntimeAudit,
+  type RuntimeRecords,
+  type RuntimeUsage,
+  runtimeRecords,
+  type SessionStore,
+} from "../store/session-store.js";
 
-type AppendAuditOptions = Parameters<SessionStore["appendAudit"]>[1];
-type AppendUsageOptions = Parameters<SessionStore["appendUsage"]>[1];
-type AppendCallPayloadOptions = Parameters<SessionStore["appendCallPayload"]>[1];
+type AppendCallPayloadOptions = RuntimeRecords["payloads"][number];
 type FinishedTurnStatus = NonNullable<Parameters<SessionStore["completeTurn"]>[1]["status"]>;
 
 /**
@@ -15,8 +19,8 @@ const LIVE_EVENTS = new Set(["approval_required"]);
 
 interface Pending {
   message_groups: ChatMessage[][];
-  usage: AppendUsageOptions[];
-  audit: AppendAuditOptions[];
+  usage: RuntimeUsage[];
+  audit: RuntimeAudit[];
   payloads: AppendCallPayloadOptions[];
 }
 
@@ -66,16 +70,17 @@ export class TurnRecords {
     return this.#writeLive(entry);
   }
 
-  async #writeLive(entry: AppendAuditOptions): Promise<void> {
+  async #writeLive(entry: RuntimeAudit): Promise<void> {
     await this.flush();
     await this.#store.appendAudit(this.#sessionId, entry);
   }
 
-  #entry(event: string, details: Record<string, unknown>, round_index?: number) {
+  #entry(event: string, details: Record<string, unknown>, round_index?: number): RuntimeAudit {
     return { event, details, turn_index: this.#turnIndex, round_index: round_index ?? null };
   }
 
-  usage(entry: AppendUsageOptions): void {
+  /** A call's usage row, every field given (the store does not fill in defaults for it). */
+  usage(entry: RuntimeUsage): void {
     this.#pending.usage.push(entry);
   }
 
@@ -103,7 +108,7 @@ export class TurnRecords {
     const { end } = options;
     this.#pending = nothing();
     try {
-      const result = await this.#store.appendRecords(this.#sessionId, {
+      const records: RuntimeRecords = {
         message_groups: batch.message_groups.map((messages) => ({
           turn_index: this.#turnIndex,
           messages,
@@ -112,8 +117,8 @@ export class TurnRecords {
         // The end's own row is not held: refused, the turn ends as failed instead.
         audit: end ? [...batch.audit, this.#entry("turn_end", end.details)] : batch.audit,
         payloads: batch.payloads,
+        touch_session: options.round !== true,
         ...(options.rollup ? { rollup_turn: this.#turnIndex } : {}),
-        ...(options.round ? { touch_session: false } : {}),
         ...(end
           ? {
               complete_turn: {
@@ -123,7 +128,8 @@ export class TurnRecords {
               },
             }
           : {}),
-      });
+      };
+      const result = await this.#store.appendRecords(this.#sessionId, runtimeRecords(records));
       if (result.turn_rollup) this.#rollup = result.turn_rollup;
       if (result.updated_at !== null) this.#updatedAt = result.updated_at;
     } catch (error) {

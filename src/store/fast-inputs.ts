@@ -1,8 +1,24 @@
 import type { z } from "zod";
-import { isWellFormedText, MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
+import { isWellFormedText } from "../domain/json-limits.js";
 import { checkMessageProtocol } from "../domain/messages.js";
 import type { TokenUsage } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
+import {
+  definedOnly,
+  fitsDepth,
+  isBoolean,
+  isCount,
+  isId,
+  isIndex,
+  isMilliseconds,
+  isPlainRecord,
+  isStrictRecord,
+  nullable,
+  passes,
+  TOKEN_KEYS,
+  text,
+} from "./input-checks.js";
+import { vouchedRecords } from "./runtime-records.js";
 import {
   AppendAuditOptions,
   type AppendMessagesOptions,
@@ -57,14 +73,6 @@ const USAGE_KEYS = new Set([
   "elapsed_ms",
   "metadata",
 ]);
-const TOKEN_KEYS = [
-  "prompt_tokens",
-  "completion_tokens",
-  "total_tokens",
-  "cached_tokens",
-  "reasoning_tokens",
-  "cache_write_tokens",
-] as const;
 const TOKEN_KEY_SET = new Set<string>(TOKEN_KEYS);
 const METADATA_KEYS = new Set([
   "agent",
@@ -101,104 +109,6 @@ const MESSAGE_KEYS = new Set([
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 const CALL_KEYS = new Set(["id", "name", "arguments", "raw_arguments"]);
 
-/**
- * An object zod reads as a record: plain, own string keys only, no own __proto__, and no own
- * `constructor` (zod's plain-object test reads a function there as a class, and refuses it).
- */
-function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  let enumerable = 0;
-  for (const _key in value) enumerable++;
-  return (
-    hasOnlyKeysSeen(value, enumerable) &&
-    !Object.hasOwn(value, "__proto__") &&
-    !Object.hasOwn(value, "constructor")
-  );
-}
-
-/**
- * Whether an object has no symbol key and as many own string keys as its for-in walk counted
- * (`seen`). A non-enumerable own key then hides only behind an enumerable one inherited from a
- * polluted prototype, which zod reads as this check's callers do (through `in` and a property
- * read; a record copies neither). Counted with `getOwnPropertyNames`, which V8 answers from a
- * plain object's key cache, rather than `Reflect.ownKeys`, which it does not: the batch's checks
- * took 33 µs against 16 for a turn's two batches in a hot loop.
- */
-function hasOnlyKeysSeen(value: object, seen: number): boolean {
-  return (
-    seen === Object.getOwnPropertyNames(value).length &&
-    Object.getOwnPropertySymbols(value).length === 0
-  );
-}
-
-/** Whether no object or array sits deeper than `findTooDeep` allows (`{}` is depth 1). */
-function fitsDepth(value: unknown, depth: number): boolean {
-  if (value === null || typeof value !== "object") return true;
-  if (depth >= MAX_CONFIG_DEPTH) return false;
-  // Walked in place (no array of the values per level): every audit row's details pass here.
-  if (Array.isArray(value)) {
-    for (const child of value) if (!fitsDepth(child, depth + 1)) return false;
-    return true;
-  }
-  for (const key in value) {
-    if (
-      Object.hasOwn(value, key) &&
-      !fitsDepth((value as Record<string, unknown>)[key], depth + 1)
-    ) {
-      return false;
-    }
-  }
-  return true;
-}
-
-const isIndex = (value: unknown): value is number =>
-  typeof value === "number" && Number.isSafeInteger(value) && value > 0;
-const isCount = (value: unknown): value is number =>
-  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-const isMilliseconds = (value: unknown): value is number =>
-  typeof value === "number" && Number.isFinite(value) && value >= 0;
-/** A nullable field with a null default: absent or null reads null; else it must pass `check`. */
-const nullable = (value: unknown, check: (value: unknown) => boolean): boolean =>
-  value === undefined || value === null || check(value);
-const text =
-  (min: number, max = Number.POSITIVE_INFINITY) =>
-  (value: unknown): value is string =>
-    typeof value === "string" && value.length >= min && value.length <= max;
-const isId = text(1);
-const isBoolean = (value: unknown) => value === undefined || typeof value === "boolean";
-/**
- * `isPlainRecord(value)` with every key one of `keys` (a strict object's), in one walk of its
- * keys instead of two: every entry of a round's batch is checked here.
- */
-function isStrictRecord(
-  value: unknown,
-  keys: ReadonlySet<string>,
-): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  let enumerable = 0;
-  for (const key in value) {
-    if (!keys.has(key)) return false;
-    enumerable++;
-  }
-  // As isPlainRecord (an own __proto__ or constructor is in no key set).
-  return hasOnlyKeysSeen(value, enumerable);
-}
-function definedOnly(value: Record<string, unknown>, keys: readonly string[]): boolean {
-  return keys.every((key) => !(key in value) || value[key] !== undefined);
-}
-/** Whether a refinement (zod's superRefine callback) raises nothing. */
-function passes(refine: (context: z.RefinementCtx) => void): boolean {
-  let clean = true;
-  refine({
-    addIssue: () => {
-      clean = false;
-    },
-  } as unknown as z.RefinementCtx);
-  return clean;
-}
-
 /** `AppendAuditOptions.parse(input)` for the plain shape, or null: ask zod. */
 function fastAudit(input: unknown): ValidAudit | null {
   if (!isStrictRecord(input, AUDIT_KEYS)) return null;
@@ -223,7 +133,11 @@ export function parseAppendAudit(input: unknown, where: string): ValidAudit {
 
 /** `parseInput(AppendRecordsOptions, input, "appendRecords")`, plain audit entries without zod. */
 export function parseAppendRecords(input: unknown): ValidRecords {
-  return fastRecords(input) ?? parseInput(AppendRecordsOptions, input, "appendRecords");
+  return (
+    vouchedRecords(input) ??
+    fastRecords(input) ??
+    parseInput(AppendRecordsOptions, input, "appendRecords")
+  );
 }
 
 function fastRecords(input: unknown): ValidRecords | null {

@@ -33,6 +33,13 @@ import type {
   StartTurnOptions,
 } from "./store-inputs.js";
 
+/** How the runtime hands every store its own batches (runtime-records.ts): part of the port. */
+export {
+  type RuntimeAudit,
+  type RuntimeRecords,
+  type RuntimeUsage,
+  runtimeRecords,
+} from "./runtime-records.js";
 /** The session as a runner last left it, which a claim may expect (`ClaimTurnOptions.expected`). */
 export type { ExpectedSession } from "./store-inputs.js";
 
