@@ -9,7 +9,6 @@ import type { SessionStore } from "../store/session-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { PauseClock } from "./approval-gate.js";
 import { elapsedSince } from "./elapsed.js";
-import { EventChannel } from "./event-channel.js";
 import { EventKernel } from "./event-kernel.js";
 import { loadHistory, pushUserMessage } from "./history.js";
 import {
@@ -25,6 +24,7 @@ import { dualAgent } from "./modes/dual-agent.js";
 import { type OpenedSession, openSession } from "./open-session.js";
 import { runRounds } from "./run-rounds.js";
 import type { ModeStrategy, TurnContext } from "./turn-context.js";
+import { TurnEventStream } from "./turn-event-stream.js";
 import { endFailedTurn } from "./turn-failure.js";
 import { claimTurn } from "./turn-lock.js";
 import { notifyTurnEnded } from "./turn-observers.js";
@@ -87,31 +87,21 @@ const STRATEGIES: Record<LabSessionConfig["tool_invocation_mode"], ModeStrategy>
  * cancellation included, is stored and reported, ending with one `turn_end` event. Stopping the
  * iteration early cancels the turn.
  */
-export async function* runTurn(
-  options: RunTurnOptions,
-): AsyncGenerator<TurnEvent, void, undefined> {
-  const abort: TurnAbort = { controller: new AbortController(), cancelled: false };
-  const cancel = (reason: unknown) => {
-    abort.cancelled = true;
-    abort.controller.abort(reason);
-  };
-  const onAbort = () => cancel(options.signal?.reason);
-  if (options.signal?.aborted) onAbort();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  const channel = new EventChannel<TurnEvent>();
-  const driving = driveTurn(options, abort, (event) => channel.push(event)).then(
-    () => channel.close(),
-    (error: unknown) => channel.fail(error),
-  );
-  let finished = false;
-  try {
-    yield* channel;
-    finished = true;
-  } finally {
-    options.signal?.removeEventListener("abort", onAbort);
-    if (!finished) cancel(new Error("the turn's consumer stopped listening"));
-    await driving;
-  }
+export function runTurn(options: RunTurnOptions): AsyncGenerator<TurnEvent, void, undefined> {
+  return new TurnEventStream<TurnEvent>((emit) => {
+    const abort: TurnAbort = { controller: new AbortController(), cancelled: false };
+    const cancel = (reason: unknown) => {
+      abort.cancelled = true;
+      abort.controller.abort(reason);
+    };
+    const onAbort = () => cancel(options.signal?.reason);
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const done = driveTurn(options, abort, emit).finally(() =>
+      options.signal?.removeEventListener("abort", onAbort),
+    );
+    return { done, stop: cancel };
+  });
 }
 
 /**

@@ -1,0 +1,66 @@
+import { EventChannel } from "./event-channel.js";
+
+/** A started turn, as its event stream sees it. */
+export interface RunningTurn {
+  /** Settles once the turn's work is over; a rejection is the consumer's error (the channel's). */
+  done: Promise<void>;
+  /** Stops the turn's work: its consumer has stopped listening. */
+  stop(reason: Error): void;
+}
+
+/**
+ * What `runTurn` returns: an async generator's interface over the turn's event channel, written
+ * out rather than an `async function*` that `yield*`s the channel. A turn streams dozens of events
+ * (every text delta), and the generator's delegation cost each one two more promises and their
+ * jobs on the consumer's side, about a tenth of the lab's own allocation a turn. As a generator
+ * does, it starts the turn at the first `next()`, not before; `return()` (a `break`, a throw in
+ * the consumer's loop) stops a running turn and waits for its work to end; once the channel has
+ * ended, the stream is done.
+ */
+export class TurnEventStream<Item> implements AsyncGenerator<Item, void, undefined> {
+  readonly #channel = new EventChannel<Item>();
+  readonly #items = this.#channel[Symbol.asyncIterator]();
+  readonly #start: (push: (item: Item) => void) => RunningTurn;
+  #running: RunningTurn | null = null;
+  /** Returned from before it started: it never will. */
+  #abandoned = false;
+
+  /** `start` runs the turn, pushing its events; the channel closes (or fails) when it settles. */
+  constructor(start: (push: (item: Item) => void) => RunningTurn) {
+    this.#start = start;
+  }
+
+  next(): Promise<IteratorResult<Item, void>> {
+    if (this.#running === null) {
+      if (this.#abandoned) return Promise.resolve({ value: undefined, done: true });
+      const channel = this.#channel;
+      const running = this.#start((item) => channel.push(item));
+      running.done.then(
+        () => channel.close(),
+        (error: unknown) => channel.fail(error),
+      );
+      this.#running = running;
+    }
+    return this.#items.next();
+  }
+
+  async return(): Promise<IteratorResult<Item, void>> {
+    const running = this.#running;
+    if (running === null) this.#abandoned = true;
+    else {
+      running.stop(new Error("the turn's consumer stopped listening"));
+      await running.done.catch(() => {});
+    }
+    await this.#items.return?.();
+    return { value: undefined, done: true };
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<Item, void>> {
+    await this.return();
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
