@@ -4,7 +4,7 @@ import { collectTurn, MODES, useServerLab } from "../../test/runtime/turn-harnes
 import type { LabSessionConfigInput } from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import type { SessionStore } from "../store/session-store.js";
-import { AppendRecordsOptions } from "../store/store-inputs.js";
+import { AppendRecordsOptions, ClaimTurnOptions } from "../store/store-inputs.js";
 
 /**
  * The runtime hands the store its batches already in the store's checked shape, and the store
@@ -12,15 +12,22 @@ import { AppendRecordsOptions } from "../store/store-inputs.js";
  * writes is exactly what the store's full check makes of it: here each batch of real turns, in
  * both modes, with payloads kept and not, with invalid arguments, a failing tool, a cancellation
  * and the round limit, goes through the zod schema whole and must come out equal, extra keys
- * refused (the schema's objects are strict).
+ * refused (the schema's objects are strict). So does every turn's claim.
  */
 
-/** The store, every appendRecords batch checked with zod and kept before it is written. */
-function checking(store: SessionStore, batches: unknown[]): SessionStore {
+/** The store, every claim and batch checked with zod and kept before it is written. */
+function checking(store: SessionStore, batches: unknown[], claims: unknown[] = []): SessionStore {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== "function") return value;
+      if (property === "claimTurn") {
+        return (sessionId: string, claim: unknown) => {
+          claims.push(claim);
+          expect(ClaimTurnOptions.parse(claim)).toStrictEqual(claim);
+          return value.call(target, sessionId, claim);
+        };
+      }
       if (property !== "appendRecords") return value.bind(target);
       return (sessionId: string, records: unknown) => {
         batches.push(records);
@@ -40,9 +47,10 @@ describe.each(MODES)("the runtime's batches, %s", (mode) => {
     options: { sim?: SimChatModel; stopAt?: string; session_id?: string } = {},
   ) => {
     const batches: unknown[] = [];
+    const claims: unknown[] = [];
     const { end, error } = await collectTurn(
       {
-        store: checking(lab.store, batches),
+        store: checking(lab.store, batches, claims),
         session_id: options.session_id ?? "s",
         message,
         config,
@@ -51,6 +59,7 @@ describe.each(MODES)("the runtime's batches, %s", (mode) => {
       (event) => (event.type === options.stopAt ? "stop" : undefined),
     );
     expect(error).toBeNull();
+    expect(claims).toHaveLength(1);
     return { end, batches };
   };
 

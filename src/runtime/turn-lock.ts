@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { isMainThread, threadId } from "node:worker_threads";
 import { TurnInProgressError } from "../domain/errors.js";
-import type { ExpectedSession, SessionStore } from "../store/session-store.js";
+import { type ExpectedSession, runtimeClaim, type SessionStore } from "../store/session-store.js";
 
 /**
  * This runtime, as recorded in `turns.runner`: "pid@host", plus "#thread-N" in a worker thread,
@@ -64,13 +64,16 @@ export async function claimTurn(
     running.delete(sessionId);
   };
   try {
-    const { turn_index, interrupted } = await store.claimTurn(sessionId, {
-      user_message: userMessage,
-      runner: THIS_RUNNER,
-      is_runner_alive: isAlive,
-      ...(audit === undefined ? {} : { audit }),
-      ...(expected === undefined ? {} : { expected }),
-    });
+    const { turn_index, interrupted } = await store.claimTurn(
+      sessionId,
+      runtimeClaim({
+        user_message: userMessage,
+        runner: THIS_RUNNER,
+        is_runner_alive: isAlive,
+        ...(audit === undefined ? {} : { audit }),
+        ...(expected === undefined ? {} : { expected }),
+      }),
+    );
     return { turn_index, interrupted, release };
   } catch (error) {
     release();

@@ -18,7 +18,7 @@ import {
   TOKEN_KEYS,
   text,
 } from "./input-checks.js";
-import { vouchedRecords } from "./runtime-records.js";
+import { vouchedClaim, vouchedRecords } from "./runtime-records.js";
 import {
   AppendAuditOptions,
   type AppendMessagesOptions,
@@ -191,7 +191,9 @@ function fastRest(input: Record<string, unknown>): { success: true; data: Record
 
 /** `parseInput(ClaimTurnOptions, input, "claimTurn")`, the runtime's plain claim without zod. */
 export function parseClaimTurn(input: unknown): ValidClaim {
-  return fastClaim(input) ?? parseInput(ClaimTurnOptions, input, "claimTurn");
+  return (
+    vouchedClaim(input) ?? fastClaim(input) ?? parseInput(ClaimTurnOptions, input, "claimTurn")
+  );
 }
 
 function fastClaim(input: unknown): ValidClaim | null {

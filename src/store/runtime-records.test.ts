@@ -3,7 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
 import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
 import { tokenUsage } from "../domain/usage.js";
-import { type RuntimeRecords, runtimeRecords } from "./runtime-records.js";
+import {
+  type RuntimeClaim,
+  type RuntimeRecords,
+  runtimeClaim,
+  runtimeRecords,
+} from "./runtime-records.js";
 import { SqliteSessionStore } from "./sqlite/sqlite-session-store.js";
 
 /**
@@ -248,4 +253,61 @@ describe("runtime records", () => {
       expect(await holdings(store, "vouched")).toEqual(before);
     },
   );
+
+  describe("a turn's claim", () => {
+    const claim = (): RuntimeClaim => ({
+      user_message: "and now?",
+      runner: "test",
+      is_runner_alive: () => false,
+      audit: { event: "turn_start", details: { mode: "chat_agent_tools", api_key: "hidden" } },
+    });
+    const finish = (sessionId: string) =>
+      store.appendRecords(sessionId, {
+        complete_turn: { turn_index: 1, wall_time_ms: 1, status: "completed" },
+      });
+
+    it("claims the same turn, with the same rows, as the claim checked whole", async () => {
+      finish("vouched");
+      finish("checked");
+      const vouched = store.claimTurn("vouched", runtimeClaim(claim()));
+      expect(vouched).toEqual(
+        store.claimTurn("checked", structuredClone({ ...claim(), is_runner_alive: undefined })),
+      );
+      expect(vouched.turn_index).toBe(2);
+      const written = await holdings(store, "vouched");
+      expect(written).toEqual(await holdings(store, "checked"));
+      expect(written.audit.at(-1)?.details).toEqual({
+        mode: "chat_agent_tools",
+        api_key: "[redacted]",
+      });
+    });
+
+    const BROKEN_CLAIMS: [string, (claim: RuntimeClaim) => void][] = [
+      ["an empty runner", (c) => Object.assign(c, { runner: "" })],
+      ["a message with a lone surrogate", (c) => Object.assign(c, { user_message: "a\ud800b" })],
+      ["an empty audit event", (c) => Object.assign(c.audit ?? {}, { event: "" })],
+      [
+        "audit details too deep",
+        (c) => Object.assign(c.audit ?? {}, { details: nested(MAX_CONFIG_DEPTH + 1) }),
+      ],
+    ];
+
+    it.each(BROKEN_CLAIMS)(
+      "with %s: as the claim checked whole would have it",
+      async (_, breakIt) => {
+        const outcome = (sessionId: string, vouch: boolean) => {
+          finish(sessionId);
+          const input = claim();
+          breakIt(input);
+          try {
+            return store.claimTurn(sessionId, vouch ? runtimeClaim(input) : input);
+          } catch (error) {
+            return (error as Error).message;
+          }
+        };
+        expect(outcome("vouched", true)).toEqual(outcome("checked", false));
+        expect(await holdings(store, "vouched")).toEqual(await holdings(store, "checked"));
+      },
+    );
+  });
 });

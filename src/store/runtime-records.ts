@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { isWellFormedText } from "../domain/json-limits.js";
 import { checkMessageProtocol } from "../domain/messages.js";
 import {
   fitsDepth,
@@ -12,7 +13,11 @@ import {
   TOKEN_KEYS,
   text,
 } from "./input-checks.js";
-import { type AppendRecordsOptions, checkTokenAccounting } from "./store-inputs.js";
+import {
+  type AppendRecordsOptions,
+  type ClaimTurnOptions,
+  checkTokenAccounting,
+} from "./store-inputs.js";
 
 /**
  * A round's records as the store keeps them after its checks: every default filled in, the usage
@@ -21,8 +26,10 @@ import { type AppendRecordsOptions, checkTokenAccounting } from "./store-inputs.
 export type RuntimeRecords = z.output<typeof AppendRecordsOptions>;
 export type RuntimeUsage = RuntimeRecords["usage"][number];
 export type RuntimeAudit = RuntimeRecords["audit"][number];
+/** A turn's claim as the runtime makes it (turn-lock.ts), in the store's checked shape. */
+export type RuntimeClaim = z.output<typeof ClaimTurnOptions>;
 
-/** Batches handed over by `runtimeRecords`, until the store lets go of them. */
+/** Batches and claims handed over by `runtimeRecords` and `runtimeClaim`, until let go of. */
 const VOUCHED = new WeakSet<object>();
 
 /**
@@ -31,7 +38,7 @@ const VOUCHED = new WeakSet<object>();
  * caller's arguments. The runtime's batch is none of these: its shape is the store's own output
  * type, checked by the compiler, and its values came through those checks where they entered (a
  * provider's stream, a tool's arguments). So the store does not walk its keys and copy it as it
- * does a caller's input (fast-inputs.ts), which was 5-6% of a turn's own time. It still checks
+ * does a caller's input (fast-inputs.ts), which was about 5% of a turn's own time. It still checks
  * every value a type cannot state (`holds`): indexes, times and counts, the token accounting,
  * the message protocol, the depth of details and arguments, the lengths a provider's strings may
  * have. A batch that fails any of them goes the way of any caller's input, to be refused with the
@@ -40,6 +47,25 @@ const VOUCHED = new WeakSet<object>();
 export function runtimeRecords(records: RuntimeRecords): AppendRecordsOptions {
   VOUCHED.add(records);
   return records;
+}
+
+/** A turn's claim, handed over as `runtimeRecords` hands over a batch (the same checks' kind). */
+export function runtimeClaim(claim: RuntimeClaim): ClaimTurnOptions {
+  VOUCHED.add(claim);
+  return claim;
+}
+
+/** The claim as it is, when the runtime made it and its values hold; else null (check it all). */
+export function vouchedClaim(input: unknown): RuntimeClaim | null {
+  if (typeof input !== "object" || input === null || !VOUCHED.has(input)) return null;
+  const claim = input as RuntimeClaim;
+  const { audit } = claim;
+  const holds =
+    // The user's own text: a lone surrogate is the schema's to judge.
+    isWellFormedText(claim.user_message) &&
+    isId(claim.runner) &&
+    (audit === undefined || (audit.event.length > 0 && fitsDepth(audit.details, 0)));
+  return holds ? claim : null;
 }
 
 /** The batch as it is, when the runtime built it and its values hold; else null (check it all). */

@@ -33,11 +33,13 @@ import type {
   StartTurnOptions,
 } from "./store-inputs.js";
 
-/** How the runtime hands every store its own batches (runtime-records.ts): part of the port. */
+/** How the runtime hands every store its own claims and batches (runtime-records.ts): the port's. */
 export {
   type RuntimeAudit,
+  type RuntimeClaim,
   type RuntimeRecords,
   type RuntimeUsage,
+  runtimeClaim,
   runtimeRecords,
 } from "./runtime-records.js";
 /** The session as a runner last left it, which a claim may expect (`ClaimTurnOptions.expected`). */
