@@ -1,7 +1,14 @@
+/** A consumer's `next()` waiting for an item. */
+interface Waiter<Item> {
+  resolve: (result: IteratorResult<Item, undefined>) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * A one-consumer async queue: producers (the turn, tools finishing in parallel) push events as
- * they happen, the turn's generator yields them in order. Closing or failing ends the iteration
- * after everything already pushed has been delivered.
+ * they happen, the turn's stream hands them on in order. Closing or failing ends the iteration
+ * after everything already pushed has been delivered. A consumer may ask again before an answer
+ * came (`next()` twice at once, as an async generator allows): the calls are answered in order.
  *
  * The iterator is written out rather than an async generator: a turn streams dozens of events
  * (every text delta), and an event already queued is handed over in one resolved promise instead
@@ -13,16 +20,13 @@ export class EventChannel<Item> implements AsyncIterable<Item> {
   #next = 0;
   #closed = false;
   #failure: { error: unknown } | null = null;
-  #waiting: {
-    resolve: (result: IteratorResult<Item, undefined>) => void;
-    reject: (error: unknown) => void;
-  } | null = null;
+  /** The `next()` calls waiting, oldest first (nearly always none or one). */
+  #waiting: Waiter<Item>[] = [];
 
   push(item: Item): void {
     if (this.#closed) return;
-    const waiting = this.#waiting;
-    if (waiting !== null) {
-      this.#waiting = null;
+    const waiting = this.#waiting.shift();
+    if (waiting !== undefined) {
       waiting.resolve({ value: item, done: false });
       return;
     }
@@ -47,6 +51,9 @@ export class EventChannel<Item> implements AsyncIterable<Item> {
         this.#closed = true;
         this.#items = [];
         this.#next = 0;
+        // Left by its consumer: a failure no one asked for is not thrown at a later `next()`.
+        this.#failure = null;
+        this.#settleWaiting();
         return { value: undefined, done: true };
       },
     };
@@ -63,7 +70,7 @@ export class EventChannel<Item> implements AsyncIterable<Item> {
     }
     if (this.#closed) return this.#end();
     return new Promise((resolve, reject) => {
-      this.#waiting = { resolve, reject };
+      this.#waiting.push({ resolve, reject });
     });
   }
 
@@ -79,8 +86,8 @@ export class EventChannel<Item> implements AsyncIterable<Item> {
 
   #settleWaiting(): void {
     const waiting = this.#waiting;
-    if (waiting === null) return;
-    this.#waiting = null;
-    this.#end().then(waiting.resolve, waiting.reject);
+    if (waiting.length === 0) return;
+    this.#waiting = [];
+    for (const waiter of waiting) this.#end().then(waiter.resolve, waiter.reject);
   }
 }

@@ -3,6 +3,7 @@ import { answerRound, fakeServerConfig, toolRound } from "../../test/runtime/scr
 import { collectTurn, MODES, useServerLab } from "../../test/runtime/turn-harness.js";
 import type { LabSessionConfigInput } from "../domain/session-config.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
+import { vouchedClaim, vouchedRecords } from "../store/runtime-records.js";
 import type { SessionStore } from "../store/session-store.js";
 import { AppendRecordsOptions, ClaimTurnOptions } from "../store/store-inputs.js";
 
@@ -15,27 +16,34 @@ import { AppendRecordsOptions, ClaimTurnOptions } from "../store/store-inputs.js
  * refused (the schema's objects are strict). So does every turn's claim.
  */
 
-/** The store, every claim and batch checked with zod and kept before it is written. */
-function checking(store: SessionStore, batches: unknown[], claims: unknown[] = []): SessionStore {
+/** The store, keeping every claim and batch it is handed (checked after the turn: a failed
+ * expectation inside a store call would be one more store error for the turn to survive). */
+function keeping(store: SessionStore, batches: unknown[], claims: unknown[]): SessionStore {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== "function") return value;
-      if (property === "claimTurn") {
-        return (sessionId: string, claim: unknown) => {
-          claims.push(claim);
-          expect(ClaimTurnOptions.parse(claim)).toStrictEqual(claim);
-          return value.call(target, sessionId, claim);
-        };
-      }
-      if (property !== "appendRecords") return value.bind(target);
-      return (sessionId: string, records: unknown) => {
-        batches.push(records);
-        expect(AppendRecordsOptions.parse(records)).toStrictEqual(records);
-        return value.call(target, sessionId, records);
+      const kept =
+        property === "claimTurn" ? claims : property === "appendRecords" ? batches : null;
+      if (kept === null) return value.bind(target);
+      return (sessionId: string, input: unknown) => {
+        kept.push(input);
+        return value.call(target, sessionId, input);
       };
     },
   });
+}
+
+/** Each is its own zod output, and the store took it as the runtime's (not checked whole). */
+function expectRuntimeShaped(batches: unknown[], claims: unknown[]): void {
+  for (const batch of batches) {
+    expect(AppendRecordsOptions.parse(batch)).toStrictEqual(batch);
+    expect(vouchedRecords(batch)).toBe(batch);
+  }
+  for (const claim of claims) {
+    expect(ClaimTurnOptions.parse(claim)).toStrictEqual(claim);
+    expect(vouchedClaim(claim)).toBe(claim);
+  }
 }
 
 describe.each(MODES)("the runtime's batches, %s", (mode) => {
@@ -50,7 +58,7 @@ describe.each(MODES)("the runtime's batches, %s", (mode) => {
     const claims: unknown[] = [];
     const { end, error } = await collectTurn(
       {
-        store: checking(lab.store, batches, claims),
+        store: keeping(lab.store, batches, claims),
         session_id: options.session_id ?? "s",
         message,
         config,
@@ -60,6 +68,7 @@ describe.each(MODES)("the runtime's batches, %s", (mode) => {
     );
     expect(error).toBeNull();
     expect(claims).toHaveLength(1);
+    expectRuntimeShaped(batches, claims);
     return { end, batches };
   };
 

@@ -12,18 +12,22 @@ export interface RunningTurn {
  * What `runTurn` returns: an async generator's interface over the turn's event channel, written
  * out rather than an `async function*` that `yield*`s the channel. A turn streams dozens of events
  * (every text delta), and the generator's delegation cost each one two more promises and their
- * jobs on the consumer's side, about a tenth of the lab's own allocation a turn. As a generator
- * does, it starts the turn at the first `next()`, not before; `return()` (a `break`, a throw in
- * the consumer's loop) stops a running turn and waits for its work to end; once the channel has
- * ended, the stream is done.
+ * jobs on the consumer's side. As a generator does, it starts the turn at the first `next()`, not
+ * before, and answers `next()` calls made at once in order; `return()` (a `break`, a throw in the
+ * consumer's loop) stops a turn still at work and waits for its work to end, and every `next()`
+ * after it is done. Unlike the generator, `throw(error)` stops the turn the same way and then
+ * rejects with `error` (the generator's delegation rejected with a TypeError: the channel has no
+ * `throw`).
  */
 export class TurnEventStream<Item> implements AsyncGenerator<Item, void, undefined> {
   readonly #channel = new EventChannel<Item>();
   readonly #items = this.#channel[Symbol.asyncIterator]();
   readonly #start: (push: (item: Item) => void) => RunningTurn;
   #running: RunningTurn | null = null;
-  /** Returned from before it started: it never will. */
-  #abandoned = false;
+  /** The turn's work is over (its channel closed or failed): nothing left to stop. */
+  #settled = false;
+  /** Returned from: every `next()` is done, whatever the turn left in the channel. */
+  #returned = false;
 
   /** `start` runs the turn, pushing its events; the channel closes (or fails) when it settles. */
   constructor(start: (push: (item: Item) => void) => RunningTurn) {
@@ -31,13 +35,19 @@ export class TurnEventStream<Item> implements AsyncGenerator<Item, void, undefin
   }
 
   next(): Promise<IteratorResult<Item, void>> {
+    if (this.#returned) return Promise.resolve({ value: undefined, done: true });
     if (this.#running === null) {
-      if (this.#abandoned) return Promise.resolve({ value: undefined, done: true });
       const channel = this.#channel;
       const running = this.#start((item) => channel.push(item));
       running.done.then(
-        () => channel.close(),
-        (error: unknown) => channel.fail(error),
+        () => {
+          this.#settled = true;
+          channel.close();
+        },
+        (error: unknown) => {
+          this.#settled = true;
+          channel.fail(error);
+        },
       );
       this.#running = running;
     }
@@ -45,10 +55,10 @@ export class TurnEventStream<Item> implements AsyncGenerator<Item, void, undefin
   }
 
   async return(): Promise<IteratorResult<Item, void>> {
+    this.#returned = true;
     const running = this.#running;
-    if (running === null) this.#abandoned = true;
-    else {
-      running.stop(new Error("the turn's consumer stopped listening"));
+    if (running !== null) {
+      if (!this.#settled) running.stop(new Error("the turn's consumer stopped listening"));
       await running.done.catch(() => {});
     }
     await this.#items.return?.();

@@ -42,7 +42,8 @@ type ValidClaim = z.output<typeof ClaimTurnOptions>;
  * groups) are checked directly; anything else, and anything refused, goes through zod, so the
  * accepted output and every refusal message stay zod's. The checks are as strict as the schemas
  * or stricter, never looser: a value they doubt is zod's to judge (fast-inputs.test.ts compares
- * both on every one-value mutation of such batches).
+ * both on every one-value mutation of such batches). The runtime's own batches and claims come
+ * first to runtime-records.ts, which trusts their shape to the compiler and checks their values.
  */
 
 const AUDIT_KEYS = new Set(["event", "details", "turn_index", "round_index"]);
@@ -131,7 +132,10 @@ export function parseAppendAudit(input: unknown, where: string): ValidAudit {
   return fastAudit(input) ?? parseInput(AppendAuditOptions, input, where);
 }
 
-/** `parseInput(AppendRecordsOptions, input, "appendRecords")`, plain audit entries without zod. */
+/**
+ * `parseInput(AppendRecordsOptions, input, "appendRecords")`: the runtime's own batch as it is
+ * (its shape the compiler's, its values checked), a plain batch checked without zod, else zod.
+ */
 export function parseAppendRecords(input: unknown): ValidRecords {
   return (
     vouchedRecords(input) ??
@@ -189,7 +193,7 @@ function fastRest(input: Record<string, unknown>): { success: true; data: Record
   return { success: true, data };
 }
 
-/** `parseInput(ClaimTurnOptions, input, "claimTurn")`, the runtime's plain claim without zod. */
+/** `parseInput(ClaimTurnOptions, input, "claimTurn")`: as parseAppendRecords, for a turn's claim. */
 export function parseClaimTurn(input: unknown): ValidClaim {
   return (
     vouchedClaim(input) ?? fastClaim(input) ?? parseInput(ClaimTurnOptions, input, "claimTurn")

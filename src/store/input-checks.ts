@@ -71,8 +71,9 @@ export const isIndex = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value > 0;
 export const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-export const isMilliseconds = (value: unknown): value is number =>
+export const isFiniteNonNegative = (value: unknown): value is number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0;
+export const isMilliseconds = isFiniteNonNegative;
 /** A nullable field with a null default: absent or null reads null; else it must pass `check`. */
 export const nullable = (value: unknown, check: (value: unknown) => boolean): boolean =>
   value === undefined || value === null || check(value);

@@ -1,15 +1,23 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
+import { deep, outcome } from "../../test/store/probes.js";
 import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
 import { tokenUsage } from "../domain/usage.js";
+import { parseInput } from "../domain/validation.js";
+import { parseAppendRecords, parseClaimTurn } from "./fast-inputs.js";
+import { TOKEN_KEYS } from "./input-checks.js";
 import {
   type RuntimeClaim,
   type RuntimeRecords,
   runtimeClaim,
   runtimeRecords,
+  vouchedClaim,
+  vouchedRecords,
 } from "./runtime-records.js";
 import { SqliteSessionStore } from "./sqlite/sqlite-session-store.js";
+import { AppendRecordsOptions, ClaimTurnOptions } from "./store-inputs.js";
 
 /**
  * A batch the runtime built (`runtimeRecords`) is written without the walk and copy a caller's
@@ -171,6 +179,28 @@ describe("runtime records", () => {
     expect(await holdings(store, "vouched")).toEqual(await holdings(store, "checked"));
   });
 
+  it("with tool arguments holding an own __proto__ are stored as the schema would make them", async () => {
+    const polluted = (batch: RuntimeRecords) => {
+      const [call] = batch.message_groups[0]?.messages[0]?.tool_calls ?? [];
+      if (call) call.arguments = JSON.parse('{"__proto__":{"polluted":1},"q":"a"}');
+      return batch;
+    };
+    store.appendRecords("vouched", runtimeRecords(polluted(roundBatch(1))));
+    store.appendRecords("checked", polluted(roundBatch(1)));
+    // As the file holds them, not as a read (which checks them again) gives them back.
+    const file = new Database(join(directory.path, "lab.sqlite3"), { readonly: true });
+    try {
+      const stored = file
+        .prepare("SELECT tool_calls_json FROM messages WHERE session_id = ? AND role = 'assistant'")
+        .pluck();
+      expect(stored.get("vouched")).toBe(stored.get("checked"));
+      expect(JSON.parse(stored.get("vouched") as string)[0].arguments).toEqual({ q: "a" });
+    } finally {
+      file.close();
+    }
+    expect(await holdings(store, "vouched")).toEqual(await holdings(store, "checked"));
+  });
+
   const BROKEN: [string, (batch: RuntimeRecords) => void][] = [
     ["a turn index of 0", (b) => Object.assign(b.usage[0] ?? {}, { turn_index: 0 })],
     ["a negative elapsed time", (b) => Object.assign(b.usage[0] ?? {}, { elapsed_ms: -1 })],
@@ -290,12 +320,16 @@ describe("runtime records", () => {
         "audit details too deep",
         (c) => Object.assign(c.audit ?? {}, { details: nested(MAX_CONFIG_DEPTH + 1) }),
       ],
+      [
+        "an expected incarnation that is no integer",
+        (c) => Object.assign(c, { expected: { updated_at: "2026-12-05", incarnation: 1.5 } }),
+      ],
     ];
 
     it.each(BROKEN_CLAIMS)(
       "with %s: as the claim checked whole would have it",
       async (_, breakIt) => {
-        const outcome = (sessionId: string, vouch: boolean) => {
+        const claimed = (sessionId: string, vouch: boolean) => {
           finish(sessionId);
           const input = claim();
           breakIt(input);
@@ -305,9 +339,178 @@ describe("runtime records", () => {
             return (error as Error).message;
           }
         };
-        expect(outcome("vouched", true)).toEqual(outcome("checked", false));
+        const vouched = claimed("vouched", true);
+        expect(typeof vouched).toBe("string");
+        expect(vouched).toEqual(claimed("checked", false));
         expect(await holdings(store, "vouched")).toEqual(await holdings(store, "checked"));
       },
     );
+  });
+
+  it("take the runtime's batch and claim as they are, without the full check", () => {
+    const batch = roundBatch(1);
+    expect(vouchedRecords(runtimeRecords(batch))).toBe(batch);
+    expect(vouchedRecords(roundBatch(1))).toBeNull();
+    const claim = { user_message: "hi", runner: "test" };
+    expect(vouchedClaim(runtimeClaim(claim))).toBe(claim);
+    expect(vouchedClaim({ ...claim })).toBeNull();
+  });
+});
+
+/** Values of each field's type that break one constraint or another (null where it may be null). */
+const NUMBERS = [0, -1, 1.5, 3, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60];
+const STRINGS = ["", "text", "\ud800", "x".repeat(101), "x".repeat(501)];
+const RECORDS = () => [
+  {},
+  { a: 1 },
+  [],
+  Object.create(null),
+  new Date(0),
+  { [Symbol("s")]: 1 },
+  Object.defineProperty({}, "hidden", { value: 1, enumerable: false }),
+  JSON.parse('{"__proto__": {"a": 1}}'),
+  deep(64),
+  deep(65),
+];
+const NULLABLE = new Set([
+  "ttft_ms",
+  "tool_latency_ms",
+  "wall_time_ms",
+  "cost_usd",
+  "cost_estimated_usd",
+  "event_id",
+  "event_name",
+  "metric_key",
+  "response_model",
+  "response_id",
+  "system_fingerprint",
+  "finish_reason",
+  "raw_usage",
+]);
+const FIELDS: Record<string, () => unknown[]> = {
+  ...Object.fromEntries(
+    [
+      "turn_index",
+      "round_index",
+      "rollup_turn",
+      "elapsed_ms",
+      "ttft_ms",
+      "tool_latency_ms",
+      "wall_time_ms",
+      "cost_usd",
+      "cost_estimated_usd",
+      ...TOKEN_KEYS,
+      "request_bytes",
+      "response_bytes",
+      "incarnation",
+    ].map((key) => [key, () => NUMBERS]),
+  ),
+  ...Object.fromEntries(
+    [
+      "event",
+      "event_id",
+      "event_name",
+      "metric_key",
+      "id",
+      "name",
+      "tool_call_id",
+      "response_model",
+      "response_id",
+      "system_fingerprint",
+      "finish_reason",
+      "content",
+      "raw_arguments",
+      "user_message",
+      "runner",
+      "updated_at",
+    ].map((key) => [key, () => STRINGS]),
+  ),
+  details: RECORDS,
+  arguments: RECORDS,
+  raw_usage: RECORDS,
+};
+
+/**
+ * An outcome as the rows would hold it: its JSON text (details, arguments and raw usage are stored
+ * as JSON; a hidden key, which JSON leaves out as zod's copy does, is in neither row), or the
+ * refusal.
+ */
+function stored(result: { ok: unknown } | { error: string }): unknown {
+  if (!("ok" in result)) return result;
+  // In one key order: the store writes columns by name, not the batch's order.
+  return JSON.stringify(result.ok, (_, value) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : value,
+  );
+}
+
+/** `value` once for each probe of each field FIELDS names, wherever the field is. */
+function valueProbes(value: unknown): unknown[] {
+  const out: unknown[] = [];
+  const visit = (node: unknown, replace: (next: unknown) => unknown) => {
+    if (node === null || typeof node !== "object") return;
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => {
+        visit(item, (next) => replace(node.map((other, at) => (at === index ? next : other))));
+      });
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    for (const [key, child] of Object.entries(record)) {
+      const probes = FIELDS[key];
+      const with_ = (next: unknown) => replace({ ...record, [key]: next });
+      if (probes !== undefined) {
+        for (const probe of probes()) out.push(with_(probe));
+        if (NULLABLE.has(key) || child === null) out.push(with_(null));
+      }
+      // Records from outside are probed whole, not walked.
+      if (key !== "details" && key !== "arguments" && key !== "raw_usage") visit(child, with_);
+    }
+  };
+  visit(value, (next) => next);
+  return out;
+}
+
+describe("runtime records against the full check, value by value", () => {
+  it("a batch: stored as zod has it, or refused with its message", () => {
+    const inputs = [roundBatch(2), ...valueProbes(roundBatch(2))];
+    const payload = {
+      metric_key: "chat:2:1",
+      turn_index: 2,
+      round_index: 1,
+      agent: "chat_agent",
+      request_body: "{}",
+      response_body: "data: [DONE]",
+      request_bytes: 2,
+      response_bytes: 12,
+      request_truncated: false,
+      response_truncated: false,
+    } as const;
+    inputs.push(...valueProbes({ ...roundBatch(2), payloads: [payload] }));
+    expect(inputs.length).toBeGreaterThan(500);
+    for (const input of inputs) {
+      const vouched = outcome(() => parseAppendRecords(runtimeRecords(input as RuntimeRecords)));
+      expect(stored(vouched)).toStrictEqual(
+        stored(outcome(() => parseInput(AppendRecordsOptions, input, "appendRecords"))),
+      );
+    }
+  });
+
+  it("a claim: taken as zod has it, or refused with its message", () => {
+    const claim: RuntimeClaim = {
+      user_message: "and now?",
+      runner: "1@host",
+      is_runner_alive: () => true,
+      audit: { event: "turn_start", details: { mode: "dual_agent" } },
+      expected: { updated_at: "2026-12-05T06:00:00.000Z", incarnation: 3 },
+    };
+    const inputs = [claim, ...valueProbes(claim)];
+    expect(inputs.length).toBeGreaterThan(30);
+    for (const input of inputs) {
+      expect(
+        stored(outcome(() => parseClaimTurn(runtimeClaim(input as RuntimeClaim)))),
+      ).toStrictEqual(stored(outcome(() => parseInput(ClaimTurnOptions, input, "claimTurn"))));
+    }
   });
 });

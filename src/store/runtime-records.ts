@@ -4,11 +4,11 @@ import { checkMessageProtocol } from "../domain/messages.js";
 import {
   fitsDepth,
   isCount,
+  isFiniteNonNegative,
   isId,
   isIndex,
   isMilliseconds,
   isPlainRecord,
-  nullable,
   passes,
   TOKEN_KEYS,
   text,
@@ -35,21 +35,26 @@ const VOUCHED = new WeakSet<object>();
 /**
  * Hands the store a batch the runtime built itself (turn-records.ts). zod's job is the data that
  * comes from outside the process: HTTP bodies, CLI flags, config, rows read back, a library
- * caller's arguments. The runtime's batch is none of these: its shape is the store's own output
- * type, checked by the compiler, and its values came through those checks where they entered (a
- * provider's stream, a tool's arguments). So the store does not walk its keys and copy it as it
- * does a caller's input (fast-inputs.ts), which was about 5% of a turn's own time. It still checks
- * every value a type cannot state (`holds`): indexes, times and counts, the token accounting,
- * the message protocol, the depth of details and arguments, the lengths a provider's strings may
- * have. A batch that fails any of them goes the way of any caller's input, to be refused with the
- * same message. Not part of the public API: a library caller's batch is always checked whole.
+ * caller's arguments. The runtime's batch is built in the store's own output type, every default
+ * given, so the compiler checks its shape: the store does not walk its keys and copy it as it does
+ * a caller's input (fast-inputs.ts), which was about 5% of a turn's own time. A key the type does
+ * not name would be stored (the compiler refuses one only in an object literal), so a test holds
+ * every batch of real turns to its zod output (runtime-batches.test.ts). The store still checks
+ * every value a type cannot state (`holds`): indexes, times and counts, the token accounting, the
+ * message protocol, the lengths a provider's strings may have, and the objects that come from
+ * outside (a tool call's arguments as the model wrote them, audit details, a provider's raw usage)
+ * for what zod's record reads otherwise: plain, no symbol key, no own `__proto__` or
+ * `constructor`, not too deep. A batch that fails any of them goes the way of any caller's input, to be refused (or
+ * stored) as zod has it. The batch is not copied: the runtime must not change it, or what it holds
+ * (its history's messages), once handed over. Not part of the public API: a library caller's batch
+ * is always checked whole.
  */
 export function runtimeRecords(records: RuntimeRecords): AppendRecordsOptions {
   VOUCHED.add(records);
   return records;
 }
 
-/** A turn's claim, handed over as `runtimeRecords` hands over a batch (the same checks' kind). */
+/** A turn's claim, handed over as `runtimeRecords` hands over a batch (the same kind of checks). */
 export function runtimeClaim(claim: RuntimeClaim): ClaimTurnOptions {
   VOUCHED.add(claim);
   return claim;
@@ -59,12 +64,15 @@ export function runtimeClaim(claim: RuntimeClaim): ClaimTurnOptions {
 export function vouchedClaim(input: unknown): RuntimeClaim | null {
   if (typeof input !== "object" || input === null || !VOUCHED.has(input)) return null;
   const claim = input as RuntimeClaim;
-  const { audit } = claim;
+  const { audit, expected } = claim;
   const holds =
     // The user's own text: a lone surrogate is the schema's to judge.
     isWellFormedText(claim.user_message) &&
     isId(claim.runner) &&
-    (audit === undefined || (audit.event.length > 0 && fitsDepth(audit.details, 0)));
+    (claim.is_runner_alive === undefined || typeof claim.is_runner_alive === "function") &&
+    (audit === undefined || (audit.event.length > 0 && isRecordFromOutside(audit.details))) &&
+    (expected === undefined ||
+      (typeof expected.updated_at === "string" && Number.isSafeInteger(expected.incarnation)));
   return holds ? claim : null;
 }
 
@@ -75,12 +83,30 @@ export function vouchedRecords(input: unknown): RuntimeRecords | null {
   return holds(records) ? records : null;
 }
 
+/**
+ * A record zod's `boundedRecord` stores as it is: a plain object, not too deep, with no own
+ * `__proto__` (zod's copy drops it, JSON would write it), no own `constructor` (zod refuses a
+ * function there) and no symbol key (zod refuses it). A hidden key is not looked for: zod's copy
+ * and JSON both leave it out, so the row is the same.
+ */
+function isRecordFromOutside(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  if (Object.hasOwn(value, "__proto__") || Object.hasOwn(value, "constructor")) return false;
+  return Object.getOwnPropertySymbols(value).length === 0 && fitsDepth(value, 0);
+}
+
+/** A required field that may be null (never absent: the runtime gives every field). */
+const orNull = (value: unknown, check: (value: unknown) => boolean): boolean =>
+  value === null || check(value);
+
 function holds(records: RuntimeRecords): boolean {
   const { rollup_turn, complete_turn: end } = records;
   if (!(rollup_turn === undefined || isIndex(rollup_turn))) return false;
+  if (typeof records.touch_session !== "boolean") return false;
   if (end !== undefined) {
     if (!isIndex(end.turn_index)) return false;
-    if (!(end.wall_time_ms === null || isMilliseconds(end.wall_time_ms))) return false;
+    if (!orNull(end.wall_time_ms, isMilliseconds)) return false;
   }
   return (
     records.usage.every(usageHolds) &&
@@ -93,20 +119,20 @@ function holds(records: RuntimeRecords): boolean {
 function usageHolds(entry: RuntimeUsage): boolean {
   const { usage, metadata: m } = entry;
   if (!isIndex(entry.turn_index) || !isIndex(entry.round_index)) return false;
-  if (!isMilliseconds(entry.elapsed_ms) || !nullable(entry.ttft_ms, isMilliseconds)) return false;
+  if (!isMilliseconds(entry.elapsed_ms) || !orNull(entry.ttft_ms, isMilliseconds)) return false;
   for (const key of TOKEN_KEYS) if (!isCount(usage[key])) return false;
   return (
-    nullable(m.event_id, isId) &&
-    nullable(m.event_name, isId) &&
-    nullable(m.metric_key, isId) &&
-    nullable(m.tool_latency_ms, isMilliseconds) &&
-    nullable(m.cost_usd, isMilliseconds) &&
-    nullable(m.cost_estimated_usd, isMilliseconds) &&
-    nullable(m.response_model, text(0, 500)) &&
-    nullable(m.response_id, text(0, 500)) &&
-    nullable(m.system_fingerprint, text(0, 500)) &&
-    nullable(m.finish_reason, text(0, 100)) &&
-    nullable(m.raw_usage, isPlainRecord) &&
+    orNull(m.event_id, isId) &&
+    orNull(m.event_name, isId) &&
+    orNull(m.metric_key, isId) &&
+    orNull(m.tool_latency_ms, isMilliseconds) &&
+    orNull(m.cost_usd, isFiniteNonNegative) &&
+    orNull(m.cost_estimated_usd, isFiniteNonNegative) &&
+    orNull(m.response_model, text(0, 500)) &&
+    orNull(m.response_id, text(0, 500)) &&
+    orNull(m.system_fingerprint, text(0, 500)) &&
+    orNull(m.finish_reason, text(0, 100)) &&
+    orNull(m.raw_usage, isPlainRecord) &&
     // What the schema's transform makes of any input: `estimated` follows the source.
     m.estimated === (m.usage_source === "estimated") &&
     (m.call_kind === "tool_execution" || passes((c) => checkTokenAccounting(usage, c, [])))
@@ -118,7 +144,7 @@ function auditHolds(entry: RuntimeAudit): boolean {
     entry.event.length > 0 &&
     (entry.turn_index === null || isIndex(entry.turn_index)) &&
     (entry.round_index === null || isIndex(entry.round_index)) &&
-    fitsDepth(entry.details, 0)
+    isRecordFromOutside(entry.details)
   );
 }
 
@@ -128,7 +154,7 @@ function groupHolds(group: RuntimeRecords["message_groups"][number]): boolean {
     if (!(message.name === undefined || isId(message.name))) return false;
     if (!(message.tool_call_id === undefined || isId(message.tool_call_id))) return false;
     for (const call of message.tool_calls) {
-      if (!isId(call.id) || !isId(call.name) || !fitsDepth(call.arguments, 0)) return false;
+      if (!isId(call.id) || !isId(call.name) || !isRecordFromOutside(call.arguments)) return false;
     }
     if (!passes((c) => checkMessageProtocol(message, c))) return false;
   }
