@@ -2,27 +2,22 @@ import type { ToolCallEvent } from "../domain/events.js";
 import { cutText } from "../domain/limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { TurnEvent } from "../domain/turn-events.js";
-import { tokenUsage } from "../domain/usage.js";
+import { tokenUsage, UsageMetadata } from "../domain/usage.js";
 import type { ToolRegistry, ToolRunResult } from "../tools/registry.js";
 import { ToolText } from "../tools/tool.js";
 import { type ApprovalScope, awaitApproval, requiresApproval } from "./approval-gate.js";
 import { auditPayload } from "./audit-payload.js";
 import type { TurnRecords } from "./turn-records.js";
 
-/** A tool call's usage row, but for the fields that name the call: it spends no tokens. */
+/**
+ * A tool call's usage metadata but for the fields that name the call: the schema's defaults (read
+ * once, so a field added there is filled here too), for a call that spends no tokens.
+ */
 const TOOL_CALL_METADATA = {
+  ...UsageMetadata.parse({}),
   agent: "event_kernel",
   call_kind: "tool_execution",
-  estimated: false,
   usage_source: "endpoint",
-  cost_usd: null,
-  cost_estimated_usd: null,
-  response_model: null,
-  response_id: null,
-  system_fingerprint: null,
-  finish_reason: null,
-  refusal: false,
-  raw_usage: null,
 } as const;
 
 export interface KernelScope {

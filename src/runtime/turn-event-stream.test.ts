@@ -88,7 +88,8 @@ describe("a turn's event stream", () => {
     const waiting = events.next();
     await events.return();
     const answered = await waiting;
-    expect(answered.done === true || answered.value !== undefined).toBe(true);
+    // Answered, not left hanging: done, or an event the cancelled turn still reported.
+    expect(answered.done === true || typeof answered.value?.type === "string").toBe(true);
     expect(lab.store.listTurns("s")[0]?.status).toBe("cancelled");
     expect(await events.return()).toEqual({ value: undefined, done: true });
   });

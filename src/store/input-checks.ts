@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
+import { TokenUsage } from "../domain/usage.js";
 
 /**
  * The value checks the store's plain-shape paths share (fast-inputs.ts for any caller's input,
@@ -7,14 +8,8 @@ import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
  * in for, or stricter.
  */
 
-export const TOKEN_KEYS = [
-  "prompt_tokens",
-  "completion_tokens",
-  "total_tokens",
-  "cached_tokens",
-  "reasoning_tokens",
-  "cache_write_tokens",
-] as const;
+/** A call's token counts, in the schema's order. */
+export const TOKEN_KEYS = TokenUsage.keyof().options;
 
 /**
  * An object zod reads as a record: plain, own string keys only, no own __proto__, and no own

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "../../test/paths.js";
 import { deep, outcome } from "../../test/store/probes.js";
 import { MAX_CONFIG_DEPTH } from "../domain/json-limits.js";
-import { tokenUsage } from "../domain/usage.js";
+import { tokenUsage, UsageMetadata } from "../domain/usage.js";
 import { parseInput } from "../domain/validation.js";
 import { parseAppendRecords, parseClaimTurn } from "./fast-inputs.js";
 import { TOKEN_KEYS } from "./input-checks.js";
@@ -25,13 +25,6 @@ import { AppendRecordsOptions, ClaimTurnOptions } from "./store-inputs.js";
  * sends the batch through the full check, and the refusal is the one any caller would get.
  */
 
-/** A value nested `levels` objects deep. */
-function nested(levels: number): Record<string, unknown> {
-  let value: Record<string, unknown> = {};
-  for (let level = 1; level < levels; level++) value = { inner: value };
-  return value;
-}
-
 /** A turn's round as the runtime writes it: a tool call and its reply, the answer's end. */
 function roundBatch(turn_index: number): RuntimeRecords {
   const call = {
@@ -41,22 +34,13 @@ function roundBatch(turn_index: number): RuntimeRecords {
     raw_arguments: '{"query":"wal"}',
   };
   const metadata = {
-    agent: "chat_agent",
-    call_kind: "chat_completion",
-    event_id: null,
-    event_name: null,
-    used_fallback: false,
-    tool_latency_ms: null,
-    metric_key: `chat:${turn_index}:1`,
-    estimated: false,
+    ...UsageMetadata.parse({}),
     usage_source: "endpoint",
-    cost_usd: null,
+    metric_key: `chat:${turn_index}:1`,
     cost_estimated_usd: 0.0001,
     response_model: "sim-1",
     response_id: "resp_1",
-    system_fingerprint: null,
     finish_reason: "tool_calls",
-    refusal: false,
     raw_usage: { prompt_tokens: 12 },
   } as const;
   return {
@@ -236,13 +220,13 @@ describe("runtime records", () => {
     ["an empty audit event", (b) => Object.assign(b.audit[0] ?? {}, { event: "" })],
     [
       "audit details too deep",
-      (b) => Object.assign(b.audit[0] ?? {}, { details: nested(MAX_CONFIG_DEPTH + 1) }),
+      (b) => Object.assign(b.audit[0] ?? {}, { details: deep(MAX_CONFIG_DEPTH + 1) }),
     ],
     [
       "tool arguments too deep",
       (b) =>
         Object.assign(b.message_groups[0]?.messages[0]?.tool_calls[0] ?? {}, {
-          arguments: nested(MAX_CONFIG_DEPTH + 1),
+          arguments: deep(MAX_CONFIG_DEPTH + 1),
         }),
     ],
     [
@@ -318,7 +302,7 @@ describe("runtime records", () => {
       ["an empty audit event", (c) => Object.assign(c.audit ?? {}, { event: "" })],
       [
         "audit details too deep",
-        (c) => Object.assign(c.audit ?? {}, { details: nested(MAX_CONFIG_DEPTH + 1) }),
+        (c) => Object.assign(c.audit ?? {}, { details: deep(MAX_CONFIG_DEPTH + 1) }),
       ],
       [
         "an expected incarnation that is no integer",

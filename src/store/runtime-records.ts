@@ -54,6 +54,9 @@ export function runtimeRecords(records: RuntimeRecords): AppendRecordsOptions {
   return records;
 }
 
+const isVouched = (input: unknown): input is object =>
+  typeof input === "object" && input !== null && VOUCHED.has(input);
+
 /** A turn's claim, handed over as `runtimeRecords` hands over a batch (the same kind of checks). */
 export function runtimeClaim(claim: RuntimeClaim): ClaimTurnOptions {
   VOUCHED.add(claim);
@@ -62,7 +65,7 @@ export function runtimeClaim(claim: RuntimeClaim): ClaimTurnOptions {
 
 /** The claim as it is, when the runtime made it and its values hold; else null (check it all). */
 export function vouchedClaim(input: unknown): RuntimeClaim | null {
-  if (typeof input !== "object" || input === null || !VOUCHED.has(input)) return null;
+  if (!isVouched(input)) return null;
   const claim = input as RuntimeClaim;
   const { audit, expected } = claim;
   const holds =
@@ -78,7 +81,7 @@ export function vouchedClaim(input: unknown): RuntimeClaim | null {
 
 /** The batch as it is, when the runtime built it and its values hold; else null (check it all). */
 export function vouchedRecords(input: unknown): RuntimeRecords | null {
-  if (typeof input !== "object" || input === null || !VOUCHED.has(input)) return null;
+  if (!isVouched(input)) return null;
   const records = input as RuntimeRecords;
   return holds(records) ? records : null;
 }
