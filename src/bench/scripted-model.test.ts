@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChatModel, ChatModelPart } from "../providers/chat-model.js";
+import { type ChatModel, type ChatModelPart, hasBatches } from "../providers/chat-model.js";
+import { PartStream } from "../providers/part-stream.js";
 import { SimChatModel } from "../providers/sim/sim-chat-model.js";
 import { manualClock } from "./manual-clock.js";
 import { TimedModel } from "./scripted-model.js";
@@ -39,7 +40,7 @@ describe("TimedModel", () => {
 });
 
 describe("the sim at zero latency", () => {
-  it("writes a delta's chunk inside the call that asks for it, without waiting a turn", async () => {
+  it("does all of a call's work inside the first `next()`: the whole response is written by then", async () => {
     const pieces: string[] = [];
     const capture = {
       request: () => {},
@@ -51,14 +52,61 @@ describe("the sim at zero latency", () => {
       messages: [{ role: "user" as const, content: "hello there", tool_calls: [] }],
     };
     const iterator = new SimChatModel({}).stream(request, { capture })[Symbol.asyncIterator]();
-    expect((await iterator.next()).value?.type).toBe("response-start");
-    expect((await iterator.next()).value?.type).toBe("first-token");
-    const written = pieces.length;
     const pending = iterator.next();
-    // The first delta's chunk is on the wire before the call returns: all of the sim's work for
-    // a part runs inside `next()`, where the benchmarks time it.
-    expect(pieces.length).toBe(written + 1);
-    expect(pieces.at(-1)).toContain('"content"');
-    expect((await pending).value?.type).toBe("text-delta");
+    // Before the first part is even handed out, the last chunk is on the wire: all of the sim's
+    // work runs inside the `next()` that asks for its batch, where the benchmarks time it.
+    expect(pieces.join("")).toContain("[DONE]");
+    expect((await pending).value?.type).toBe("response-start");
+    const types: string[] = [];
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      types.push(next.value.type);
+    }
+    expect(types.filter((type) => type === "text-delta").length).toBeGreaterThan(1);
+    expect(types.at(-1)).toBe("finish");
+  });
+});
+
+describe("TimedModel around a stream read in batches", () => {
+  it("keeps the batches and counts the time inside each batch's `next()` as the model's", async () => {
+    const clock = manualClock();
+    const batched: ChatModel = {
+      provider: "sim",
+      model: "batched",
+      simulated: true,
+      stream: () =>
+        new PartStream(
+          (async function* () {
+            for (let batch = 0; batch < 3; batch++) {
+              clock.advance(7);
+              yield [0, 1].map(
+                (index): ChatModelPart => ({
+                  type: "text-delta",
+                  text: `${batch}.${index}`,
+                }),
+              );
+            }
+          })(),
+        ),
+    };
+    const stream = new TimedModel(batched, clock.now).stream({ messages: [] });
+    if (!hasBatches(stream)) throw new Error("the timed stream lost its batches");
+    const seen: string[][] = [];
+    for await (const batch of stream.batches()) {
+      void Promise.resolve().then(() => clock.advance(25));
+      seen.push(batch.map((part) => (part.type === "text-delta" ? part.text : part.type)));
+    }
+    expect(seen).toEqual([
+      ["0.0", "0.1"],
+      ["1.0", "1.1"],
+      ["2.0", "2.1"],
+    ]);
+    const timed = new TimedModel(batched, clock.now);
+    const texts: string[] = [];
+    for await (const part of timed.stream({ messages: [] })) {
+      if (part.type === "text-delta") texts.push(part.text);
+    }
+    expect(texts).toEqual(["0.0", "0.1", "1.0", "1.1", "2.0", "2.1"]);
+    // Three batches of 7 ms each, none of the caller's 25 ms between them.
+    expect(timed.spent_ms).toBe(21);
   });
 });

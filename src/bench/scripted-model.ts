@@ -1,12 +1,14 @@
 import { abortableSleep } from "../domain/abortable-sleep.js";
 import { formatEventTag } from "../domain/event-protocol.js";
 import { tokenUsage } from "../domain/usage.js";
-import type {
-  ChatModel,
-  ChatModelPart,
-  ChatModelRequest,
-  StreamOptions,
+import {
+  type ChatModel,
+  type ChatModelPart,
+  type ChatModelRequest,
+  hasBatches,
+  type StreamOptions,
 } from "../providers/chat-model.js";
+import { PartStream } from "../providers/part-stream.js";
 
 /**
  * The early-dispatch benchmark's chat agent: round one asks for one search, then keeps streaming
@@ -131,10 +133,19 @@ export class TimedModel implements ChatModel {
     return spans;
   }
 
-  async *stream(request: ChatModelRequest, options?: StreamOptions): AsyncGenerator<ChatModelPart> {
+  /**
+   * The wrapped model's stream, timed. A stream read in batches (the adapters', the sim's) stays
+   * one: its consumer reads it as it would the model's own, a batch at a time.
+   */
+  stream(request: ChatModelRequest, options?: StreamOptions): AsyncIterable<ChatModelPart> {
+    const inner = this.inner.stream(request, options);
+    return hasBatches(inner) ? new PartStream(this.#timed(inner.batches())) : this.#timed(inner);
+  }
+
+  async *#timed<Item>(source: AsyncIterable<Item>): AsyncGenerator<Item, void, undefined> {
     const span: CallSpan = { start: this.now(), end: 0, model_ms: 0 };
     this.#spans?.push(span);
-    const iterator = this.inner.stream(request, options)[Symbol.asyncIterator]();
+    const iterator = source[Symbol.asyncIterator]();
     let done = false;
     try {
       for (;;) {

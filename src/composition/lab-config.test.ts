@@ -221,6 +221,24 @@ describe("the lab's tool provider", () => {
     ).rejects.toThrow(/declared tool docs__search has the name of a mcp tool/);
   });
 
+  it("serves a frozen config its registry again, and reads a config that can change anew", async () => {
+    const provider = createToolProvider();
+    const frozen = Object.freeze({
+      ...config({ tools: ["mock_search"] }),
+      tools: Object.freeze(["mock_search"]),
+    }) as LabSessionConfig;
+    const first = await provider.toolsFor(frozen);
+    expect(await provider.toolsFor(frozen)).toBe(first);
+    expect(first.names()).toEqual(["mock_search"]);
+    // The same selection in a config that may be changed: what it names when asked is what counts.
+    const open = config({ tools: ["mock_search"] });
+    expect((await provider.toolsFor(open)).names()).toEqual(["mock_search"]);
+    open.tools = ["mock_ticket"];
+    expect((await provider.toolsFor(open)).names()).toEqual(["mock_ticket"]);
+    open.tools.push("mock_search");
+    expect((await provider.toolsFor(open)).names()).toEqual(["mock_ticket", "mock_search"]);
+  });
+
   it("lists every tool with its source, schema and approval", async () => {
     const docs = fakeSource("docs", ["docs__search"]);
     const listed = await createToolProvider({

@@ -60,6 +60,12 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
    * selections with them are built each time.
    */
   const builtinRegistries = new Map<string, ToolRegistry>();
+  /**
+   * The same registries by the config itself, when its selection cannot change (the runtime's
+   * parsed configs are frozen, and a session's every turn shares one): not even the names are
+   * read again.
+   */
+  const byConfig = new WeakMap<LabSessionConfig, ToolRegistry>();
 
   /** The sources a name may come from: its prefix's, else the unprefixed ones. */
   function sourcesOf(name: string): PrefixedToolSource[] {
@@ -79,6 +85,8 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
 
   return {
     async toolsFor(config: LabSessionConfig, signal?: AbortSignal): Promise<ToolRegistry> {
+      const same = byConfig.get(config);
+      if (same !== undefined) return same;
       const declared = declaredTools(config);
       const declaredNames = new Set(declared.map((tool) => tool.name));
       for (const name of declaredNames) {
@@ -127,6 +135,7 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
       if (key !== null) {
         if (builtinRegistries.size >= MAX_KEPT_REGISTRIES) builtinRegistries.clear();
         builtinRegistries.set(key, registry);
+        if (selectionFrozen(config)) byConfig.set(config, registry);
       }
       return registry;
     },
@@ -140,6 +149,15 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
       await Promise.allSettled(sources.map((entry) => entry.source.close()));
     },
   };
+}
+
+/** Whether what selects a config's tools (`tools`, `declared_tools`) can no longer change. */
+function selectionFrozen(config: LabSessionConfig): boolean {
+  return (
+    Object.isFrozen(config) &&
+    Object.isFrozen(config.tools) &&
+    (config.declared_tools === undefined || Object.isFrozen(config.declared_tools))
+  );
 }
 
 function declaredTools(config: LabSessionConfig): Tool[] {

@@ -96,13 +96,61 @@ export function toWellFormedText(text: string): string {
   return isWellFormedText(text) ? text : text.replace(LONE_SURROGATES, "\uFFFD");
 }
 
-/** A deep copy with every string (and key) made well-formed. Bounded depth assumed. */
+/**
+ * Whether `value` is made of plain objects and arrays of JSON's own values only, every text
+ * accepted by `text` and every key by `key`: what JSON writes of it is then the value as it is,
+ * and a copy that repairs texts (`toWellFormed`, the store's redaction) can be skipped. Bounded
+ * depth assumed.
+ */
+export function isPlainJsonWith(
+  value: unknown,
+  text: (text: string) => boolean,
+  key: (key: string) => boolean,
+): boolean {
+  switch (typeof value) {
+    case "string":
+      return text(value);
+    case "number":
+    case "boolean":
+      return true;
+    case "object": {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (const item of value) if (!isPlainJsonWith(item, text, key)) return false;
+        return true;
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const name in value) {
+        if (!Object.hasOwn(value, name) || !key(name)) return false;
+        if (!isPlainJsonWith((value as Record<string, unknown>)[name], text, key)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Whether JSON of `value` is the JSON of `toWellFormed(value)` (see isPlainJsonWith). */
+export function isWellFormedJson(value: unknown): boolean {
+  return isPlainJsonWith(value, isWellFormedText, isWellFormedText);
+}
+
+/**
+ * `value` with every string (and key) made well-formed: a deep copy, or the value itself when
+ * nothing needs repair (a stored row's tool calls nearly always), which callers only serialize
+ * or copy again. Bounded depth assumed.
+ */
 export function toWellFormed<T>(value: T): T {
+  return isWellFormedJson(value) ? value : wellFormedCopy(value);
+}
+
+function wellFormedCopy<T>(value: T): T {
   if (typeof value === "string") return toWellFormedText(value) as T;
-  if (Array.isArray(value)) return value.map((item) => toWellFormed(item)) as T;
+  if (Array.isArray(value)) return value.map((item) => wellFormedCopy(item)) as T;
   if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, child]) => [toWellFormedText(key), toWellFormed(child)]),
+    Object.entries(value).map(([key, child]) => [toWellFormedText(key), wellFormedCopy(child)]),
   ) as T;
 }
 

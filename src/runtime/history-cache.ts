@@ -1,4 +1,4 @@
-import { isWellFormedText } from "../domain/json-limits.js";
+import { isWellFormedJson } from "../domain/json-limits.js";
 import type { ChatMessage } from "../domain/messages.js";
 import type { LabSessionConfig } from "../domain/session-config.js";
 import type { ExpectedSession, SessionStore } from "../store/session-store.js";
@@ -84,16 +84,6 @@ export function forgetHistory(store: SessionStore, sessionId: string): void {
   kept.get(store)?.delete(sessionId);
 }
 
-/** Whether every string and key in the value is well-formed (nothing for the store to repair). */
-function isWellFormed(value: unknown): boolean {
-  if (typeof value === "string") return isWellFormedText(value);
-  if (Array.isArray(value)) return value.every(isWellFormed);
-  if (value === null || typeof value !== "object") return true;
-  return Object.entries(value).every(
-    ([key, child]) => isWellFormedText(key) && isWellFormed(child),
-  );
-}
-
 /**
  * Keeps a completed turn's history for the session's next turn (see takeHistory); `added` is what
  * this turn appended to it (the rest was checked when it was kept, or read from the store).
@@ -105,7 +95,7 @@ export function keepHistory(
   added: readonly ChatMessage[],
 ): void {
   // A text the store repairs on write (a lone surrogate) would be read back other than it is here.
-  if (!added.every(isWellFormed)) return;
+  if (!added.every(isWellFormedJson)) return;
   let sessions = kept.get(store);
   if (sessions === undefined) {
     sessions = new Map();

@@ -1,6 +1,7 @@
 import { abortableSleep } from "../../domain/abortable-sleep.js";
 import { tokenUsage } from "../../domain/usage.js";
 import type { ChatModel, ChatModelPart, ChatModelRequest, StreamOptions } from "../chat-model.js";
+import { PartStream } from "../part-stream.js";
 import { countTokens, isEstimatedText, loadTokenizer, truncateToTokens } from "../tokenizer.js";
 import { ConversationWalks } from "./conversation-walk.js";
 import { reasoningFor } from "./reasoning.js";
@@ -57,11 +58,18 @@ export class SimChatModel implements ChatModel {
     loadTokenizer();
   }
 
-  stream(request: ChatModelRequest, options: StreamOptions = {}): AsyncIterable<ChatModelPart> {
-    return this.#stream(request, options);
+  stream(request: ChatModelRequest, options: StreamOptions = {}): PartStream<ChatModelPart> {
+    return new PartStream(this.#batches(request, options));
   }
 
-  async *#stream(request: ChatModelRequest, options: StreamOptions): AsyncGenerator<ChatModelPart> {
+  /**
+   * The call's parts in batches: the parts due at once go out together, as an adapter hands on
+   * the parts of one body read, and whatever is gathered goes out before each wait.
+   */
+  async *#batches(
+    request: ChatModelRequest,
+    options: StreamOptions,
+  ): AsyncGenerator<readonly ChatModelPart[], void, undefined> {
     const { signal } = options;
     const startedAt = performance.now();
     const since = () => Math.round((performance.now() - startedAt) * 100) / 100;
@@ -109,15 +117,24 @@ export class SimChatModel implements ChatModel {
       );
     }
 
-    yield { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: since() };
+    let batch: ChatModelPart[] = [
+      { type: "response-start", attempt: 1, status: 200, request_id: null, at_ms: since() },
+    ];
+    /** The parts gathered so far, handed out (the batch starts anew). */
+    const gathered = () => {
+      const out = batch;
+      batch = [];
+      return out;
+    };
     wire?.start();
     if (mustWait(this.options.first_token_ms, signal)) {
+      yield gathered();
       await abortableSleep(this.options.first_token_ms, signal);
     }
     let ttftMs: number | null = null;
     if (deltas.length > 0) {
       ttftMs = since();
-      yield { type: "first-token", ttft_ms: ttftMs };
+      batch.push({ type: "first-token", ttft_ms: ttftMs });
     }
     const firstTokenAt = performance.now();
     const { tokens_per_second: rate } = this.options;
@@ -125,14 +142,20 @@ export class SimChatModel implements ChatModel {
     for (const [index, delta] of deltas.entries()) {
       const dueAt = firstTokenAt + (durationMs * index) / deltas.length;
       const wait = dueAt - performance.now();
-      if (mustWait(wait, signal)) await abortableSleep(wait, signal);
+      if (mustWait(wait, signal)) {
+        if (batch.length > 0) yield gathered();
+        await abortableSleep(wait, signal);
+      }
       wire?.delta(delta);
-      yield delta;
+      batch.push(delta);
     }
     const rest = firstTokenAt + durationMs - performance.now();
-    if (mustWait(rest, signal)) await abortableSleep(rest, signal);
+    if (mustWait(rest, signal)) {
+      if (batch.length > 0) yield gathered();
+      await abortableSleep(rest, signal);
+    }
     for (const [index, call] of plan.tool_calls.entries()) {
-      yield { type: "tool-call", index, ...call };
+      batch.push({ type: "tool-call", index, ...call });
     }
     signal?.throwIfAborted();
     const usage = tokenUsage({
@@ -142,15 +165,15 @@ export class SimChatModel implements ChatModel {
       reasoning_tokens: reasoningTokens,
     });
     wire?.end(plan.finish_reason, usage);
-    yield {
+    batch.push({
       type: "usage",
       usage,
       estimated,
       source: estimated ? "estimated" : "endpoint",
       cost_usd: null,
       raw: null,
-    };
-    yield {
+    });
+    batch.push({
       type: "finish",
       finish_reason: plan.finish_reason,
       ttft_ms: ttftMs,
@@ -159,7 +182,8 @@ export class SimChatModel implements ChatModel {
       response_model: this.model,
       response_id: responseId,
       system_fingerprint: null,
-    };
+    });
+    yield batch;
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ChatModelPart } from "../chat-model.js";
+import { type ChatModelPart, hasBatches } from "../chat-model.js";
 import { SimChatModel } from "./sim-chat-model.js";
 import { collect, finishOf, partsOf, system, textOf, usageOf, user } from "./test-fixtures.js";
 
@@ -94,4 +94,40 @@ describe("sim timing", () => {
     expect(textOf(parts).length).toBeGreaterThan(0);
     expect(finishOf(parts).elapsed_ms).toBeLessThan(100);
   });
+
+  it("hands out at once what is due at once: a call at zero latency is one batch", async () => {
+    const batches = await batchesOf(new SimChatModel().stream(request));
+    expect(batches).toHaveLength(1);
+    const [only = []] = batches;
+    expect(only[0]).toBe("response-start");
+    expect(only.filter((type) => type === "text-delta").length).toBeGreaterThan(1);
+    expect(only.at(-1)).toBe("finish");
+  });
+
+  it("hands out what it has before each wait: the start before the first token, a paced delta alone", async () => {
+    const waiting = await batchesOf(
+      new SimChatModel({ options: { first_token_ms: 20 } }).stream(request),
+    );
+    expect(waiting[0]).toEqual(["response-start"]);
+    expect(waiting).toHaveLength(2);
+    const paced = await batchesOf(
+      new SimChatModel({ options: { tokens_per_second: 1_000 } }).stream(request),
+    );
+    const deltas = paced.flat().filter((type) => type === "text-delta").length;
+    // The first delta is due with the first token; each later one comes in a read of its own
+    // unless a late timer made several due at once.
+    expect(paced[0]).toEqual(["response-start", "first-token", "text-delta"]);
+    expect(paced.length).toBeGreaterThan(1);
+    expect(paced.length).toBeLessThanOrEqual(deltas + 1);
+    expect(paced.flat().filter((type) => type === "first-token")).toHaveLength(1);
+    expect(paced.at(-1)?.at(-1)).toBe("finish");
+  });
 });
+
+/** A stream's parts' types, as the batches its reader gets them in. */
+async function batchesOf(stream: AsyncIterable<ChatModelPart>): Promise<string[][]> {
+  if (!hasBatches(stream)) throw new Error("the sim's stream is not read in batches");
+  const batches: string[][] = [];
+  for await (const batch of stream.batches()) batches.push(batch.map((part) => part.type));
+  return batches;
+}

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { z } from "zod";
 import { SessionNotFoundError, TurnNotFoundError } from "../../domain/errors.js";
-import { isWellFormedText, toWellFormedText } from "../../domain/json-limits.js";
+import { isPlainJsonWith, isWellFormedText, toWellFormedText } from "../../domain/json-limits.js";
 import type { ChatMessage } from "../../domain/messages.js";
 import { isSecretKey, REDACTED, redactSecretText } from "../../domain/secrets.js";
 import type {
@@ -32,35 +32,18 @@ function storableDetails(value: unknown): unknown {
   );
 }
 
+/** A text of audit details stored as it is: well-formed, with nothing to redact. */
+const isStorableText = (text: string) => isWellFormedText(text) && redactSecretText(text) === text;
+/** A key of audit details stored as it is: well-formed, and no secret's name. */
+const isStorableKey = (key: string) => isWellFormedText(key) && !isSecretKey(key);
+
 /**
  * Whether `storableDetails` would give back the value as it is: plain objects and arrays of
  * JSON's own values only, every text well-formed with nothing to redact, no secret key. Such
  * details (nearly all a turn writes) are serialized as they are, without the copy.
  */
 function isStorableAsIs(value: unknown): boolean {
-  switch (typeof value) {
-    case "string":
-      return isWellFormedText(value) && redactSecretText(value) === value;
-    case "number":
-    case "boolean":
-      return true;
-    case "object": {
-      if (value === null) return true;
-      if (Array.isArray(value)) {
-        for (const item of value) if (!isStorableAsIs(item)) return false;
-        return true;
-      }
-      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-      for (const key in value) {
-        if (!Object.hasOwn(value, key)) return false;
-        if (!isWellFormedText(key) || isSecretKey(key)) return false;
-        if (!isStorableAsIs((value as Record<string, unknown>)[key])) return false;
-      }
-      return true;
-    }
-    default:
-      return false;
-  }
+  return isPlainJsonWith(value, isStorableText, isStorableKey);
 }
 
 /** An audit row as `appendAudit` writes it: details repaired and redacted, never refused. */
