@@ -56,15 +56,26 @@ const SNAPSHOT = /^(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|@.+)$/;
  * such as "gpt-4.1-mini-2025-04-14"), and "sim:NAME" → "sim". Null when unknown: never a guess.
  */
 export function priceFor(model: string, extra: Record<string, Price>): Price | null {
-  const table: Record<string, Price> = { ...DEFAULT_PRICES, ...extra };
-  const has = (key: string) => Object.hasOwn(table, key);
-  if (has(model)) return table[model] ?? null;
+  // `extra` over the built-in table, looked up in both rather than merged: every recorded call
+  // asks, and nearly always for an exact name.
+  const known = (key: string): Price | undefined =>
+    Object.hasOwn(extra, key)
+      ? extra[key]
+      : Object.hasOwn(DEFAULT_PRICES, key)
+        ? DEFAULT_PRICES[key]
+        : undefined;
+  const exact = known(model);
+  if (exact !== undefined) return exact;
   const separator = model.indexOf(":");
   const provider = separator === -1 ? "" : model.slice(0, separator);
   const name = separator === -1 ? model : model.slice(separator + 1);
   // The sim's own names ("sim:fast") are its variants, not a provider prefix.
-  if (provider !== "sim" && name !== model && has(name)) return table[name] ?? null;
-  if (provider === "sim") return has("sim") ? (table.sim ?? null) : null;
+  if (provider !== "sim" && name !== model) {
+    const unprefixed = known(name);
+    if (unprefixed !== undefined) return unprefixed;
+  }
+  if (provider === "sim") return known("sim") ?? null;
+  const table: Record<string, Price> = { ...DEFAULT_PRICES, ...extra };
   let best: string | null = null;
   for (const key of Object.keys(table)) {
     for (const candidate of [model, name]) {
