@@ -1,7 +1,9 @@
 import Database from "better-sqlite3";
 import type { ChatMessage } from "../domain/messages.js";
+import { estimateCost, type Price, priceFor } from "../domain/prices.js";
 import { tokenUsage } from "../domain/usage.js";
 import type { ChatModel, ChatModelPart } from "../providers/chat-model.js";
+import { THIS_RUNNER } from "../runtime/turn-lock.js";
 import { parseAppendRecords } from "../store/fast-inputs.js";
 import { auditRowParams, usageRowParams } from "../store/sqlite/record-batch.js";
 import { toMessageRowParams } from "../store/sqlite/rows.js";
@@ -31,7 +33,9 @@ const EMPTY_USAGE_ROW = Object.fromEntries(USAGE_COLUMNS.map((column) => [column
  * a chat_agent_tools turn (turn and user message, nine audit rows with the same details, a usage
  * row per model and tool call with the same columns filled, the round's messages), written with
  * plain prepared statements and one transaction per round (plus one to start the turn; the last
- * round's also ends it), its history kept in memory. The session's `updated_at` moves when the
+ * round's also ends it), its history kept in memory. Its session rows are the lab's (the title
+ * and config text it is given), its turns name the lab's runner, and a call's estimated cost is
+ * priced as the lab prices it: a test holds its rows to the lab's. The session's `updated_at` moves when the
  * turn starts and when it ends, not at every round: that is all the lab's records need. No
  * validation (unless `checked`), no events, no capture: what any agent loop that keeps the lab's
  * records must do at least. One connection serves session after session (`startSession`), as one
@@ -51,6 +55,9 @@ export class HandWrittenLoop {
   /** While a `checked` loop's transaction runs: its rows, written once checked. */
   #gathered: Gathered | null = null;
   readonly #checked: boolean;
+  readonly #session: { title: string; config_json: string };
+  /** The price of its model in the built-in table, as the lab prices a call (the sim's is 0). */
+  readonly #price: Price | null;
 
   /**
    * `checked`: each transaction's rows first go through the lab store's own input checks
@@ -61,18 +68,32 @@ export class HandWrittenLoop {
   constructor(
     path: string,
     private readonly model: ChatModel,
-    { checked = false }: { checked?: boolean } = {},
+    {
+      checked = false,
+      session,
+    }: {
+      checked?: boolean;
+      /**
+       * The title and stored config text of the lab's sessions it is compared with. Its session
+       * rows must be theirs: every update of a session row computes the session list's generated
+       * columns (mode, models, experiment) from the config text, which costs about 7 µs more on
+       * the lab's config than on an empty one, twice a turn.
+       */
+      session: { title: string; config_json: string };
+    },
   ) {
     this.#checked = checked;
+    this.#session = session;
+    this.#price = priceFor(model.model, {});
     this.#db = new Database(path);
     this.#db.pragma("journal_mode = WAL");
     this.#db.pragma("synchronous = NORMAL");
     this.#sql = {
       session: this.#db.prepare(
-        "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, '{}')",
+        "INSERT INTO sessions (id, title, created_at, updated_at, config_json) VALUES (?, ?, ?, ?, ?)",
       ),
       turn: this.#db.prepare(
-        "INSERT INTO turns (session_id, turn_index, user_message, started_at, status, runner) VALUES (?, ?, ?, ?, 'running', 'bench')",
+        "INSERT INTO turns (session_id, turn_index, user_message, started_at, status, runner) VALUES (?, ?, ?, ?, 'running', ?)",
       ),
       end: this.#db.prepare(
         "UPDATE turns SET completed_at = ?, wall_time_ms = ?, status = 'completed' WHERE session_id = ? AND turn_index = ?",
@@ -107,7 +128,8 @@ export class HandWrittenLoop {
   /** A new session (its row written now), whose turns the next `turn` calls run. */
   startSession(sessionId: string): void {
     const now = new Date().toISOString();
-    this.#sql.session.run(sessionId, "hand-written loop", now, now);
+    const { title, config_json } = this.#session;
+    this.#sql.session.run(sessionId, title, now, now, config_json);
     this.#sessionId = sessionId;
     this.#history = [];
     this.#turn = 0;
@@ -123,7 +145,7 @@ export class HandWrittenLoop {
     const started = performance.now();
     const user: ChatMessage = { role: "user", content: message, tool_calls: [] };
     this.#transaction("count", (now) => {
-      this.#sql.turn.run(this.#sessionId, turnIndex, message, now);
+      this.#sql.turn.run(this.#sessionId, turnIndex, message, now, THIS_RUNNER);
       this.#writeMessage(turnIndex, user, now);
       this.#audit(
         turnIndex,
@@ -223,6 +245,8 @@ export class HandWrittenLoop {
           response_model: finish.response_model,
           response_id: finish.response_id,
           finish_reason: finish.finish_reason,
+          // Priced as the lab prices a call: by its agent's model in the price table.
+          cost_estimated_usd: estimateCost(reply.usage, this.#price),
         });
         for (const { call, arguments: args, ok, latency_ms, chars } of executed) {
           const named = { event_id: call.id, event_name: call.name };

@@ -285,11 +285,6 @@ export async function labAgainstLoop(
   // The loop writes with its own statements into the lab's schema.
   new SqliteSessionStore(loopPath).close();
   const model = new TimedModel(new SimChatModel({}));
-  // One connection for every session, as one lab process keeps its store open.
-  const loop = new HandWrittenLoop(loopPath, model, { checked });
-  /** One turn of the loop: its own time, model time subtracted (`ownTime`). */
-  const loopTurn = (turn: number) =>
-    ownTime(model, () => loop.turn(`search for round cost ${turn}`));
   // The lab's model and providers, like the loop's, serve every session.
   const shared = labShared();
   const config = LabSessionConfig.parse(LAB_CONFIG);
@@ -298,6 +293,15 @@ export async function labAgainstLoop(
     await store.ensureSession(sessionId, { title: "lab", config });
     return labSession(store, sessionId, shared);
   };
+  // One connection for every session, as one lab process keeps its store open. Its session rows
+  // are the lab's: its title, and its config as the store writes it (hand-written-loop.test.ts).
+  const loop = new HandWrittenLoop(loopPath, model, {
+    checked,
+    session: { title: "lab", config_json: JSON.stringify(config) },
+  });
+  /** One turn of the loop: its own time, model time subtracted (`ownTime`). */
+  const loopTurn = (turn: number) =>
+    ownTime(model, () => loop.turn(`search for round cost ${turn}`));
   try {
     const coldStarted = performance.now();
     for (let turn = 0; turn < WARMUP_TURNS; turn += SESSION_TURNS) {

@@ -223,13 +223,25 @@ describe("the lab's tool provider", () => {
 
   it("serves a frozen config its registry again, and reads a config that can change anew", async () => {
     const provider = createToolProvider();
-    const frozen = Object.freeze({
-      ...config({ tools: ["mock_search"] }),
-      tools: Object.freeze(["mock_search"]),
-    }) as LabSessionConfig;
+    // A frozen config that counts how often its selection is read.
+    let reads = 0;
+    const selection = Object.freeze(["mock_search"]);
+    const frozen = { ...config({ tools: ["mock_search"] }) };
+    Object.defineProperty(frozen, "tools", {
+      enumerable: true,
+      get: () => {
+        reads++;
+        return selection;
+      },
+    });
+    Object.freeze(frozen);
     const first = await provider.toolsFor(frozen);
-    expect(await provider.toolsFor(frozen)).toBe(first);
     expect(first.names()).toEqual(["mock_search"]);
+    const readsForFirst = reads;
+    expect(readsForFirst).toBeGreaterThan(0);
+    // Served by the config itself: its selection is not even read again.
+    expect(await provider.toolsFor(frozen)).toBe(first);
+    expect(reads).toBe(readsForFirst);
     // The same selection in a config that may be changed: what it names when asked is what counts.
     const open = config({ tools: ["mock_search"] });
     expect((await provider.toolsFor(open)).names()).toEqual(["mock_search"]);

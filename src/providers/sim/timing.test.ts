@@ -115,8 +115,8 @@ describe("sim timing", () => {
     );
     const deltas = paced.flat().filter((type) => type === "text-delta").length;
     // The first delta is due with the first token; each later one comes in a read of its own
-    // unless a late timer made several due at once.
-    expect(paced[0]).toEqual(["response-start", "first-token", "text-delta"]);
+    // unless a late timer (or a pause of the process) made several due at once.
+    expect(paced[0]?.slice(0, 3)).toEqual(["response-start", "first-token", "text-delta"]);
     expect(paced.length).toBeGreaterThan(1);
     expect(paced.length).toBeLessThanOrEqual(deltas + 1);
     expect(paced.flat().filter((type) => type === "first-token")).toHaveLength(1);
