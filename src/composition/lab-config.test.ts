@@ -242,6 +242,22 @@ describe("the lab's tool provider", () => {
     // Served by the config itself: its selection is not even read again.
     expect(await provider.toolsFor(frozen)).toBe(first);
     expect(reads).toBe(readsForFirst);
+    // Another frozen config with the same selection (a session's config parsed anew) gets the
+    // same registry, and from then on by itself as well.
+    let otherReads = 0;
+    const other = { ...config({ tools: ["mock_search"] }) };
+    Object.defineProperty(other, "tools", {
+      enumerable: true,
+      get: () => {
+        otherReads++;
+        return selection;
+      },
+    });
+    Object.freeze(other);
+    expect(await provider.toolsFor(other)).toBe(first);
+    const otherReadsForFirst = otherReads;
+    expect(await provider.toolsFor(other)).toBe(first);
+    expect(otherReads).toBe(otherReadsForFirst);
     // The same selection in a config that may be changed: what it names when asked is what counts.
     const open = config({ tools: ["mock_search"] });
     expect((await provider.toolsFor(open)).names()).toEqual(["mock_search"]);

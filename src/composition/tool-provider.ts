@@ -66,6 +66,11 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
    * read again.
    */
   const byConfig = new WeakMap<LabSessionConfig, ToolRegistry>();
+  /** A built-ins-only registry, kept for its config too when that config cannot change. */
+  const servedAgain = (config: LabSessionConfig, registry: ToolRegistry) => {
+    if (selectionFrozen(config)) byConfig.set(config, registry);
+    return registry;
+  };
 
   /** The sources a name may come from: its prefix's, else the unprefixed ones. */
   function sourcesOf(name: string): PrefixedToolSource[] {
@@ -106,7 +111,7 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
       const builtinOnly = declared.length === 0 && wanted.length === 0;
       const key = builtinOnly ? JSON.stringify(config.tools) : null;
       const known = key === null ? undefined : builtinRegistries.get(key);
-      if (known !== undefined) return known;
+      if (known !== undefined) return servedAgain(config, known);
       const needed = [...new Set(wanted.flatMap(sourcesOf))];
       const fromSources = await toolsOf(needed, signal);
       const offered = [...builtins, ...fromSources];
@@ -135,7 +140,7 @@ export function createToolProvider(options: LabToolProviderOptions = {}): LabToo
       if (key !== null) {
         if (builtinRegistries.size >= MAX_KEPT_REGISTRIES) builtinRegistries.clear();
         builtinRegistries.set(key, registry);
-        if (selectionFrozen(config)) byConfig.set(config, registry);
+        return servedAgain(config, registry);
       }
       return registry;
     },
