@@ -110,3 +110,35 @@ describe("TimedModel around a stream read in batches", () => {
     expect(timed.spent_ms).toBe(21);
   });
 });
+
+describe("TimedModel, left early", () => {
+  it("closes the wrapped model's batched stream, its time counted up to there", async () => {
+    const clock = manualClock();
+    let closed = false;
+    const batched: ChatModel = {
+      provider: "sim",
+      model: "batched",
+      simulated: true,
+      stream: () =>
+        new PartStream(
+          (async function* () {
+            try {
+              for (;;) {
+                clock.advance(3);
+                yield [{ type: "text-delta", text: "more" } satisfies ChatModelPart];
+              }
+            } finally {
+              closed = true;
+            }
+          })(),
+        ),
+    };
+    const timed = new TimedModel(batched, clock.now);
+    let parts = 0;
+    for await (const _ of timed.stream({ messages: [] })) {
+      if (++parts === 2) break;
+    }
+    expect(closed).toBe(true);
+    expect(timed.spent_ms).toBe(6);
+  });
+});

@@ -223,41 +223,22 @@ describe("the lab's tool provider", () => {
 
   it("serves a frozen config its registry again, and reads a config that can change anew", async () => {
     const provider = createToolProvider();
-    // A frozen config that counts how often its selection is read.
-    let reads = 0;
     const selection = Object.freeze(["mock_search"]);
-    const frozen = { ...config({ tools: ["mock_search"] }) };
-    Object.defineProperty(frozen, "tools", {
-      enumerable: true,
-      get: () => {
-        reads++;
-        return selection;
-      },
-    });
-    Object.freeze(frozen);
-    const first = await provider.toolsFor(frozen);
+    const frozen = countingReads(config({ tools: ["mock_search"] }), selection);
+    const first = await provider.toolsFor(frozen.config);
     expect(first.names()).toEqual(["mock_search"]);
-    const readsForFirst = reads;
+    const readsForFirst = frozen.reads();
     expect(readsForFirst).toBeGreaterThan(0);
     // Served by the config itself: its selection is not even read again.
-    expect(await provider.toolsFor(frozen)).toBe(first);
-    expect(reads).toBe(readsForFirst);
+    expect(await provider.toolsFor(frozen.config)).toBe(first);
+    expect(frozen.reads()).toBe(readsForFirst);
     // Another frozen config with the same selection (a session's config parsed anew) gets the
     // same registry, and from then on by itself as well.
-    let otherReads = 0;
-    const other = { ...config({ tools: ["mock_search"] }) };
-    Object.defineProperty(other, "tools", {
-      enumerable: true,
-      get: () => {
-        otherReads++;
-        return selection;
-      },
-    });
-    Object.freeze(other);
-    expect(await provider.toolsFor(other)).toBe(first);
-    const otherReadsForFirst = otherReads;
-    expect(await provider.toolsFor(other)).toBe(first);
-    expect(otherReads).toBe(otherReadsForFirst);
+    const other = countingReads(config({ tools: ["mock_search"] }), selection);
+    expect(await provider.toolsFor(other.config)).toBe(first);
+    const otherReadsForFirst = other.reads();
+    expect(await provider.toolsFor(other.config)).toBe(first);
+    expect(other.reads()).toBe(otherReadsForFirst);
     // The same selection in a config that may be changed: what it names when asked is what counts.
     const open = config({ tools: ["mock_search"] });
     expect((await provider.toolsFor(open)).names()).toEqual(["mock_search"]);
@@ -281,3 +262,17 @@ describe("the lab's tool provider", () => {
     expect(listed.every((tool) => typeof tool.requires_approval === "boolean")).toBe(true);
   });
 });
+
+/** `config`, frozen, with `tools` given by a getter that counts how often it is read. */
+function countingReads(config: LabSessionConfig, tools: readonly string[]) {
+  let reads = 0;
+  const counted = { ...config };
+  Object.defineProperty(counted, "tools", {
+    enumerable: true,
+    get: () => {
+      reads++;
+      return tools;
+    },
+  });
+  return { config: Object.freeze(counted) as LabSessionConfig, reads: () => reads };
+}
