@@ -69,25 +69,17 @@ describe("the sim at zero latency", () => {
 describe("TimedModel around a stream read in batches", () => {
   it("keeps the batches and counts the time inside each batch's `next()` as the model's", async () => {
     const clock = manualClock();
-    const batched: ChatModel = {
-      provider: "sim",
-      model: "batched",
-      simulated: true,
-      stream: () =>
-        new PartStream(
-          (async function* () {
-            for (let batch = 0; batch < 3; batch++) {
-              clock.advance(7);
-              yield [0, 1].map(
-                (index): ChatModelPart => ({
-                  type: "text-delta",
-                  text: `${batch}.${index}`,
-                }),
-              );
-            }
-          })(),
-        ),
-    };
+    const batched = batchedModel(async function* () {
+      for (let batch = 0; batch < 3; batch++) {
+        clock.advance(7);
+        yield [0, 1].map(
+          (index): ChatModelPart => ({
+            type: "text-delta",
+            text: `${batch}.${index}`,
+          }),
+        );
+      }
+    });
     const stream = new TimedModel(batched, clock.now).stream({ messages: [] });
     if (!hasBatches(stream)) throw new Error("the timed stream lost its batches");
     const seen: string[][] = [];
@@ -115,24 +107,16 @@ describe("TimedModel, left early", () => {
   it("closes the wrapped model's batched stream, its time counted up to there", async () => {
     const clock = manualClock();
     let closed = false;
-    const batched: ChatModel = {
-      provider: "sim",
-      model: "batched",
-      simulated: true,
-      stream: () =>
-        new PartStream(
-          (async function* () {
-            try {
-              for (;;) {
-                clock.advance(3);
-                yield [{ type: "text-delta", text: "more" } satisfies ChatModelPart];
-              }
-            } finally {
-              closed = true;
-            }
-          })(),
-        ),
-    };
+    const batched = batchedModel(async function* () {
+      try {
+        for (;;) {
+          clock.advance(3);
+          yield [{ type: "text-delta", text: "more" } satisfies ChatModelPart];
+        }
+      } finally {
+        closed = true;
+      }
+    });
     const timed = new TimedModel(batched, clock.now);
     let parts = 0;
     for await (const _ of timed.stream({ messages: [] })) {
@@ -142,3 +126,15 @@ describe("TimedModel, left early", () => {
     expect(timed.spent_ms).toBe(6);
   });
 });
+
+/** A model whose every call reads `batches` anew, a batch at a time, as an adapter's reads. */
+function batchedModel(
+  batches: () => AsyncGenerator<readonly ChatModelPart[], void, undefined>,
+): ChatModel {
+  return {
+    provider: "sim",
+    model: "batched",
+    simulated: true,
+    stream: () => new PartStream(batches()),
+  };
+}
